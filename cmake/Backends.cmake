@@ -1,0 +1,73 @@
+# One option per backend: INFERMARK_WITH_<NAME>=AUTO|ON|OFF. AUTO builds the backend when its
+# framework is found; ON makes a missing framework a configure error; OFF skips it.
+
+function(infermark_backend_option name)
+  string(TOUPPER "${name}" upper)
+  set(INFERMARK_WITH_${upper} AUTO CACHE STRING "Build the ${name} backend: AUTO, ON or OFF")
+  set_property(CACHE INFERMARK_WITH_${upper} PROPERTY STRINGS AUTO ON OFF)
+endfunction()
+
+# Decides whether to build backend `name` given whether its framework was `found`.
+function(infermark_backend_decide name found out_var)
+  string(TOUPPER "${name}" upper)
+  set(mode "${INFERMARK_WITH_${upper}}")
+  if(mode STREQUAL "OFF")
+    set(${out_var} FALSE PARENT_SCOPE)
+    message(STATUS "infermark backend ${name}: off")
+  elseif(found)
+    set(${out_var} TRUE PARENT_SCOPE)
+    message(STATUS "infermark backend ${name}: building")
+  elseif(mode STREQUAL "ON")
+    message(FATAL_ERROR "INFERMARK_WITH_${upper}=ON but its framework was not found (run scripts/setup)")
+  else()
+    set(${out_var} FALSE PARENT_SCOPE)
+    message(STATUS "infermark backend ${name}: framework not found, skipped")
+  endif()
+endfunction()
+
+function(infermark_add_backend name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;SYSTEM_INCLUDES" ${ARGN})
+  set(target infermark_backend_${name})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_compile_options(${target} PRIVATE ${INFERMARK_WARNINGS})
+  target_include_directories(${target} SYSTEM PRIVATE ${ARG_SYSTEM_INCLUDES})
+  target_link_libraries(${target} PRIVATE infermark_core ${ARG_LIBRARIES})
+  set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${INFERMARK_PLUGIN_DIR}" PREFIX "lib")
+  add_dependencies(infermark ${target})
+endfunction()
+
+# --- ONNX Runtime: npm library + Debian headers in third_party/onnxruntime -------------------
+infermark_backend_option(onnxruntime)
+set(ORT_ROOT "${INFERMARK_THIRD_PARTY}/onnxruntime")
+set(ort_found FALSE)
+if(EXISTS "${ORT_ROOT}/lib/libonnxruntime.so.1" AND EXISTS "${ORT_ROOT}/include/onnxruntime_cxx_api.h")
+  set(ort_found TRUE)
+endif()
+infermark_backend_decide(onnxruntime ${ort_found} build_ort)
+if(build_ort)
+  infermark_add_backend(onnxruntime
+    SOURCES src/backends/onnxruntime/onnxruntime_backend.cpp
+    SYSTEM_INCLUDES "${ORT_ROOT}/include"
+    # The .deb's libonnxruntime.so link is dangling; link the soname file itself.
+    LIBRARIES "${ORT_ROOT}/lib/libonnxruntime.so.1")
+  set_target_properties(infermark_backend_onnxruntime PROPERTIES BUILD_RPATH "${ORT_ROOT}/lib")
+endif()
+
+# --- OpenVINO: the C++ package inside the PyPI wheel in .venv ---------------------------------
+infermark_backend_option(openvino)
+set(ov_found FALSE)
+if(NOT INFERMARK_WITH_OPENVINO STREQUAL "OFF" AND EXISTS "${INFERMARK_VENV}/bin/python")
+  execute_process(
+    COMMAND "${INFERMARK_VENV}/bin/python" -c "from openvino.utils import get_cmake_path; print(get_cmake_path())"
+    OUTPUT_VARIABLE ov_cmake_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE ov_rc)
+  if(ov_rc EQUAL 0 AND EXISTS "${ov_cmake_dir}/OpenVINOConfig.cmake")
+    find_package(OpenVINO QUIET COMPONENTS Runtime PATHS "${ov_cmake_dir}" NO_DEFAULT_PATH)
+    set(ov_found ${OpenVINO_FOUND})
+  endif()
+endif()
+infermark_backend_decide(openvino ${ov_found} build_ov)
+if(build_ov)
+  infermark_add_backend(openvino
+    SOURCES src/backends/openvino/openvino_backend.cpp
+    LIBRARIES openvino::runtime)
+endif()

@@ -1,0 +1,68 @@
+// The interface every framework implements. A Backend opens a model file into a Session;
+// a Session runs inference on inputs bound once up front, so the timed call is inference only.
+// Each backend is a shared library exporting `infermark_backend_entry` (see plugin.hpp).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace infermark {
+
+struct BackendInfo {
+  std::string name;                  // CLI name, e.g. "onnxruntime"
+  std::string framework;             // human name, e.g. "ONNX Runtime"
+  std::string version;               // the version of the library actually loaded
+  std::vector<std::string> formats;  // model formats it reads, e.g. {"onnx"}
+  std::vector<std::string> devices;  // devices it can run on here, e.g. {"cpu"}
+  std::string notes;                 // provenance of the runtime, caveats
+};
+
+struct SessionOptions {
+  int intra_op_threads = 0;  // 0: framework default
+  int inter_op_threads = 0;  // 0: framework default
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  std::map<std::string, std::string> extras;  // framework-specific --opt key=value
+};
+
+// One setting as requested and as the framework really applied it. `applied` is false when the
+// framework ignored or overrode the request; `note` says why. Results carry these verbatim.
+struct EffectiveSetting {
+  std::string key;
+  std::string requested;  // "" when the user did not ask and the framework chose
+  std::string effective;
+  bool applied = true;
+  std::string note;
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual const std::vector<TensorSpec>& input_specs() const = 0;
+  virtual const std::vector<TensorSpec>& output_specs() const = 0;
+  // Copies/binds the inputs into framework tensors; not timed.
+  virtual void set_inputs(const std::vector<Tensor>& inputs) = 0;
+  // One inference on the bound inputs; this is the call the harness times.
+  virtual void run() = 0;
+  // Host copies of the last run's outputs; not timed.
+  virtual std::vector<Tensor> outputs() = 0;
+  virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendInfo info() const = 0;
+  // Throws infermark::Error naming the model file and the framework's own reason on failure.
+  virtual std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) = 0;
+};
+
+// Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf", or "".
+std::string model_format(const std::filesystem::path& model);
+
+}  // namespace infermark

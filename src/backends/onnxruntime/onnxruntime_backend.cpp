@@ -1,0 +1,199 @@
+// ONNX Runtime backend (C++ API): CPU execution provider, inputs and outputs bound once through
+// IoBinding with preallocated output buffers, so a timed run() is Session::Run and nothing else.
+#include <onnxruntime_cxx_api.h>
+
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "backends/options.hpp"
+#include "backends/plugin.hpp"
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+constexpr const char* kName = "onnxruntime";
+
+DType to_dtype(ONNXTensorElementDataType type, const std::string& tensor) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return DType::kFloat32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return DType::kFloat16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return DType::kBFloat16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return DType::kFloat64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return DType::kInt8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return DType::kUInt8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return DType::kInt16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return DType::kInt32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return DType::kInt64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return DType::kBool;
+    default: throw Error("tensor '" + tensor + "' has ONNX element type " + std::to_string(type) + ", which infermark cannot feed");
+  }
+}
+
+ONNXTensorElementDataType to_onnx(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    case DType::kFloat16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    case DType::kBFloat16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
+    case DType::kFloat64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+    case DType::kInt8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
+    case DType::kUInt8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    case DType::kInt16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
+    case DType::kInt32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+    case DType::kInt64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+    case DType::kBool: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+  }
+  return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+}
+
+TensorSpec to_spec(const std::string& name, const Ort::TypeInfo& type_info) {
+  if (type_info.GetONNXType() != ONNX_TYPE_TENSOR)
+    throw Error("'" + name + "' is not a tensor (sequences and maps are not supported)");
+  auto info = type_info.GetTensorTypeAndShapeInfo();
+  TensorSpec spec{name, to_dtype(info.GetElementType(), name), info.GetShape(), {}};
+  for (const char* dim : info.GetSymbolicDimensions()) spec.dim_names.emplace_back(dim ? dim : "");
+  spec.dim_names.resize(spec.shape.size());
+  return spec;
+}
+
+Ort::Env& shared_env() {
+  static Ort::Env env(ORT_LOGGING_LEVEL_ERROR, "infermark");
+  return env;
+}
+
+GraphOptimizationLevel parse_graph_optimization(const std::string& value) {
+  if (value == "disable") return ORT_DISABLE_ALL;
+  if (value == "basic") return ORT_ENABLE_BASIC;
+  if (value == "extended") return ORT_ENABLE_EXTENDED;
+  if (value == "all") return ORT_ENABLE_ALL;
+  throw Error("--opt graph_optimization=" + value + ": backend 'onnxruntime' expects disable, basic, extended or all");
+}
+
+ExecutionMode parse_execution_mode(const std::string& value) {
+  if (value == "sequential") return ORT_SEQUENTIAL;
+  if (value == "parallel") return ORT_PARALLEL;
+  throw Error("--opt execution_mode=" + value + ": backend 'onnxruntime' expects sequential or parallel");
+}
+
+class OnnxRuntimeSession final : public Session {
+ public:
+  OnnxRuntimeSession(const std::filesystem::path& model, const SessionOptions& options) {
+    check_option_keys(kName, options.extras, {"graph_optimization", "execution_mode", "spinning", "memory_arena", "memory_pattern"});
+    const auto graph_optimization = option_or(options.extras, "graph_optimization", "all");
+    const auto execution_mode = option_or(options.extras, "execution_mode", "sequential");
+    const bool spinning = parse_bool_option(kName, "spinning", option_or(options.extras, "spinning", "on"));
+    const bool arena = parse_bool_option(kName, "memory_arena", option_or(options.extras, "memory_arena", "on"));
+    const bool pattern = parse_bool_option(kName, "memory_pattern", option_or(options.extras, "memory_pattern", "on"));
+
+    Ort::SessionOptions so;
+    so.SetGraphOptimizationLevel(parse_graph_optimization(graph_optimization));
+    so.SetExecutionMode(parse_execution_mode(execution_mode));
+    if (options.intra_op_threads > 0) so.SetIntraOpNumThreads(options.intra_op_threads);
+    if (options.inter_op_threads > 0) so.SetInterOpNumThreads(options.inter_op_threads);
+    so.AddConfigEntry("session.intra_op.allow_spinning", spinning ? "1" : "0");
+    arena ? so.EnableCpuMemArena() : so.DisableCpuMemArena();
+    pattern ? so.EnableMemPattern() : so.DisableMemPattern();
+    session_.emplace(shared_env(), model.c_str(), so);
+
+    Ort::AllocatorWithDefaultOptions allocator;
+    for (std::size_t i = 0; i < session_->GetInputCount(); ++i)
+      inputs_.push_back(to_spec(session_->GetInputNameAllocated(i, allocator).get(), session_->GetInputTypeInfo(i)));
+    for (std::size_t i = 0; i < session_->GetOutputCount(); ++i)
+      outputs_.push_back(to_spec(session_->GetOutputNameAllocated(i, allocator).get(), session_->GetOutputTypeInfo(i)));
+
+    const auto threads = [](int n) { return n > 0 ? std::to_string(n) : std::string(); };
+    settings_ = {
+        {"intra_op_threads", threads(options.intra_op_threads),
+         options.intra_op_threads > 0 ? threads(options.intra_op_threads) : "framework default (one per physical core)", true, ""},
+        {"inter_op_threads", threads(options.inter_op_threads),
+         options.inter_op_threads > 0 ? threads(options.inter_op_threads) : "framework default", true,
+         execution_mode == "sequential" ? "only used with execution_mode=parallel" : ""},
+        {"graph_optimization", option_or(options.extras, "graph_optimization", ""), graph_optimization, true, ""},
+        {"execution_mode", option_or(options.extras, "execution_mode", ""), execution_mode, true, ""},
+        {"spinning", option_or(options.extras, "spinning", ""), spinning ? "on" : "off", true, ""},
+        {"memory_arena", option_or(options.extras, "memory_arena", ""), arena ? "on" : "off", true, ""},
+        {"memory_pattern", option_or(options.extras, "memory_pattern", ""), pattern ? "on" : "off", true, ""},
+        {"execution_provider", options.device, "CPUExecutionProvider", options.device == "cpu",
+         options.device == "cpu" ? "" : "only the CPU provider is in this build"},
+        {"precision", options.precision, "as stored in the model", options.precision == "fp32",
+         options.precision == "fp32" ? "" : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
+        {"io_binding", "", "inputs and outputs preallocated and bound once", true, ""},
+    };
+  }
+
+  const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
+  const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
+
+  void set_inputs(const std::vector<Tensor>& inputs) override {
+    bound_inputs_ = inputs;  // ORT tensors below point into these buffers
+    binding_.emplace(*session_);
+    input_values_.clear();
+    for (auto& tensor : bound_inputs_) {
+      input_values_.push_back(Ort::Value::CreateTensor(cpu_memory_, tensor.data.data(), tensor.data.size(),
+                                                       tensor.shape.data(), tensor.shape.size(), to_onnx(tensor.dtype)));
+      binding_->BindInput(tensor.name.c_str(), input_values_.back());
+    }
+    // One run with ORT-allocated outputs tells the output shapes; then preallocate and bind them.
+    for (const auto& spec : outputs_) binding_->BindOutput(spec.name.c_str(), cpu_memory_);
+    run();
+    auto produced = binding_->GetOutputValues();
+    binding_->ClearBoundOutputs();
+    output_values_.clear();
+    Ort::AllocatorWithDefaultOptions allocator;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      auto info = produced[i].GetTensorTypeAndShapeInfo();
+      auto shape = info.GetShape();
+      output_values_.push_back(Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), info.GetElementType()));
+      binding_->BindOutput(outputs_[i].name.c_str(), output_values_.back());
+    }
+  }
+
+  void run() override { session_->Run(run_options_, *binding_); }
+
+  std::vector<Tensor> outputs() override {
+    std::vector<Tensor> result;
+    for (std::size_t i = 0; i < output_values_.size(); ++i) {
+      auto info = output_values_[i].GetTensorTypeAndShapeInfo();
+      Tensor tensor{outputs_[i].name, to_dtype(info.GetElementType(), outputs_[i].name), info.GetShape(), {}};
+      tensor.data.resize(tensor.element_count() * dtype_size(tensor.dtype));
+      std::memcpy(tensor.data.data(), output_values_[i].GetTensorRawData(), tensor.data.size());
+      result.push_back(std::move(tensor));
+    }
+    return result;
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+
+ private:
+  Ort::MemoryInfo cpu_memory_ = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  Ort::RunOptions run_options_;
+  std::optional<Ort::Session> session_;
+  std::optional<Ort::IoBinding> binding_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<Tensor> bound_inputs_;
+  std::vector<Ort::Value> input_values_, output_values_;
+  std::vector<EffectiveSetting> settings_;
+};
+
+class OnnxRuntimeBackend final : public Backend {
+ public:
+  BackendInfo info() const override {
+    return {kName, "ONNX Runtime", Ort::GetVersionString(), {"onnx"}, {"cpu"},
+            "prebuilt library from the npm package onnxruntime-node, C++ API"};
+  }
+
+  std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
+    try {
+      return std::make_unique<OnnxRuntimeSession>(model, options);
+    } catch (const Ort::Exception& e) {
+      throw Error("cannot load " + model.string() + ": " + e.what());
+    }
+  }
+};
+
+}  // namespace
+}  // namespace infermark
+
+INFERMARK_DEFINE_BACKEND(infermark::OnnxRuntimeBackend)

@@ -1,0 +1,231 @@
+// OpenVINO backend (C++ runtime): reads ONNX or IR, reshapes dynamic models to the concrete
+// input shapes before compiling (as benchmark_app does with -shape), binds host buffers as
+// zero-copy input tensors, and reports the streams/threads/precision OpenVINO really chose.
+#include <openvino/openvino.hpp>
+
+#include <cstring>
+#include <optional>
+
+#include "backends/backend.hpp"
+#include "backends/options.hpp"
+#include "backends/plugin.hpp"
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+constexpr const char* kName = "openvino";
+
+DType to_dtype(const ov::element::Type& type, const std::string& tensor) {
+  if (type == ov::element::f32) return DType::kFloat32;
+  if (type == ov::element::f16) return DType::kFloat16;
+  if (type == ov::element::bf16) return DType::kBFloat16;
+  if (type == ov::element::f64) return DType::kFloat64;
+  if (type == ov::element::i8) return DType::kInt8;
+  if (type == ov::element::u8) return DType::kUInt8;
+  if (type == ov::element::i16) return DType::kInt16;
+  if (type == ov::element::i32) return DType::kInt32;
+  if (type == ov::element::i64) return DType::kInt64;
+  if (type == ov::element::boolean) return DType::kBool;
+  throw Error("tensor '" + tensor + "' has OpenVINO element type " + type.get_type_name() + ", which infermark cannot feed");
+}
+
+ov::element::Type to_element(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return ov::element::f32;
+    case DType::kFloat16: return ov::element::f16;
+    case DType::kBFloat16: return ov::element::bf16;
+    case DType::kFloat64: return ov::element::f64;
+    case DType::kInt8: return ov::element::i8;
+    case DType::kUInt8: return ov::element::u8;
+    case DType::kInt16: return ov::element::i16;
+    case DType::kInt32: return ov::element::i32;
+    case DType::kInt64: return ov::element::i64;
+    case DType::kBool: return ov::element::boolean;
+  }
+  return ov::element::dynamic;
+}
+
+TensorSpec to_spec(const ov::Output<const ov::Node>& port) {
+  const auto name = port.get_any_name();
+  TensorSpec spec{name, to_dtype(port.get_element_type(), name), {}, {}};
+  for (const auto& dim : port.get_partial_shape()) {
+    spec.shape.push_back(dim.is_static() ? dim.get_length() : kDynamicDim);
+    spec.dim_names.emplace_back();
+  }
+  return spec;
+}
+
+ov::element::Type parse_precision(const std::string& precision) {
+  if (precision == "fp32") return ov::element::f32;
+  if (precision == "bf16") return ov::element::bf16;
+  if (precision == "fp16") return ov::element::f16;
+  throw Error("--precision " + precision + ": backend 'openvino' supports fp32, bf16 and fp16");
+}
+
+ov::hint::PerformanceMode parse_hint(const std::string& hint) {
+  if (hint == "latency") return ov::hint::PerformanceMode::LATENCY;
+  if (hint == "throughput") return ov::hint::PerformanceMode::THROUGHPUT;
+  throw Error("--opt performance_hint=" + hint + ": backend 'openvino' expects latency or throughput");
+}
+
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+ov::Core& shared_core() {
+  static ov::Core core;
+  return core;
+}
+
+class OpenVinoSession final : public Session {
+ public:
+  OpenVinoSession(const std::filesystem::path& model, const SessionOptions& options) : options_(options) {
+    check_option_keys(kName, options.extras, {"performance_hint", "streams", "pinning"});
+    if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'openvino' is built for the CPU device only here");
+    parse_hint(option_or(options.extras, "performance_hint", "latency"));
+    parse_precision(options.precision);
+    model_ = shared_core().read_model(model.string());
+    for (const auto& port : model_->inputs()) inputs_.push_back(to_spec(port));
+    for (const auto& port : model_->outputs()) outputs_.push_back(to_spec(port));
+    bool dynamic = false;
+    for (const auto& spec : inputs_) dynamic = dynamic || spec.is_dynamic();
+    if (!dynamic) compile();
+  }
+
+  const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
+  const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
+
+  void set_inputs(const std::vector<Tensor>& inputs) override {
+    reshape_to(inputs);
+    bound_inputs_ = inputs;  // OpenVINO tensors below wrap these buffers without copying
+    for (std::size_t i = 0; i < bound_inputs_.size(); ++i) {
+      auto& tensor = bound_inputs_[i];
+      request_.set_input_tensor(i, ov::Tensor(to_element(tensor.dtype), ov::Shape(tensor.shape.begin(), tensor.shape.end()),
+                                              tensor.data.data()));
+    }
+  }
+
+  void run() override { request_.infer(); }
+
+  std::vector<Tensor> outputs() override {
+    std::vector<Tensor> result;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      const auto out = request_.get_output_tensor(i);
+      const auto shape = out.get_shape();
+      Tensor tensor{outputs_[i].name, to_dtype(out.get_element_type(), outputs_[i].name),
+                    std::vector<std::int64_t>(shape.begin(), shape.end()), {}};
+      tensor.data.resize(out.get_byte_size());
+      std::memcpy(tensor.data.data(), out.data(), tensor.data.size());
+      result.push_back(std::move(tensor));
+    }
+    return result;
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+
+ private:
+  // Dynamic models are compiled for the exact shapes fed: OpenVINO's static-shape path is what
+  // its own benchmark_app measures, and it is markedly faster than dynamic execution.
+  void reshape_to(const std::vector<Tensor>& inputs) {
+    bool needs_compile = !compiled_.has_value();
+    std::map<std::size_t, ov::PartialShape> shapes;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      ov::PartialShape shape(std::vector<ov::Dimension>(inputs[i].shape.begin(), inputs[i].shape.end()));
+      shapes[i] = shape;
+      if (model_->input(i).get_partial_shape() != shape) needs_compile = true;
+    }
+    if (!needs_compile) return;
+    model_->reshape(shapes);
+    reshaped_to_ = inputs.empty() ? "" : format_shape(inputs[0].shape);
+    compile();
+  }
+
+  void compile() {
+    const auto hint = option_or(options_.extras, "performance_hint", "latency");
+    ov::AnyMap config{ov::hint::performance_mode(parse_hint(hint)),
+                      ov::hint::inference_precision(parse_precision(options_.precision))};
+    if (options_.intra_op_threads > 0) config.emplace(ov::inference_num_threads(options_.intra_op_threads));
+    if (auto streams = option_or(options_.extras, "streams", ""); !streams.empty())
+      config.emplace(ov::num_streams(parse_count_option(kName, "streams", streams)));
+    if (auto pinning = option_or(options_.extras, "pinning", ""); !pinning.empty())
+      config.emplace(ov::hint::enable_cpu_pinning(parse_bool_option(kName, "pinning", pinning)));
+    compiled_ = shared_core().compile_model(model_, "CPU", config);
+    request_ = compiled_->create_infer_request();
+    record_effective_settings();
+  }
+
+  void record_effective_settings() {
+    const auto& c = *compiled_;
+    const auto threads = c.get_property(ov::inference_num_threads);
+    const auto streams = c.get_property(ov::num_streams).num;
+    const auto precision = c.get_property(ov::hint::inference_precision);
+    const auto mode = c.get_property(ov::hint::performance_mode);
+    const auto pinning = c.get_property(ov::hint::enable_cpu_pinning);
+    const auto requested_threads = options_.intra_op_threads > 0 ? std::to_string(options_.intra_op_threads) : "";
+    const auto precision_name = precision == ov::element::f32 ? "fp32" : precision == ov::element::bf16 ? "bf16"
+                              : precision == ov::element::f16 ? "fp16" : precision.get_type_name();
+    settings_ = {
+        {"intra_op_threads", requested_threads, std::to_string(threads),
+         requested_threads.empty() || requested_threads == std::to_string(threads),
+         requested_threads.empty() || requested_threads == std::to_string(threads) ? "" : "OpenVINO chose a different thread count"},
+        {"precision", options_.precision, precision_name, options_.precision == precision_name,
+         options_.precision == precision_name ? "" : "the CPU plugin does not support the requested precision here"},
+        {"performance_hint", option_or(options_.extras, "performance_hint", ""), lower(ov::util::to_string(mode)), true, ""},
+        {"streams", option_or(options_.extras, "streams", ""), std::to_string(streams), true, ""},
+        {"pinning", option_or(options_.extras, "pinning", ""), pinning ? "on" : "off", true, ""},
+        {"device", options_.device, "CPU", true, ""},
+        {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_, true, ""},
+    };
+  }
+
+  SessionOptions options_;
+  std::shared_ptr<ov::Model> model_;
+  std::optional<ov::CompiledModel> compiled_;
+  ov::InferRequest request_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<Tensor> bound_inputs_;
+  std::string reshaped_to_;
+  std::vector<EffectiveSetting> settings_;
+};
+
+class OpenVinoBackend final : public Backend {
+ public:
+  BackendInfo info() const override {
+    const auto version = ov::get_openvino_version();
+    return {kName, "OpenVINO", version.buildNumber, {"onnx", "openvino-ir"}, {"cpu"},
+            "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)"};
+  }
+
+  std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
+    try {
+      return std::make_unique<OpenVinoSession>(model, options);
+    } catch (const ov::Exception& e) {
+      throw Error("cannot load " + model.string() + ": " + first_line(e.what()));
+    }
+  }
+
+ private:
+  // OpenVINO exceptions carry a multi-line trace of source locations; the first meaningful line is the cause.
+  static std::string first_line(const std::string& text) {
+    std::string result;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      auto end = text.find('\n', pos);
+      auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if (!line.empty() && line.find("Exception from") == std::string::npos && line.find(".cpp:") == std::string::npos) {
+        result = line;
+        break;
+      }
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+    return result.empty() ? text : result;
+  }
+};
+
+}  // namespace
+}  // namespace infermark
+
+INFERMARK_DEFINE_BACKEND(infermark::OpenVinoBackend)

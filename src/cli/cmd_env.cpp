@@ -1,0 +1,28 @@
+// `infermark env`: the machine and library versions every result records.
+#include <fmt/core.h>
+
+#include "cli/backend_listing.hpp"
+#include "cli/commands.hpp"
+#include "probes/environment.hpp"
+
+namespace infermark::cli {
+
+void add_env_command(CLI::App& app, int& /*exit_code*/) {
+  auto* cmd = app.add_subcommand("env", "Show the environment recorded with every result");
+  static bool as_json = false;
+  cmd->add_flag("--json", as_json, "Print JSON instead of text");
+  cmd->callback([] {
+    auto env = probes::capture_environment();
+    for (const auto& b : list_backends(BackendRegistry(default_plugin_dir())))
+      if (b.built && b.error.empty()) env.libraries[b.info.framework] = b.info.version;
+    const auto json = probes::to_json(env);
+    if (as_json) {
+      fmt::print("{}\n", json.dump(2));
+      return;
+    }
+    for (const auto& [key, value] : json.items())
+      fmt::print("{:<20} {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
+  });
+}
+
+}  // namespace infermark::cli

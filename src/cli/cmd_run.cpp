@@ -1,0 +1,129 @@
+// `infermark run MODEL`: every capable backend (or those named with -b) measured on the same
+// model and inputs, each in its own worker process; prints the comparison table and writes one
+// JSON result per backend.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "cli/commands.hpp"
+#include "cli/run_options.hpp"
+#include "cli/stop_signal.hpp"
+#include "core/error.hpp"
+#include "harness/comparison.hpp"
+#include "report/comparison_table.hpp"
+
+namespace infermark::cli {
+namespace {
+
+struct RunCommandOptions {
+  RunOptions measurement;
+  std::vector<std::string> backends;
+  std::string out = "results";
+  bool in_process = false;
+  double timeout_s = 600;
+};
+
+std::filesystem::path run_folder(const RunCommandOptions& o) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return std::filesystem::path(o.out) / (std::string(stamp) + "-" + std::filesystem::path(o.measurement.model).stem().string());
+}
+
+// Backends named with -b, or every built backend that reads the model's format. Names that
+// cannot run are reported now and skipped; the others still run.
+std::vector<std::string> select_backends(const RunCommandOptions& o, const BackendRegistry& registry, int& exit_code) {
+  const auto format = model_format(o.measurement.model);
+  if (o.backends.empty()) {
+    std::vector<std::string> chosen;
+    for (const auto& name : registry.available())
+      if (backend_reads(name, format)) chosen.push_back(name);
+    if (chosen.empty()) throw Error(o.measurement.model + ": no built backend reads ." + format + " models (see `infermark backends`)");
+    return chosen;
+  }
+  std::vector<std::string> chosen;
+  for (const auto& name : o.backends) {
+    try {
+      BackendRegistry::check_known(name);
+      if (!registry.is_available(name)) throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
+      if (!backend_reads(name, format)) throw Error("backend '" + name + "' does not read ." + format + " models");
+      if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.push_back(name);
+    } catch (const Error& e) {
+      fmt::print(stderr, "infermark: -b {}: {}\n", name, e.what());
+      exit_code = 2;
+    }
+  }
+  if (chosen.empty()) throw Error("-b: none of the requested backends can run");
+  return chosen;
+}
+
+void check_model_file(const std::string& model) {
+  if (!std::filesystem::exists(model)) throw Error(model + ": no such file");
+  if (std::filesystem::is_directory(model)) throw Error(model + ": is a folder, not a model file");
+  if (model_format(model).empty()) throw Error(model + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+}
+
+void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
+  const auto& r = outcome.result;
+  auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, r.status);
+  if (r.latency_ms) line += fmt::format("  mean {:.3f} ms over {} runs", r.latency_ms->mean, r.latency_ms->count);
+  fmt::print("{}  -> {}\n", line, outcome.result_path.string());
+  std::fflush(stdout);
+}
+
+int run(const RunCommandOptions& o) {
+  const auto& stop = install_stop_handler();
+  check_model_file(o.measurement.model);
+  int exit_code = 0;
+  BackendRegistry registry(default_plugin_dir());
+  harness::ComparisonPlan plan;
+  for (const auto& backend : select_backends(o, registry, exit_code)) plan.cells.push_back(to_cell(o.measurement, backend));
+  plan.output_dir = run_folder(o);
+  plan.in_process = o.in_process;
+  plan.cell_timeout_s = o.timeout_s;
+  plan.worker_argv = [&o](const harness::CellRequest& cell, const std::filesystem::path& path) {
+    return worker_command(o.measurement, cell, path);
+  };
+
+  fmt::print("infermark run {}: {} backend(s), batch {}, {} warm-up + {} timed runs, {} threads\n", o.measurement.model,
+             plan.cells.size(), o.measurement.batch, o.measurement.warmup, o.measurement.runs,
+             plan.cells.front().options.intra_op_threads == 0 ? std::string("framework-default")
+                                                               : std::to_string(plan.cells.front().options.intra_op_threads));
+  std::size_t done = 0;
+  const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
+    print_progress(++done, plan.cells.size(), outcome);
+  });
+
+  std::vector<report::RunResult> results;
+  for (const auto& outcome : outcomes) {
+    results.push_back(outcome.result);
+    if (outcome.result.status != "ok" && exit_code == 0) exit_code = 1;
+  }
+  fmt::print("\n{}\nresults: {}\n", report::comparison_table(results), plan.output_dir.string());
+  if (stop.load()) {
+    fmt::print(stderr, "infermark: interrupted; results measured so far are kept in {}\n", plan.output_dir.string());
+    return 130;
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "Measure a model on every capable backend and compare them");
+  static RunCommandOptions options;
+  cmd->add_option("model", options.measurement.model, "Model file (.onnx, ...)")->required();
+  cmd->add_option("-b,--backends", options.backends, "Backends to compare (comma-separated; default: every capable one)")
+      ->delimiter(',');
+  cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
+  cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
+  cmd->add_option("--timeout", options.timeout_s, "Seconds before a backend's worker is stopped")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  add_measurement_flags(*cmd, options.measurement);
+  cmd->callback([&exit_code] { exit_code = run(options); });
+}
+
+}  // namespace infermark::cli

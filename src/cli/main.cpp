@@ -1,0 +1,26 @@
+// infermark: benchmark AI inference frameworks side by side on the same model and inputs.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"infermark: benchmark AI inference frameworks side by side"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  infermark::cli::add_backends_command(app, exit_code);
+  infermark::cli::add_env_command(app, exit_code);
+  infermark::cli::add_run_command(app, exit_code);
+  infermark::cli::add_worker_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const infermark::Error& e) {
+    fmt::print(stderr, "infermark: {}\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,133 @@
+#include "core/input_generator.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+// SplitMix64: tiny, fast and identical on every platform (std:: distributions are not).
+class SeededRandom {
+ public:
+  explicit SeededRandom(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double normal() {  // Box-Muller
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+std::uint16_t float_to_half(float value) {
+  std::uint32_t x = std::bit_cast<std::uint32_t>(value);
+  std::uint32_t sign = (x >> 16) & 0x8000u;
+  int exponent = static_cast<int>((x >> 23) & 0xFF) - 127 + 15;
+  std::uint32_t mantissa = x & 0x7FFFFFu;
+  if (exponent <= 0) return static_cast<std::uint16_t>(sign);  // flush tiny values to zero
+  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7C00u);
+  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) | (mantissa >> 13));
+}
+
+std::uint16_t float_to_bfloat16(float value) {
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(value) >> 16);
+}
+
+template <typename T>
+void fill_with(Tensor& tensor, auto&& draw) {
+  T* out = tensor.as<T>();
+  for (std::size_t i = 0; i < tensor.element_count(); ++i) out[i] = static_cast<T>(draw());
+}
+
+void fill(Tensor& tensor, SeededRandom& random, std::int64_t int_high) {
+  auto normal = [&] { return random.normal(); };
+  auto integer = [&] { return static_cast<std::int64_t>(random.next() % static_cast<std::uint64_t>(int_high)); };
+  switch (tensor.dtype) {
+    case DType::kFloat32: fill_with<float>(tensor, normal); break;
+    case DType::kFloat64: fill_with<double>(tensor, normal); break;
+    case DType::kFloat16: fill_with<std::uint16_t>(tensor, [&] { return float_to_half(static_cast<float>(random.normal())); }); break;
+    case DType::kBFloat16: fill_with<std::uint16_t>(tensor, [&] { return float_to_bfloat16(static_cast<float>(random.normal())); }); break;
+    case DType::kInt8: fill_with<std::int8_t>(tensor, [&] { return integer() % 128; }); break;
+    case DType::kUInt8: fill_with<std::uint8_t>(tensor, [&] { return integer() % 256; }); break;
+    case DType::kInt16: fill_with<std::int16_t>(tensor, integer); break;
+    case DType::kInt32: fill_with<std::int32_t>(tensor, integer); break;
+    case DType::kInt64: fill_with<std::int64_t>(tensor, integer); break;
+    case DType::kBool: fill_with<std::uint8_t>(tensor, [&] { return random.next() & 1u; }); break;
+  }
+}
+
+std::string dim_label(const TensorSpec& spec, std::size_t i) {
+  std::string label = "dimension " + std::to_string(i);
+  if (i < spec.dim_names.size() && !spec.dim_names[i].empty()) label += " ('" + spec.dim_names[i] + "')";
+  return label;
+}
+
+std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vector<std::int64_t>& shape) {
+  auto where = "--shape " + spec.name + "=" + format_shape(shape);
+  if (shape.size() != spec.shape.size())
+    throw Error(where + ": input '" + spec.name + "' has rank " + std::to_string(spec.shape.size()) +
+                " (" + format_shape(spec.shape, spec.dim_names) + "), not " + std::to_string(shape.size()));
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (spec.shape[i] >= 0 && spec.shape[i] != shape[i])
+      throw Error(where + ": " + dim_label(spec, i) + " of input '" + spec.name + "' is fixed at " +
+                  std::to_string(spec.shape[i]) + " in the model");
+  return shape;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputRequest& request) {
+  if (auto it = request.shape_overrides.find(spec.name); it != request.shape_overrides.end())
+    return check_override(spec, it->second);
+  std::vector<std::int64_t> shape = spec.shape;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] >= 0) continue;
+    if (i == 0) {
+      shape[i] = request.batch;
+      continue;
+    }
+    throw Error("input '" + spec.name + "' (" + format_shape(spec.shape, spec.dim_names) + ") has dynamic " +
+                dim_label(spec, i) + "; give its size with --shape " + spec.name + "=" +
+                format_shape(shape, spec.dim_names));
+  }
+  if (!shape.empty() && spec.shape[0] >= 0 && request.batch != 1 && spec.shape[0] != request.batch)
+    throw Error("--batch " + std::to_string(request.batch) + ": input '" + spec.name +
+                "' has a fixed batch dimension of " + std::to_string(spec.shape[0]));
+  return shape;
+}
+
+std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const InputRequest& request) {
+  for (const auto& [name, shape] : request.shape_overrides) {
+    bool known = false;
+    for (const auto& spec : specs) known = known || spec.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto& spec : specs) names += (names.empty() ? "" : ", ") + spec.name;
+      throw Error("--shape " + name + "=...: the model has no input named '" + name + "' (inputs: " + names + ")");
+    }
+  }
+  if (request.int_high < 1) throw Error("integer input range must be at least 1");
+  std::vector<Tensor> tensors;
+  SeededRandom random(request.seed);
+  for (const auto& spec : specs) {
+    Tensor tensor{spec.name, spec.dtype, resolve_shape(spec, request), {}};
+    tensor.data.resize(tensor.element_count() * dtype_size(spec.dtype));
+    fill(tensor, random, request.int_high);
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+}  // namespace infermark

@@ -1,0 +1,30 @@
+// Deterministic inputs for a model: concrete shapes from its declared specs (batch and --shape
+// overrides fill dynamic dimensions) and seeded random values, identical for every backend.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace infermark {
+
+struct InputRequest {
+  std::int64_t batch = 1;
+  std::map<std::string, std::vector<std::int64_t>> shape_overrides;  // from --shape name=AxBxC
+  std::uint64_t seed = 42;
+  // Integer inputs (token ids, indices) are drawn from [0, int_high).
+  std::int64_t int_high = 100;
+};
+
+// The concrete shape of one input. Throws infermark::Error naming the input, the dimension and
+// the flag that fixes it when the shape cannot be determined or conflicts with the model.
+std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputRequest& request);
+
+// One tensor per spec. Floats are standard normal, integers uniform in [0, int_high), bools 0/1.
+// Throws infermark::Error for an override that names no input of the model.
+std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const InputRequest& request);
+
+}  // namespace infermark

@@ -1,0 +1,98 @@
+#include "harness/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/clock.hpp"
+
+namespace infermark::harness {
+namespace {
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log) {
+  int fd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) {
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  dprintf(STDERR_FILENO, "cannot start %s: %s\n", args[0], std::strerror(errno));
+  _exit(127);
+}
+
+ChildOutcome classify(int status) {
+  ChildOutcome outcome;
+  if (WIFSIGNALED(status)) {
+    outcome.kind = ChildOutcome::Kind::kSignaled;
+    outcome.signal = WTERMSIG(status);
+  } else {
+    outcome.exit_code = WEXITSTATUS(status);
+    if (outcome.exit_code == 127) outcome.kind = ChildOutcome::Kind::kFailedToStart;
+  }
+  return outcome;
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+std::string ChildOutcome::describe() const {
+  switch (kind) {
+    case Kind::kExited: return "exited with code " + std::to_string(exit_code);
+    case Kind::kSignaled:
+      return "crashed: " + signal_name(signal) + (signal == SIGKILL ? " (killed, often by the out-of-memory killer)" : "");
+    case Kind::kTimedOut: return "timed out after " + std::to_string(static_cast<long long>(timeout_s)) + " s";
+    case Kind::kFailedToStart: return "worker could not be started";
+  }
+  return "unknown outcome";
+}
+
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s) {
+  const pid_t pid = fork();
+  if (pid < 0) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
+  if (pid == 0) exec_child(argv, stderr_log);
+
+  const auto deadline = mono_now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
+  std::int64_t kill_at = 0;
+  for (;;) {
+    int status = 0;
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      if (kill_at != 0) return {ChildOutcome::Kind::kTimedOut, 0, WIFSIGNALED(status) ? WTERMSIG(status) : 0, timeout_s};
+      auto outcome = classify(status);
+      outcome.timeout_s = timeout_s;
+      return outcome;
+    }
+    if (done < 0 && errno != EINTR) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
+    const auto now = mono_now_ns();
+    if (kill_at == 0 && now >= deadline) {
+      kill(pid, SIGTERM);
+      kill_at = now + 2'000'000'000;
+    } else if (kill_at != 0 && now >= kill_at) {
+      kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace infermark::harness

@@ -1,0 +1,26 @@
+// Runs a command as a child process with a time limit and classifies how it ended, so that a
+// framework that crashes, hangs or runs out of memory becomes a recorded outcome, not our crash.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace infermark::harness {
+
+struct ChildOutcome {
+  enum class Kind { kExited, kSignaled, kTimedOut, kFailedToStart } kind = Kind::kExited;
+  int exit_code = 0;  // kExited
+  int signal = 0;     // kSignaled (also the signal that ended a kTimedOut child)
+  std::string describe() const;  // "exited with code 1", "crashed: SIGSEGV", "timed out after 5 s"
+  double timeout_s = 0.0;
+};
+
+// Runs argv[0] with arguments (no shell), stdout inherited, stderr appended to `stderr_log`.
+// After `timeout_s` the child gets SIGTERM, then SIGKILL two seconds later.
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s);
+
+// "SIGSEGV" for 11, "signal 64" for unnamed ones.
+std::string signal_name(int signal);
+
+}  // namespace infermark::harness

@@ -1,0 +1,89 @@
+#include "harness/comparison.hpp"
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "harness/child_process.hpp"
+#include "probes/environment.hpp"
+
+namespace infermark::harness {
+namespace {
+
+// The last few lines of a worker's log: what a crashed framework printed before dying.
+std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3) {
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line.rfind(kStagePrefix, 0) != 0) lines.push_back(line);
+  std::string tail;
+  for (std::size_t i = lines.size() > max_lines ? lines.size() - max_lines : 0; i < lines.size(); ++i)
+    tail += (tail.empty() ? "" : " | ") + lines[i];
+  return tail;
+}
+
+// A result for a worker that ended without writing one (crash, hang, out of memory).
+report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome,
+                                         const std::filesystem::path& log) {
+  report::RunResult result;
+  result.started_at = utc_timestamp();
+  result.isolation = cell.isolation;
+  result.backend.name = cell.backend;
+  result.model.path = cell.model.string();
+  result.model.name = cell.model.stem().string();
+  result.model.format = model_format(cell.model);
+  result.requested = cell.options;
+  result.scenario.batch = cell.inputs.batch;
+  result.scenario.warmup_runs = cell.scenario.warmup_runs;
+  result.scenario.timed_runs = cell.scenario.timed_runs;
+  result.scenario.seed = cell.inputs.seed;
+  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut ? "timeout"
+                  : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed" : "failed";
+  const auto stage = last_stage(log);
+  result.error = outcome.describe() + (stage.empty() ? "" : " while " + stage);
+  if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
+  result.environment = probes::to_json(probes::capture_environment());
+  return result;
+}
+
+report::RunResult run_in_worker(const ComparisonPlan& plan, const CellRequest& cell, const std::filesystem::path& path) {
+  const auto log = std::filesystem::path(path).replace_extension(".log");
+  std::filesystem::remove(log);
+  std::filesystem::remove(path);
+  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s);
+  const bool wrote_result = std::filesystem::exists(path);
+  if (outcome.kind == ChildOutcome::Kind::kExited && wrote_result) {
+    std::filesystem::remove(log);
+    return report::read_run_result(path.string());
+  }
+  auto result = result_for_lost_worker(cell, outcome, log);
+  if (wrote_result) result.error += " (after writing a result)";
+  return result;
+}
+
+}  // namespace
+
+std::string last_stage(const std::filesystem::path& worker_log) {
+  std::ifstream in(worker_log);
+  std::string stage;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(kStagePrefix, 0) == 0) stage = line.substr(std::string(kStagePrefix).size());
+  return stage;
+}
+
+std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const BackendRegistry& registry,
+                                        const std::atomic<bool>& stop, const CellCallback& on_cell) {
+  std::filesystem::create_directories(plan.output_dir);
+  std::vector<CellOutcome> outcomes;
+  for (auto cell : plan.cells) {
+    if (stop.load()) break;
+    cell.isolation = plan.in_process ? "in-process" : "worker process";
+    CellOutcome outcome{{}, plan.output_dir / (cell.model.stem().string() + "." + cell.backend + ".json")};
+    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path);
+    report::write_run_result(outcome.result, outcome.result_path.string());
+    if (on_cell) on_cell(outcome);
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
+}
+
+}  // namespace infermark::harness

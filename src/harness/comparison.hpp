@@ -1,0 +1,40 @@
+// Runs a comparison: one cell per backend, each in its own worker process by default, writing
+// each cell's result file as soon as the cell ends so nothing measured is lost.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/measure_cell.hpp"
+
+namespace infermark::harness {
+
+struct ComparisonPlan {
+  std::vector<CellRequest> cells;
+  std::filesystem::path output_dir;
+  bool in_process = false;
+  double cell_timeout_s = 600.0;
+  // Builds the worker command line for a cell writing its result to `result_path`.
+  std::function<std::vector<std::string>(const CellRequest&, const std::filesystem::path& result_path)> worker_argv;
+};
+
+struct CellOutcome {
+  report::RunResult result;
+  std::filesystem::path result_path;
+};
+
+// Called after each cell with its outcome (e.g. to print progress).
+using CellCallback = std::function<void(const CellOutcome&)>;
+
+std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const BackendRegistry& registry,
+                                        const std::atomic<bool>& stop, const CellCallback& on_cell = {});
+
+// The last "infermark-stage: ..." line a worker wrote to its log, or "" if none.
+std::string last_stage(const std::filesystem::path& worker_log);
+
+inline constexpr const char* kStagePrefix = "infermark-stage: ";
+
+}  // namespace infermark::harness

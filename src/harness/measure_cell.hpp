@@ -1,0 +1,37 @@
+// Measures one cell — one backend, one model, one configuration — in the calling process and
+// returns its RunResult. Failures become the result's status and error, never an exception, so
+// whatever was measured before the failure is kept.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "backends/registry.hpp"
+#include "core/input_generator.hpp"
+#include "loadgen/single_stream.hpp"
+#include "report/run_result.hpp"
+
+namespace infermark::harness {
+
+struct CellRequest {
+  std::string backend;
+  std::filesystem::path model;
+  SessionOptions options;
+  InputRequest inputs;
+  loadgen::SingleStreamConfig scenario;
+  std::string isolation = "in-process";
+};
+
+// Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be
+// attributed to the stage it happened in.
+using StageCallback = std::function<void(const std::string& stage)>;
+
+report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
+                               const std::atomic<bool>* stop = nullptr, const StageCallback& on_stage = {});
+
+// "2026-12-02T14:38:55Z"
+std::string utc_timestamp();
+
+}  // namespace infermark::harness

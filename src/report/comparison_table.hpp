@@ -1,0 +1,17 @@
+// The console comparison table for a set of run results: one row per backend with the
+// seeds' columns (latency mean/P50/P99, throughput, peak memory), failures shown in place.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/run_result.hpp"
+
+namespace infermark::report {
+
+// The effective value of `key` in a result's settings, or "" when the backend did not report it.
+std::string effective_setting(const RunResult& result, const std::string& key);
+
+std::string comparison_table(const std::vector<RunResult>& results);
+
+}  // namespace infermark::report

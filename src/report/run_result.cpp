@@ -1,0 +1,190 @@
+#include "report/run_result.hpp"
+
+#include <fstream>
+#include <filesystem>
+
+#include "core/error.hpp"
+
+namespace infermark::report {
+namespace {
+
+using nlohmann::json;
+
+json spec_json(const TensorSpec& spec) {
+  return {{"name", spec.name}, {"dtype", dtype_name(spec.dtype)}, {"shape", spec.shape}, {"dim_names", spec.dim_names}};
+}
+
+TensorSpec spec_from(const json& j) {
+  return {j.at("name"), parse_dtype(j.at("dtype").get<std::string>()), j.at("shape").get<std::vector<std::int64_t>>(),
+          j.value("dim_names", std::vector<std::string>{})};
+}
+
+json specs_json(const std::vector<TensorSpec>& specs) {
+  json out = json::array();
+  for (const auto& s : specs) out.push_back(spec_json(s));
+  return out;
+}
+
+std::vector<TensorSpec> specs_from(const json& j) {
+  std::vector<TensorSpec> out;
+  for (const auto& s : j) out.push_back(spec_from(s));
+  return out;
+}
+
+json interval_json(const stats::Interval& i) { return json::array({i.low, i.high}); }
+stats::Interval interval_from(const json& j) { return {j.at(0).get<double>(), j.at(1).get<double>()}; }
+
+// Percentile keys read as "p50", "p99", "p99.9".
+std::string percentile_key(double p) {
+  auto text = nlohmann::json(p).dump();
+  if (text.size() > 2 && text.substr(text.size() - 2) == ".0") text.resize(text.size() - 2);
+  return "p" + text;
+}
+
+json latency_json(const stats::LatencySummary& s) {
+  json percentiles = json::object();
+  for (const auto& p : s.percentiles)
+    percentiles[percentile_key(p.percentile)] = {{"percentile", p.percentile}, {"value", p.value},
+                                                 {"ci95", p.ci95 ? interval_json(*p.ci95) : json(nullptr)}};
+  return {{"count", s.count}, {"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max},
+          {"mean_ci95", interval_json(s.mean_ci95)}, {"percentiles", percentiles}};
+}
+
+stats::LatencySummary latency_from(const json& j) {
+  stats::LatencySummary s;
+  s.count = j.at("count");
+  s.mean = j.at("mean");
+  s.stddev = j.at("stddev");
+  s.min = j.at("min");
+  s.max = j.at("max");
+  s.mean_ci95 = interval_from(j.at("mean_ci95"));
+  for (const auto& [key, p] : j.at("percentiles").items()) {
+    stats::PercentileEstimate e{p.at("percentile"), p.at("value"), std::nullopt};
+    if (!p.at("ci95").is_null()) e.ci95 = interval_from(p.at("ci95"));
+    s.percentiles.push_back(e);
+  }
+  std::sort(s.percentiles.begin(), s.percentiles.end(), [](auto& a, auto& b) { return a.percentile < b.percentile; });
+  return s;
+}
+
+json settings_json(const std::vector<EffectiveSetting>& settings) {
+  json out = json::array();
+  for (const auto& s : settings)
+    out.push_back({{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+  return out;
+}
+
+std::vector<EffectiveSetting> settings_from(const json& j) {
+  std::vector<EffectiveSetting> out;
+  for (const auto& s : j) out.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.value("note", "")});
+  return out;
+}
+
+json inputs_fed_json(const std::vector<Tensor>& inputs) {
+  json out = json::array();
+  for (const auto& t : inputs) out.push_back({{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", t.shape}});
+  return out;
+}
+
+std::vector<Tensor> inputs_fed_from(const json& j) {
+  std::vector<Tensor> out;
+  for (const auto& t : j) out.push_back({t.at("name"), parse_dtype(t.at("dtype").get<std::string>()), t.at("shape"), {}});
+  return out;
+}
+
+}  // namespace
+
+json to_json(const RunResult& r) {
+  json j;
+  j["schema"] = kSchemaName;
+  j["schema_version"] = kSchemaVersion;
+  j["status"] = r.status;
+  j["error"] = r.error;
+  j["started_at"] = r.started_at;
+  j["isolation"] = r.isolation;
+  j["model"] = {{"path", r.model.path}, {"name", r.model.name}, {"format", r.model.format},
+                {"size_bytes", r.model.size_bytes}, {"inputs", specs_json(r.model.inputs)},
+                {"outputs", specs_json(r.model.outputs)}};
+  j["backend"] = {{"name", r.backend.name}, {"framework", r.backend.framework}, {"version", r.backend.version},
+                  {"formats", r.backend.formats}, {"devices", r.backend.devices}, {"notes", r.backend.notes}};
+  j["settings"] = {{"requested", {{"intra_op_threads", r.requested.intra_op_threads},
+                                  {"inter_op_threads", r.requested.inter_op_threads},
+                                  {"device", r.requested.device}, {"precision", r.requested.precision},
+                                  {"extras", r.requested.extras}}},
+                   {"effective", settings_json(r.effective_settings)}};
+  j["scenario"] = {{"name", r.scenario.name}, {"batch", r.scenario.batch}, {"warmup_runs", r.scenario.warmup_runs},
+                   {"timed_runs", r.scenario.timed_runs}, {"seed", r.scenario.seed},
+                   {"inputs", inputs_fed_json(r.scenario.inputs)}};
+  j["timing_ms"] = {{"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms},
+                    {"first_inference", r.timing.first_inference_ms}};
+  j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
+  j["samples_ms"] = r.samples_ms;
+  j["throughput"] = {{"wall_s", r.throughput.wall_s}, {"queries_per_s", r.throughput.queries_per_s},
+                     {"inferences_per_s", r.throughput.inferences_per_s}};
+  j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb}, {"rss_after_load_mb", r.memory.rss_after_load_mb},
+                 {"peak_rss_mb", r.memory.peak_rss_mb}, {"peak_scope", r.memory.peak_scope}};
+  j["environment"] = r.environment;
+  return j;
+}
+
+RunResult run_result_from_json(const json& j, const std::string& source) {
+  if (!j.is_object() || j.value("schema", "") != kSchemaName)
+    throw Error(source + ": not an infermark run result (no \"schema\": \"" + kSchemaName + "\")");
+  const int version = j.value("schema_version", 0);
+  if (version > kSchemaVersion)
+    throw Error(source + ": schema version " + std::to_string(version) + " is newer than this infermark reads (" +
+                std::to_string(kSchemaVersion) + "); upgrade infermark");
+  try {
+    RunResult r;
+    r.status = j.at("status");
+    r.error = j.at("error");
+    r.started_at = j.at("started_at");
+    r.isolation = j.at("isolation");
+    const auto& m = j.at("model");
+    r.model = {m.at("path"), m.at("name"), m.at("format"), m.at("size_bytes"), specs_from(m.at("inputs")), specs_from(m.at("outputs"))};
+    const auto& b = j.at("backend");
+    r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", "")};
+    const auto& req = j.at("settings").at("requested");
+    r.requested = {req.at("intra_op_threads"), req.at("inter_op_threads"), req.at("device"), req.at("precision"), req.at("extras")};
+    r.effective_settings = settings_from(j.at("settings").at("effective"));
+    const auto& s = j.at("scenario");
+    r.scenario = {s.at("name"), s.at("batch"), s.at("warmup_runs"), s.at("timed_runs"), s.at("seed"), inputs_fed_from(s.at("inputs"))};
+    const auto& t = j.at("timing_ms");
+    r.timing = {t.at("load"), t.at("prepare"), t.at("first_inference")};
+    if (!j.at("latency_ms").is_null()) r.latency_ms = latency_from(j.at("latency_ms"));
+    r.samples_ms = j.at("samples_ms").get<std::vector<double>>();
+    const auto& tp = j.at("throughput");
+    r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
+    const auto& mem = j.at("memory");
+    r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope")};
+    r.environment = j.at("environment");
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(source + ": malformed run result: " + e.what());
+  }
+}
+
+RunResult read_run_result(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open result file");
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  return run_result_from_json(j, path);
+}
+
+void write_run_result(const RunResult& result, const std::string& path) {
+  const auto temp = path + ".partial";
+  {
+    std::ofstream out(temp);
+    if (!out) throw Error(path + ": cannot write result file");
+    out << to_json(result).dump(2) << '\n';
+    if (!out) throw Error(path + ": write failed");
+  }
+  std::filesystem::rename(temp, path);
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,85 @@
+// RunResult: the versioned JSON document written for every measured cell (one backend, one
+// configuration). Everything downstream (tables, reports, comparisons) reads only these files.
+// The schema is documented in docs/result-schema.md; bump kSchemaVersion on incompatible change.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.hpp"
+#include "stats/latency_summary.hpp"
+
+namespace infermark::report {
+
+inline constexpr const char* kSchemaName = "infermark.run-result";
+inline constexpr int kSchemaVersion = 1;
+
+struct ModelDescription {
+  std::string path;
+  std::string name;    // file stem
+  std::string format;  // see model_format()
+  long long size_bytes = 0;
+  std::vector<TensorSpec> inputs;   // as the backend declared them (dynamic dims -1)
+  std::vector<TensorSpec> outputs;
+};
+
+struct ScenarioDescription {
+  std::string name = "single-stream";
+  long long batch = 1;
+  int warmup_runs = 10;
+  int timed_runs = 100;
+  unsigned long long seed = 42;
+  std::vector<Tensor> inputs;  // names, dtypes and concrete shapes fed (data is not written)
+};
+
+struct Throughput {
+  double wall_s = 0.0;             // timed loop, first issue to last completion
+  double queries_per_s = 0.0;      // completed queries / wall_s
+  double inferences_per_s = 0.0;   // queries_per_s x batch
+};
+
+struct MemoryUse {
+  double rss_before_load_mb = 0.0;
+  double rss_after_load_mb = 0.0;
+  double peak_rss_mb = 0.0;
+  std::string peak_scope;  // what the peak covers, e.g. "worker process: load + warm-up + timed runs"
+};
+
+struct Timing {
+  double load_ms = 0.0;              // Backend::open (parse, optimise, compile)
+  double prepare_ms = 0.0;           // binding inputs (and compiling for concrete shapes)
+  double first_inference_ms = 0.0;   // first warm-up query
+};
+
+struct RunResult {
+  std::string status = "ok";  // ok | failed | crashed | timeout | interrupted
+  std::string error;          // the cause when status is not ok
+  std::string started_at;     // UTC, ISO 8601
+  std::string isolation;      // "worker process" or "in-process"
+  ModelDescription model;
+  BackendInfo backend;
+  SessionOptions requested;
+  std::vector<EffectiveSetting> effective_settings;
+  ScenarioDescription scenario;
+  Timing timing;
+  std::optional<stats::LatencySummary> latency_ms;
+  std::vector<double> samples_ms;
+  Throughput throughput;
+  MemoryUse memory;
+  nlohmann::json environment = nlohmann::json::object();
+};
+
+nlohmann::json to_json(const RunResult& result);
+// Throws infermark::Error naming `source` when the document is not a run result, has a newer
+// schema version, or lacks a required field.
+RunResult run_result_from_json(const nlohmann::json& json, const std::string& source);
+
+// Reads and validates one result file; throws infermark::Error naming the file and the cause.
+RunResult read_run_result(const std::string& path);
+// Writes atomically (temp file + rename) so a crash never leaves a half-written result.
+void write_run_result(const RunResult& result, const std::string& path);
+
+}  // namespace infermark::report

@@ -1,0 +1,76 @@
+"""Shared export helpers for the model zoo: realistic random init, ONNX/TorchScript export, manifest."""
+import hashlib
+import json
+import pathlib
+
+import torch
+
+ONNX_OPSET = 17
+
+
+def realistic_init(model: torch.nn.Module, seed: int) -> None:
+    """Give batch-norm layers distinct, plausible parameters and running statistics.
+
+    torchvision initialises BN to weight=1, bias=0, mean=0, var=1 in every layer; the exporter
+    then folds identical constants into shared initializers behind Identity nodes.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+                n = module.num_features
+                module.weight.copy_(torch.rand(n, generator=generator) * 0.5 + 0.75)
+                module.bias.copy_(torch.randn(n, generator=generator) * 0.05)
+                module.running_mean.copy_(torch.randn(n, generator=generator) * 0.05)
+                module.running_var.copy_(torch.rand(n, generator=generator) * 0.5 + 0.75)
+            elif isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)) and module.bias is not None:
+                module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.02)
+
+
+def _dynamic_axes(specs):
+    """Map every named (string) dimension of each tensor spec to an ONNX dynamic axis."""
+    return {name: {i: d for i, d in enumerate(shape) if isinstance(d, str)}
+            for name, _dtype, shape in specs}
+
+
+def export_onnx(model, example, path: pathlib.Path, inputs, outputs) -> pathlib.Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(model, example, str(path), opset_version=ONNX_OPSET,
+                      input_names=[n for n, _, _ in inputs], output_names=[n for n, _, _ in outputs],
+                      dynamic_axes={**_dynamic_axes(inputs), **_dynamic_axes(outputs)},
+                      do_constant_folding=True)
+    return path
+
+
+def export_torchscript(model, example, path: pathlib.Path) -> pathlib.Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        traced = torch.jit.trace(model, example)
+    traced.save(str(path))
+    return path
+
+
+def sha256(path: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights) -> None:
+    """One JSON manifest per model: what it is, its files with checksums, and its I/O specs."""
+    def spec(entries):
+        return [{"name": n, "dtype": t, "shape": s} for n, t, s in entries]
+
+    manifest = {
+        "name": name,
+        "task": task,
+        "weights": weights,
+        "torch_version": torch.__version__,
+        "onnx_opset": ONNX_OPSET,
+        "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
+        "inputs": spec(inputs),
+        "outputs": spec(outputs),
+    }
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
