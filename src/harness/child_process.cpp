@@ -15,6 +15,7 @@ namespace infermark::harness {
 namespace {
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log) {
+  setpgid(0, 0);
   int fd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd >= 0) {
     dup2(fd, STDERR_FILENO);
@@ -67,10 +68,13 @@ std::string ChildOutcome::describe() const {
   return "unknown outcome";
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s) {
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
+                       const std::atomic<bool>* stop) {
   const pid_t pid = fork();
   if (pid < 0) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
   if (pid == 0) exec_child(argv, stderr_log);
+  setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
+  bool stop_forwarded = false;
 
   const auto deadline = mono_now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
   std::int64_t kill_at = 0;
@@ -78,6 +82,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesyst
     int status = 0;
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) {
+      kill(-pid, SIGKILL);  // anything the child left behind in its group
       if (kill_at != 0) return {ChildOutcome::Kind::kTimedOut, 0, WIFSIGNALED(status) ? WTERMSIG(status) : 0, timeout_s};
       auto outcome = classify(status);
       outcome.timeout_s = timeout_s;
@@ -85,11 +90,15 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesyst
     }
     if (done < 0 && errno != EINTR) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
     const auto now = mono_now_ns();
+    if (stop && stop->load() && !stop_forwarded) {
+      kill(-pid, SIGINT);
+      stop_forwarded = true;
+    }
     if (kill_at == 0 && now >= deadline) {
-      kill(pid, SIGTERM);
+      kill(-pid, SIGTERM);
       kill_at = now + 2'000'000'000;
     } else if (kill_at != 0 && now >= kill_at) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

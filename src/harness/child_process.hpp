@@ -2,6 +2,7 @@
 // framework that crashes, hangs or runs out of memory becomes a recorded outcome, not our crash.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,9 +17,12 @@ struct ChildOutcome {
   double timeout_s = 0.0;
 };
 
-// Runs argv[0] with arguments (no shell), stdout inherited, stderr appended to `stderr_log`.
-// After `timeout_s` the child gets SIGTERM, then SIGKILL two seconds later.
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s);
+// Runs argv[0] with arguments (no shell) in its own process group, stdout inherited, stderr
+// appended to `stderr_log`. After `timeout_s` the group gets SIGTERM, then SIGKILL two seconds
+// later, so nothing the child started outlives it. When `stop` becomes true the group gets one
+// SIGINT (the terminal's Ctrl-C reaches only our own group) and the child may finish cleanly.
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
+                       const std::atomic<bool>* stop = nullptr);
 
 // "SIGSEGV" for 11, "signal 64" for unnamed ones.
 std::string signal_name(int signal);

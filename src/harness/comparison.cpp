@@ -45,18 +45,24 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   return result;
 }
 
-report::RunResult run_in_worker(const ComparisonPlan& plan, const CellRequest& cell, const std::filesystem::path& path) {
+report::RunResult run_in_worker(const ComparisonPlan& plan, const CellRequest& cell, const std::filesystem::path& path,
+                                const std::atomic<bool>& stop) {
   const auto log = std::filesystem::path(path).replace_extension(".log");
   std::filesystem::remove(log);
   std::filesystem::remove(path);
-  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s);
-  const bool wrote_result = std::filesystem::exists(path);
-  if (outcome.kind == ChildOutcome::Kind::kExited && wrote_result) {
+  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop);
+  if (!std::filesystem::exists(path)) return result_for_lost_worker(cell, outcome, log);
+  // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
+  auto result = report::read_run_result(path.string());
+  if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
+    // A worker stopped at the time limit still writes what it measured until then.
+    result.status = "timeout";
+    result.error = outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
+  } else if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
     std::filesystem::remove(log);
-    return report::read_run_result(path.string());
+  } else {
+    result.error += (result.error.empty() ? "" : "; ") + ("worker " + outcome.describe() + " after writing this result");
   }
-  auto result = result_for_lost_worker(cell, outcome, log);
-  if (wrote_result) result.error += " (after writing a result)";
   return result;
 }
 
@@ -78,7 +84,7 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     if (stop.load()) break;
     cell.isolation = plan.in_process ? "in-process" : "worker process";
     CellOutcome outcome{{}, plan.output_dir / (cell.model.stem().string() + "." + cell.backend + ".json")};
-    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path);
+    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());
     if (on_cell) on_cell(outcome);
     outcomes.push_back(std::move(outcome));

@@ -86,6 +86,8 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     enter("generating inputs");
     auto inputs = generate_inputs(session->input_specs(), request.inputs);
     for (const auto& t : inputs) result.scenario.inputs.push_back({t.name, t.dtype, t.shape, {}});
+    // The batch actually fed (a --shape override or a fixed model batch may differ from --batch).
+    if (!inputs.empty() && !inputs[0].shape.empty()) result.scenario.batch = inputs[0].shape[0];
 
     enter("binding inputs");
     start = mono_now_ns();

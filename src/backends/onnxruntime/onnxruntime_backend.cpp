@@ -119,7 +119,8 @@ class OnnxRuntimeSession final : public Session {
          options.device == "cpu" ? "" : "only the CPU provider is in this build"},
         {"precision", options.precision, "as stored in the model", options.precision == "fp32",
          options.precision == "fp32" ? "" : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
-        {"io_binding", "", "inputs and outputs preallocated and bound once", true, ""},
+        {"io_binding", "", "inputs and outputs preallocated and bound once", true,
+         "binding runs one inference to learn the output shapes, so timing.first_inference is the second run"},
     };
   }
 

@@ -176,6 +176,8 @@ class OpenVinoSession final : public Session {
         {"streams", option_or(options_.extras, "streams", ""), std::to_string(streams), true, ""},
         {"pinning", option_or(options_.extras, "pinning", ""), pinning ? "on" : "off", true, ""},
         {"device", options_.device, "CPU", true, ""},
+        {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
+         options_.inter_op_threads == 0, options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting; use --opt streams=N"},
         {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_, true, ""},
     };
   }

@@ -1,0 +1,175 @@
+// The infermark command line as a user runs it: real backends, real worker processes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "report/run_result.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kModels = INFERMARK_MODELS_DIR;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("infermark_e2e_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CommandResult infermark(const std::string& args, const std::string& env = "") {
+    const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const auto command = env + " " + INFERMARK_EXECUTABLE + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+
+  std::vector<infermark::report::RunResult> results() const {
+    std::vector<infermark::report::RunResult> all;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_ / "results"))
+      if (entry.path().extension() == ".json") all.push_back(infermark::report::read_run_result(entry.path().string()));
+    std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.backend.name < b.backend.name; });
+    return all;
+  }
+
+  std::string quick() const { return " --warmup 2 --runs 15 --out " + (dir_ / "results").string(); }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(Cli, BackendsListsBothFrameworksWithVersions) {
+  const auto r = infermark("backends");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(onnxruntime\s+ONNX Runtime\s+\d+\.\d+\.\d+)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(openvino\s+OpenVINO\s+\d{4}\.\d+\.\d+)"))) << r.out;
+}
+
+TEST_F(Cli, EnvShowsTheMachine) {
+  const auto r = infermark("env --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto env = nlohmann::json::parse(r.out);
+  EXPECT_GE(env["logical_cores"].get<int>(), 1);
+  EXPECT_TRUE(env["libraries"].contains("ONNX Runtime"));
+  EXPECT_TRUE(env["libraries"].contains("OpenVINO"));
+}
+
+TEST_F(Cli, RunComparesBothBackendsAndWritesValidResults) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| onnxruntime |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| openvino "), std::string::npos) << r.out;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto& result : all) {
+    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.isolation, "worker process");
+    ASSERT_TRUE(result.latency_ms.has_value());
+    EXPECT_EQ(result.latency_ms->count, 15u);
+    EXPECT_EQ(result.scenario.warmup_runs, 2);
+    EXPECT_GT(result.memory.peak_rss_mb, 0.0);
+    EXPECT_FALSE(result.environment.empty());
+  }
+}
+
+TEST_F(Cli, InProcessModeGivesTheSameShapeOfResult) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime --in-process" + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].isolation, "in-process");
+}
+
+TEST_F(Cli, MissingModelIsOneClearLine) {
+  const auto r = infermark("run " + (dir_ / "absent.onnx").string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("absent.onnx: no such file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results"));
+}
+
+TEST_F(Cli, FileThatIsNotAModelFailsEachBackendWithItsReason) {
+  const auto fake = dir_ / "notes.onnx";
+  std::ofstream(fake) << "not a model";
+  const auto r = infermark("run " + fake.string() + quick());
+  EXPECT_EQ(r.exit_code, 1);
+  const auto all = results();
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto& result : all) {
+    EXPECT_EQ(result.status, "failed");
+    EXPECT_NE(result.error.find("notes.onnx"), std::string::npos) << result.error;
+    EXPECT_NE(result.error.find(result.backend.name), std::string::npos) << result.error;
+  }
+}
+
+TEST_F(Cli, UnknownBackendIsReportedAndTheOthersStillRun) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime,tensorflowz" + quick());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown backend 'tensorflowz'"), std::string::npos) << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].backend.name, "onnxruntime");
+  EXPECT_EQ(all[0].status, "ok");
+}
+
+TEST_F(Cli, ImpossibleFlagValuesAreRejectedBeforeAnythingRuns) {
+  const auto model = (kModels / "tiny_cnn.onnx").string();
+  for (const std::string flags : {"--runs 0", "--batch -1", "--threads -2", "--warmup x", "--precision fp8",
+                                  "--shape input=1x3xx32", "--timeout 0"}) {
+    const auto r = infermark("run " + model + " " + flags + quick());
+    EXPECT_NE(r.exit_code, 0) << flags;
+    const auto flag = flags.substr(0, flags.find(' '));
+    EXPECT_NE(r.err.find(flag), std::string::npos) << flags << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "results")) << flags;
+  }
+}
+
+TEST_F(Cli, DynamicShapesNeedTheShapeFlag) {
+  const auto model = (kModels / "tiny_cnn_dynamic_hw.onnx").string();
+  const auto without = infermark("run " + model + " -b onnxruntime" + quick());
+  EXPECT_EQ(without.exit_code, 1);
+  EXPECT_NE(without.out.find("--shape input="), std::string::npos) << without.out;
+  fs::remove_all(dir_ / "results");
+  const auto with = infermark("run " + model + " --shape input=1x3x48x48" + quick());
+  EXPECT_EQ(with.exit_code, 0) << with.out << with.err;
+  for (const auto& result : results()) EXPECT_EQ(result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 48, 48}));
+}
+
+TEST_F(Cli, ACrashingFrameworkDoesNotTakeDownTheComparison) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + quick(),
+                           std::string("INFERMARK_BACKEND_PATH=") + INFERMARK_CRASH_PLUGIN_DIR);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].backend.name, "onnxruntime");
+  EXPECT_EQ(all[0].status, "crashed");
+  EXPECT_NE(all[0].error.find("SIGSEGV while loading the model"), std::string::npos) << all[0].error;
+  EXPECT_EQ(all[1].backend.name, "openvino");
+  EXPECT_EQ(all[1].status, "ok") << all[1].error;
+}
+
+TEST_F(Cli, AHungWorkerIsStoppedAtTheTimeout) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b openvino --timeout 0.05" + quick());
+  EXPECT_EQ(r.exit_code, 1);
+  const auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].status, "timeout");
+  EXPECT_NE(all[0].error.find("timed out"), std::string::npos) << all[0].error;
+}

@@ -1,0 +1,155 @@
+// Real frameworks on small models the repository exports itself (scripts/setup -> models/).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/registry.hpp"
+#include "core/error.hpp"
+#include "core/input_generator.hpp"
+#include "harness/measure_cell.hpp"
+#include "report/comparison_table.hpp"
+
+namespace infermark {
+namespace {
+
+const std::filesystem::path kModels = INFERMARK_MODELS_DIR;
+
+const BackendRegistry& registry() {
+  static BackendRegistry r{INFERMARK_PLUGIN_DIR};
+  return r;
+}
+
+Backend& backend(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
+  auto& slot = loaded[name];
+  if (!slot) slot = registry().load(name);
+  return **slot;
+}
+
+std::vector<Tensor> run_once(const std::string& name, const std::filesystem::path& model, const InputRequest& request,
+                             SessionOptions options = {}) {
+  auto session = backend(name).open(model, options);
+  session->set_inputs(generate_inputs(session->input_specs(), request));
+  session->run();
+  return session->outputs();
+}
+
+class RealBackend : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(RealBackend, ReportsItsRealVersion) {
+  const auto info = backend(GetParam()).info();
+  EXPECT_EQ(info.name, GetParam());
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(info.version.at(0)))) << info.version;
+  EXPECT_NE(info.version.find('.'), std::string::npos) << info.version;
+}
+
+TEST_P(RealBackend, ReadsDeclaredInputSpecs) {
+  auto session = backend(GetParam()).open(kModels / "tiny_cnn.onnx", {});
+  ASSERT_EQ(session->input_specs().size(), 1u);
+  const auto& in = session->input_specs()[0];
+  EXPECT_EQ(in.name, "input");
+  EXPECT_EQ(in.dtype, DType::kFloat32);
+  EXPECT_EQ(in.shape, (std::vector<std::int64_t>{kDynamicDim, 3, 32, 32}));
+  ASSERT_EQ(session->output_specs().size(), 1u);
+  EXPECT_EQ(session->output_specs()[0].name, "logits");
+}
+
+TEST_P(RealBackend, RunsBatchesAndGivesFiniteOutputs) {
+  InputRequest request;
+  request.batch = 3;
+  const auto outputs = run_once(GetParam(), kModels / "tiny_cnn.onnx", request);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].shape, (std::vector<std::int64_t>{3, 10}));
+  for (std::size_t i = 0; i < outputs[0].element_count(); ++i) EXPECT_TRUE(std::isfinite(outputs[0].as<float>()[i]));
+}
+
+TEST_P(RealBackend, DynamicHeightAndWidthRunAtTheRequestedShape) {
+  InputRequest request;
+  request.shape_overrides["input"] = {2, 3, 40, 24};
+  const auto outputs = run_once(GetParam(), kModels / "tiny_cnn_dynamic_hw.onnx", request);
+  EXPECT_EQ(outputs.at(0).shape, (std::vector<std::int64_t>{2, 10}));
+}
+
+TEST_P(RealBackend, AppliesAndReportsThreads) {
+  SessionOptions options;
+  options.intra_op_threads = 1;
+  auto session = backend(GetParam()).open(kModels / "tiny_cnn.onnx", options);
+  session->set_inputs(generate_inputs(session->input_specs(), {}));
+  bool found = false;
+  for (const auto& s : session->effective_settings())
+    if (s.key == "intra_op_threads") {
+      found = true;
+      EXPECT_EQ(s.effective, "1");
+      EXPECT_TRUE(s.applied);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST_P(RealBackend, RejectsAFileThatIsNotAModelNamingIt) {
+  const auto path = std::filesystem::temp_directory_path() / ("not_a_model_" + GetParam() + ".onnx");
+  std::ofstream(path) << "this is not an ONNX protobuf";
+  try {
+    backend(GetParam()).open(path, {});
+    FAIL() << "opened a text file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(RealBackend, RejectsUnknownFrameworkOptions) {
+  SessionOptions options;
+  options.extras["no_such_option"] = "1";
+  EXPECT_THROW(backend(GetParam()).open(kModels / "tiny_cnn.onnx", options), Error);
+}
+
+TEST_P(RealBackend, MeasureCellProducesACompleteResult) {
+  harness::CellRequest request;
+  request.backend = GetParam();
+  request.model = kModels / "tiny_cnn.onnx";
+  request.options.intra_op_threads = 1;
+  request.scenario = {2, 30};
+  std::vector<std::string> stages;
+  const auto result = harness::measure_cell(registry(), request, nullptr, [&](const std::string& s) { stages.push_back(s); });
+  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_TRUE(result.latency_ms.has_value());
+  EXPECT_EQ(result.latency_ms->count, 30u);
+  EXPECT_EQ(result.samples_ms.size(), 30u);
+  EXPECT_GT(result.throughput.inferences_per_s, 0.0);
+  EXPECT_GT(result.memory.peak_rss_mb, 0.0);
+  EXPECT_EQ(result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 32, 32}));
+  EXPECT_EQ(report::effective_setting(result, "intra_op_threads"), "1");
+  EXPECT_EQ(stages.back(), "running");
+}
+
+INSTANTIATE_TEST_SUITE_P(OnnxFamily, RealBackend, ::testing::Values("onnxruntime", "openvino"));
+
+// Same model, same inputs: the two frameworks must compute the same function.
+TEST(CrossCheck, OnnxRuntimeAndOpenVinoAgree) {
+  InputRequest request;
+  request.batch = 4;
+  const auto ort = run_once("onnxruntime", kModels / "tiny_cnn.onnx", request);
+  const auto ov = run_once("openvino", kModels / "tiny_cnn.onnx", request);
+  ASSERT_EQ(ort.at(0).shape, ov.at(0).shape);
+  double max_abs = 0;
+  for (std::size_t i = 0; i < ort[0].element_count(); ++i)
+    max_abs = std::max(max_abs, static_cast<double>(std::fabs(ort[0].as<float>()[i] - ov[0].as<float>()[i])));
+  EXPECT_LT(max_abs, 1e-3);
+}
+
+TEST(MeasureCell, AFailureIsRecordedNotThrown) {
+  harness::CellRequest request;
+  request.backend = "onnxruntime";
+  request.model = kModels / "tiny_cnn_dynamic_hw.onnx";
+  const auto result = harness::measure_cell(registry(), request);
+  EXPECT_EQ(result.status, "failed");
+  EXPECT_NE(result.error.find("--shape input="), std::string::npos) << result.error;
+  EXPECT_NE(result.error.find("while generating inputs"), std::string::npos) << result.error;
+  EXPECT_FALSE(result.latency_ms.has_value());
+  EXPECT_FALSE(result.model.inputs.empty());  // what was learned before the failure is kept
+}
+
+}  // namespace infermark

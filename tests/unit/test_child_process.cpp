@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/child_process.hpp"
+#include "harness/comparison.hpp"
+
+namespace infermark::harness {
+namespace {
+
+std::filesystem::path temp_log(const std::string& name) {
+  auto path = std::filesystem::temp_directory_path() / ("infermark_child_" + name + ".log");
+  std::filesystem::remove(path);
+  return path;
+}
+
+ChildOutcome sh(const std::string& script, double timeout_s = 10, const std::string& log = "sh") {
+  return run_child({"/bin/sh", "-c", script}, temp_log(log), timeout_s);
+}
+
+}  // namespace
+
+TEST(ChildProcess, ReportsExitCodes) {
+  EXPECT_EQ(sh("exit 0").kind, ChildOutcome::Kind::kExited);
+  const auto failed = sh("exit 3");
+  EXPECT_EQ(failed.kind, ChildOutcome::Kind::kExited);
+  EXPECT_EQ(failed.exit_code, 3);
+  EXPECT_EQ(failed.describe(), "exited with code 3");
+}
+
+TEST(ChildProcess, ClassifiesACrashBySignal) {
+  const auto crashed = sh("kill -SEGV $$");
+  EXPECT_EQ(crashed.kind, ChildOutcome::Kind::kSignaled);
+  EXPECT_EQ(crashed.describe(), "crashed: SIGSEGV");
+  EXPECT_EQ(sh("kill -ABRT $$").describe(), "crashed: SIGABRT");
+}
+
+TEST(ChildProcess, StopsAHangAtTheTimeout) {
+  const auto hung = sh("sleep 30", 0.3);
+  EXPECT_EQ(hung.kind, ChildOutcome::Kind::kTimedOut);
+  EXPECT_NE(hung.describe().find("timed out"), std::string::npos);
+}
+
+TEST(ChildProcess, ReportsAProgramThatCannotStart) {
+  const auto outcome = run_child({"/nonexistent/program"}, temp_log("missing"), 5);
+  EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kFailedToStart);
+}
+
+TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {
+  const auto log = temp_log("stages");
+  run_child({"/bin/sh", "-c", "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
+                              "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
+            log, 10);
+  EXPECT_EQ(last_stage(log), "running");
+  std::ifstream in(log);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(content.find("boom"), std::string::npos);
+  EXPECT_EQ(last_stage(temp_log("absent")), "");
+}
+
+}  // namespace infermark::harness

@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "report/comparison_table.hpp"
+#include "report/run_result.hpp"
+
+namespace infermark::report {
+namespace {
+
+RunResult sample_result() {
+  RunResult r;
+  r.started_at = "2026-12-02T10:00:00Z";
+  r.isolation = "worker process";
+  r.model = {"models/m.onnx", "m", "onnx", 1234, {{"input", DType::kFloat32, {-1, 3}, {"batch", ""}}},
+             {{"logits", DType::kFloat32, {-1, 10}, {"batch", ""}}}};
+  r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm"};
+  r.requested.intra_op_threads = 2;
+  r.requested.extras["spinning"] = "off";
+  r.effective_settings = {{"intra_op_threads", "2", "2", true, ""}, {"precision", "bf16", "fp32", false, "not supported"}};
+  r.scenario.inputs = {{"input", DType::kFloat32, {1, 3}, {}}};
+  r.samples_ms = {1.0, 2.0, 3.0, 4.0};
+  r.latency_ms = stats::summarize(r.samples_ms);
+  r.throughput = {0.01, 400.0, 400.0};
+  r.memory = {10, 20, 30, "worker process"};
+  r.environment = {{"cpu_model", "test"}};
+  return r;
+}
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    run_result_from_json(j, "r.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(RunResult, JsonRoundTripKeepsEveryField) {
+  const auto original = sample_result();
+  const auto json = to_json(original);
+  EXPECT_EQ(json["schema"], kSchemaName);
+  EXPECT_EQ(json["schema_version"], kSchemaVersion);
+  const auto back = run_result_from_json(json, "test");
+  EXPECT_EQ(to_json(back), json);
+  ASSERT_TRUE(back.latency_ms.has_value());
+  EXPECT_DOUBLE_EQ(back.latency_ms->at(50).value, 2.0);
+  EXPECT_FALSE(back.effective_settings[1].applied);
+  EXPECT_EQ(json["latency_ms"]["percentiles"]["p99.9"]["percentile"], 99.9);
+}
+
+TEST(RunResult, FailedResultHasNullLatency) {
+  RunResult failed;
+  failed.status = "crashed";
+  failed.error = "crashed: SIGSEGV while loading the model";
+  const auto json = to_json(failed);
+  EXPECT_TRUE(json["latency_ms"].is_null());
+  EXPECT_FALSE(run_result_from_json(json, "x").latency_ms.has_value());
+}
+
+TEST(RunResult, RejectsWhatIsNotAResult) {
+  EXPECT_NE(error_of({{"hello", 1}}).find("r.json: not an infermark run result"), std::string::npos);
+  auto newer = to_json(sample_result());
+  newer["schema_version"] = kSchemaVersion + 1;
+  EXPECT_NE(error_of(newer).find("newer than this infermark reads"), std::string::npos);
+  auto missing = to_json(sample_result());
+  missing.erase("memory");
+  EXPECT_NE(error_of(missing).find("r.json: malformed run result"), std::string::npos);
+}
+
+TEST(RunResult, FileRoundTripAndBadFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "r.json").string();
+  write_run_result(sample_result(), path);
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  EXPECT_EQ(read_run_result(path).backend.version, "1.30.0");
+
+  std::ofstream(dir / "garbage.json") << "{not json";
+  EXPECT_THROW(read_run_result((dir / "garbage.json").string()), Error);
+  EXPECT_THROW(read_run_result((dir / "absent.json").string()), Error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ComparisonTable, ShowsRowsAndFailures) {
+  auto ok = sample_result();
+  RunResult failed;
+  failed.backend.name = "openvino";
+  failed.status = "crashed";
+  failed.error = "crashed: SIGSEGV while loading the model";
+  const auto table = comparison_table({ok, failed});
+  EXPECT_NE(table.find("| onnxruntime |"), std::string::npos) << table;
+  EXPECT_NE(table.find("400.0"), std::string::npos) << table;
+  EXPECT_NE(table.find("crashed"), std::string::npos) << table;
+  EXPECT_NE(table.find("openvino: crashed: SIGSEGV while loading the model"), std::string::npos) << table;
+  EXPECT_EQ(effective_setting(ok, "intra_op_threads"), "2");
+  EXPECT_EQ(effective_setting(ok, "absent"), "");
+}
+
+}  // namespace infermark::report
