@@ -22,6 +22,7 @@ struct RunCommandOptions {
   std::string out = "results";
   bool in_process = false;
   double timeout_s = 600;
+  std::string reference = "onnxruntime";
 };
 
 std::filesystem::path run_folder(const RunCommandOptions& o) {
@@ -84,6 +85,7 @@ int run(const RunCommandOptions& o) {
   plan.output_dir = run_folder(o);
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s;
+  plan.reference_backend = o.reference;
   plan.worker_argv = [&o](const harness::CellRequest& cell, const std::filesystem::path& path) {
     return worker_command(o.measurement, cell, path);
   };
@@ -122,6 +124,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
   cmd->add_option("--timeout", options.timeout_s, "Seconds before a backend's worker is stopped")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--reference", options.reference,
+                  "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")
+      ->capture_default_str();
   add_measurement_flags(*cmd, options.measurement);
   cmd->callback([&exit_code] { exit_code = run(options); });
 }

@@ -13,15 +13,17 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("worker", "Measure one backend in this process (used by `run`; for debugging)");
   cmd->group("");  // internal: hidden from --help
   static RunOptions options;
-  static std::string backend, result_path;
+  static std::string backend, result_path, outputs_dir;
   cmd->add_option("model", options.model, "Model file")->required();
   cmd->add_option("--backend", backend, "Backend to measure")->required();
   cmd->add_option("--result", result_path, "Where to write the result JSON")->required();
+  cmd->add_option("--save-outputs", outputs_dir, "Folder for the last run's outputs as .npy");
   add_measurement_flags(*cmd, options);
   cmd->callback([&exit_code] {
     const auto& stop = install_stop_handler();
     auto cell = to_cell(options, backend);
     cell.isolation = "worker process";
+    cell.outputs_dir = outputs_dir;
     BackendRegistry registry(default_plugin_dir());
     const auto result = harness::measure_cell(registry, cell, &stop, [](const std::string& stage) {
       fmt::print(stderr, "{}{}\n", harness::kStagePrefix, stage);

@@ -34,6 +34,7 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
   cmd.add_option("--device", o.device, "Device")->check(CLI::IsMember({"cpu"}))->capture_default_str();
   cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
   cmd.add_option("--seed", o.seed, "Seed of the random input data")->capture_default_str();
 }
@@ -56,6 +57,11 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend) {
     auto [name, dims] = split_assignment(shape, "--shape");
     cell.inputs.shape_overrides[name] = parse_shape(dims, "--shape " + shape);
   }
+  for (const auto& input : o.input_files) {
+    auto [name, file] = split_assignment(input, "--input");
+    if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
+    cell.inputs.files[name] = file;
+  }
   cell.scenario.warmup_runs = o.warmup;
   cell.scenario.timed_runs = o.runs;
   return cell;
@@ -75,6 +81,8 @@ std::vector<std::string> worker_command(const RunOptions& o, const harness::Cell
                                 "--device", o.device,
                                 "--seed", std::to_string(o.seed)};
   for (const auto& s : o.shapes) argv.insert(argv.end(), {"--shape", s});
+  for (const auto& i : o.input_files) argv.insert(argv.end(), {"--input", i});
+  if (!cell.outputs_dir.empty()) argv.insert(argv.end(), {"--save-outputs", cell.outputs_dir.string()});
   for (const auto& opt : o.backend_opts) argv.insert(argv.end(), {"--opt", opt});
   return argv;
 }

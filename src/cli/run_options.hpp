@@ -22,6 +22,7 @@ struct RunOptions {
   std::string precision = "fp32";
   std::string device = "cpu";
   std::vector<std::string> shapes;       // name=AxBxC
+  std::vector<std::string> input_files;  // name=file.npy
   std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
   unsigned long long seed = 42;
 };

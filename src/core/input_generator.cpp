@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "core/error.hpp"
+#include "core/npy.hpp"
 
 namespace infermark {
 namespace {
@@ -74,8 +75,8 @@ std::string dim_label(const TensorSpec& spec, std::size_t i) {
   return label;
 }
 
-std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vector<std::int64_t>& shape) {
-  auto where = "--shape " + spec.name + "=" + format_shape(shape);
+// `where` names the flag that supplied the shape, for the error message.
+std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vector<std::int64_t>& shape, const std::string& where) {
   if (shape.size() != spec.shape.size())
     throw Error(where + ": input '" + spec.name + "' has rank " + std::to_string(spec.shape.size()) +
                 " (" + format_shape(spec.shape, spec.dim_names) + "), not " + std::to_string(shape.size()));
@@ -86,11 +87,29 @@ std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vect
   return shape;
 }
 
+void check_known_input(const std::vector<TensorSpec>& specs, const std::string& name, const std::string& flag) {
+  for (const auto& spec : specs)
+    if (spec.name == name) return;
+  std::string names;
+  for (const auto& spec : specs) names += (names.empty() ? "" : ", ") + spec.name;
+  throw Error(flag + " " + name + "=...: the model has no input named '" + name + "' (inputs: " + names + ")");
+}
+
+Tensor load_user_input(const TensorSpec& spec, const std::string& file) {
+  auto tensor = read_npy(file, spec.name);
+  const auto where = "--input " + spec.name + "=" + file;
+  if (tensor.dtype != spec.dtype)
+    throw Error(where + ": the file holds " + std::string(dtype_name(tensor.dtype)) + " but input '" + spec.name + "' takes " +
+                std::string(dtype_name(spec.dtype)));
+  check_override(spec, tensor.shape, where + " (shape " + format_shape(tensor.shape) + ")");
+  return tensor;
+}
+
 }  // namespace
 
 std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputRequest& request) {
   if (auto it = request.shape_overrides.find(spec.name); it != request.shape_overrides.end())
-    return check_override(spec, it->second);
+    return check_override(spec, it->second, "--shape " + spec.name + "=" + format_shape(it->second));
   std::vector<std::int64_t> shape = spec.shape;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] >= 0) continue;
@@ -109,19 +128,16 @@ std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputReque
 }
 
 std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const InputRequest& request) {
-  for (const auto& [name, shape] : request.shape_overrides) {
-    bool known = false;
-    for (const auto& spec : specs) known = known || spec.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto& spec : specs) names += (names.empty() ? "" : ", ") + spec.name;
-      throw Error("--shape " + name + "=...: the model has no input named '" + name + "' (inputs: " + names + ")");
-    }
-  }
+  for (const auto& [name, shape] : request.shape_overrides) check_known_input(specs, name, "--shape");
+  for (const auto& [name, file] : request.files) check_known_input(specs, name, "--input");
   if (request.int_high < 1) throw Error("integer input range must be at least 1");
   std::vector<Tensor> tensors;
   SeededRandom random(request.seed);
   for (const auto& spec : specs) {
+    if (auto file = request.files.find(spec.name); file != request.files.end()) {
+      tensors.push_back(load_user_input(spec, file->second));
+      continue;
+    }
     Tensor tensor{spec.name, spec.dtype, resolve_shape(spec, request), {}};
     tensor.data.resize(tensor.element_count() * dtype_size(spec.dtype));
     fill(tensor, random, request.int_high);

@@ -14,6 +14,7 @@ namespace infermark {
 struct InputRequest {
   std::int64_t batch = 1;
   std::map<std::string, std::vector<std::int64_t>> shape_overrides;  // from --shape name=AxBxC
+  std::map<std::string, std::string> files;  // from --input name=file.npy: user data, used as is
   std::uint64_t seed = 42;
   // Integer inputs (token ids, indices) are drawn from [0, int_high).
   std::int64_t int_high = 100;
@@ -23,8 +24,9 @@ struct InputRequest {
 // the flag that fixes it when the shape cannot be determined or conflicts with the model.
 std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputRequest& request);
 
-// One tensor per spec. Floats are standard normal, integers uniform in [0, int_high), bools 0/1.
-// Throws infermark::Error for an override that names no input of the model.
+// One tensor per spec: the user's .npy file where given, otherwise seeded random data (floats
+// standard normal, integers uniform in [0, int_high), bools 0/1). Throws infermark::Error for an
+// override or file that names no input of the model, or a file whose dtype or shape does not fit.
 std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const InputRequest& request);
 
 }  // namespace infermark

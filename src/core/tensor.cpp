@@ -1,6 +1,8 @@
 #include "core/tensor.hpp"
 
 #include <array>
+#include <bit>
+#include <cmath>
 #include <charconv>
 #include <utility>
 
@@ -49,6 +51,49 @@ std::size_t element_count(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (auto d : shape) n *= static_cast<std::size_t>(d < 0 ? 0 : d);
   return n;
+}
+
+namespace {
+
+double half_to_double(std::uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F;
+  const int mantissa = h & 0x3FF;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa ? std::nan("") : sign * INFINITY;
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+double bfloat16_to_double(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+template <typename T>
+void widen(const Tensor& t, std::vector<double>& out) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(t.as<T>()[i]);
+}
+
+}  // namespace
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out(t.element_count());
+  switch (t.dtype) {
+    case DType::kFloat32: widen<float>(t, out); break;
+    case DType::kFloat64: widen<double>(t, out); break;
+    case DType::kInt8: widen<std::int8_t>(t, out); break;
+    case DType::kUInt8: widen<std::uint8_t>(t, out); break;
+    case DType::kBool: widen<std::uint8_t>(t, out); break;
+    case DType::kInt16: widen<std::int16_t>(t, out); break;
+    case DType::kInt32: widen<std::int32_t>(t, out); break;
+    case DType::kInt64: widen<std::int64_t>(t, out); break;
+    case DType::kFloat16:
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = half_to_double(t.as<std::uint16_t>()[i]);
+      break;
+    case DType::kBFloat16:
+      for (std::size_t i = 0; i < out.size(); ++i) out[i] = bfloat16_to_double(t.as<std::uint16_t>()[i]);
+      break;
+  }
+  return out;
 }
 
 std::size_t Tensor::element_count() const { return infermark::element_count(shape); }

@@ -43,6 +43,8 @@ struct Tensor {
 };
 
 std::size_t element_count(const std::vector<std::int64_t>& shape);
+// Every element widened to double (half and bfloat16 decoded), for comparing outputs.
+std::vector<double> to_doubles(const Tensor& tensor);
 // "1x3x224x224"; dynamic dimensions print as their name or "?".
 std::string format_shape(const std::vector<std::int64_t>& shape,
                          const std::vector<std::string>& dim_names = {});

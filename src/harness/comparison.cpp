@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "harness/child_process.hpp"
+#include "harness/cross_check.hpp"
 #include "probes/environment.hpp"
 
 namespace infermark::harness {
@@ -39,7 +40,7 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   result.status = outcome.kind == ChildOutcome::Kind::kTimedOut ? "timeout"
                   : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed" : "failed";
   const auto stage = last_stage(log);
-  result.error = outcome.describe() + (stage.empty() ? "" : " while " + stage);
+  result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
   result.environment = probes::to_json(probes::capture_environment());
   return result;
@@ -57,7 +58,7 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, const CellRequest& c
   if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
     // A worker stopped at the time limit still writes what it measured until then.
     result.status = "timeout";
-    result.error = outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
+    result.error = cell.backend + ": " + outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
   } else if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
     std::filesystem::remove(log);
   } else {
@@ -83,12 +84,15 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
   for (auto cell : plan.cells) {
     if (stop.load()) break;
     cell.isolation = plan.in_process ? "in-process" : "worker process";
-    CellOutcome outcome{{}, plan.output_dir / (cell.model.stem().string() + "." + cell.backend + ".json")};
+    const auto stem = cell.model.stem().string() + "." + cell.backend;
+    CellOutcome outcome{{}, plan.output_dir / (stem + ".json")};
+    cell.outputs_dir = plan.output_dir / (stem + ".outputs");
     outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());
     if (on_cell) on_cell(outcome);
     outcomes.push_back(std::move(outcome));
   }
+  cross_check_outputs(outcomes, plan.reference_backend);
   return outcomes;
 }
 

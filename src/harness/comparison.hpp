@@ -17,6 +17,7 @@ struct ComparisonPlan {
   std::filesystem::path output_dir;
   bool in_process = false;
   double cell_timeout_s = 600.0;
+  std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
   // Builds the worker command line for a cell writing its result to `result_path`.
   std::function<std::vector<std::string>(const CellRequest&, const std::filesystem::path& result_path)> worker_argv;
 };

@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/npy.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
 
@@ -36,7 +37,19 @@ void check_request(const CellRequest& request) {
     throw Error(request.model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
 }
 
+void save_outputs(Session& session, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  for (const auto& tensor : session.outputs()) write_npy(tensor, output_file(dir, tensor.name));
+}
+
 }  // namespace
+
+std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name) {
+  std::string safe = name;
+  for (auto& c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+  return dir / (safe + ".npy");
+}
 
 std::string utc_timestamp() {
   std::time_t now = std::time(nullptr);
@@ -104,6 +117,11 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
       result.error = "stopped by the user after " + std::to_string(log.latencies_ms.size()) + " timed runs";
     }
     result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
+    if (!request.outputs_dir.empty()) {
+      enter("saving outputs");
+      save_outputs(*session, request.outputs_dir);
+      result.outputs_dir = request.outputs_dir.string();
+    }
     result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
                                std::string(peak_reset ? ": model load, warm-up and timed runs" : ": since process start (peak reset refused)");
   } catch (const std::exception& e) {

@@ -22,6 +22,7 @@ struct CellRequest {
   InputRequest inputs;
   loadgen::SingleStreamConfig scenario;
   std::string isolation = "in-process";
+  std::filesystem::path outputs_dir;  // where to save the last run's outputs as .npy ("" = don't)
 };
 
 // Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be
@@ -30,6 +31,9 @@ using StageCallback = std::function<void(const std::string& stage)>;
 
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop = nullptr, const StageCallback& on_stage = {});
+
+// The .npy file of output `name` in `dir` (names are made safe for file systems).
+std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name);
 
 // "2026-12-02T14:38:55Z"
 std::string utc_timestamp();

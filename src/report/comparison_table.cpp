@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace infermark::report {
 namespace {
@@ -14,9 +15,20 @@ struct Column {
 
 const std::vector<Column> kColumns{
     {"backend", false},  {"version", false},    {"threads", true},    {"mean ms", true}, {"P50 ms", true},
-    {"P99 ms", true},    {"inferences/s", true}, {"peak RSS MB", true}, {"status", false}};
+    {"P99 ms", true},    {"inferences/s", true}, {"peak RSS MB", true}, {"max abs err", true},
+    {"top-1 agree", true}, {"status", false}};
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
+
+// Agreement of the first output with the reference backend's: max abs error and top-1 share.
+std::array<std::string, 2> agreement_cells(const RunResult& r) {
+  if (!r.cross_check || r.cross_check->outputs.empty()) return {"-", "-"};
+  if (r.cross_check->reference_backend == r.backend.name) return {"(reference)", "(reference)"};
+  const auto& first = r.cross_check->outputs.front();
+  if (!first.comparable) return {"not comparable", "-"};
+  return {fmt::format("{:.2e}", first.max_abs_error),
+          first.top1_agreement ? fmt::format("{:.1f}%", *first.top1_agreement * 100) : std::string("-")};
+}
 
 std::vector<std::string> row_for(const RunResult& r) {
   const auto threads = effective_setting(r, "intra_op_threads");
@@ -31,6 +43,8 @@ std::vector<std::string> row_for(const RunResult& r) {
     row.insert(row.end(), 4, "-");
   }
   row.push_back(r.memory.peak_rss_mb > 0 ? fixed(r.memory.peak_rss_mb, 0) : "-");
+  const auto agreement = agreement_cells(r);
+  row.insert(row.end(), agreement.begin(), agreement.end());
   row.push_back(r.status);
   return row;
 }
@@ -74,7 +88,11 @@ std::string comparison_table(const std::vector<RunResult>& results) {
   std::string table = line(titles) + line(rule);
   for (const auto& row : rows) table += line(row);
   for (const auto& r : results)
-    if (!r.error.empty()) table += fmt::format("  {}: {}\n", r.backend.name, r.error);
+    if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
+  for (const auto& r : results)
+    if (r.cross_check && r.cross_check->reference_backend != r.backend.name)
+      for (const auto& o : r.cross_check->outputs)
+        if (!o.comparable) table += fmt::format("  {}: output '{}' not comparable: {}\n", r.backend.name, o.output, o.note);
   return table;
 }
 

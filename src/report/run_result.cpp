@@ -92,6 +92,29 @@ std::vector<Tensor> inputs_fed_from(const json& j) {
   return out;
 }
 
+json cross_check_json(const std::optional<CrossCheck>& check) {
+  if (!check) return nullptr;
+  json outputs = json::array();
+  for (const auto& o : check->outputs)
+    outputs.push_back({{"output", o.output}, {"comparable", o.comparable}, {"note", o.note},
+                       {"max_abs_error", o.max_abs_error}, {"mean_abs_error", o.mean_abs_error},
+                       {"cosine_similarity", o.cosine_similarity},
+                       {"top1_agreement", o.top1_agreement ? json(*o.top1_agreement) : json(nullptr)}});
+  return {{"reference_backend", check->reference_backend}, {"outputs", outputs}};
+}
+
+std::optional<CrossCheck> cross_check_from(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  CrossCheck check{j.at("reference_backend"), {}};
+  for (const auto& o : j.at("outputs")) {
+    stats::OutputAgreement a{o.at("output"), o.at("comparable"), o.at("note"), o.at("max_abs_error"),
+                             o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt};
+    if (!o.at("top1_agreement").is_null()) a.top1_agreement = o.at("top1_agreement").get<double>();
+    check.outputs.push_back(a);
+  }
+  return check;
+}
+
 }  // namespace
 
 json to_json(const RunResult& r) {
@@ -123,6 +146,8 @@ json to_json(const RunResult& r) {
                      {"inferences_per_s", r.throughput.inferences_per_s}};
   j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb}, {"rss_after_load_mb", r.memory.rss_after_load_mb},
                  {"peak_rss_mb", r.memory.peak_rss_mb}, {"peak_scope", r.memory.peak_scope}};
+  j["outputs_dir"] = r.outputs_dir;
+  j["cross_check"] = cross_check_json(r.cross_check);
   j["environment"] = r.environment;
   return j;
 }
@@ -157,6 +182,8 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
     const auto& mem = j.at("memory");
     r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope")};
+    r.outputs_dir = j.value("outputs_dir", "");
+    r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     r.environment = j.at("environment");
     return r;
   } catch (const json::exception& e) {

@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "stats/latency_summary.hpp"
+#include "stats/output_agreement.hpp"
 
 namespace infermark::report {
 
@@ -54,6 +55,12 @@ struct Timing {
   double first_inference_ms = 0.0;   // first warm-up query
 };
 
+// Outputs compared with a reference backend's on the same inputs (filled by the orchestrator).
+struct CrossCheck {
+  std::string reference_backend;  // equal to this result's backend for the reference itself
+  std::vector<stats::OutputAgreement> outputs;
+};
+
 struct RunResult {
   std::string status = "ok";  // ok | failed | crashed | timeout | interrupted
   std::string error;          // the cause when status is not ok
@@ -69,6 +76,8 @@ struct RunResult {
   std::vector<double> samples_ms;
   Throughput throughput;
   MemoryUse memory;
+  std::string outputs_dir;               // .npy outputs of the last run, "" when not saved
+  std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
   nlohmann::json environment = nlohmann::json::object();
 };
 

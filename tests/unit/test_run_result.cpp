@@ -91,7 +91,7 @@ TEST(ComparisonTable, ShowsRowsAndFailures) {
   RunResult failed;
   failed.backend.name = "openvino";
   failed.status = "crashed";
-  failed.error = "crashed: SIGSEGV while loading the model";
+  failed.error = "openvino: crashed: SIGSEGV while loading the model";
   const auto table = comparison_table({ok, failed});
   EXPECT_NE(table.find("| onnxruntime |"), std::string::npos) << table;
   EXPECT_NE(table.find("400.0"), std::string::npos) << table;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "core/error.hpp"
 #include "core/tensor.hpp"
 
@@ -38,6 +40,64 @@ TEST(Tensor, FormatsDynamicDimsByName) {
   EXPECT_EQ(element_count({2, 3, 4}), 24u);
   EXPECT_TRUE((TensorSpec{"x", DType::kFloat32, {-1, 3}, {}}).is_dynamic());
   EXPECT_FALSE((TensorSpec{"x", DType::kFloat32, {1, 3}, {}}).is_dynamic());
+}
+
+}  // namespace infermark
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/npy.hpp"
+
+namespace infermark {
+
+TEST(Npy, RoundTripsEveryDType) {
+  const auto path = std::filesystem::temp_directory_path() / "infermark_npy_roundtrip.npy";
+  for (auto dtype : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
+                     DType::kInt32, DType::kInt64, DType::kBool}) {
+    Tensor t{"x", dtype, {2, 3}, {}};
+    t.data.resize(6 * dtype_size(dtype));
+    for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<std::byte>((i * 37) & 0x3F);
+    write_npy(t, path);
+    const auto back = read_npy(path, "x");
+    EXPECT_EQ(back.dtype, dtype);
+    EXPECT_EQ(back.shape, t.shape);
+    EXPECT_EQ(back.data, t.data);
+  }
+  // The header is padded so the data starts on a 64-byte boundary, as NumPy writes it.
+  EXPECT_EQ((std::filesystem::file_size(path) - 6 * dtype_size(DType::kBool)) % 64, 0u);
+  std::filesystem::remove(path);
+}
+
+TEST(Npy, RejectsBadFilesNamingThem) {
+  const auto path = std::filesystem::temp_directory_path() / "infermark_npy_bad.npy";
+  std::ofstream(path) << "just text";
+  try {
+    read_npy(path, "x");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": not a .npy file"), std::string::npos) << e.what();
+  }
+  Tensor t{"x", DType::kFloat32, {4}, std::vector<std::byte>(16)};
+  write_npy(t, path);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 4);
+  EXPECT_THROW(read_npy(path, "x"), Error);
+  EXPECT_THROW(read_npy(path.string() + ".absent", "x"), Error);
+  std::filesystem::remove(path);
+}
+
+TEST(Tensor, WidensHalfAndBfloat16) {
+  Tensor half{"h", DType::kFloat16, {3}, std::vector<std::byte>(6)};
+  const std::uint16_t values[3] = {0x3C00, 0xC000, 0x3555};  // 1, -2, ~0.3333
+  std::memcpy(half.data.data(), values, 6);
+  const auto d = to_doubles(half);
+  EXPECT_DOUBLE_EQ(d[0], 1.0);
+  EXPECT_DOUBLE_EQ(d[1], -2.0);
+  EXPECT_NEAR(d[2], 1.0 / 3, 1e-3);
+  Tensor bf{"b", DType::kBFloat16, {1}, std::vector<std::byte>(2)};
+  const std::uint16_t one = 0x3F80;
+  std::memcpy(bf.data.data(), &one, 2);
+  EXPECT_DOUBLE_EQ(to_doubles(bf)[0], 1.0);
 }
 
 }  // namespace infermark

@@ -1,0 +1,40 @@
+#include "harness/cross_check.hpp"
+
+#include "core/npy.hpp"
+
+namespace infermark::harness {
+namespace {
+
+bool has_outputs(const report::RunResult& r) { return r.status == "ok" && !r.outputs_dir.empty(); }
+
+std::vector<Tensor> load_outputs(const report::RunResult& r) {
+  std::vector<Tensor> tensors;
+  for (const auto& spec : r.model.outputs) tensors.push_back(read_npy(output_file(r.outputs_dir, spec.name), spec.name));
+  return tensors;
+}
+
+const CellOutcome* choose_reference(const std::vector<CellOutcome>& outcomes, const std::string& preferred) {
+  const CellOutcome* first = nullptr;
+  for (const auto& o : outcomes) {
+    if (!has_outputs(o.result)) continue;
+    if (o.result.backend.name == preferred) return &o;
+    if (!first) first = &o;
+  }
+  return first;
+}
+
+}  // namespace
+
+void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred) {
+  const auto* reference = choose_reference(outcomes, preferred);
+  if (!reference) return;
+  const auto reference_outputs = load_outputs(reference->result);
+  const auto reference_name = reference->result.backend.name;
+  for (auto& o : outcomes) {
+    if (!has_outputs(o.result)) continue;
+    o.result.cross_check = report::CrossCheck{reference_name, stats::compare_outputs(reference_outputs, load_outputs(o.result))};
+    report::write_run_result(o.result, o.result_path.string());
+  }
+}
+
+}  // namespace infermark::harness
