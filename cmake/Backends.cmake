@@ -71,3 +71,18 @@ if(build_ov)
     SOURCES src/backends/openvino/openvino_backend.cpp
     LIBRARIES openvino::runtime)
 endif()
+
+# --- OpenCV DNN: Debian's libopencv-dnn-dev (libopencv-dev ships the CMake package) ------------
+infermark_backend_option(opencv)
+set(ocv_found FALSE)
+if(NOT INFERMARK_WITH_OPENCV STREQUAL "OFF")
+  find_package(OpenCV QUIET COMPONENTS core dnn)
+  set(ocv_found ${OpenCV_FOUND})
+endif()
+infermark_backend_decide(opencv ${ocv_found} build_ocv)
+if(build_ocv)
+  infermark_add_backend(opencv
+    SOURCES src/backends/opencv/opencv_backend.cpp src/backends/opencv/onnx_input_reader.cpp
+    SYSTEM_INCLUDES ${OpenCV_INCLUDE_DIRS}
+    LIBRARIES opencv_core opencv_dnn)
+endif()

@@ -14,7 +14,7 @@ void check_option_keys(const std::string& backend, const std::map<std::string, s
     std::string list;
     for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a;
     throw Error("--opt " + key + "=" + value + ": backend '" + backend + "' has no option '" + key +
-                "' (it accepts: " + list + ")");
+                (list.empty() ? "' (it takes no --opt options)" : "' (it accepts: " + list + ")"));
   }
 }
 

@@ -1,0 +1,173 @@
+// OpenCV DNN backend: Debian's OpenCV reads the ONNX model and runs it on its own CPU
+// implementation (DNN_BACKEND_OPENCV, DNN_TARGET_CPU) in float32. The model's input and output
+// specs come from the ONNX file itself (onnx_input_reader), because OpenCV 4.6 does not report
+// them. Inputs are copied into OpenCV blobs once; a timed run is Net::forward and nothing else.
+#include <opencv2/core.hpp>
+#include <opencv2/dnn.hpp>
+
+#include <cstring>
+#include <sstream>
+#include <string_view>
+
+#include "backends/backend.hpp"
+#include "backends/opencv/onnx_input_reader.hpp"
+#include "backends/options.hpp"
+#include "backends/plugin.hpp"
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+constexpr const char* kName = "opencv";
+
+// OpenCV's own cause without its source location (e.err rather than e.what()). The ONNX importer
+// quotes the failing node's error as "> ..." lines; those markers are dropped and the lines joined.
+std::string opencv_cause(const cv::Exception& e) {
+  std::string cause;
+  std::istringstream lines(e.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(">")) line.erase(0, 1);
+    const auto begin = line.find_first_not_of(' ');
+    if (begin == std::string::npos) continue;
+    cause += (cause.empty() ? "" : " ") + line.substr(begin);
+  }
+  return cause.empty() ? e.what() : cause;
+}
+
+// Runs `action`, turning OpenCV's exception into infermark::Error prefixed with `context`.
+template <typename Action>
+decltype(auto) rethrow_opencv_errors(std::string_view context, Action&& action) {
+  try {
+    return action();
+  } catch (const cv::Exception& e) {
+    throw Error(std::string(context) + ": " + opencv_cause(e));
+  }
+}
+
+// OpenCV 4.6 names its parallel framework (TBB, OpenMP, pthreads) only in its build information.
+std::string parallel_framework() {
+  const std::string info = cv::getBuildInformation();
+  const std::string key = "Parallel framework:";
+  const auto at = info.find(key);
+  if (at == std::string::npos) return "unknown";
+  const auto begin = info.find_first_not_of(' ', at + key.size());
+  return info.substr(begin, info.find('\n', begin) - begin);
+}
+
+std::string count_or_empty(int requested) { return requested > 0 ? std::to_string(requested) : ""; }
+
+// cv::setNumThreads is process-wide, so every session sets it: 0 restores OpenCV's default (-1)
+// instead of inheriting whatever an earlier session in this process chose.
+EffectiveSetting apply_intra_op_threads(int requested) {
+  cv::setNumThreads(requested > 0 ? requested : -1);
+  const auto asked = count_or_empty(requested);
+  const auto effective = std::to_string(cv::getNumThreads());
+  const bool applied = asked.empty() || asked == effective;
+  return {"intra_op_threads", asked, effective, applied, applied ? "" : "OpenCV chose a different thread count"};
+}
+
+EffectiveSetting inter_op_setting(int requested) {
+  const bool applied = requested == 0;
+  return {"inter_op_threads", count_or_empty(requested), "not applicable", applied,
+          applied ? "" : "OpenCV DNN runs one layer at a time; it has no inter-op thread setting"};
+}
+
+EffectiveSetting precision_setting(const std::string& requested) {
+  const bool applied = requested == "fp32";
+  return {"precision", requested, "fp32", applied,
+          applied ? "" : "OpenCV 4.6's CPU target (DNN_TARGET_CPU) computes in fp32 only"};
+}
+
+cv::Mat to_blob(const Tensor& tensor) {
+  if (tensor.dtype != DType::kFloat32)
+    throw Error("input '" + tensor.name + "' is " + std::string(dtype_name(tensor.dtype)) +
+                ": OpenCV DNN only takes float32 inputs here");
+  if (tensor.shape.empty()) throw Error("input '" + tensor.name + "' is a scalar: OpenCV DNN blobs need at least one dimension");
+  cv::Mat blob(std::vector<int>(tensor.shape.begin(), tensor.shape.end()), CV_32F);
+  std::memcpy(blob.data, tensor.data.data(), tensor.data.size());
+  return blob;
+}
+
+Tensor to_tensor(const std::string& name, const cv::Mat& blob) {
+  cv::Mat values;
+  blob.convertTo(values, CV_32F);  // a continuous float32 copy (the CPU target already computes in float32)
+  Tensor tensor{name, DType::kFloat32, std::vector<std::int64_t>(blob.size.p, blob.size.p + blob.dims), {}};
+  tensor.data.resize(values.total() * values.elemSize());
+  std::memcpy(tensor.data.data(), values.data, tensor.data.size());
+  return tensor;
+}
+
+class OpenCvSession final : public Session {
+ public:
+  OpenCvSession(const std::filesystem::path& model, const SessionOptions& options) {
+    check_option_keys(kName, options.extras, {});
+    if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'opencv' runs on the CPU only");
+    net_ = cv::dnn::readNetFromONNX(model.string());
+    net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
+    net_.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
+    auto signature = read_onnx_signature(model);
+    inputs_ = std::move(signature.inputs);
+    outputs_ = std::move(signature.outputs);
+    for (const auto& spec : outputs_) output_names_.push_back(spec.name);
+    check_outputs_are_layers(model);
+    settings_ = {
+        apply_intra_op_threads(options.intra_op_threads),
+        inter_op_setting(options.inter_op_threads),
+        precision_setting(options.precision),
+        {"device", options.device, "DNN_BACKEND_OPENCV, DNN_TARGET_CPU", true, ""},
+        {"parallel_framework", "", parallel_framework(), true, ""},
+    };
+  }
+
+  const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
+  const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
+
+  void set_inputs(const std::vector<Tensor>& inputs) override {
+    for (const auto& tensor : inputs)
+      rethrow_opencv_errors("OpenCV DNN rejected input '" + tensor.name + "'", [&] { net_.setInput(to_blob(tensor), tensor.name); });
+  }
+
+  void run() override {
+    rethrow_opencv_errors("OpenCV DNN inference failed", [&] { net_.forward(output_blobs_, output_names_); });
+  }
+
+  std::vector<Tensor> outputs() override {
+    std::vector<Tensor> result;
+    for (std::size_t i = 0; i < output_blobs_.size(); ++i) result.push_back(to_tensor(output_names_[i], output_blobs_[i]));
+    return result;
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+
+ private:
+  // Net::forward fetches outputs by layer name; OpenCV's ONNX importer names each layer after its
+  // node's first output, so a graph output that is not one cannot be fetched.
+  void check_outputs_are_layers(const std::filesystem::path& model) const {
+    for (const auto& name : output_names_)
+      if (net_.getLayerId(name) < 0)
+        throw Error("cannot load " + model.string() + ": OpenCV DNN has no layer for graph output '" + name + "'");
+  }
+
+  cv::dnn::Net net_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<cv::String> output_names_;
+  std::vector<cv::Mat> output_blobs_;
+  std::vector<EffectiveSetting> settings_;
+};
+
+class OpenCvBackend final : public Backend {
+ public:
+  BackendInfo info() const override {
+    return {kName, "OpenCV DNN", cv::getVersionString(), {"onnx"}, {"cpu"}, "Debian libopencv-dnn-dev"};
+  }
+
+  std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
+    return rethrow_opencv_errors("cannot load " + model.string(),
+                                 [&] { return std::make_unique<OpenCvSession>(model, options); });
+  }
+};
+
+}  // namespace
+}  // namespace infermark
+
+INFERMARK_DEFINE_BACKEND(infermark::OpenCvBackend)
