@@ -81,7 +81,9 @@ int run(const RunCommandOptions& o) {
   int exit_code = 0;
   BackendRegistry registry(default_plugin_dir());
   harness::ComparisonPlan plan;
-  for (const auto& backend : select_backends(o, registry, exit_code)) plan.cells.push_back(to_cell(o.measurement, backend));
+  const auto threads = thread_counts(o.measurement);
+  for (const auto& backend : select_backends(o, registry, exit_code))
+    for (int t : threads) plan.cells.push_back(to_cell(o.measurement, backend, t));
   plan.output_dir = run_folder(o);
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s;
@@ -90,10 +92,10 @@ int run(const RunCommandOptions& o) {
     return worker_command(o.measurement, cell, path);
   };
 
-  fmt::print("infermark run {}: {} backend(s), batch {}, {} warm-up + {} timed runs, {} threads\n", o.measurement.model,
-             plan.cells.size(), o.measurement.batch, o.measurement.warmup, o.measurement.runs,
-             plan.cells.front().options.intra_op_threads == 0 ? std::string("framework-default")
-                                                               : std::to_string(plan.cells.front().options.intra_op_threads));
+  std::string thread_list;
+  for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + (t == 0 ? std::string("framework-default") : std::to_string(t));
+  fmt::print("infermark run {}: {} cell(s), batch {}, {} warm-up + {} timed runs, threads {}\n", o.measurement.model,
+             plan.cells.size(), o.measurement.batch, o.measurement.warmup, o.measurement.runs, thread_list);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     print_progress(++done, plan.cells.size(), outcome);

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_options.hpp"
 #include "cli/stop_signal.hpp"
+#include "core/error.hpp"
 #include "harness/comparison.hpp"
 
 namespace infermark::cli {
@@ -21,7 +22,8 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   add_measurement_flags(*cmd, options);
   cmd->callback([&exit_code] {
     const auto& stop = install_stop_handler();
-    auto cell = to_cell(options, backend);
+    if (options.threads.size() > 1) throw Error("worker: --threads takes one value");
+    auto cell = to_cell(options, backend, thread_counts(options).front());
     cell.isolation = "worker process";
     cell.outputs_dir = outputs_dir;
     BackendRegistry registry(default_plugin_dir());

@@ -1,5 +1,7 @@
 #include "cli/run_options.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "probes/environment.hpp"
 
@@ -27,8 +29,9 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--warmup", o.warmup, "Untimed warm-up runs before measuring")->check(CLI::NonNegativeNumber)->capture_default_str();
   cmd.add_option("--runs", o.runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--threads", o.threads,
-                 "Intra-op threads for every backend (0: each framework's own default; default: physical cores)")
-      ->check(CLI::NonNegativeNumber);
+                 "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
+                 "(0: each framework's own default; default: physical cores)")
+      ->delimiter(',')->check(CLI::NonNegativeNumber);
   cmd.add_option("--inter-op-threads", o.inter_op_threads, "Inter-op threads (0: framework default)")->check(CLI::NonNegativeNumber);
   cmd.add_option("--precision", o.precision, "Inference precision requested: fp32, bf16, fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
@@ -39,11 +42,19 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--seed", o.seed, "Seed of the random input data")->capture_default_str();
 }
 
-harness::CellRequest to_cell(const RunOptions& o, const std::string& backend) {
+std::vector<int> thread_counts(const RunOptions& o) {
+  if (o.threads.empty()) return {default_thread_count()};
+  std::vector<int> counts;
+  for (int t : o.threads)
+    if (std::find(counts.begin(), counts.end(), t) == counts.end()) counts.push_back(t);
+  return counts;
+}
+
+harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads) {
   harness::CellRequest cell;
   cell.backend = backend;
   cell.model = o.model;
-  cell.options.intra_op_threads = o.threads < 0 ? default_thread_count() : o.threads;
+  cell.options.intra_op_threads = threads;
   cell.options.inter_op_threads = o.inter_op_threads;
   cell.options.precision = o.precision;
   cell.options.device = o.device;

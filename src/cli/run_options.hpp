@@ -17,7 +17,9 @@ struct RunOptions {
   long long batch = 1;
   int warmup = 10;
   int runs = 100;
-  int threads = -1;  // -1: the machine's physical core count, applied to every backend
+  // Intra-op thread counts; one cell per backend and count. Empty: the machine's physical core
+  // count, applied to every backend. 0: each framework's own default.
+  std::vector<int> threads;
   int inter_op_threads = 0;
   std::string precision = "fp32";
   std::string device = "cpu";
@@ -30,8 +32,11 @@ struct RunOptions {
 // Adds the shared flags with their validators to `cmd`.
 void add_measurement_flags(CLI::App& cmd, RunOptions& options);
 
-// Builds the cell for `backend`; throws infermark::Error naming the flag for malformed values.
-harness::CellRequest to_cell(const RunOptions& options, const std::string& backend);
+// The thread counts to measure (the default resolved).
+std::vector<int> thread_counts(const RunOptions& options);
+
+// Builds the cell for `backend` at `threads`; throws infermark::Error naming the flag for malformed values.
+harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads);
 
 // The `infermark worker ...` command line that measures `cell` into `result_path`.
 std::vector<std::string> worker_command(const RunOptions& options, const harness::CellRequest& cell,

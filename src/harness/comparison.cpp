@@ -84,7 +84,8 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
   for (auto cell : plan.cells) {
     if (stop.load()) break;
     cell.isolation = plan.in_process ? "in-process" : "worker process";
-    const auto stem = cell.model.stem().string() + "." + cell.backend;
+    const auto threads = cell.options.intra_op_threads;
+    const auto stem = cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default");
     CellOutcome outcome{{}, plan.output_dir / (stem + ".json")};
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
     outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path, stop);

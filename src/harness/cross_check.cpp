@@ -30,9 +30,11 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
   if (!reference) return;
   const auto reference_outputs = load_outputs(reference->result);
   const auto reference_name = reference->result.backend.name;
+  const auto reference_file = reference->result_path.filename().string();
   for (auto& o : outcomes) {
     if (!has_outputs(o.result)) continue;
-    o.result.cross_check = report::CrossCheck{reference_name, stats::compare_outputs(reference_outputs, load_outputs(o.result))};
+    o.result.cross_check = report::CrossCheck{reference_name, reference_file, &o == reference,
+                                              stats::compare_outputs(reference_outputs, load_outputs(o.result))};
     report::write_run_result(o.result, o.result_path.string());
   }
 }

@@ -23,7 +23,7 @@ std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", valu
 // Agreement of the first output with the reference backend's: max abs error and top-1 share.
 std::array<std::string, 2> agreement_cells(const RunResult& r) {
   if (!r.cross_check || r.cross_check->outputs.empty()) return {"-", "-"};
-  if (r.cross_check->reference_backend == r.backend.name) return {"(reference)", "(reference)"};
+  if (r.cross_check->is_reference) return {"(reference)", "(reference)"};
   const auto& first = r.cross_check->outputs.front();
   if (!first.comparable) return {"not comparable", "-"};
   return {fmt::format("{:.2e}", first.max_abs_error),
@@ -90,7 +90,7 @@ std::string comparison_table(const std::vector<RunResult>& results) {
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   for (const auto& r : results)
-    if (r.cross_check && r.cross_check->reference_backend != r.backend.name)
+    if (r.cross_check && !r.cross_check->is_reference)
       for (const auto& o : r.cross_check->outputs)
         if (!o.comparable) table += fmt::format("  {}: output '{}' not comparable: {}\n", r.backend.name, o.output, o.note);
   return table;

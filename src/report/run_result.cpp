@@ -100,12 +100,13 @@ json cross_check_json(const std::optional<CrossCheck>& check) {
                        {"max_abs_error", o.max_abs_error}, {"mean_abs_error", o.mean_abs_error},
                        {"cosine_similarity", o.cosine_similarity},
                        {"top1_agreement", o.top1_agreement ? json(*o.top1_agreement) : json(nullptr)}});
-  return {{"reference_backend", check->reference_backend}, {"outputs", outputs}};
+  return {{"reference_backend", check->reference_backend}, {"reference_result", check->reference_result},
+          {"is_reference", check->is_reference}, {"outputs", outputs}};
 }
 
 std::optional<CrossCheck> cross_check_from(const json& j) {
   if (j.is_null()) return std::nullopt;
-  CrossCheck check{j.at("reference_backend"), {}};
+  CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}};
   for (const auto& o : j.at("outputs")) {
     stats::OutputAgreement a{o.at("output"), o.at("comparable"), o.at("note"), o.at("max_abs_error"),
                              o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt};

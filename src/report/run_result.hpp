@@ -57,7 +57,9 @@ struct Timing {
 
 // Outputs compared with a reference backend's on the same inputs (filled by the orchestrator).
 struct CrossCheck {
-  std::string reference_backend;  // equal to this result's backend for the reference itself
+  std::string reference_backend;
+  std::string reference_result;  // file name of the reference cell's result
+  bool is_reference = false;     // this result is the reference itself
   std::vector<stats::OutputAgreement> outputs;
 };
 

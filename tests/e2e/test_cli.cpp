@@ -9,6 +9,7 @@
 
 #include "backends/registry.hpp"
 #include "core/npy.hpp"
+#include "report/comparison_table.hpp"
 #include "report/run_result.hpp"
 
 namespace {
@@ -120,6 +121,34 @@ TEST_F(Cli, UserInputFilesAreFedAsGiven) {
   const auto missing = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + (dir_ / "nope.npy").string() + quick());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope.npy: no such file"), std::string::npos) << missing.err;
+}
+
+TEST_F(Cli, AThreadListGivesOneCellPerBackendAndCount) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --threads 1,2" + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 4u);
+  int references = 0;
+  for (const auto& result : all) {
+    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.requested.intra_op_threads, infermark::report::effective_setting(result, "intra_op_threads") == "1" ? 1 : 2);
+    ASSERT_TRUE(result.cross_check.has_value());
+    references += result.cross_check->is_reference;
+  }
+  EXPECT_EQ(references, 1);  // one reference cell; every other cell is compared with it
+}
+
+TEST_F(Cli, ATruncatedModelFailsWithTheFrameworksReason) {
+  const auto truncated = dir_ / "truncated.onnx";
+  fs::copy_file(kModels / "tiny_cnn.onnx", truncated);
+  fs::resize_file(truncated, fs::file_size(truncated) / 2);
+  const auto r = infermark("run " + truncated.string() + quick());
+  EXPECT_EQ(r.exit_code, 1);
+  for (const auto& result : results()) {
+    EXPECT_EQ(result.status, "failed");
+    EXPECT_NE(result.error.find("truncated.onnx"), std::string::npos) << result.error;
+    EXPECT_NE(result.error.find("while loading the model"), std::string::npos) << result.error;
+  }
 }
 
 TEST_F(Cli, InProcessModeGivesTheSameShapeOfResult) {
