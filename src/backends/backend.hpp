@@ -27,6 +27,7 @@ struct SessionOptions {
   int inter_op_threads = 0;  // 0: framework default
   std::string device = "cpu";
   std::string precision = "fp32";
+  int expected_concurrency = 1;  // parallel requests the scenario will issue (tunes e.g. OpenVINO's hint)
   std::map<std::string, std::string> extras;  // framework-specific --opt key=value
 };
 
@@ -45,11 +46,16 @@ class Session {
   virtual ~Session() = default;
   virtual const std::vector<TensorSpec>& input_specs() const = 0;
   virtual const std::vector<TensorSpec>& output_specs() const = 0;
-  // Copies/binds the inputs into framework tensors; not timed.
-  virtual void set_inputs(const std::vector<Tensor>& inputs) = 0;
-  // One inference on the bound inputs; this is the call the harness times.
-  virtual void run() = 0;
-  // Host copies of the last run's outputs; not timed.
+  // Copies/binds the inputs into framework tensors for `slots` independent request contexts
+  // (infer requests, bindings); not timed. 1 <= slots <= max_slots().
+  virtual void set_inputs(const std::vector<Tensor>& inputs, int slots) = 0;
+  // One inference on the inputs bound to `slot`; this is the call the harness times. Calls on
+  // different slots may overlap in time (concurrent clients of one session).
+  virtual void run(int slot) = 0;
+  // How many slots may run concurrently on this one session; 1 when the framework's session is
+  // not safe to use from several threads (the harness then opens one session per client).
+  virtual int max_slots() const = 0;
+  // Host copies of slot 0's last outputs; not timed.
   virtual std::vector<Tensor> outputs() = 0;
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
 };

@@ -10,6 +10,7 @@
 #include "cli/run_options.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
+#include "harness/cell_json.hpp"
 #include "harness/comparison.hpp"
 #include "report/comparison_table.hpp"
 
@@ -88,14 +89,18 @@ int run(const RunCommandOptions& o) {
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s;
   plan.reference_backend = o.reference;
-  plan.worker_argv = [&o](const harness::CellRequest& cell, const std::filesystem::path& path) {
-    return worker_command(o.measurement, cell, path);
+  plan.worker_argv = [](const harness::CellRequest& cell, const std::filesystem::path& path) {
+    const auto cell_file = std::filesystem::path(path).replace_extension(".cell");
+    harness::write_cell(cell, cell_file);
+    return std::vector<std::string>{std::filesystem::read_symlink("/proc/self/exe").string(), "worker", "--cell",
+                                    cell_file.string(), "--result", path.string()};
   };
 
   std::string thread_list;
   for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + (t == 0 ? std::string("framework-default") : std::to_string(t));
-  fmt::print("infermark run {}: {} cell(s), batch {}, {} warm-up + {} timed runs, threads {}\n", o.measurement.model,
-             plan.cells.size(), o.measurement.batch, o.measurement.warmup, o.measurement.runs, thread_list);
+  const auto& s = o.measurement.scenario;
+  fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", o.measurement.model,
+             plan.cells.size(), s.name, o.measurement.batch, s.warmup_queries, thread_list);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     print_progress(++done, plan.cells.size(), outcome);
@@ -106,7 +111,7 @@ int run(const RunCommandOptions& o) {
     results.push_back(outcome.result);
     if (outcome.result.status != "ok" && exit_code == 0) exit_code = 1;
   }
-  fmt::print("\n{}\nresults: {}\n", report::comparison_table(results), plan.output_dir.string());
+  fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results), plan.output_dir.string());
   if (stop.load()) {
     fmt::print(stderr, "infermark: interrupted; results measured so far are kept in {}\n", plan.output_dir.string());
     return 130;

@@ -15,7 +15,43 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-std::filesystem::path self_executable() { return std::filesystem::read_symlink("/proc/self/exe"); }
+void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
+  auto& s = o.scenario;
+  cmd.add_option("--scenario", s.name, "single-stream, concurrency, offline, server, ramp, soak or pulse")
+      ->check(CLI::IsMember({"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse"}))
+      ->capture_default_str();
+  cmd.add_option("--concurrency", s.concurrency, "Clients (concurrency, offline) or serving lanes (server, soak, pulse)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
+  cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")
+      ->capture_default_str();
+  cmd.add_option("--min-queries", s.min_queries, "Fewest timed queries for a valid run")->capture_default_str();
+  cmd.add_option("--min-duration", s.min_duration_s, "Shortest timed run in seconds")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(CLI::PositiveNumber);
+  cmd.add_option("--arrivals", o.arrivals, "poisson or constant")->check(CLI::IsMember({"poisson", "constant"}))->capture_default_str();
+  cmd.add_option("--duration", s.duration_s, "Seconds of open-loop load (server, each --find-max-qps trial)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee)")->check(CLI::NonNegativeNumber);
+  cmd.add_flag("--find-max-qps", s.find_max_qps, "Search the highest arrival rate that meets --p99-ms");
+  cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate")->check(CLI::IsMember({"concurrency", "rate"}))->capture_default_str();
+  cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--step-duration", s.step_duration_s, "Seconds per ramp step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--capacity-probe", s.capacity_probe_s, "Seconds of the closed-loop probe sizing soak/pulse/find-max-qps")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--soak-share", s.soak_share, "Soak load as a share of measured capacity")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--soak-duration", s.soak_duration_s, "Soak length in seconds")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--soak-interval", s.soak_interval_s, "Seconds per soak reporting interval")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--pulse-baseline", s.pulse_baseline_share, "Pulse baseline as a share of capacity")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
+}
 
 }  // namespace
 
@@ -26,8 +62,6 @@ int default_thread_count() {
 
 void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--warmup", o.warmup, "Untimed warm-up runs before measuring")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd.add_option("--runs", o.runs, "Timed runs")->check(CLI::PositiveNumber)->capture_default_str();
   cmd.add_option("--threads", o.threads,
                  "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
                  "(0: each framework's own default; default: physical cores)")
@@ -39,7 +73,8 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
   cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
-  cmd.add_option("--seed", o.seed, "Seed of the random input data")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
+  add_scenario_flags(cmd, o);
 }
 
 std::vector<int> thread_counts(const RunOptions& o) {
@@ -73,29 +108,16 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
     if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
     cell.inputs.files[name] = file;
   }
-  cell.scenario.warmup_runs = o.warmup;
-  cell.scenario.timed_runs = o.runs;
+  cell.scenario = o.scenario;
+  cell.scenario.seed = o.seed;
+  cell.scenario.arrivals = o.arrivals == "constant" ? loadgen::Arrivals::kConstant : loadgen::Arrivals::kPoisson;
+  const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
+  if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
+  cell.scenario.pulse_baseline_s = static_cast<double>(pulse[0]);
+  cell.scenario.pulse_burst_s = static_cast<double>(pulse[1]);
+  cell.scenario.pulse_recovery_s = static_cast<double>(pulse[2]);
+  loadgen::validate(cell.scenario);
   return cell;
-}
-
-std::vector<std::string> worker_command(const RunOptions& o, const harness::CellRequest& cell,
-                                        const std::filesystem::path& result_path) {
-  std::vector<std::string> argv{self_executable().string(), "worker", o.model,
-                                "--backend", cell.backend,
-                                "--result", result_path.string(),
-                                "--batch", std::to_string(o.batch),
-                                "--warmup", std::to_string(o.warmup),
-                                "--runs", std::to_string(o.runs),
-                                "--threads", std::to_string(cell.options.intra_op_threads),
-                                "--inter-op-threads", std::to_string(o.inter_op_threads),
-                                "--precision", o.precision,
-                                "--device", o.device,
-                                "--seed", std::to_string(o.seed)};
-  for (const auto& s : o.shapes) argv.insert(argv.end(), {"--shape", s});
-  for (const auto& i : o.input_files) argv.insert(argv.end(), {"--input", i});
-  if (!cell.outputs_dir.empty()) argv.insert(argv.end(), {"--save-outputs", cell.outputs_dir.string()});
-  for (const auto& opt : o.backend_opts) argv.insert(argv.end(), {"--opt", opt});
-  return argv;
 }
 
 }  // namespace infermark::cli

@@ -1,5 +1,4 @@
-// The measurement flags shared by `run` (the orchestrator) and `worker` (one isolated cell),
-// and the translation between them, so a worker measures exactly what `run` was asked for.
+// The measurement flags of `infermark run` and their translation into cell requests.
 #pragma once
 
 #include <filesystem>
@@ -15,8 +14,6 @@ namespace infermark::cli {
 struct RunOptions {
   std::string model;
   long long batch = 1;
-  int warmup = 10;
-  int runs = 100;
   // Intra-op thread counts; one cell per backend and count. Empty: the machine's physical core
   // count, applied to every backend. 0: each framework's own default.
   std::vector<int> threads;
@@ -27,20 +24,20 @@ struct RunOptions {
   std::vector<std::string> input_files;  // name=file.npy
   std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
   unsigned long long seed = 42;
+  std::string arrivals = "poisson";
+  std::string pulse_times_text = "10,10,20";
+  loadgen::ScenarioSpec scenario;
 };
 
-// Adds the shared flags with their validators to `cmd`.
+// Adds the measurement and scenario flags with their validators to `cmd`.
 void add_measurement_flags(CLI::App& cmd, RunOptions& options);
 
 // The thread counts to measure (the default resolved).
 std::vector<int> thread_counts(const RunOptions& options);
 
-// Builds the cell for `backend` at `threads`; throws infermark::Error naming the flag for malformed values.
+// Builds the cell for `backend` at `threads`; throws infermark::Error naming the flag for
+// malformed or impossible values, before anything runs.
 harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads);
-
-// The `infermark worker ...` command line that measures `cell` into `result_path`.
-std::vector<std::string> worker_command(const RunOptions& options, const harness::CellRequest& cell,
-                                        const std::filesystem::path& result_path);
 
 // The physical core count used when --threads is not given.
 int default_thread_count();

@@ -3,34 +3,13 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <numbers>
 
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "core/random.hpp"
 
 namespace infermark {
 namespace {
-
-// SplitMix64: tiny, fast and identical on every platform (std:: distributions are not).
-class SeededRandom {
- public:
-  explicit SeededRandom(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  double normal() {  // Box-Muller
-    double u1 = uniform(), u2 = uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-
- private:
-  std::uint64_t state_;
-};
 
 std::uint16_t float_to_half(float value) {
   std::uint32_t x = std::bit_cast<std::uint32_t>(value);

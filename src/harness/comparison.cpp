@@ -33,9 +33,10 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   result.model.name = cell.model.stem().string();
   result.model.format = model_format(cell.model);
   result.requested = cell.options;
+  result.scenario.name = cell.scenario.name;
   result.scenario.batch = cell.inputs.batch;
-  result.scenario.warmup_runs = cell.scenario.warmup_runs;
-  result.scenario.timed_runs = cell.scenario.timed_runs;
+  result.scenario.warmup_runs = static_cast<int>(cell.scenario.warmup_queries);
+  result.scenario.timed_runs = static_cast<int>(cell.scenario.max_queries);
   result.scenario.seed = cell.inputs.seed;
   result.status = outcome.kind == ChildOutcome::Kind::kTimedOut ? "timeout"
                   : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed" : "failed";
@@ -86,7 +87,8 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     cell.isolation = plan.in_process ? "in-process" : "worker process";
     const auto threads = cell.options.intra_op_threads;
     const auto stem = cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default");
-    CellOutcome outcome{{}, plan.output_dir / (stem + ".json")};
+    CellOutcome outcome;
+    outcome.result_path = plan.output_dir / (stem + ".json");
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
     outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());

@@ -6,8 +6,10 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "harness/local_system.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
+#include "probes/resource_sampler.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -20,26 +22,93 @@ report::ModelDescription describe_model(const std::filesystem::path& model) {
   return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {}};
 }
 
-void fill_throughput(report::RunResult& result, const loadgen::SingleStreamLog& log) {
-  result.samples_ms = log.latencies_ms;
-  if (log.latencies_ms.empty()) return;
-  result.latency_ms = stats::summarize(log.latencies_ms);
-  result.throughput.wall_s = log.wall_s;
-  result.throughput.queries_per_s = log.wall_s > 0 ? static_cast<double>(log.latencies_ms.size()) / log.wall_s : 0.0;
-  result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
-}
-
 // Validates before anything is loaded: an impossible request fails fast, naming the flag.
 void check_request(const CellRequest& request) {
   if (!std::filesystem::exists(request.model)) throw Error(request.model.string() + ": no such file");
   if (std::filesystem::is_directory(request.model)) throw Error(request.model.string() + ": is a folder, not a model file");
   if (model_format(request.model).empty())
     throw Error(request.model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+  loadgen::validate(request.scenario);
 }
 
 void save_outputs(Session& session, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   for (const auto& tensor : session.outputs()) write_npy(tensor, output_file(dir, tensor.name));
+}
+
+// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
+loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome) {
+  if (outcome.headline) {
+    loadgen::QueryRecorder copy = outcome.phases[*outcome.headline].recorder;
+    return copy;
+  }
+  loadgen::QueryRecorder merged = outcome.phases.front().recorder;
+  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.merge(outcome.phases[i].recorder);
+  return merged;
+}
+
+void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome) {
+  if (outcome.phases.empty()) return;
+  for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase));
+  result.analysis = outcome.analysis;
+  const auto recorder = summarised(outcome);
+  const auto& histogram = recorder.latency();
+  result.latency_histogram = histogram.to_json();
+  result.time_series = recorder.series().to_json();
+  if (histogram.count() == 0) return;
+  if (recorder.samples_complete()) {
+    result.percentile_method = "exact";
+    result.samples_ms = recorder.samples_ms();
+    result.latency_ms = stats::summarize(result.samples_ms);
+  } else {
+    result.percentile_method = "histogram";
+    result.latency_ms = stats::summarize_ranked(
+        histogram.count(), [&](std::size_t rank) { return static_cast<double>(histogram.value_at_rank(rank)) * 1e-6; },
+        histogram.mean() * 1e-6, histogram.stddev() * 1e-6);
+  }
+  double completed = 0, seconds = 0;
+  if (outcome.headline) {
+    completed = static_cast<double>(outcome.phases[*outcome.headline].recorder.completed());
+    seconds = outcome.phases[*outcome.headline].duration_s;
+  } else {
+    for (const auto& phase : outcome.phases) {
+      completed += static_cast<double>(phase.recorder.completed());
+      seconds += phase.duration_s;
+    }
+  }
+  result.throughput.wall_s = seconds;
+  result.throughput.queries_per_s = seconds > 0 ? completed / seconds : 0.0;
+  result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
+}
+
+void fill_resources(report::RunResult& result, const probes::ResourceSummary& summary, const loadgen::ScenarioOutcome& outcome,
+                    std::int64_t sampler_start_ns) {
+  result.resources = probes::to_json(summary);
+  double inferences = 0;
+  for (const auto& phase : outcome.phases) inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
+  const auto per_joule = probes::inferences_per_joule(summary.energy, inferences);
+  result.resources["inferences"] = inferences;
+  result.resources["inferences_per_joule"] = per_joule ? nlohmann::json(*per_joule) : nlohmann::json(nullptr);
+  if (result.scenario.name != "soak" || outcome.phases.empty()) return;
+  // RSS samples from the soak phase only (after warm-up and the capacity probe).
+  const double soak_offset_s = static_cast<double>(outcome.measured_from_ns - sampler_start_ns) * 1e-9;
+  std::vector<loadgen::TimedValue> rss;
+  for (const auto& s : summary.samples)
+    if (s.t_s >= soak_offset_s) rss.push_back({s.t_s - soak_offset_s, s.rss_mb});
+  result.analysis["soak"] = loadgen::analyse_soak(outcome.phases.front(), rss);
+}
+
+nlohmann::json scenario_parameters(const loadgen::ScenarioSpec& s) {
+  return {{"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
+          {"min_queries", s.min_queries}, {"min_duration_s", s.min_duration_s}, {"max_queries", s.max_queries},
+          {"max_duration_s", s.max_duration_s}, {"qps", s.qps},
+          {"arrivals", s.arrivals == loadgen::Arrivals::kPoisson ? "poisson" : "constant"}, {"duration_s", s.duration_s},
+          {"sla_p99_ms", s.sla_p99_ms}, {"find_max_qps", s.find_max_qps}, {"max_queue", s.max_queue},
+          {"ramp_by", s.ramp_by}, {"ramp_start", s.ramp_start}, {"ramp_step", s.ramp_step}, {"ramp_steps", s.ramp_steps},
+          {"step_duration_s", s.step_duration_s}, {"capacity_probe_s", s.capacity_probe_s}, {"soak_share", s.soak_share},
+          {"soak_duration_s", s.soak_duration_s}, {"soak_interval_s", s.soak_interval_s},
+          {"pulse_baseline_share", s.pulse_baseline_share}, {"pulse_burst_share", s.pulse_burst_share},
+          {"pulse_baseline_s", s.pulse_baseline_s}, {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s}};
 }
 
 }  // namespace
@@ -68,10 +137,12 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
   result.model = describe_model(request.model);
   result.requested = request.options;
   result.backend.name = request.backend;
+  result.scenario.name = request.scenario.name;
   result.scenario.batch = request.inputs.batch;
-  result.scenario.warmup_runs = request.scenario.warmup_runs;
-  result.scenario.timed_runs = request.scenario.timed_runs;
+  result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
+  result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
   result.scenario.seed = request.inputs.seed;
+  result.scenario.parameters = scenario_parameters(request.scenario);
   std::string stage = "starting";
   auto enter = [&](std::string next) {
     stage = std::move(next);
@@ -85,12 +156,16 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     auto backend = registry.load(request.backend);
     result.backend = (*backend)->info();
     environment.libraries[result.backend.framework] = result.backend.version;
+    const int lanes = loadgen::lanes_needed(request.scenario, environment.logical_cores);
+    auto options = request.options;
+    options.expected_concurrency = lanes;
+    result.requested = options;
 
     enter("loading the model");
     const bool peak_reset = probes::reset_peak_rss();
     result.memory.rss_before_load_mb = probes::read_process_memory().rss_mb;
     auto start = mono_now_ns();
-    auto session = (*backend)->open(request.model, request.options);
+    auto session = (*backend)->open(request.model, options);
     result.timing.load_ms = ms_since(start);
     result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
     result.model.inputs = session->input_specs();
@@ -104,26 +179,36 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
 
     enter("binding inputs");
     start = mono_now_ns();
-    session->set_inputs(inputs);
+    LocalSystem system(**backend, request.model, options, std::move(session), inputs, lanes);
     result.timing.prepare_ms = ms_since(start);
-    result.effective_settings = session->effective_settings();
+    result.effective_settings = system.primary().effective_settings();
+    result.scenario.parameters["lanes"] = lanes;
+    result.scenario.parameters["session_sharing"] = system.sharing();
 
     enter("running");
-    const auto log = loadgen::run_single_stream(*session, request.scenario, stop);
-    result.timing.first_inference_ms = log.first_warmup_ms;
-    fill_throughput(result, log);
-    if (log.interrupted || (stop && stop->load())) {
+    start = mono_now_ns();
+    system.issue(0);  // the first query pays lazy initialisation; it counts as warm-up
+    result.timing.first_inference_ms = ms_since(start);
+    probes::ResourceSampler sampler;
+    sampler.start();
+    const auto sampler_start_ns = mono_now_ns();
+    const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
+    const auto resources = sampler.stop();
+    for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
+    fill_measurements(result, outcome);
+    fill_resources(result, resources, outcome, sampler_start_ns);
+    if (outcome.interrupted) {
       result.status = "interrupted";
-      result.error = "stopped by the user after " + std::to_string(log.latencies_ms.size()) + " timed runs";
+      result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
     }
     result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
+    result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
+                               std::string(peak_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
     if (!request.outputs_dir.empty()) {
       enter("saving outputs");
-      save_outputs(*session, request.outputs_dir);
+      save_outputs(system.primary(), request.outputs_dir);
       result.outputs_dir = request.outputs_dir.string();
     }
-    result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
-                               std::string(peak_reset ? ": model load, warm-up and timed runs" : ": since process start (peak reset refused)");
   } catch (const std::exception& e) {
     result.status = "failed";
     result.error = request.backend + ": " + e.what() + " (while " + stage + ")";

@@ -10,7 +10,7 @@
 
 #include "backends/registry.hpp"
 #include "core/input_generator.hpp"
-#include "loadgen/single_stream.hpp"
+#include "loadgen/scenario.hpp"
 #include "report/run_result.hpp"
 
 namespace infermark::harness {
@@ -20,7 +20,7 @@ struct CellRequest {
   std::filesystem::path model;
   SessionOptions options;
   InputRequest inputs;
-  loadgen::SingleStreamConfig scenario;
+  loadgen::ScenarioSpec scenario;
   std::string isolation = "in-process";
   std::filesystem::path outputs_dir;  // where to save the last run's outputs as .npy ("" = don't)
 };

@@ -96,4 +96,61 @@ std::string comparison_table(const std::vector<RunResult>& results) {
   return table;
 }
 
+namespace {
+
+std::string cell_name(const RunResult& r) {
+  const auto threads = effective_setting(r, "intra_op_threads");
+  return r.backend.name + (threads.empty() ? "" : " (" + threads + " threads)");
+}
+
+std::string sla_note(const nlohmann::json& sla) {
+  return fmt::format("SLA P99 <= {} ms: {} (P99 {:.3f} ms; {} over target; the run supports a P{:.2f} claim at 99% confidence)",
+                     sla["p99_ms_target"].get<double>(), sla["passed"].get<bool>() ? "PASSED" : "FAILED",
+                     sla["p99_ms"].get<double>(), sla["queries_over_target"].get<std::uint64_t>(),
+                     sla["claimable_percentile_at_target"].get<double>());
+}
+
+std::string pulse_note(const nlohmann::json& p) {
+  return fmt::format("pulse: baseline P99 {:.3f} ms, peak P99 {:.3f} ms, {} errors/rejections in the burst, {}",
+                     p["baseline_p99_ms"].get<double>(), p["peak_p99_ms"].get<double>(),
+                     p["burst_errors_and_rejections"].get<std::uint64_t>(),
+                     p["recovered"].get<bool>() ? fmt::format("recovered {:.1f} s after the burst", p["time_to_recover_s"].get<double>())
+                                                : std::string("did not recover before the end"));
+}
+
+std::string energy_note(const RunResult& r) {
+  if (r.resources.is_null()) return "";
+  const auto& energy = r.resources["energy"];
+  if (!energy.value("available", false)) return "";
+  return fmt::format("energy: {:.1f} J, {:.2f} inferences/J ({})", energy["joules"].get<double>(),
+                     r.resources["inferences_per_joule"].get<double>(), energy["source"].get<std::string>());
+}
+
+}  // namespace
+
+std::string scenario_notes(const std::vector<RunResult>& results) {
+  std::string notes;
+  auto add = [&](const RunResult& r, const std::string& text) {
+    if (!text.empty()) notes += fmt::format("  {}: {}\n", cell_name(r), text);
+  };
+  std::string energy_unavailable;
+  for (const auto& r : results) {
+    const auto& a = r.analysis;
+    if (a.contains("sla")) add(r, sla_note(a["sla"]));
+    if (a.contains("max_qps_within_sla")) add(r, fmt::format("highest rate within the SLA: {:.1f} queries/s", a["max_qps_within_sla"].get<double>()));
+    if (a.contains("knee_reason"))
+      add(r, a["knee_step"].is_null() ? a["knee_reason"].get<std::string>()
+                                      : fmt::format("knee at {}: {}", a["knee_label"].get<std::string>(), a["knee_reason"].get<std::string>()));
+    if (a.contains("soak")) add(r, "soak: " + a["soak"]["verdict"].get<std::string>() + fmt::format(
+                                       " (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min)", a["soak"]["memory"].value("slope_per_min", 0.0),
+                                       a["soak"]["latency"].value("slope_per_min", 0.0)));
+    if (a.contains("pulse")) add(r, pulse_note(a["pulse"]));
+    add(r, energy_note(r));
+    if (!r.resources.is_null() && !r.resources["energy"].value("available", false))
+      energy_unavailable = r.resources["energy"].value("source", "");
+  }
+  if (!energy_unavailable.empty()) notes += "  energy: unavailable (" + energy_unavailable + ")\n";
+  return notes;
+}
+
 }  // namespace infermark::report

@@ -14,4 +14,8 @@ std::string effective_setting(const RunResult& result, const std::string& key);
 
 std::string comparison_table(const std::vector<RunResult>& results);
 
+// What the scenario concluded for each result: SLA verdict, knee, highest rate within the SLA,
+// soak and pulse verdicts, energy per inference — one or two lines per result.
+std::string scenario_notes(const std::vector<RunResult>& results);
+
 }  // namespace infermark::report

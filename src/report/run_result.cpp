@@ -134,15 +134,22 @@ json to_json(const RunResult& r) {
   j["settings"] = {{"requested", {{"intra_op_threads", r.requested.intra_op_threads},
                                   {"inter_op_threads", r.requested.inter_op_threads},
                                   {"device", r.requested.device}, {"precision", r.requested.precision},
+                                  {"expected_concurrency", r.requested.expected_concurrency},
                                   {"extras", r.requested.extras}}},
                    {"effective", settings_json(r.effective_settings)}};
   j["scenario"] = {{"name", r.scenario.name}, {"batch", r.scenario.batch}, {"warmup_runs", r.scenario.warmup_runs},
                    {"timed_runs", r.scenario.timed_runs}, {"seed", r.scenario.seed},
-                   {"inputs", inputs_fed_json(r.scenario.inputs)}};
+                   {"inputs", inputs_fed_json(r.scenario.inputs)}, {"parameters", r.scenario.parameters}};
   j["timing_ms"] = {{"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms},
                     {"first_inference", r.timing.first_inference_ms}};
   j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
+  j["percentile_method"] = r.percentile_method;
   j["samples_ms"] = r.samples_ms;
+  j["latency_histogram_ns"] = r.latency_histogram;
+  j["time_series"] = r.time_series;
+  j["phases"] = r.phases;
+  j["analysis"] = r.analysis;
+  j["resources"] = r.resources;
   j["throughput"] = {{"wall_s", r.throughput.wall_s}, {"queries_per_s", r.throughput.queries_per_s},
                      {"inferences_per_s", r.throughput.inferences_per_s}};
   j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb}, {"rss_after_load_mb", r.memory.rss_after_load_mb},
@@ -171,14 +178,22 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     const auto& b = j.at("backend");
     r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", "")};
     const auto& req = j.at("settings").at("requested");
-    r.requested = {req.at("intra_op_threads"), req.at("inter_op_threads"), req.at("device"), req.at("precision"), req.at("extras")};
+    r.requested = {req.at("intra_op_threads"), req.at("inter_op_threads"), req.at("device"), req.at("precision"),
+                   req.value("expected_concurrency", 1), req.at("extras")};
     r.effective_settings = settings_from(j.at("settings").at("effective"));
     const auto& s = j.at("scenario");
-    r.scenario = {s.at("name"), s.at("batch"), s.at("warmup_runs"), s.at("timed_runs"), s.at("seed"), inputs_fed_from(s.at("inputs"))};
+    r.scenario = {s.at("name"), s.at("batch"), s.at("warmup_runs"), s.at("timed_runs"), s.at("seed"), inputs_fed_from(s.at("inputs")),
+                  s.value("parameters", json::object())};
     const auto& t = j.at("timing_ms");
     r.timing = {t.at("load"), t.at("prepare"), t.at("first_inference")};
     if (!j.at("latency_ms").is_null()) r.latency_ms = latency_from(j.at("latency_ms"));
     r.samples_ms = j.at("samples_ms").get<std::vector<double>>();
+    r.percentile_method = j.value("percentile_method", "exact");
+    r.latency_histogram = j.value("latency_histogram_ns", json(nullptr));
+    r.time_series = j.value("time_series", json(nullptr));
+    r.phases = j.value("phases", json::array());
+    r.analysis = j.value("analysis", json::object());
+    r.resources = j.value("resources", json(nullptr));
     const auto& tp = j.at("throughput");
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
     const auto& mem = j.at("memory");

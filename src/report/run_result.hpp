@@ -34,6 +34,9 @@ struct ScenarioDescription {
   int timed_runs = 100;
   unsigned long long seed = 42;
   std::vector<Tensor> inputs;  // names, dtypes and concrete shapes fed (data is not written)
+  // The full scenario request and what was resolved while running (lanes, session sharing,
+  // measured capacity, rates); see docs/result-schema.md.
+  nlohmann::json parameters = nlohmann::json::object();
 };
 
 struct Throughput {
@@ -75,7 +78,13 @@ struct RunResult {
   ScenarioDescription scenario;
   Timing timing;
   std::optional<stats::LatencySummary> latency_ms;
-  std::vector<double> samples_ms;
+  std::string percentile_method;  // "exact" (every sample kept) or "histogram" (<= 1% relative error)
+  std::vector<double> samples_ms; // every sample when the method is exact, else empty
+  nlohmann::json latency_histogram = nullptr;  // mergeable log-linear histogram (ns) of the summarised phases
+  nlohmann::json time_series = nullptr;        // per-interval completions, errors, throughput, P50/P99
+  nlohmann::json phases = nlohmann::json::array();   // every measured phase (ramp steps, trials, ...)
+  nlohmann::json analysis = nlohmann::json::object(); // knee, SLA verdict, max QPS, soak and pulse verdicts
+  nlohmann::json resources = nullptr;           // CPU, RSS over time, context switches, faults, energy, GPU
   Throughput throughput;
   MemoryUse memory;
   std::string outputs_dir;               // .npy outputs of the last run, "" when not saved

@@ -67,22 +67,25 @@ Interval mean_interval(double mean, double stddev, std::size_t n) {
   return {mean - half_width, mean + half_width};
 }
 
+// 1-based nearest rank of percentile p among n values.
+std::size_t nearest_rank_index(std::size_t n, double p) {
+  // p is a decimal like 99.9 that a double cannot hold exactly, so p * n / 100 may land a few
+  // ulps above an integer rank; shrinking it by a relative 1e-12 keeps ceil() on that rank.
+  const double raw_rank = p * static_cast<double>(n) / 100.0;
+  const double rank = std::ceil(raw_rank - raw_rank * 1e-12);
+  return static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(n)));
+}
+
 // Order-statistic interval [x_(l), x_(u)] that holds the true quantile with ~95% probability.
-std::optional<Interval> percentile_interval(std::span<const double> sorted, double p) {
-  const double n = static_cast<double>(sorted.size());
+std::optional<Interval> percentile_interval(std::size_t count, const RankedValue& value_at_rank, double p) {
+  const double n = static_cast<double>(count);
   const double q = p / 100.0;
   // Normal approx. of Binomial(n, q): l = floor(nq - 1.96 sd), u = ceil(nq + 1.96 sd) + 1.
   const double spread = kZ95 * std::sqrt(n * q * (1.0 - q));  // 1.96 sd, sd = sqrt(nq(1-q))
   const double lower_rank = std::floor(n * q - spread);
   const double upper_rank = std::ceil(n * q + spread) + 1.0;
   if (lower_rank < 1.0 || upper_rank > n) return std::nullopt;
-  const auto l = static_cast<std::size_t>(lower_rank);
-  const auto u = static_cast<std::size_t>(upper_rank);
-  return Interval{sorted[l - 1], sorted[u - 1]};
-}
-
-PercentileEstimate estimate_percentile(std::span<const double> sorted, double p) {
-  return {p, nearest_rank(sorted, p), percentile_interval(sorted, p)};
+  return Interval{value_at_rank(static_cast<std::size_t>(lower_rank)), value_at_rank(static_cast<std::size_t>(upper_rank))};
 }
 
 }  // namespace
@@ -104,32 +107,33 @@ const std::vector<double>& default_percentiles() {
 LatencySummary summarize(std::span<const double> samples,
                          const std::vector<double>& percentiles) {
   if (samples.empty()) throw std::invalid_argument("no samples to summarise");
-  std::for_each(percentiles.begin(), percentiles.end(), validate_percentile);
-
   std::vector<double> sorted(samples.begin(), samples.end());
   std::sort(sorted.begin(), sorted.end());
+  const double mean = mean_of(sorted);
+  return summarize_ranked(sorted.size(), [&](std::size_t rank) { return sorted[rank - 1]; }, mean,
+                          sample_stddev(sorted, mean), percentiles);
+}
 
+LatencySummary summarize_ranked(std::size_t count, const RankedValue& value_at_rank, double mean, double stddev,
+                                const std::vector<double>& percentiles) {
+  if (count == 0) throw std::invalid_argument("no samples to summarise");
+  std::for_each(percentiles.begin(), percentiles.end(), validate_percentile);
   LatencySummary summary;
-  summary.count = sorted.size();
-  summary.mean = mean_of(sorted);
-  summary.stddev = sample_stddev(sorted, summary.mean);
-  summary.min = sorted.front();
-  summary.max = sorted.back();
-  summary.mean_ci95 = mean_interval(summary.mean, summary.stddev, summary.count);
+  summary.count = count;
+  summary.mean = mean;
+  summary.stddev = stddev;
+  summary.min = value_at_rank(1);
+  summary.max = value_at_rank(count);
+  summary.mean_ci95 = mean_interval(mean, stddev, count);
   summary.percentiles.reserve(percentiles.size());
-  for (double p : percentiles) summary.percentiles.push_back(estimate_percentile(sorted, p));
+  for (double p : percentiles)
+    summary.percentiles.push_back({p, value_at_rank(nearest_rank_index(count, p)), percentile_interval(count, value_at_rank, p)});
   return summary;
 }
 
 double nearest_rank(std::span<const double> sorted, double p) {
   if (sorted.empty()) throw std::invalid_argument("no samples to summarise");
-  const std::size_t n = sorted.size();
-  // p is a decimal like 99.9 that a double cannot hold exactly, so p * n / 100 may land a few
-  // ulps above an integer rank; shrinking it by a relative 1e-12 keeps ceil() on that rank.
-  const double raw_rank = p * static_cast<double>(n) / 100.0;
-  const double rank = std::ceil(raw_rank - raw_rank * 1e-12);
-  const auto clamped = static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(n)));
-  return sorted[clamped - 1];
+  return sorted[nearest_rank_index(sorted.size(), p) - 1];
 }
 
 double student_t95(std::size_t degrees_of_freedom) {

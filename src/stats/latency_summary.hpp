@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -42,6 +43,15 @@ const std::vector<double>& default_percentiles();
 // for an empty sample or a percentile outside (0, 100].
 LatencySummary summarize(std::span<const double> samples,
                          const std::vector<double>& percentiles = default_percentiles());
+
+// The value of 1-based rank r in ascending order, for distributions known only by rank (e.g. a
+// histogram, where each rank maps to a bucket's representative value).
+using RankedValue = std::function<double(std::size_t rank)>;
+
+// Summary from ranked values and given moments: the same percentile and interval definitions as
+// summarize(), for sources that do not keep every sample.
+LatencySummary summarize_ranked(std::size_t count, const RankedValue& value_at_rank, double mean, double stddev,
+                                const std::vector<double>& percentiles = default_percentiles());
 
 // Nearest-rank percentile of an ascending-sorted sample: the smallest value with at least
 // p% of the sample at or below it.

@@ -36,8 +36,8 @@ Backend& backend(const std::string& name) {
 std::vector<Tensor> run_once(const std::string& name, const std::filesystem::path& model, const InputRequest& request,
                              SessionOptions options = {}) {
   auto session = backend(name).open(model, options);
-  session->set_inputs(generate_inputs(session->input_specs(), request));
-  session->run();
+  session->set_inputs(generate_inputs(session->input_specs(), request), 1);
+  session->run(0);
   return session->outputs();
 }
 
@@ -101,7 +101,7 @@ TEST_P(RealBackend, AppliesAndReportsThreads) {
   SessionOptions options;
   options.intra_op_threads = 1;
   auto session = backend(GetParam()).open(kModels / "tiny_cnn.onnx", options);
-  session->set_inputs(generate_inputs(session->input_specs(), {}));
+  session->set_inputs(generate_inputs(session->input_specs(), {}), 1);
   bool found = false;
   for (const auto& s : session->effective_settings())
     if (s.key == "intra_op_threads") {
@@ -134,7 +134,8 @@ TEST_P(RealBackend, MeasureCellProducesACompleteResult) {
   request.backend = GetParam();
   request.model = kModels / "tiny_cnn.onnx";
   request.options.intra_op_threads = 1;
-  request.scenario = {2, 30};
+  request.scenario.warmup_queries = 2;
+  request.scenario.max_queries = 30;
   std::vector<std::string> stages;
   const auto result = harness::measure_cell(registry(), request, nullptr, [&](const std::string& s) { stages.push_back(s); });
   ASSERT_EQ(result.status, "ok") << result.error;

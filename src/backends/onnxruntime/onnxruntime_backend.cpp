@@ -127,39 +127,30 @@ class OnnxRuntimeSession final : public Session {
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
-  void set_inputs(const std::vector<Tensor>& inputs) override {
+  void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
+    if (slots < 1 || slots > max_slots()) throw Error("onnxruntime: " + std::to_string(slots) + " request slots requested");
     bound_inputs_ = inputs;  // ORT tensors below point into these buffers
-    binding_.emplace(*session_);
     input_values_.clear();
-    for (auto& tensor : bound_inputs_) {
+    for (auto& tensor : bound_inputs_)
       input_values_.push_back(Ort::Value::CreateTensor(cpu_memory_, tensor.data.data(), tensor.data.size(),
                                                        tensor.shape.data(), tensor.shape.size(), to_onnx(tensor.dtype)));
-      binding_->BindInput(tensor.name.c_str(), input_values_.back());
-    }
-    // One run with ORT-allocated outputs tells the output shapes; then preallocate and bind them.
-    for (const auto& spec : outputs_) binding_->BindOutput(spec.name.c_str(), cpu_memory_);
-    run();
-    auto produced = binding_->GetOutputValues();
-    binding_->ClearBoundOutputs();
-    output_values_.clear();
-    Ort::AllocatorWithDefaultOptions allocator;
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      auto info = produced[i].GetTensorTypeAndShapeInfo();
-      auto shape = info.GetShape();
-      output_values_.push_back(Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), info.GetElementType()));
-      binding_->BindOutput(outputs_[i].name.c_str(), output_values_.back());
-    }
+    slots_.clear();
+    slots_.reserve(static_cast<std::size_t>(slots));
+    for (int i = 0; i < slots; ++i) slots_.push_back(bind_slot());
   }
 
-  void run() override { session_->Run(run_options_, *binding_); }
+  // Session::Run is thread-safe; each slot has its own binding and output buffers.
+  void run(int slot) override { session_->Run(run_options_, slots_[static_cast<std::size_t>(slot)].binding); }
+  int max_slots() const override { return 1024; }
 
   std::vector<Tensor> outputs() override {
     std::vector<Tensor> result;
-    for (std::size_t i = 0; i < output_values_.size(); ++i) {
-      auto info = output_values_[i].GetTensorTypeAndShapeInfo();
+    const auto& values = slots_.at(0).outputs;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      auto info = values[i].GetTensorTypeAndShapeInfo();
       Tensor tensor{outputs_[i].name, to_dtype(info.GetElementType(), outputs_[i].name), info.GetShape(), {}};
       tensor.data.resize(tensor.element_count() * dtype_size(tensor.dtype));
-      std::memcpy(tensor.data.data(), output_values_[i].GetTensorRawData(), tensor.data.size());
+      std::memcpy(tensor.data.data(), values[i].GetTensorRawData(), tensor.data.size());
       result.push_back(std::move(tensor));
     }
     return result;
@@ -171,10 +162,33 @@ class OnnxRuntimeSession final : public Session {
   Ort::MemoryInfo cpu_memory_ = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   Ort::RunOptions run_options_;
   std::optional<Ort::Session> session_;
-  std::optional<Ort::IoBinding> binding_;
+  struct Slot {
+    Ort::IoBinding binding;
+    std::vector<Ort::Value> outputs;
+  };
+  // One run with ORT-allocated outputs tells the output shapes; then outputs are preallocated
+  // and bound, so timed runs allocate nothing.
+  Slot bind_slot() {
+    Slot slot{Ort::IoBinding(*session_), {}};
+    for (std::size_t i = 0; i < bound_inputs_.size(); ++i) slot.binding.BindInput(bound_inputs_[i].name.c_str(), input_values_[i]);
+    for (const auto& spec : outputs_) slot.binding.BindOutput(spec.name.c_str(), cpu_memory_);
+    session_->Run(run_options_, slot.binding);
+    auto produced = slot.binding.GetOutputValues();
+    slot.binding.ClearBoundOutputs();
+    Ort::AllocatorWithDefaultOptions allocator;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      auto info = produced[i].GetTensorTypeAndShapeInfo();
+      auto shape = info.GetShape();
+      slot.outputs.push_back(Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), info.GetElementType()));
+      slot.binding.BindOutput(outputs_[i].name.c_str(), slot.outputs.back());
+    }
+    return slot;
+  }
+
+  std::vector<Slot> slots_;
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
-  std::vector<Ort::Value> input_values_, output_values_;
+  std::vector<Ort::Value> input_values_;
   std::vector<EffectiveSetting> settings_;
 };
 

@@ -122,12 +122,16 @@ class OpenCvSession final : public Session {
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
-  void set_inputs(const std::vector<Tensor>& inputs) override {
+  void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
+    if (slots != 1) throw Error("opencv: a cv::dnn::Net serves one request at a time");
     for (const auto& tensor : inputs)
       rethrow_opencv_errors("OpenCV DNN rejected input '" + tensor.name + "'", [&] { net_.setInput(to_blob(tensor), tensor.name); });
   }
 
-  void run() override {
+  // cv::dnn::Net is not safe to share between threads; concurrent clients get their own sessions.
+  int max_slots() const override { return 1; }
+
+  void run(int /*slot*/) override {
     rethrow_opencv_errors("OpenCV DNN inference failed", [&] { net_.forward(output_blobs_, output_names_); });
   }
 

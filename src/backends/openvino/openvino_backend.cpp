@@ -97,22 +97,29 @@ class OpenVinoSession final : public Session {
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
-  void set_inputs(const std::vector<Tensor>& inputs) override {
+  void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
+    if (slots < 1 || slots > max_slots()) throw Error("openvino: " + std::to_string(slots) + " request slots requested");
     reshape_to(inputs);
     bound_inputs_ = inputs;  // OpenVINO tensors below wrap these buffers without copying
-    for (std::size_t i = 0; i < bound_inputs_.size(); ++i) {
-      auto& tensor = bound_inputs_[i];
-      request_.set_input_tensor(i, ov::Tensor(to_element(tensor.dtype), ov::Shape(tensor.shape.begin(), tensor.shape.end()),
-                                              tensor.data.data()));
+    requests_.clear();
+    for (int s = 0; s < slots; ++s) {
+      requests_.push_back(compiled_->create_infer_request());
+      for (std::size_t i = 0; i < bound_inputs_.size(); ++i) {
+        auto& tensor = bound_inputs_[i];
+        requests_.back().set_input_tensor(
+            i, ov::Tensor(to_element(tensor.dtype), ov::Shape(tensor.shape.begin(), tensor.shape.end()), tensor.data.data()));
+      }
     }
   }
 
-  void run() override { request_.infer(); }
+  // One compiled model, one infer request per slot: OpenVINO's own way to serve parallel requests.
+  void run(int slot) override { requests_[static_cast<std::size_t>(slot)].infer(); }
+  int max_slots() const override { return 1024; }
 
   std::vector<Tensor> outputs() override {
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      const auto out = request_.get_output_tensor(i);
+      const auto out = requests_.at(0).get_output_tensor(i);
       const auto shape = out.get_shape();
       Tensor tensor{outputs_[i].name, to_dtype(out.get_element_type(), outputs_[i].name),
                     std::vector<std::int64_t>(shape.begin(), shape.end()), {}};
@@ -143,16 +150,18 @@ class OpenVinoSession final : public Session {
   }
 
   void compile() {
-    const auto hint = option_or(options_.extras, "performance_hint", "latency");
+    // Parallel clients get the THROUGHPUT hint sized to them, as benchmark_app does; one client gets LATENCY.
+    const auto hint = option_or(options_.extras, "performance_hint", options_.expected_concurrency > 1 ? "throughput" : "latency");
     ov::AnyMap config{ov::hint::performance_mode(parse_hint(hint)),
                       ov::hint::inference_precision(parse_precision(options_.precision))};
+    if (options_.expected_concurrency > 1)
+      config.emplace(ov::hint::num_requests(static_cast<std::uint32_t>(options_.expected_concurrency)));
     if (options_.intra_op_threads > 0) config.emplace(ov::inference_num_threads(options_.intra_op_threads));
     if (auto streams = option_or(options_.extras, "streams", ""); !streams.empty())
       config.emplace(ov::num_streams(parse_count_option(kName, "streams", streams)));
     if (auto pinning = option_or(options_.extras, "pinning", ""); !pinning.empty())
       config.emplace(ov::hint::enable_cpu_pinning(parse_bool_option(kName, "pinning", pinning)));
     compiled_ = shared_core().compile_model(model_, "CPU", config);
-    request_ = compiled_->create_infer_request();
     record_effective_settings();
   }
 
@@ -185,7 +194,7 @@ class OpenVinoSession final : public Session {
   SessionOptions options_;
   std::shared_ptr<ov::Model> model_;
   std::optional<ov::CompiledModel> compiled_;
-  ov::InferRequest request_;
+  std::vector<ov::InferRequest> requests_;
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::string reshaped_to_;

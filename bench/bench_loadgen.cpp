@@ -1,0 +1,74 @@
+// Load generator overhead and scheduling accuracy over a system that does nothing, so every
+// nanosecond measured is the harness's own:
+// - closed-loop (single-stream) cost per query;
+// - open-loop issue lateness (actual minus scheduled issue time) and achieved rate at 10k q/s;
+// - the highest rate the open-loop issuing path sustains.
+#include <benchmark/benchmark.h>
+
+#include "loadgen/closed_loop.hpp"
+#include "loadgen/open_loop.hpp"
+#include "stats/latency_summary.hpp"
+
+namespace {
+
+using namespace infermark::loadgen;
+
+class NoOpSystem final : public SystemUnderTest {
+ public:
+  explicit NoOpSystem(int lanes) : lanes_(lanes) {}
+  int lanes() const override { return lanes_; }
+  void issue(int) override { benchmark::ClobberMemory(); }
+
+ private:
+  int lanes_;
+};
+
+void BM_ClosedLoopOverheadPerQuery(benchmark::State& state) {
+  NoOpSystem system(1);
+  ClosedLoopConfig config;
+  config.max_queries = static_cast<std::uint64_t>(state.range(0));
+  config.max_duration_s = 3600;
+  config.max_exact_samples = config.max_queries;
+  for (auto _ : state) benchmark::DoNotOptimize(run_closed_loop(system, config).recorder.completed());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.counters["ns_per_query"] = benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)),
+                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
+                                                      benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_ClosedLoopOverheadPerQuery)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// Reports the issue lateness P50/P99 (us) and achieved/target rate for one second of arrivals.
+void BM_OpenLoopScheduler(benchmark::State& state, Arrivals arrivals) {
+  NoOpSystem system(2);
+  OpenLoopConfig config;
+  config.schedule = {RateSegment{1.0, static_cast<double>(state.range(0))}};
+  config.arrivals = arrivals;
+  config.lanes = 2;
+  config.max_queue = 1'000'000;
+  config.max_exact_samples = 0;
+  double p50 = 0, p99 = 0, ratio = 0;
+  for (auto _ : state) {
+    const auto phase = run_open_loop(system, config);
+    p50 = static_cast<double>(phase.issue_lateness.value_at_percentile(50)) * 1e-3;
+    p99 = static_cast<double>(phase.issue_lateness.value_at_percentile(99)) * 1e-3;
+    ratio = static_cast<double>(phase.issued) / phase.duration_s / static_cast<double>(state.range(0));
+  }
+  state.counters["lateness_p50_us"] = p50;
+  state.counters["lateness_p99_us"] = p99;
+  state.counters["achieved_rate_per_target"] = ratio;
+  state.counters["achieved_qps"] = ratio * static_cast<double>(state.range(0));
+}
+BENCHMARK_CAPTURE(BM_OpenLoopScheduler, constant, Arrivals::kConstant)->Arg(10'000)->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_OpenLoopScheduler, poisson, Arrivals::kPoisson)->Arg(10'000)->Iterations(3)->Unit(benchmark::kMillisecond);
+// Far above what the path can do: achieved_qps is the most it sustains.
+BENCHMARK_CAPTURE(BM_OpenLoopScheduler, saturation, Arrivals::kConstant)->Arg(1'000'000)->Iterations(2)->Unit(benchmark::kMillisecond);
+
+void BM_SummarizeSamples(benchmark::State& state) {
+  std::vector<double> samples(static_cast<std::size_t>(state.range(0)));
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i] = static_cast<double>((i * 7919) % 1000) * 0.01;
+  for (auto _ : state) benchmark::DoNotOptimize(infermark::stats::summarize(samples));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_SummarizeSamples)->Arg(100)->Arg(100000);
+
+}  // namespace

@@ -1,0 +1,112 @@
+#include "harness/cell_json.hpp"
+
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace infermark::harness {
+namespace {
+
+using nlohmann::json;
+
+json scenario_json(const loadgen::ScenarioSpec& s) {
+  return {{"name", s.name}, {"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
+          {"min_queries", s.min_queries}, {"min_duration_s", s.min_duration_s}, {"max_queries", s.max_queries},
+          {"max_duration_s", s.max_duration_s}, {"qps", s.qps}, {"poisson", s.arrivals == loadgen::Arrivals::kPoisson},
+          {"duration_s", s.duration_s}, {"sla_p99_ms", s.sla_p99_ms}, {"find_max_qps", s.find_max_qps},
+          {"max_queue", s.max_queue}, {"seed", s.seed}, {"ramp_by", s.ramp_by}, {"ramp_step", s.ramp_step},
+          {"ramp_start", s.ramp_start}, {"ramp_steps", s.ramp_steps}, {"step_duration_s", s.step_duration_s},
+          {"capacity_probe_s", s.capacity_probe_s}, {"soak_share", s.soak_share}, {"soak_duration_s", s.soak_duration_s},
+          {"soak_interval_s", s.soak_interval_s}, {"pulse_baseline_share", s.pulse_baseline_share},
+          {"pulse_burst_share", s.pulse_burst_share}, {"pulse_baseline_s", s.pulse_baseline_s},
+          {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s}};
+}
+
+loadgen::ScenarioSpec scenario_from(const json& j) {
+  loadgen::ScenarioSpec s;
+  s.name = j.at("name");
+  s.concurrency = j.at("concurrency");
+  s.warmup_queries = j.at("warmup_queries");
+  s.warmup_s = j.at("warmup_s");
+  s.min_queries = j.at("min_queries");
+  s.min_duration_s = j.at("min_duration_s");
+  s.max_queries = j.at("max_queries");
+  s.max_duration_s = j.at("max_duration_s");
+  s.qps = j.at("qps");
+  s.arrivals = j.at("poisson").get<bool>() ? loadgen::Arrivals::kPoisson : loadgen::Arrivals::kConstant;
+  s.duration_s = j.at("duration_s");
+  s.sla_p99_ms = j.at("sla_p99_ms");
+  s.find_max_qps = j.at("find_max_qps");
+  s.max_queue = j.at("max_queue");
+  s.seed = j.at("seed");
+  s.ramp_by = j.at("ramp_by");
+  s.ramp_step = j.at("ramp_step");
+  s.ramp_start = j.at("ramp_start");
+  s.ramp_steps = j.at("ramp_steps");
+  s.step_duration_s = j.at("step_duration_s");
+  s.capacity_probe_s = j.at("capacity_probe_s");
+  s.soak_share = j.at("soak_share");
+  s.soak_duration_s = j.at("soak_duration_s");
+  s.soak_interval_s = j.at("soak_interval_s");
+  s.pulse_baseline_share = j.at("pulse_baseline_share");
+  s.pulse_burst_share = j.at("pulse_burst_share");
+  s.pulse_baseline_s = j.at("pulse_baseline_s");
+  s.pulse_burst_s = j.at("pulse_burst_s");
+  s.pulse_recovery_s = j.at("pulse_recovery_s");
+  return s;
+}
+
+}  // namespace
+
+json to_json(const CellRequest& c) {
+  json shapes = json::object();
+  for (const auto& [name, shape] : c.inputs.shape_overrides) shapes[name] = shape;
+  return {{"backend", c.backend}, {"model", c.model.string()}, {"isolation", c.isolation}, {"outputs_dir", c.outputs_dir.string()},
+          {"options", {{"intra_op_threads", c.options.intra_op_threads}, {"inter_op_threads", c.options.inter_op_threads},
+                       {"device", c.options.device}, {"precision", c.options.precision},
+                       {"expected_concurrency", c.options.expected_concurrency}, {"extras", c.options.extras}}},
+          {"inputs", {{"batch", c.inputs.batch}, {"shape_overrides", shapes}, {"files", c.inputs.files},
+                      {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}}},
+          {"scenario", scenario_json(c.scenario)}};
+}
+
+CellRequest cell_from_json(const json& j) {
+  try {
+    CellRequest c;
+    c.backend = j.at("backend");
+    c.model = j.at("model").get<std::string>();
+    c.isolation = j.at("isolation");
+    c.outputs_dir = j.at("outputs_dir").get<std::string>();
+    const auto& o = j.at("options");
+    c.options = {o.at("intra_op_threads"), o.at("inter_op_threads"), o.at("device"), o.at("precision"),
+                 o.at("expected_concurrency"), o.at("extras")};
+    const auto& i = j.at("inputs");
+    c.inputs.batch = i.at("batch");
+    for (const auto& [name, shape] : i.at("shape_overrides").items()) c.inputs.shape_overrides[name] = shape.get<std::vector<std::int64_t>>();
+    c.inputs.files = i.at("files").get<std::map<std::string, std::string>>();
+    c.inputs.seed = i.at("seed");
+    c.inputs.int_high = i.at("int_high");
+    c.scenario = scenario_from(j.at("scenario"));
+    return c;
+  } catch (const json::exception& e) {
+    throw Error(std::string("malformed cell request: ") + e.what());
+  }
+}
+
+void write_cell(const CellRequest& cell, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  out << to_json(cell).dump(2) << '\n';
+  if (!out) throw Error(path.string() + ": cannot write the cell request");
+}
+
+CellRequest read_cell(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot read the cell request");
+  try {
+    return cell_from_json(json::parse(in));
+  } catch (const json::parse_error& e) {
+    throw Error(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace infermark::harness

@@ -1,0 +1,98 @@
+#include "loadgen/closed_loop.hpp"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace infermark::loadgen {
+namespace {
+
+bool stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
+// Shared between the clients: how many queries have been claimed, and whether to stop.
+struct LoopControl {
+  const ClosedLoopConfig& config;
+  std::int64_t start_ns;
+  std::atomic<std::uint64_t> claimed{0};
+
+  // Claims the next query, or says the run is over: max_duration is a hard cap; max_queries
+  // ends the run once min_duration has also passed. Exact under concurrency (compare-exchange).
+  bool claim_next(std::int64_t now_ns) {
+    const auto elapsed_s = static_cast<double>(now_ns - start_ns) * 1e-9;
+    if (elapsed_s >= config.max_duration_s) return false;
+    auto n = claimed.load(std::memory_order_relaxed);
+    do {
+      if (config.max_queries && n >= config.max_queries && elapsed_s >= config.min_duration_s) return false;
+    } while (!claimed.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    return true;
+  }
+};
+
+void client(SystemUnderTest& system, int lane, LoopControl& control, QueryRecorder& recorder, const std::atomic<bool>* stop) {
+  for (;;) {
+    const auto issue_ns = mono_now_ns();
+    if (stop_requested(stop) || !control.claim_next(issue_ns)) return;
+    try {
+      system.issue(lane);
+      const auto done_ns = mono_now_ns();
+      recorder.record(done_ns - control.start_ns, done_ns - issue_ns);
+    } catch (const std::exception&) {
+      recorder.record_error(mono_now_ns() - control.start_ns);
+    }
+  }
+}
+
+}  // namespace
+
+Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop,
+                      const std::string& label) {
+  if (config.concurrency < 1) throw Error("concurrency must be at least 1");
+  if (config.concurrency > system.lanes())
+    throw Error("concurrency " + std::to_string(config.concurrency) + " exceeds the " + std::to_string(system.lanes()) +
+                " lanes of the system under test");
+  const RecorderLimits limits{config.interval_ns, static_cast<std::int64_t>(config.max_duration_s * 1e9) + 1'000'000'000,
+                              config.max_exact_samples};
+  Phase phase(limits);
+  phase.label = label.empty() ? "concurrency " + std::to_string(config.concurrency) : label;
+  phase.concurrency = config.concurrency;
+
+  // Each client records into its own recorder (no locks), built before the clock starts.
+  std::vector<QueryRecorder> recorders;
+  recorders.reserve(static_cast<std::size_t>(config.concurrency));
+  for (int i = 0; i < config.concurrency; ++i)
+    recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns, limits.max_exact_samples / config.concurrency + 1});
+
+  LoopControl control{config, mono_now_ns()};
+  if (config.concurrency == 1) {
+    client(system, 0, control, recorders[0], stop);
+  } else {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < config.concurrency; ++i)
+      threads.emplace_back(client, std::ref(system), i, std::ref(control), std::ref(recorders[static_cast<std::size_t>(i)]), stop);
+    for (auto& t : threads) t.join();
+  }
+  phase.duration_s = static_cast<double>(mono_now_ns() - control.start_ns) * 1e-9;
+  for (const auto& r : recorders) phase.recorder.merge(r);
+  phase.issued = phase.recorder.completed() + phase.recorder.errors();
+  phase.interrupted = stop_requested(stop);
+  phase.minimums_met = phase.recorder.completed() >= config.min_queries && phase.duration_s >= config.min_duration_s;
+  return phase;
+}
+
+void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, const std::atomic<bool>* stop) {
+  if (queries == 0 && seconds <= 0) return;
+  ClosedLoopConfig config;
+  config.concurrency = concurrency;
+  config.min_queries = queries;
+  config.min_duration_s = seconds;
+  config.max_queries = std::max<std::uint64_t>(queries, 1);
+  config.max_duration_s = std::max(seconds, 3600.0);
+  config.max_exact_samples = 0;
+  config.interval_ns = 1'000'000'000;
+  run_closed_loop(system, config, stop, "warm-up");
+}
+
+}  // namespace infermark::loadgen

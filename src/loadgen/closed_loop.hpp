@@ -1,0 +1,34 @@
+// Closed-loop load: N clients, each issuing its next query when the previous one completes
+// (single-stream is N = 1; offline and the concurrency scenario use N > 1). Latency is measured
+// from each query's issue.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "loadgen/phase.hpp"
+#include "loadgen/system_under_test.hpp"
+
+namespace infermark::loadgen {
+
+struct ClosedLoopConfig {
+  int concurrency = 1;
+  // The run ends at max_duration_s (a hard cap), or once max_queries have been issued and
+  // min_duration_s has passed. A run that ends without min_queries and min_duration_s met is
+  // flagged (Phase::minimums_met), not hidden.
+  std::uint64_t min_queries = 1;
+  double min_duration_s = 0.0;
+  std::uint64_t max_queries = 0;    // 0 = no count limit: run for max_duration_s
+  double max_duration_s = 60.0;
+  std::int64_t interval_ns = 1'000'000'000;
+  std::size_t max_exact_samples = 1'000'000;
+};
+
+// Runs until the limits say stop or `stop` is set; never throws for a failed query (it is an error).
+Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop = nullptr,
+                      const std::string& label = "");
+
+// Warm-up: `queries` queries or `seconds` (whichever ends later) on every lane, not recorded.
+void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, const std::atomic<bool>* stop);
+
+}  // namespace infermark::loadgen

@@ -1,0 +1,183 @@
+#include "loadgen/open_loop.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/random.hpp"
+
+namespace infermark::loadgen {
+namespace {
+
+// A fixed-capacity FIFO of scheduled arrival times, allocated once before the run.
+class ArrivalQueue {
+ public:
+  explicit ArrivalQueue(std::size_t capacity) : slots_(capacity) {}
+
+  bool try_push(std::int64_t scheduled_ns) {
+    {
+      std::lock_guard lock(mutex_);
+      if (size_ == slots_.size()) return false;
+      slots_[(head_ + size_) % slots_.size()] = scheduled_ns;
+      ++size_;
+    }
+    ready_.notify_one();
+    return true;
+  }
+
+  // Blocks until an arrival is queued (returns it) or the queue is closed and empty (returns false).
+  bool pop(std::int64_t& scheduled_ns) {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return size_ > 0 || closed_; });
+    if (size_ == 0) return false;
+    scheduled_ns = slots_[head_];
+    head_ = (head_ + 1) % slots_.size();
+    --size_;
+    return true;
+  }
+
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    ready_.notify_all();
+  }
+
+  // Removes what is still waiting (after the drain timeout) and returns how many.
+  std::size_t abandon() {
+    std::lock_guard lock(mutex_);
+    const auto left = size_;
+    size_ = 0;
+    return left;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<std::int64_t> slots_;
+  std::size_t head_ = 0, size_ = 0;
+  bool closed_ = false;
+};
+
+// Sleeps most of the way, then spins: sleeping alone wakes tens of microseconds late.
+void wait_until(std::int64_t target_ns) {
+  constexpr std::int64_t kSpinWindowNs = 50'000;
+  const auto now = mono_now_ns();
+  if (target_ns - now > kSpinWindowNs)
+    std::this_thread::sleep_for(std::chrono::nanoseconds(target_ns - now - kSpinWindowNs));
+  while (mono_now_ns() < target_ns) {
+  }
+}
+
+void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, QueryRecorder& recorder) {
+  std::int64_t scheduled_ns = 0;
+  while (queue.pop(scheduled_ns)) {
+    try {
+      system.issue(lane);
+      const auto done_ns = mono_now_ns();
+      recorder.record(done_ns - start_ns, done_ns - scheduled_ns);
+    } catch (const std::exception&) {
+      recorder.record_error(mono_now_ns() - start_ns);
+    }
+  }
+}
+
+// Arrival offsets (ns from the start) following a piecewise-constant rate schedule. Each gap
+// uses the rate in force when it starts; draws happen one arrival at a time.
+class ArrivalClock {
+ public:
+  ArrivalClock(const std::vector<RateSegment>& schedule, Arrivals arrivals, SeededRandom& random)
+      : schedule_(schedule), arrivals_(arrivals), random_(random) {}
+  double first() { return arrivals_ == Arrivals::kPoisson ? gap_at(0.0) : 0.0; }
+  double after(double offset_ns) { return offset_ns + gap_at(offset_ns); }
+
+ private:
+  double gap_at(double offset_ns) {
+    double segment_end_ns = 0;
+    double rate = schedule_.back().rate_qps;
+    for (const auto& segment : schedule_) {
+      segment_end_ns += segment.duration_s * 1e9;
+      if (offset_ns < segment_end_ns) {
+        rate = segment.rate_qps;
+        break;
+      }
+    }
+    const double mean_gap_ns = 1e9 / rate;
+    return arrivals_ == Arrivals::kPoisson ? random_.exponential(mean_gap_ns) : mean_gap_ns;
+  }
+  const std::vector<RateSegment>& schedule_;
+  Arrivals arrivals_;
+  SeededRandom& random_;
+};
+
+bool stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
+
+}  // namespace
+
+Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop, const std::string& label) {
+  double total_s = 0;
+  for (const auto& segment : config.schedule) {
+    if (!(segment.rate_qps > 0)) throw Error("arrival rate must be above 0 queries/s");
+    if (!(segment.duration_s > 0)) throw Error("duration must be above 0 s");
+    total_s += segment.duration_s;
+  }
+  if (config.schedule.empty()) throw Error("an open-loop schedule needs at least one segment");
+  if (config.lanes < 1 || config.lanes > system.lanes())
+    throw Error("open loop needs between 1 and " + std::to_string(system.lanes()) + " lanes, not " + std::to_string(config.lanes));
+  const auto max_duration_ns = static_cast<std::int64_t>((total_s + config.drain_timeout_s) * 1e9) + 1'000'000'000;
+  Phase phase(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples});
+  phase.label = label.empty() ? "open loop" : label;
+  phase.concurrency = config.lanes;
+  phase.target_qps = config.schedule.front().rate_qps;
+
+  ArrivalQueue queue(config.max_queue);
+  std::vector<QueryRecorder> recorders;
+  recorders.reserve(static_cast<std::size_t>(config.lanes));
+  for (int i = 0; i < config.lanes; ++i)
+    recorders.emplace_back(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples / config.lanes + 1});
+
+  const auto start_ns = mono_now_ns();
+  std::vector<std::thread> workers;
+  for (int i = 0; i < config.lanes; ++i)
+    workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, std::ref(recorders[static_cast<std::size_t>(i)]));
+
+  // The scheduler: the k-th arrival's time is drawn when it is due, never pre-generated.
+  SeededRandom random(config.seed);
+  ArrivalClock clock(config.schedule, config.arrivals, random);
+  const auto end_ns = start_ns + static_cast<std::int64_t>(total_s * 1e9);
+  double next_offset_ns = clock.first();
+  for (;;) {
+    const auto scheduled_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
+    if (scheduled_ns >= end_ns || stop_requested(stop)) break;
+    wait_until(scheduled_ns);
+    const auto issued_ns = mono_now_ns();
+    phase.issue_lateness.record(issued_ns - scheduled_ns);
+    ++phase.issued;
+    if (!queue.try_push(scheduled_ns)) phase.recorder.record_rejection(issued_ns - start_ns);
+    next_offset_ns = clock.after(next_offset_ns);
+  }
+
+  // Drain: give queued queries time to finish, then count what is left as errors.
+  const auto drain_deadline = mono_now_ns() + static_cast<std::int64_t>(config.drain_timeout_s * 1e9);
+  std::atomic<bool> drained{false};
+  std::thread drain_guard([&] {
+    while (!drained.load() && mono_now_ns() < drain_deadline && !stop_requested(stop))
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const auto left = queue.abandon();
+    for (std::size_t i = 0; i < left; ++i) phase.recorder.record_error(mono_now_ns() - start_ns);
+  });
+  queue.close();
+  for (auto& w : workers) w.join();
+  drained = true;
+  phase.duration_s = static_cast<double>(mono_now_ns() - start_ns) * 1e-9;
+  drain_guard.join();
+  for (const auto& r : recorders) phase.recorder.merge(r);
+  phase.interrupted = stop_requested(stop);
+  return phase;
+}
+
+}  // namespace infermark::loadgen

@@ -1,0 +1,38 @@
+// Open-loop (server) load: queries arrive on a schedule — Poisson or constant rate — whether or
+// not earlier ones have finished, and wait in a bounded queue for a free lane. Latency runs from
+// each query's *scheduled* arrival, so queueing behind a slow query is never hidden
+// (no coordinated omission). Arrivals are drawn from a seeded generator as the run goes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "loadgen/phase.hpp"
+#include "loadgen/system_under_test.hpp"
+
+namespace infermark::loadgen {
+
+enum class Arrivals { kPoisson, kConstant };
+
+// A stretch of the schedule at one arrival rate; a pulse is baseline, burst, baseline.
+struct RateSegment {
+  double duration_s = 10.0;
+  double rate_qps = 10.0;
+};
+
+struct OpenLoopConfig {
+  std::vector<RateSegment> schedule;  // scheduling stops at its end; the queue then drains
+  Arrivals arrivals = Arrivals::kPoisson;
+  std::uint64_t seed = 42;
+  int lanes = 1;                     // worker threads serving the queue
+  std::size_t max_queue = 10'000;    // arrivals beyond this many waiting are rejected
+  double drain_timeout_s = 30.0;     // queries still queued after this are counted as errors
+  std::int64_t interval_ns = 1'000'000'000;
+  std::size_t max_exact_samples = 1'000'000;
+};
+
+Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,
+                    const std::string& label = "");
+
+}  // namespace infermark::loadgen

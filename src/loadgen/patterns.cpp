@@ -1,0 +1,179 @@
+#include "loadgen/patterns.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "stats/trend.hpp"
+
+namespace infermark::loadgen {
+namespace {
+
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
+
+double interval_p99_ms(const stats::IntervalSeries::Interval& interval) {
+  return static_cast<double>(interval.latency.value_at_percentile(99)) * 1e-6;
+}
+
+// A trend verdict: significant when the slope's interval excludes zero, material when the change
+// it implies over the run exceeds `material` (in the value's units).
+nlohmann::json trend_verdict(const std::vector<double>& t, const std::vector<double>& y, double material, const std::string& unit) {
+  if (t.size() < 3) return {{"verdict", "not enough data"}, {"points", t.size()}};
+  const auto trend = stats::fit_trend(t, y);
+  const double span = t.back() - t.front();
+  const double change = trend.slope * span;
+  const bool significant = trend.slope_ci95.low > 0 || trend.slope_ci95.high < 0;
+  const bool rising = significant && trend.slope_ci95.low > 0 && change > material;
+  return {{"verdict", rising ? "rising" : significant ? "significant but small" : "flat"},
+          {"slope_per_min", trend.slope * 60}, {"slope_per_min_ci95", {trend.slope_ci95.low * 60, trend.slope_ci95.high * 60}},
+          {"change_over_run", change}, {"material_threshold", material}, {"unit", unit}, {"r_squared", trend.r_squared},
+          {"points", trend.points}};
+}
+
+}  // namespace
+
+double p99_ms(const Phase& phase) { return static_cast<double>(phase.recorder.latency().value_at_percentile(99)) * 1e-6; }
+
+double measure_capacity(SystemUnderTest& system, int lanes, double seconds, const std::atomic<bool>* stop) {
+  ClosedLoopConfig config;
+  config.concurrency = lanes;
+  config.max_duration_s = seconds;
+  config.max_exact_samples = 0;
+  const auto phase = run_closed_loop(system, config, stop, "capacity");
+  if (phase.recorder.completed() == 0) throw Error("capacity probe completed no query in " + std::to_string(seconds) + " s");
+  return phase.achieved_qps();
+}
+
+std::vector<double> ramp_levels(const RampConfig& config) {
+  std::vector<double> levels;
+  const double first = config.start > 0 ? config.start : config.by_rate ? config.step : 1;
+  levels.push_back(first);
+  for (int i = 1; i < config.steps; ++i)
+    levels.push_back(config.start > 0 || config.by_rate ? first + config.step * i : config.step * i);
+  return levels;
+}
+
+std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop) {
+  std::vector<Phase> steps;
+  for (double level : ramp_levels(config)) {
+    if (stopped(stop)) break;
+    if (config.by_rate) {
+      auto open = config.open_loop;
+      open.schedule = {RateSegment{config.step_duration_s, level}};
+      open.interval_ns = config.interval_ns;
+      steps.push_back(run_open_loop(system, open, stop, "rate " + std::to_string(static_cast<long long>(level)) + "/s"));
+    } else {
+      ClosedLoopConfig closed;
+      closed.concurrency = static_cast<int>(level);
+      closed.max_duration_s = config.step_duration_s;
+      closed.interval_ns = config.interval_ns;
+      steps.push_back(run_closed_loop(system, closed, stop));
+    }
+  }
+  return steps;
+}
+
+Knee find_knee(const std::vector<Phase>& steps, double sla_p99_ms, double min_gain) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const double p99 = p99_ms(steps[i]);
+    if (sla_p99_ms > 0 && p99 > sla_p99_ms)
+      return {i, "P99 " + std::to_string(p99) + " ms above the " + std::to_string(sla_p99_ms) + " ms SLA"};
+    if (i == 0) continue;
+    const double before = steps[i - 1].achieved_qps(), now = steps[i].achieved_qps();
+    const double gain = before > 0 ? now / before - 1 : 1;
+    if (gain < min_gain)
+      return {i, "throughput rose " + std::to_string(gain * 100) + "% (< " + std::to_string(min_gain * 100) + "%)"};
+  }
+  return {std::nullopt, "no knee within the steps run: throughput still rising and P99 within the SLA"};
+}
+
+bool meets_sla(const Phase& phase, double sla_p99_ms) {
+  return phase.recorder.completed() > 0 && p99_ms(phase) <= sla_p99_ms && phase.recorder.errors() == 0 &&
+         phase.recorder.rejected() == 0 && phase.achieved_qps() >= 0.95 * phase.target_qps;
+}
+
+MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, double sla_p99_ms, double upper_qps, int iterations,
+                          const std::atomic<bool>* stop) {
+  MaxQpsSearch search;
+  double low = 0, high = upper_qps;
+  const double duration = trial.schedule.front().duration_s;
+  for (int i = 0; i < iterations && !stopped(stop); ++i) {
+    const double rate = i == 0 ? high : (low + high) / 2;
+    trial.schedule = {RateSegment{duration, rate}};
+    trial.seed += 1;  // a fresh arrival sequence per trial
+    search.trials.push_back(run_open_loop(system, trial, stop, "trial " + std::to_string(i + 1)));
+    if (meets_sla(search.trials.back(), sla_p99_ms)) {
+      low = rate;
+      search.best_qps = std::max(search.best_qps, rate);
+      if (i == 0) break;  // even the upper bound meets the SLA
+    } else {
+      high = rate;
+    }
+  }
+  return search;
+}
+
+nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb) {
+  std::vector<double> t_rss, rss, t_p99, p99;
+  for (const auto& s : rss_mb) {
+    t_rss.push_back(s.t_s);
+    rss.push_back(s.value);
+  }
+  const auto& series = phase.recorder.series();
+  for (std::size_t i = 0; i < series.used_intervals(); ++i) {
+    const auto& interval = series.interval(i);
+    if (interval.completed == 0) continue;
+    t_p99.push_back(static_cast<double>(interval.start_ns) * 1e-9);
+    p99.push_back(interval_p99_ms(interval));
+  }
+  double mean_rss = 0;
+  for (double r : rss) mean_rss += r / static_cast<double>(std::max<std::size_t>(rss.size(), 1));
+  double mean_p99 = 0;
+  for (double p : p99) mean_p99 += p / static_cast<double>(std::max<std::size_t>(p99.size(), 1));
+  // A leak is growth beyond 5% of the mean RSS (at least 10 MB); drift is P99 moving by 10%.
+  auto memory = trend_verdict(t_rss, rss, std::max(10.0, 0.05 * mean_rss), "MB");
+  auto latency = trend_verdict(t_p99, p99, 0.10 * mean_p99, "ms (per-interval P99)");
+  const bool leak = memory.value("verdict", "") == "rising";
+  const bool drift = latency.value("verdict", "") == "rising";
+  return {{"memory", memory}, {"latency", latency}, {"leak_suspected", leak}, {"latency_drift", drift},
+          {"verdict", leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
+                                    : "stable"}};
+}
+
+nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule) {
+  if (schedule.size() != 3) throw Error("a pulse schedule is baseline, burst, baseline");
+  const double burst_start = schedule[0].duration_s, burst_end = burst_start + schedule[1].duration_s;
+  const auto& series = phase.recorder.series();
+  const double interval_s = static_cast<double>(series.interval_ns()) * 1e-9;
+  auto baseline = series.interval(0).latency;  // same precision as the intervals it merges
+  baseline.reset();
+  double peak_p99 = 0, recovered_at = -1;
+  std::uint64_t burst_rejections = 0, burst_errors = 0;
+  for (std::size_t i = 0; i < series.used_intervals(); ++i) {
+    const auto& interval = series.interval(i);
+    const double t = static_cast<double>(interval.start_ns) * 1e-9;
+    if (t + interval_s <= burst_start) baseline.merge(interval.latency);
+    if (t >= burst_start) peak_p99 = std::max(peak_p99, interval.completed ? interval_p99_ms(interval) : 0.0);
+    if (t >= burst_start && t < burst_end) burst_errors += interval.errors;
+  }
+  burst_rejections = burst_errors;  // rejections are recorded as interval errors
+  const double baseline_p99 = static_cast<double>(baseline.value_at_percentile(99)) * 1e-6;
+  // Recovered: the first interval after the burst from which every later interval's P99 stays
+  // within 1.5x the baseline P99.
+  const double limit = 1.5 * baseline_p99;
+  for (std::size_t i = series.used_intervals(); i-- > 0;) {
+    const auto& interval = series.interval(i);
+    const double t = static_cast<double>(interval.start_ns) * 1e-9;
+    if (t < burst_end) break;
+    if (interval.completed && interval_p99_ms(interval) > limit) break;
+    recovered_at = t;
+  }
+  nlohmann::json result{{"baseline_p99_ms", baseline_p99}, {"peak_p99_ms", peak_p99},
+                        {"burst_errors_and_rejections", burst_rejections}, {"recovery_limit_p99_ms", limit},
+                        {"burst_start_s", burst_start}, {"burst_end_s", burst_end}};
+  result["time_to_recover_s"] = recovered_at >= 0 ? nlohmann::json(std::max(0.0, recovered_at - burst_end)) : nlohmann::json(nullptr);
+  result["recovered"] = recovered_at >= 0;
+  return result;
+}
+
+}  // namespace infermark::loadgen

@@ -1,0 +1,66 @@
+// Load patterns built from closed- and open-loop phases (the seeds' step ramp, soak and pulse),
+// the search for the highest rate that meets an SLA, and the analysis of each.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loadgen/closed_loop.hpp"
+#include "loadgen/open_loop.hpp"
+
+namespace infermark::loadgen {
+
+// P99 of a phase in milliseconds (from its histogram).
+double p99_ms(const Phase& phase);
+
+// --- capacity --------------------------------------------------------------------------------
+// Throughput (queries/s) with every lane busy in a closed loop for `seconds`.
+double measure_capacity(SystemUnderTest& system, int lanes, double seconds, const std::atomic<bool>* stop);
+
+// --- ramp --------------------------------------------------------------------------------------
+struct RampConfig {
+  bool by_rate = false;        // steps of arrival rate (open loop) instead of concurrency (closed loop)
+  double step = 10;            // +10 clients per step, as the seed; or +step queries/s
+  double start = 0;            // first level; 0: 1 client (then step, 2*step, ...) or `step` queries/s
+  int steps = 5;
+  double step_duration_s = 10;
+  OpenLoopConfig open_loop;    // arrivals, seed, lanes, queue for rate steps
+  std::int64_t interval_ns = 1'000'000'000;
+};
+std::vector<double> ramp_levels(const RampConfig& config);
+std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop);
+
+struct Knee {
+  std::optional<std::size_t> step;  // index of the first step past the knee
+  std::string reason;               // "throughput rose 2.1% (< 5%)", "P99 12.3 ms above the 10 ms SLA", or why none
+};
+// The knee: the first step whose throughput rises less than `min_gain` over the previous step,
+// or whose P99 exceeds `sla_p99_ms` (when > 0).
+Knee find_knee(const std::vector<Phase>& steps, double sla_p99_ms, double min_gain = 0.05);
+
+// --- highest rate meeting the SLA -----------------------------------------------------------------
+struct MaxQpsSearch {
+  double best_qps = 0.0;            // highest tried rate that met the SLA; 0 if none did
+  std::vector<Phase> trials;
+};
+// Bisection on the arrival rate in (0, upper_qps]; a trial passes when its P99 is within the SLA,
+// nothing was rejected or failed, and it achieved at least 95% of the target rate.
+MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, double sla_p99_ms, double upper_qps, int iterations,
+                          const std::atomic<bool>* stop);
+bool meets_sla(const Phase& phase, double sla_p99_ms);
+
+// --- soak and pulse analysis ------------------------------------------------------------------
+struct TimedValue {
+  double t_s;
+  double value;
+};
+// Leak and drift verdicts from the RSS samples and the per-interval P99 over a soak.
+nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb);
+// Baseline and peak P99, rejections and errors, and the time to recover after the burst.
+nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule);
+
+}  // namespace infermark::loadgen

@@ -1,0 +1,28 @@
+// The outcome of one measured phase of load: a whole closed- or open-loop run, one step of a
+// ramp, or one part of a pulse. Patterns are built from phases.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "loadgen/query_recorder.hpp"
+
+namespace infermark::loadgen {
+
+struct Phase {
+  std::string label;                 // "concurrency 10", "rate 50/s", "burst", ...
+  int concurrency = 0;               // closed loop: clients; open loop: lanes serving the queue
+  double target_qps = 0.0;           // open loop only
+  std::uint64_t issued = 0;
+  double duration_s = 0.0;           // first issue to last completion
+  bool interrupted = false;          // stopped by the user
+  bool minimums_met = true;          // min queries and min duration reached before the cap
+  QueryRecorder recorder;
+  // Open loop only: how late the scheduler issued each query versus its scheduled time.
+  stats::LatencyHistogram issue_lateness;
+
+  explicit Phase(const RecorderLimits& limits) : recorder(limits) {}
+  double achieved_qps() const { return duration_s > 0 ? static_cast<double>(recorder.completed()) / duration_s : 0.0; }
+};
+
+}  // namespace infermark::loadgen

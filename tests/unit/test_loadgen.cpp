@@ -1,0 +1,256 @@
+// Load generator logic on a fake system with controlled service times. No absolute timing is
+// asserted: only counts, ratios and relations between scenarios.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "core/error.hpp"
+#include "loadgen/closed_loop.hpp"
+#include "loadgen/open_loop.hpp"
+#include "loadgen/patterns.hpp"
+#include "loadgen/scenario.hpp"
+#include "unit/fake_system.hpp"
+
+namespace infermark::loadgen {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeSystem;
+
+ClosedLoopConfig queries(int concurrency, std::uint64_t n) {
+  ClosedLoopConfig c;
+  c.concurrency = concurrency;
+  c.max_queries = n;
+  c.max_duration_s = 60;
+  return c;
+}
+
+OpenLoopConfig open_loop(double rate, double seconds, Arrivals arrivals, int lanes) {
+  OpenLoopConfig c;
+  c.schedule = {RateSegment{seconds, rate}};
+  c.arrivals = arrivals;
+  c.lanes = lanes;
+  return c;
+}
+
+double coefficient_of_variation(const std::vector<std::int64_t>& times) {
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < times.size(); ++i) gaps.push_back(static_cast<double>(times[i] - times[i - 1]));
+  const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / static_cast<double>(gaps.size());
+  double var = 0;
+  for (double g : gaps) var += (g - mean) * (g - mean);
+  return std::sqrt(var / static_cast<double>(gaps.size())) / mean;
+}
+
+// A phase whose completions are spread over `seconds`, each with latency `latency_ns`.
+Phase synthetic_phase(double qps, double seconds, std::int64_t latency_ns) {
+  Phase p(RecorderLimits{1'000'000'000, static_cast<std::int64_t>(seconds * 1e9) + 1'000'000'000, 0});
+  const auto n = static_cast<int>(qps * seconds);
+  for (int i = 0; i < n; ++i) p.recorder.record(static_cast<std::int64_t>(i * 1e9 / qps), latency_ns);
+  p.duration_s = seconds;
+  return p;
+}
+
+}  // namespace
+
+TEST(ClosedLoop, RunsExactlyTheRequestedQueries) {
+  FakeSystem one(1, 0us), four(4, 0us);
+  const auto single = run_closed_loop(one, queries(1, 37));
+  EXPECT_EQ(single.recorder.completed(), 37u);
+  EXPECT_EQ(one.issued.load(), 37);
+  const auto parallel = run_closed_loop(four, queries(4, 101));
+  EXPECT_EQ(parallel.recorder.completed(), 101u);  // exact even with 4 clients racing
+  EXPECT_TRUE(parallel.recorder.samples_complete());
+  EXPECT_EQ(parallel.recorder.samples_ms().size(), 101u);
+}
+
+TEST(ClosedLoop, DurationCapEndsARunWithoutACount) {
+  FakeSystem system(2, 1ms);
+  ClosedLoopConfig c;
+  c.concurrency = 2;
+  c.max_queries = 0;
+  c.max_duration_s = 0.2;
+  const auto phase = run_closed_loop(system, c);
+  EXPECT_GT(phase.recorder.completed(), 0u);
+  EXPECT_TRUE(phase.minimums_met);
+}
+
+TEST(ClosedLoop, FailedQueriesAreCountedNotThrown) {
+  FakeSystem system(1, 0us);
+  system.fail_every = 5;
+  const auto phase = run_closed_loop(system, queries(1, 50));
+  EXPECT_EQ(phase.recorder.errors(), 10u);
+  EXPECT_EQ(phase.recorder.completed(), 40u);
+}
+
+TEST(ClosedLoop, RejectsMoreClientsThanLanes) {
+  FakeSystem system(2, 0us);
+  EXPECT_THROW(run_closed_loop(system, queries(3, 10)), Error);
+}
+
+TEST(OpenLoop, ConstantArrivalsIssueRateTimesDuration) {
+  FakeSystem system(2, 0us);
+  const auto phase = run_open_loop(system, open_loop(500, 0.4, Arrivals::kConstant, 2));
+  EXPECT_NEAR(static_cast<double>(phase.issued), 200.0, 1.0);
+  EXPECT_EQ(phase.recorder.completed(), phase.issued);
+  EXPECT_LT(coefficient_of_variation(system.issue_times_ns), 0.5);
+}
+
+TEST(OpenLoop, PoissonArrivalsHaveTheRateAndExponentialGaps) {
+  FakeSystem system(2, 0us);
+  const auto phase = run_open_loop(system, open_loop(1000, 1.0, Arrivals::kPoisson, 2));
+  // Poisson count: mean 1000, sd ~32; 5 sd either side.
+  EXPECT_NEAR(static_cast<double>(phase.issued), 1000.0, 160.0);
+  // Exponential gaps have a coefficient of variation of 1; constant ones of 0.
+  EXPECT_GT(coefficient_of_variation(system.issue_times_ns), 0.7);
+}
+
+TEST(OpenLoop, SameSeedSameSchedule) {
+  FakeSystem a(1, 0us), b(1, 0us);
+  EXPECT_EQ(run_open_loop(a, open_loop(400, 0.3, Arrivals::kPoisson, 1)).issued,
+            run_open_loop(b, open_loop(400, 0.3, Arrivals::kPoisson, 1)).issued);
+}
+
+// The coordinated-omission case: one long stall. A closed loop waits for it and issues nothing
+// meanwhile, so only one sample is slow; an open loop keeps scheduling arrivals, which queue
+// behind the stall and show it in the tail.
+TEST(OpenLoop, AStallShowsInOpenLoopP99ButHidesInClosedLoop) {
+  FakeSystem closed_system(1, 1ms), open_system(1, 1ms);
+  closed_system.stall_at = open_system.stall_at = 50;
+  closed_system.stall = open_system.stall = 200ms;
+  const auto closed = run_closed_loop(closed_system, queries(1, 300));
+  const auto open = run_open_loop(open_system, open_loop(200, 1.5, Arrivals::kConstant, 1));
+  EXPECT_GT(p99_ms(open), 10 * p99_ms(closed)) << "open " << p99_ms(open) << " ms, closed " << p99_ms(closed) << " ms";
+}
+
+TEST(OpenLoop, AFullQueueRejectsArrivals) {
+  FakeSystem system(1, 20ms);
+  auto config = open_loop(500, 0.3, Arrivals::kConstant, 1);
+  config.max_queue = 5;
+  const auto phase = run_open_loop(system, config);
+  EXPECT_GT(phase.recorder.rejected(), 0u);
+  EXPECT_EQ(phase.recorder.completed() + phase.recorder.rejected() + phase.recorder.errors(), phase.issued);
+}
+
+TEST(OpenLoop, ImpossibleConfigsAreErrors) {
+  FakeSystem system(1, 0us);
+  EXPECT_THROW(run_open_loop(system, open_loop(-1, 1, Arrivals::kPoisson, 1)), Error);
+  EXPECT_THROW(run_open_loop(system, open_loop(10, 0, Arrivals::kPoisson, 1)), Error);
+  EXPECT_THROW(run_open_loop(system, open_loop(10, 1, Arrivals::kPoisson, 2)), Error);
+}
+
+TEST(Ramp, FindsAPlantedKnee) {
+  // Three servers of 4 ms each: throughput rises with clients up to 3, then stays flat.
+  FakeSystem system(6, 4ms, 3);
+  RampConfig ramp;
+  ramp.start = 1;
+  ramp.step = 1;
+  ramp.steps = 6;
+  ramp.step_duration_s = 0.4;
+  const auto steps = run_ramp(system, ramp, nullptr);
+  ASSERT_EQ(steps.size(), 6u);
+  const auto knee = find_knee(steps, 0);
+  ASSERT_TRUE(knee.step.has_value()) << knee.reason;
+  EXPECT_EQ(steps[*knee.step].concurrency, 4) << knee.reason;
+}
+
+TEST(Ramp, KneeRulesOnSyntheticSteps) {
+  std::vector<Phase> steps;
+  steps.push_back(synthetic_phase(100, 2, 1'000'000));
+  steps.push_back(synthetic_phase(190, 2, 2'000'000));
+  steps.push_back(synthetic_phase(260, 2, 30'000'000));  // throughput still rising, but P99 30 ms
+  EXPECT_EQ(find_knee(steps, 10).step, 2u);               // the SLA binds first
+  EXPECT_FALSE(find_knee(steps, 0).step.has_value());     // without an SLA: no knee yet
+  EXPECT_EQ(ramp_levels(RampConfig{}), (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the seed
+}
+
+TEST(FindMaxQps, StaysWithinThePlantedCapacity) {
+  FakeSystem system(4, 4ms, 2);  // capacity: 2 servers / 4 ms = 500 queries/s
+  auto trial = open_loop(100, 0.5, Arrivals::kPoisson, 4);
+  const auto search = find_max_qps(system, trial, 40, 1000, 6, nullptr);
+  EXPECT_GT(search.best_qps, 0.0);
+  EXPECT_LE(search.best_qps, 550.0);
+  EXPECT_EQ(search.trials.size(), 6u);
+}
+
+TEST(Soak, FlagsAPlantedLeakAndNotAFlatRun) {
+  const auto phase = synthetic_phase(100, 60, 2'000'000);
+  std::vector<TimedValue> leaking, flat;
+  for (int i = 0; i < 60; ++i) {
+    const double noise = (i % 2 ? 0.5 : -0.5);
+    leaking.push_back({static_cast<double>(i), 200 + 1.0 * i + noise});  // +1 MB/s
+    flat.push_back({static_cast<double>(i), 200 + noise});
+  }
+  const auto leak = analyse_soak(phase, leaking);
+  EXPECT_TRUE(leak["leak_suspected"].get<bool>()) << leak.dump();
+  EXPECT_NEAR(leak["memory"]["slope_per_min"].get<double>(), 60.0, 1.0);
+  const auto stable = analyse_soak(phase, flat);
+  EXPECT_FALSE(stable["leak_suspected"].get<bool>()) << stable.dump();
+  EXPECT_FALSE(stable["latency_drift"].get<bool>()) << stable.dump();
+  EXPECT_EQ(stable["verdict"], "stable");
+}
+
+TEST(Pulse, MeasuresPeakAndRecovery) {
+  // 10 s at 1 ms, a 5 s burst at 40 ms, 3 s of backlog at 20 ms, then back to 1 ms.
+  Phase phase(RecorderLimits{500'000'000, 40'000'000'000, 0});
+  for (int ms = 0; ms < 30'000; ms += 10) {
+    const double t = ms / 1000.0;
+    const std::int64_t latency = t < 10 ? 1'000'000 : t < 15 ? 40'000'000 : t < 18 ? 20'000'000 : 1'000'000;
+    phase.recorder.record(static_cast<std::int64_t>(ms) * 1'000'000, latency);
+  }
+  const auto pulse = analyse_pulse(phase, {{10, 50}, {5, 200}, {15, 50}});
+  EXPECT_NEAR(pulse["baseline_p99_ms"].get<double>(), 1.0, 0.05);
+  EXPECT_NEAR(pulse["peak_p99_ms"].get<double>(), 40.0, 1.0);
+  EXPECT_TRUE(pulse["recovered"].get<bool>());
+  EXPECT_NEAR(pulse["time_to_recover_s"].get<double>(), 3.0, 0.51);
+}
+
+TEST(Scenario, ValidationNamesTheFlag) {
+  const auto message = [](ScenarioSpec s) {
+    try {
+      validate(s);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ScenarioSpec server;
+  server.name = "server";
+  EXPECT_NE(message(server).find("--qps"), std::string::npos);
+  ScenarioSpec sla;
+  sla.sla_p99_ms = -1;
+  EXPECT_NE(message(sla).find("--p99-ms"), std::string::npos);
+  ScenarioSpec find;
+  find.name = "server";
+  find.find_max_qps = true;
+  EXPECT_NE(message(find).find("--p99-ms"), std::string::npos);
+  ScenarioSpec concurrency;
+  concurrency.name = "concurrency";
+  EXPECT_NE(message(concurrency).find("--concurrency"), std::string::npos);
+  ScenarioSpec unknown;
+  unknown.name = "burst";
+  EXPECT_NE(message(unknown).find("--scenario burst"), std::string::npos);
+  EXPECT_EQ(message(ScenarioSpec{}), "");
+}
+
+TEST(Scenario, RunsEachScenarioOnAFakeSystem) {
+  FakeSystem system(4, 1ms);
+  for (const std::string name : {"single-stream", "concurrency", "offline", "server"}) {
+    ScenarioSpec spec;
+    spec.name = name;
+    spec.concurrency = name == "single-stream" ? 0 : 2;
+    spec.max_queries = 40;
+    spec.qps = 200;
+    spec.duration_s = 0.3;
+    spec.sla_p99_ms = 100;
+    const auto outcome = run_scenario(system, spec, 2, nullptr);
+    ASSERT_EQ(outcome.phases.size(), 1u) << name;
+    EXPECT_GT(outcome.phases[0].recorder.completed(), 0u) << name;
+    if (name == "server") {
+      EXPECT_TRUE(outcome.analysis["sla"]["passed"].get<bool>()) << outcome.analysis.dump();
+    }
+  }
+}
+
+}  // namespace infermark::loadgen
