@@ -9,6 +9,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"infermark: benchmark AI inference frameworks side by side"};
   app.require_subcommand(1);
+  // One line naming the flag and the cause, as every other infermark error.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("infermark: ") + e.what() + "\n"; });
   int exit_code = 0;
   infermark::cli::add_backends_command(app, exit_code);
   infermark::cli::add_env_command(app, exit_code);

@@ -8,6 +8,26 @@
 namespace infermark::cli {
 namespace {
 
+// CLI11's own range validators print the whole double range; these say what is wrong.
+CLI::Validator number_check(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double value = 0;
+        std::size_t used = 0;
+        try {
+          value = std::stod(text, &used);
+        } catch (const std::exception&) {
+          return "'" + text + "' is not a number";
+        }
+        if (used != text.size()) return "'" + text + "' is not a number";
+        if (allow_zero ? value < 0 : value <= 0) return text + (allow_zero ? " is negative" : " must be above 0");
+        return "";
+      },
+      allow_zero ? "NUMBER>=0" : "NUMBER>0");
+}
+const CLI::Validator kAboveZero = number_check(false);
+const CLI::Validator kNotNegative = number_check(true);
+
 std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
@@ -21,35 +41,35 @@ void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
       ->check(CLI::IsMember({"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse"}))
       ->capture_default_str();
   cmd.add_option("--concurrency", s.concurrency, "Clients (concurrency, offline) or serving lanes (server, soak, pulse)")
-      ->check(CLI::PositiveNumber);
+      ->check(kAboveZero);
   cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
-  cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(kNotNegative);
   cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")
       ->capture_default_str();
   cmd.add_option("--min-queries", s.min_queries, "Fewest timed queries for a valid run")->capture_default_str();
-  cmd.add_option("--min-duration", s.min_duration_s, "Shortest timed run in seconds")->check(CLI::NonNegativeNumber);
-  cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")->check(CLI::PositiveNumber)
+  cmd.add_option("--min-duration", s.min_duration_s, "Shortest timed run in seconds")->check(kNotNegative);
+  cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")->check(kAboveZero)
       ->capture_default_str();
-  cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(CLI::PositiveNumber);
+  cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(kAboveZero);
   cmd.add_option("--arrivals", o.arrivals, "poisson or constant")->check(CLI::IsMember({"poisson", "constant"}))->capture_default_str();
   cmd.add_option("--duration", s.duration_s, "Seconds of open-loop load (server, each --find-max-qps trial)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee)")->check(CLI::NonNegativeNumber);
+      ->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee)")->check(kNotNegative);
   cmd.add_flag("--find-max-qps", s.find_max_qps, "Search the highest arrival rate that meets --p99-ms");
-  cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")->check(CLI::PositiveNumber)
+  cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")->check(kAboveZero)
       ->capture_default_str();
   cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate")->check(CLI::IsMember({"concurrency", "rate"}))->capture_default_str();
-  cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(CLI::NonNegativeNumber);
-  cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--step-duration", s.step_duration_s, "Seconds per ramp step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(kNotNegative);
+  cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--step-duration", s.step_duration_s, "Seconds per ramp step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--capacity-probe", s.capacity_probe_s, "Seconds of the closed-loop probe sizing soak/pulse/find-max-qps")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--soak-share", s.soak_share, "Soak load as a share of measured capacity")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--soak-duration", s.soak_duration_s, "Soak length in seconds")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--soak-interval", s.soak_interval_s, "Seconds per soak reporting interval")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--pulse-baseline", s.pulse_baseline_share, "Pulse baseline as a share of capacity")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--soak-share", s.soak_share, "Soak load as a share of measured capacity")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--soak-duration", s.soak_duration_s, "Soak length in seconds")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--soak-interval", s.soak_interval_s, "Seconds per soak reporting interval")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--pulse-baseline", s.pulse_baseline_share, "Pulse baseline as a share of capacity")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
 }
 
@@ -61,12 +81,12 @@ int default_thread_count() {
 }
 
 void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--threads", o.threads,
                  "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
                  "(0: each framework's own default; default: physical cores)")
-      ->delimiter(',')->check(CLI::NonNegativeNumber);
-  cmd.add_option("--inter-op-threads", o.inter_op_threads, "Inter-op threads (0: framework default)")->check(CLI::NonNegativeNumber);
+      ->delimiter(',')->check(kNotNegative);
+  cmd.add_option("--inter-op-threads", o.inter_op_threads, "Inter-op threads (0: framework default)")->check(kNotNegative);
   cmd.add_option("--precision", o.precision, "Inference precision requested: fp32, bf16, fp16")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
   cmd.add_option("--device", o.device, "Device")->check(CLI::IsMember({"cpu"}))->capture_default_str();

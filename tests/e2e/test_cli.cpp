@@ -45,7 +45,7 @@ class Cli : public ::testing::Test {
 
   CommandResult infermark(const std::string& args, const std::string& env = "") {
     const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const auto command = env + " " + INFERMARK_EXECUTABLE + " " + args + " >" + out.string() + " 2>" + err.string();
+    const auto command = env + " " + std::string(INFERMARK_EXECUTABLE) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(command.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
   }
@@ -59,7 +59,9 @@ class Cli : public ::testing::Test {
   }
 
   // The two ONNX-family backends every build has; tests name them so a new backend changes nothing here.
-  std::string quick() const { return " -b onnxruntime,openvino --warmup 2 --runs 15 --out " + (dir_ / "results").string(); }
+  std::string quick(const std::string& backends = "onnxruntime,openvino") const {
+    return " -b " + backends + " --warmup 2 --runs 15 --out " + (dir_ / "results").string();
+  }
   fs::path dir_;
 };
 
@@ -239,4 +241,75 @@ TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
   EXPECT_EQ(all[1].backend.name, "openvino");
   EXPECT_EQ(all[1].status, "timeout");
   EXPECT_NE(all[1].error.find("timed out after 3 s while loading the model"), std::string::npos) << all[1].error;
+}
+
+TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() +
+                           " --scenario server --qps 200 --duration 1 --p99-ms 50 --concurrency 2" + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SLA P99 <= 50 ms"), std::string::npos) << r.out;
+  for (const auto& result : results()) {
+    EXPECT_EQ(result.scenario.name, "server");
+    ASSERT_TRUE(result.analysis.contains("sla")) << result.analysis.dump();
+    EXPECT_TRUE(result.analysis["sla"].contains("passed"));
+    ASSERT_EQ(result.phases.size(), 1u);
+    EXPECT_GT(result.phases[0]["issued"].get<int>(), 100);
+    EXPECT_FALSE(result.phases[0]["issue_lateness_us"].is_null());
+    EXPECT_FALSE(result.time_series.empty());
+    EXPECT_EQ(result.scenario.parameters["lanes"], 2);
+    EXPECT_TRUE(result.resources.contains("energy"));
+    EXPECT_TRUE(result.resources["energy"]["available"].get<bool>() || !result.resources["energy"]["source"].get<std::string>().empty());
+    EXPECT_EQ(result.throughput.inferences_per_s > 0, true);
+  }
+}
+
+TEST_F(Cli, RampReportsEveryStepAndItsKnee) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() +
+                           " --scenario ramp --ramp-step 2 --ramp-steps 3 --step-duration 0.3" + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& result : results()) {
+    ASSERT_EQ(result.phases.size(), 3u);
+    EXPECT_EQ(result.phases[2]["concurrency"], 4);  // 1, 2, 4
+    EXPECT_TRUE(result.analysis.contains("knee_reason"));
+    EXPECT_EQ(result.analysis["steps"].size(), 3u);
+  }
+}
+
+TEST_F(Cli, PulseAndSoakRunWithShortPhases) {
+  const auto model = (kModels / "tiny_cnn.onnx").string();
+  auto r = infermark("run " + model + " --scenario pulse --pulse-times 1,1,1 --capacity-probe 0.3" + quick("onnxruntime"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& result : results()) EXPECT_TRUE(result.analysis.contains("pulse")) << result.analysis.dump();
+  fs::remove_all(dir_ / "results");
+  r = infermark("run " + model + " --scenario soak --soak-duration 2 --soak-interval 0.5 --capacity-probe 0.3" + quick("onnxruntime"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const auto& result : results()) {
+    ASSERT_TRUE(result.analysis.contains("soak")) << result.analysis.dump();
+    EXPECT_TRUE(result.analysis["soak"].contains("leak_suspected"));
+    EXPECT_GT(result.scenario.parameters["soak_qps"].get<double>(), 0.0);
+  }
+}
+
+TEST_F(Cli, ImpossibleScenarioSettingsFailBeforeAnythingRuns) {
+  const auto model = (kModels / "tiny_cnn.onnx").string();
+  for (const std::string flags : {"--scenario server", "--scenario server --qps -5", "--scenario server --qps 10 --duration 0",
+                                  "--scenario concurrency --concurrency 0", "--p99-ms -1", "--scenario nonsense",
+                                  "--scenario server --find-max-qps"}) {
+    const auto r = infermark("run " + model + " " + flags + quick());
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_FALSE(r.err.empty()) << flags;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << flags << ": one line expected, got " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "results")) << flags;
+  }
+}
+
+TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
+                           "timeout --preserve-status -s INT 3");
+  EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].status, "interrupted") << all[0].error;
+  ASSERT_TRUE(all[0].latency_ms.has_value());
+  EXPECT_GT(all[0].latency_ms->count, 10u);
 }
