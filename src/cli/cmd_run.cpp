@@ -22,7 +22,7 @@ struct RunCommandOptions {
   std::vector<std::string> backends;
   std::string out = "results";
   bool in_process = false;
-  double timeout_s = 600;
+  double timeout_s = 0;  // 0: the scenario's planned duration plus 10 minutes for loading and warm-up
   std::string reference = "onnxruntime";
 };
 
@@ -87,7 +87,7 @@ int run(const RunCommandOptions& o) {
     for (int t : threads) plan.cells.push_back(to_cell(o.measurement, backend, t));
   plan.output_dir = run_folder(o);
   plan.in_process = o.in_process;
-  plan.cell_timeout_s = o.timeout_s;
+  plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : loadgen::planned_duration_s(o.measurement.scenario) + 600;
   plan.reference_backend = o.reference;
   plan.worker_argv = [](const harness::CellRequest& cell, const std::filesystem::path& path) {
     const auto cell_file = std::filesystem::path(path).replace_extension(".cell");
@@ -129,8 +129,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
   cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
-  cmd->add_option("--timeout", options.timeout_s, "Seconds before a backend's worker is stopped")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--timeout", options.timeout_s,
+                  "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
+      ->check(above_zero());
   cmd->add_option("--reference", options.reference,
                   "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")
       ->capture_default_str();

@@ -28,6 +28,12 @@ CLI::Validator number_check(bool allow_zero) {
 const CLI::Validator kAboveZero = number_check(false);
 const CLI::Validator kNotNegative = number_check(true);
 
+}  // namespace
+
+const CLI::Validator& above_zero() { return kAboveZero; }
+
+namespace {
+
 std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
@@ -93,6 +99,8 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
   cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
+  cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
+      ->check(kAboveZero)->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
   add_scenario_flags(cmd, o);
 }
@@ -119,6 +127,7 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
   }
   cell.inputs.batch = o.batch;
   cell.inputs.seed = o.seed;
+  cell.inputs.int_high = o.int_high;
   for (const auto& shape : o.shapes) {
     auto [name, dims] = split_assignment(shape, "--shape");
     cell.inputs.shape_overrides[name] = parse_shape(dims, "--shape " + shape);

@@ -24,6 +24,7 @@ struct RunOptions {
   std::vector<std::string> input_files;  // name=file.npy
   std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
   unsigned long long seed = 42;
+  long long int_high = 100;              // integer inputs drawn from [0, int_high)
   std::string arrivals = "poisson";
   std::string pulse_times_text = "10,10,20";
   loadgen::ScenarioSpec scenario;
@@ -38,6 +39,9 @@ std::vector<int> thread_counts(const RunOptions& options);
 // Builds the cell for `backend` at `threads`; throws infermark::Error naming the flag for
 // malformed or impossible values, before anything runs.
 harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads);
+
+// Flag validator with a readable message ("--qps: -5 must be above 0").
+const CLI::Validator& above_zero();
 
 // The physical core count used when --threads is not given.
 int default_thread_count();

@@ -91,7 +91,11 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   ramp.step_duration_s = spec.step_duration_s;
   ramp.open_loop = open_loop_config(spec, lanes, {});
   out.phases = run_ramp(system, ramp, stop);
+  if (out.phases.empty()) return;
   const auto knee = find_knee(out.phases, spec.sla_p99_ms);
+  // The headline is the last step before the knee: the highest load the system still sustains.
+  out.headline = knee.step ? (*knee.step > 0 ? *knee.step - 1 : 0) : out.phases.size() - 1;
+  out.analysis["summary_step"] = *out.headline;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& p : out.phases)
     steps.push_back({{"label", p.label}, {"throughput_qps", p.achieved_qps()}, {"p99_ms", p99_ms(p)}});
@@ -155,6 +159,16 @@ void validate(const ScenarioSpec& s) {
   require(s.soak_share > 0 && s.soak_duration_s > 0 && s.soak_interval_s > 0, "--soak-share, --soak-duration and --soak-interval must be above 0");
   require(s.pulse_baseline_share > 0 && s.pulse_burst_share > 0, "--pulse-baseline and --pulse-burst shares must be above 0");
   require(s.pulse_baseline_s > 0 && s.pulse_burst_s > 0 && s.pulse_recovery_s > 0, "pulse phase durations must be above 0 s");
+}
+
+double planned_duration_s(const ScenarioSpec& s) {
+  constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)
+  if (s.name == "server")
+    return s.find_max_qps ? s.capacity_probe_s + 7 * (s.duration_s + kDrain) : s.duration_s + kDrain;
+  if (s.name == "ramp") return s.ramp_steps * (s.step_duration_s + (s.ramp_by == "rate" ? kDrain : 0));
+  if (s.name == "soak") return s.capacity_probe_s + s.soak_duration_s + kDrain;
+  if (s.name == "pulse") return s.capacity_probe_s + s.pulse_baseline_s + s.pulse_burst_s + s.pulse_recovery_s + kDrain;
+  return s.max_duration_s;
 }
 
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) {

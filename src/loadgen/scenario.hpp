@@ -48,6 +48,10 @@ struct ScenarioSpec {
 // Checks every value before anything runs; throws infermark::Error naming the flag.
 void validate(const ScenarioSpec& spec);
 
+// The longest the scenario can take once warmed up, in seconds (its duration caps and phases), so
+// a watchdog can tell a slow run from a hung one.
+double planned_duration_s(const ScenarioSpec& spec);
+
 // Lanes the scenario needs from the system under test (sessions/slots to prepare).
 int lanes_needed(const ScenarioSpec& spec, int logical_cores);
 

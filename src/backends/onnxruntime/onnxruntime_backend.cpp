@@ -195,8 +195,10 @@ class OnnxRuntimeSession final : public Session {
 class OnnxRuntimeBackend final : public Backend {
  public:
   BackendInfo info() const override {
+    std::string providers;
+    for (const auto& p : Ort::GetAvailableProviders()) providers += (providers.empty() ? "" : ", ") + p;
     return {kName, "ONNX Runtime", Ort::GetVersionString(), {"onnx"}, {"cpu"},
-            "prebuilt library from the npm package onnxruntime-node, C++ API"};
+            "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers};
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
