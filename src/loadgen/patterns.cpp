@@ -1,5 +1,7 @@
 #include "loadgen/patterns.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -77,12 +79,12 @@ Knee find_knee(const std::vector<Phase>& steps, double sla_p99_ms, double min_ga
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const double p99 = p99_ms(steps[i]);
     if (sla_p99_ms > 0 && p99 > sla_p99_ms)
-      return {i, "P99 " + std::to_string(p99) + " ms above the " + std::to_string(sla_p99_ms) + " ms SLA"};
+      return {i, fmt::format("P99 {:.3f} ms above the {} ms SLA", p99, sla_p99_ms)};
     if (i == 0) continue;
     const double before = steps[i - 1].achieved_qps(), now = steps[i].achieved_qps();
     const double gain = before > 0 ? now / before - 1 : 1;
     if (gain < min_gain)
-      return {i, "throughput rose " + std::to_string(gain * 100) + "% (< " + std::to_string(min_gain * 100) + "%)"};
+      return {i, fmt::format("throughput changed {:+.1f}% over the previous step (a rise below {:.0f}%)", gain * 100, min_gain * 100)};
   }
   return {std::nullopt, "no knee within the steps run: throughput still rising and P99 within the SLA"};
 }
