@@ -13,6 +13,14 @@
 
 namespace infermark {
 
+// One framework-specific option a backend accepts through --opt KEY=VALUE.
+struct OptionDoc {
+  std::string key;
+  std::string values;         // "on|off", "disable|basic|extended|all", "N"
+  std::string default_value;  // what applies when the option is not given
+  std::string description;
+};
+
 struct BackendInfo {
   std::string name;                  // CLI name, e.g. "onnxruntime"
   std::string framework;             // human name, e.g. "ONNX Runtime"
@@ -20,6 +28,7 @@ struct BackendInfo {
   std::vector<std::string> formats;  // model formats it reads, e.g. {"onnx"}
   std::vector<std::string> devices;  // devices it can run on here, e.g. {"cpu"}
   std::string notes;                 // provenance of the runtime, caveats
+  std::vector<OptionDoc> options;    // the --opt keys it accepts
 };
 
 struct SessionOptions {
@@ -28,6 +37,7 @@ struct SessionOptions {
   std::string device = "cpu";
   std::string precision = "fp32";
   int expected_concurrency = 1;  // parallel requests the scenario will issue (tunes e.g. OpenVINO's hint)
+  std::string artifacts_dir;     // where a backend may write framework artifacts (profiles); "" = none
   std::map<std::string, std::string> extras;  // framework-specific --opt key=value
 };
 

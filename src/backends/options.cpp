@@ -8,11 +8,11 @@
 namespace infermark {
 
 void check_option_keys(const std::string& backend, const std::map<std::string, std::string>& extras,
-                       const std::vector<std::string>& accepted) {
+                       const std::vector<OptionDoc>& accepted) {
   for (const auto& [key, value] : extras) {
-    if (std::find(accepted.begin(), accepted.end(), key) != accepted.end()) continue;
+    if (std::any_of(accepted.begin(), accepted.end(), [&](const OptionDoc& o) { return o.key == key; })) continue;
     std::string list;
-    for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a;
+    for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a.key;
     throw Error("--opt " + key + "=" + value + ": backend '" + backend + "' has no option '" + key +
                 (list.empty() ? "' (it takes no --opt options)" : "' (it accepts: " + list + ")"));
   }

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.hpp"
+
 namespace infermark {
 
 // Throws infermark::Error listing the accepted keys when `extras` has any other key.
 void check_option_keys(const std::string& backend, const std::map<std::string, std::string>& extras,
-                       const std::vector<std::string>& accepted);
+                       const std::vector<OptionDoc>& accepted);
 
 // The value of `key` if present, else `fallback`.
 std::string option_or(const std::map<std::string, std::string>& extras, const std::string& key,

@@ -26,6 +26,20 @@ void print_table(const std::vector<BackendListing>& listing) {
       fmt::print("{:<12} {:<13} {:<44} {:<18} {}\n", b.name, b.info.framework, b.info.version, join(b.info.formats),
                  join(b.info.devices));
   }
+  fmt::print("\nOptions (--opt KEY=VALUE):\n");
+  for (const auto& b : listing) {
+    if (!b.built || !b.error.empty()) continue;
+    if (b.info.options.empty()) fmt::print("  {:<12} none\n", b.name);
+    for (const auto& o : b.info.options)
+      fmt::print("  {:<12} {}={} (default {}): {}\n", b.name, o.key, o.values, o.default_value, o.description);
+  }
+}
+
+nlohmann::json options_json(const std::vector<OptionDoc>& options) {
+  auto out = nlohmann::json::array();
+  for (const auto& o : options)
+    out.push_back({{"key", o.key}, {"values", o.values}, {"default", o.default_value}, {"description", o.description}});
+  return out;
 }
 
 nlohmann::json to_json(const std::vector<BackendListing>& listing) {
@@ -33,7 +47,7 @@ nlohmann::json to_json(const std::vector<BackendListing>& listing) {
   for (const auto& b : listing)
     out.push_back({{"name", b.name}, {"built", b.built}, {"error", b.error}, {"framework", b.info.framework},
                    {"version", b.info.version}, {"formats", b.info.formats}, {"devices", b.info.devices},
-                   {"notes", b.info.notes}});
+                   {"notes", b.info.notes}, {"options", options_json(b.info.options)}});
   return out;
 }
 

@@ -64,7 +64,8 @@ json to_json(const CellRequest& c) {
   return {{"backend", c.backend}, {"model", c.model.string()}, {"isolation", c.isolation}, {"outputs_dir", c.outputs_dir.string()},
           {"options", {{"intra_op_threads", c.options.intra_op_threads}, {"inter_op_threads", c.options.inter_op_threads},
                        {"device", c.options.device}, {"precision", c.options.precision},
-                       {"expected_concurrency", c.options.expected_concurrency}, {"extras", c.options.extras}}},
+                       {"expected_concurrency", c.options.expected_concurrency}, {"artifacts_dir", c.options.artifacts_dir},
+                       {"extras", c.options.extras}}},
           {"inputs", {{"batch", c.inputs.batch}, {"shape_overrides", shapes}, {"files", c.inputs.files},
                       {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}}},
           {"scenario", scenario_json(c.scenario)}};
@@ -79,7 +80,7 @@ CellRequest cell_from_json(const json& j) {
     c.outputs_dir = j.at("outputs_dir").get<std::string>();
     const auto& o = j.at("options");
     c.options = {o.at("intra_op_threads"), o.at("inter_op_threads"), o.at("device"), o.at("precision"),
-                 o.at("expected_concurrency"), o.at("extras")};
+                 o.at("expected_concurrency"), o.at("artifacts_dir"), o.at("extras")};
     const auto& i = j.at("inputs");
     c.inputs.batch = i.at("batch");
     for (const auto& [name, shape] : i.at("shape_overrides").items()) c.inputs.shape_overrides[name] = shape.get<std::vector<std::int64_t>>();

@@ -159,6 +159,10 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     const int lanes = loadgen::lanes_needed(request.scenario, environment.logical_cores);
     auto options = request.options;
     options.expected_concurrency = lanes;
+    if (!request.outputs_dir.empty()) {
+      std::filesystem::create_directories(request.outputs_dir);
+      options.artifacts_dir = request.outputs_dir.string();
+    }
     result.requested = options;
 
     enter("loading the model");

@@ -135,6 +135,7 @@ json to_json(const RunResult& r) {
                                   {"inter_op_threads", r.requested.inter_op_threads},
                                   {"device", r.requested.device}, {"precision", r.requested.precision},
                                   {"expected_concurrency", r.requested.expected_concurrency},
+                                  {"artifacts_dir", r.requested.artifacts_dir},
                                   {"extras", r.requested.extras}}},
                    {"effective", settings_json(r.effective_settings)}};
   j["scenario"] = {{"name", r.scenario.name}, {"batch", r.scenario.batch}, {"warmup_runs", r.scenario.warmup_runs},
@@ -176,10 +177,10 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     const auto& m = j.at("model");
     r.model = {m.at("path"), m.at("name"), m.at("format"), m.at("size_bytes"), specs_from(m.at("inputs")), specs_from(m.at("outputs"))};
     const auto& b = j.at("backend");
-    r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", "")};
+    r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", ""), {}};
     const auto& req = j.at("settings").at("requested");
     r.requested = {req.at("intra_op_threads"), req.at("inter_op_threads"), req.at("device"), req.at("precision"),
-                   req.value("expected_concurrency", 1), req.at("extras")};
+                   req.value("expected_concurrency", 1), req.value("artifacts_dir", ""), req.at("extras")};
     r.effective_settings = settings_from(j.at("settings").at("effective"));
     const auto& s = j.at("scenario");
     r.scenario = {s.at("name"), s.at("batch"), s.at("warmup_runs"), s.at("timed_runs"), s.at("seed"), inputs_fed_from(s.at("inputs")),

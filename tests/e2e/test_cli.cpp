@@ -313,3 +313,21 @@ TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
   ASSERT_TRUE(all[0].latency_ms.has_value());
   EXPECT_GT(all[0].latency_ms->count, 10u);
 }
+
+TEST_F(Cli, BackendsListTheOptionsEachAccepts) {
+  const auto r = infermark("backends");
+  EXPECT_NE(r.out.find("onnxruntime  graph_optimization=disable|basic|extended|all (default all)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("openvino     performance_hint=latency|throughput"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, OnnxRuntimeProfileIsSavedBesideTheResult) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --opt profile=on" + quick("onnxruntime"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  bool found = false;
+  for (const auto& entry : fs::directory_iterator(all[0].outputs_dir))
+    found = found || entry.path().filename().string().rfind("onnxruntime_profile_", 0) == 0;
+  EXPECT_TRUE(found);
+  EXPECT_NE(infermark::report::effective_setting(all[0], "profile").find("onnxruntime_profile"), std::string::npos);
+}

@@ -16,7 +16,7 @@ RunResult sample_result() {
   r.isolation = "worker process";
   r.model = {"models/m.onnx", "m", "onnx", 1234, {{"input", DType::kFloat32, {-1, 3}, {"batch", ""}}},
              {{"logits", DType::kFloat32, {-1, 10}, {"batch", ""}}}};
-  r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm"};
+  r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm", {}};
   r.requested.intra_op_threads = 2;
   r.requested.extras["spinning"] = "off";
   r.effective_settings = {{"intra_op_threads", "2", "2", true, ""}, {"precision", "bf16", "fp32", false, "not supported"}};

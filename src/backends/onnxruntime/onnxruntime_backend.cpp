@@ -16,6 +16,14 @@ namespace {
 
 constexpr const char* kName = "onnxruntime";
 
+const std::vector<OptionDoc> kOptions{
+    {"graph_optimization", "disable|basic|extended|all", "all", "graph optimisation level"},
+    {"execution_mode", "sequential|parallel", "sequential", "parallel runs independent branches on inter-op threads"},
+    {"spinning", "on|off", "on", "intra-op threads spin while waiting for work"},
+    {"memory_arena", "on|off", "on", "CPU memory arena"},
+    {"memory_pattern", "on|off", "on", "memory pattern planning (static shapes)"},
+    {"profile", "on|off", "off", "ORT's per-operator profiler, saved beside the result (timings then include its overhead)"}};
+
 DType to_dtype(ONNXTensorElementDataType type, const std::string& tensor) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return DType::kFloat32;
@@ -80,12 +88,14 @@ ExecutionMode parse_execution_mode(const std::string& value) {
 class OnnxRuntimeSession final : public Session {
  public:
   OnnxRuntimeSession(const std::filesystem::path& model, const SessionOptions& options) {
-    check_option_keys(kName, options.extras, {"graph_optimization", "execution_mode", "spinning", "memory_arena", "memory_pattern"});
+    check_option_keys(kName, options.extras, kOptions);
     const auto graph_optimization = option_or(options.extras, "graph_optimization", "all");
     const auto execution_mode = option_or(options.extras, "execution_mode", "sequential");
     const bool spinning = parse_bool_option(kName, "spinning", option_or(options.extras, "spinning", "on"));
     const bool arena = parse_bool_option(kName, "memory_arena", option_or(options.extras, "memory_arena", "on"));
     const bool pattern = parse_bool_option(kName, "memory_pattern", option_or(options.extras, "memory_pattern", "on"));
+    profiling_ = parse_bool_option(kName, "profile", option_or(options.extras, "profile", "off"));
+    if (profiling_ && options.artifacts_dir.empty()) throw Error("--opt profile=on: no folder to save ORT's profile in");
 
     Ort::SessionOptions so;
     so.SetGraphOptimizationLevel(parse_graph_optimization(graph_optimization));
@@ -95,6 +105,8 @@ class OnnxRuntimeSession final : public Session {
     so.AddConfigEntry("session.intra_op.allow_spinning", spinning ? "1" : "0");
     arena ? so.EnableCpuMemArena() : so.DisableCpuMemArena();
     pattern ? so.EnableMemPattern() : so.DisableMemPattern();
+    const auto profile_prefix = options.artifacts_dir + "/onnxruntime_profile";
+    if (profiling_) so.EnableProfiling(profile_prefix.c_str());
     session_.emplace(shared_env(), model.c_str(), so);
 
     Ort::AllocatorWithDefaultOptions allocator;
@@ -119,9 +131,17 @@ class OnnxRuntimeSession final : public Session {
          options.device == "cpu" ? "" : "only the CPU provider is in this build"},
         {"precision", options.precision, "as stored in the model", options.precision == "fp32",
          options.precision == "fp32" ? "" : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
+        {"profile", option_or(options.extras, "profile", ""),
+         profiling_ ? profile_prefix + "_<time>.json, written when the session closes (timings include its overhead)" : "off", true, ""},
         {"io_binding", "", "inputs and outputs preallocated and bound once", true,
          "binding runs one inference to learn the output shapes, so timing.first_inference is the second run"},
     };
+  }
+
+  ~OnnxRuntimeSession() override {
+    if (!profiling_ || !session_) return;
+    Ort::AllocatorWithDefaultOptions allocator;
+    session_->EndProfilingAllocated(allocator);  // writes the profile file
   }
 
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
@@ -186,6 +206,7 @@ class OnnxRuntimeSession final : public Session {
   }
 
   std::vector<Slot> slots_;
+  bool profiling_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::vector<Ort::Value> input_values_;
@@ -198,7 +219,8 @@ class OnnxRuntimeBackend final : public Backend {
     std::string providers;
     for (const auto& p : Ort::GetAvailableProviders()) providers += (providers.empty() ? "" : ", ") + p;
     return {kName, "ONNX Runtime", Ort::GetVersionString(), {"onnx"}, {"cpu"},
-            "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers};
+            "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers,
+            kOptions};
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

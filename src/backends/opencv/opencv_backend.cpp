@@ -100,7 +100,7 @@ Tensor to_tensor(const std::string& name, const cv::Mat& blob) {
 class OpenCvSession final : public Session {
  public:
   OpenCvSession(const std::filesystem::path& model, const SessionOptions& options) {
-    check_option_keys(kName, options.extras, {});
+    check_option_keys(kName, options.extras, {});  // OpenCV DNN takes no framework options here
     if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'opencv' runs on the CPU only");
     net_ = cv::dnn::readNetFromONNX(model.string());
     net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
@@ -162,7 +162,7 @@ class OpenCvSession final : public Session {
 class OpenCvBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    return {kName, "OpenCV DNN", cv::getVersionString(), {"onnx"}, {"cpu"}, "Debian libopencv-dnn-dev"};
+    return {kName, "OpenCV DNN", cv::getVersionString(), {"onnx"}, {"cpu"}, "Debian libopencv-dnn-dev", {}};
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

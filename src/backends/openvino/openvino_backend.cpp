@@ -16,6 +16,12 @@ namespace {
 
 constexpr const char* kName = "openvino";
 
+const std::vector<OptionDoc> kOptions{
+    {"performance_hint", "latency|throughput", "latency (throughput when the scenario runs parallel requests)",
+     "OpenVINO's performance hint"},
+    {"streams", "N", "chosen by the hint", "CPU streams (parallel inference pipelines)"},
+    {"pinning", "on|off", "chosen by OpenVINO", "pin inference threads to cores"}};
+
 DType to_dtype(const ov::element::Type& type, const std::string& tensor) {
   if (type == ov::element::f32) return DType::kFloat32;
   if (type == ov::element::f16) return DType::kFloat16;
@@ -82,7 +88,7 @@ ov::Core& shared_core() {
 class OpenVinoSession final : public Session {
  public:
   OpenVinoSession(const std::filesystem::path& model, const SessionOptions& options) : options_(options) {
-    check_option_keys(kName, options.extras, {"performance_hint", "streams", "pinning"});
+    check_option_keys(kName, options.extras, kOptions);
     if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'openvino' is built for the CPU device only here");
     parse_hint(option_or(options.extras, "performance_hint", "latency"));
     parse_precision(options.precision);
@@ -206,7 +212,7 @@ class OpenVinoBackend final : public Backend {
   BackendInfo info() const override {
     const auto version = ov::get_openvino_version();
     return {kName, "OpenVINO", version.buildNumber, {"onnx", "openvino-ir"}, {"cpu"},
-            "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)"};
+            "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)", kOptions};
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
