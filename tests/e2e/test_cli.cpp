@@ -52,8 +52,10 @@ class Cli : public ::testing::Test {
 
   std::vector<infermark::report::RunResult> results() const {
     std::vector<infermark::report::RunResult> all;
-    for (const auto& entry : fs::recursive_directory_iterator(dir_ / "results"))
-      if (entry.path().extension() == ".json") all.push_back(infermark::report::read_run_result(entry.path().string()));
+    // results/<run folder>/<cell>.json; the cells' .outputs folders hold other files.
+    for (const auto& run : fs::directory_iterator(dir_ / "results"))
+      for (const auto& entry : fs::directory_iterator(run.path()))
+        if (entry.path().extension() == ".json") all.push_back(infermark::report::read_run_result(entry.path().string()));
     std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.backend.name < b.backend.name; });
     return all;
   }
