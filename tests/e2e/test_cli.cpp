@@ -305,9 +305,11 @@ TEST_F(Cli, ImpossibleScenarioSettingsFailBeforeAnythingRuns) {
   }
 }
 
+// One SIGINT, as a terminal's Ctrl-C sends (timeout --foreground signals only infermark itself;
+// a second signal would end infermark at once, by design).
 TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
   const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
-                           "timeout --preserve-status -s INT 3");
+                           "timeout --foreground --preserve-status -s INT 3");
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
   const auto all = results();
   ASSERT_EQ(all.size(), 1u);
