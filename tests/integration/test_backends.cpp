@@ -10,6 +10,7 @@
 #include "core/input_generator.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/comparison_table.hpp"
+#include "stats/output_agreement.hpp"
 
 namespace infermark {
 namespace {
@@ -165,6 +166,25 @@ TEST(MeasureCell, AFailureIsRecordedNotThrown) {
   EXPECT_NE(result.error.find("while generating inputs"), std::string::npos) << result.error;
   EXPECT_FALSE(result.latency_ms.has_value());
   EXPECT_FALSE(result.model.inputs.empty());  // what was learned before the failure is kept
+}
+
+}  // namespace infermark
+
+namespace infermark {
+
+// An INT8 (QDQ) model runs as stored, and stays close to its FP32 original on the same inputs.
+TEST(ReducedPrecision, Int8QdqModelRunsAndTracksFp32) {
+  InputRequest request;
+  request.batch = 8;
+  SKIP_UNLESS_BUILT("onnxruntime");
+  const auto fp32 = run_once("onnxruntime", kModels / "tiny_cnn.onnx", request);
+  for (const std::string name : {"onnxruntime", "openvino"}) {
+    if (!registry().is_available(name)) continue;
+    const auto int8 = run_once(name, kModels / "tiny_cnn_int8.onnx", request);
+    const auto agreement = stats::compare_outputs(fp32, int8).at(0);
+    ASSERT_TRUE(agreement.comparable) << name << ": " << agreement.note;
+    EXPECT_GT(agreement.cosine_similarity, 0.9) << name;
+  }
 }
 
 }  // namespace infermark

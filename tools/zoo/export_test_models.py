@@ -3,11 +3,15 @@
 - tiny_cnn.onnx: conv + BN + ReLU + pool + linear classifier, dynamic batch, 3x32x32 input.
 - tiny_cnn_dynamic_hw.onnx: the same network with dynamic height and width, which the harness
   cannot feed without an explicit --shape.
+- tiny_cnn_int8.onnx: tiny_cnn statically quantised to INT8 (QDQ) by ONNX Runtime's quantisation
+  tool, calibrated on seeded random inputs.
 """
 import argparse
 import pathlib
 
+import numpy as np
 import torch
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
 from zoo_common import export_onnx, realistic_init, write_manifest
 
@@ -23,6 +27,23 @@ class TinyCnn(torch.nn.Module):
 
     def forward(self, x):
         return self.classifier(self.features(x))
+
+
+class SeededImages(CalibrationDataReader):
+    """A few seeded random batches for static quantisation's calibration."""
+
+    def __init__(self, count: int = 16) -> None:
+        rng = np.random.default_rng(7)
+        self._batches = iter([{"input": rng.standard_normal((1, 3, 32, 32), dtype=np.float32)} for _ in range(count)])
+
+    def get_next(self):
+        return next(self._batches, None)
+
+
+def quantize_int8(fp32: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    quantize_static(str(fp32), str(out), SeededImages(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    return out
 
 
 def main() -> None:
@@ -41,6 +62,11 @@ def main() -> None:
     path = export_onnx(model, example, args.out / "tiny_cnn.onnx", fixed, outputs)
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
                    files={"onnx": path}, inputs=fixed, outputs=outputs, weights="random (seed 7)")
+
+    int8 = quantize_int8(path, args.out / "tiny_cnn_int8.onnx")
+    write_manifest(args.out / "tiny_cnn_int8.json", name="tiny_cnn_int8", task="image-classification",
+                   files={"onnx": int8}, inputs=fixed, outputs=outputs,
+                   weights="tiny_cnn (seed 7) quantised to INT8 QDQ, calibrated on 16 seeded random inputs")
 
     dynamic = [("input", "float32", ["batch", 3, "height", "width"])]
     path = export_onnx(model, example, args.out / "tiny_cnn_dynamic_hw.onnx", dynamic, outputs)
