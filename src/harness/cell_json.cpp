@@ -9,10 +9,12 @@ namespace {
 
 using nlohmann::json;
 
+}  // namespace
+
 json scenario_json(const loadgen::ScenarioSpec& s) {
   return {{"name", s.name}, {"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
           {"min_queries", s.min_queries}, {"min_duration_s", s.min_duration_s}, {"max_queries", s.max_queries},
-          {"max_duration_s", s.max_duration_s}, {"qps", s.qps}, {"poisson", s.arrivals == loadgen::Arrivals::kPoisson},
+          {"max_duration_s", s.max_duration_s}, {"qps", s.qps}, {"arrivals", s.arrivals == loadgen::Arrivals::kPoisson ? "poisson" : "constant"},
           {"duration_s", s.duration_s}, {"sla_p99_ms", s.sla_p99_ms}, {"find_max_qps", s.find_max_qps},
           {"max_queue", s.max_queue}, {"seed", s.seed}, {"ramp_by", s.ramp_by}, {"ramp_step", s.ramp_step},
           {"ramp_start", s.ramp_start}, {"ramp_steps", s.ramp_steps}, {"step_duration_s", s.step_duration_s},
@@ -21,6 +23,8 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"pulse_burst_share", s.pulse_burst_share}, {"pulse_baseline_s", s.pulse_baseline_s},
           {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s}};
 }
+
+namespace {
 
 loadgen::ScenarioSpec scenario_from(const json& j) {
   loadgen::ScenarioSpec s;
@@ -33,7 +37,7 @@ loadgen::ScenarioSpec scenario_from(const json& j) {
   s.max_queries = j.at("max_queries");
   s.max_duration_s = j.at("max_duration_s");
   s.qps = j.at("qps");
-  s.arrivals = j.at("poisson").get<bool>() ? loadgen::Arrivals::kPoisson : loadgen::Arrivals::kConstant;
+  s.arrivals = j.at("arrivals") == "constant" ? loadgen::Arrivals::kConstant : loadgen::Arrivals::kPoisson;
   s.duration_s = j.at("duration_s");
   s.sla_p99_ms = j.at("sla_p99_ms");
   s.find_max_qps = j.at("find_max_qps");

@@ -11,6 +11,8 @@
 namespace infermark::harness {
 
 nlohmann::json to_json(const CellRequest& cell);
+// Every field of the scenario request (also recorded in each result's scenario.parameters).
+nlohmann::json scenario_json(const loadgen::ScenarioSpec& scenario);
 CellRequest cell_from_json(const nlohmann::json& j);  // throws infermark::Error on a malformed cell
 
 void write_cell(const CellRequest& cell, const std::filesystem::path& path);

@@ -6,6 +6,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "harness/cell_json.hpp"
 #include "harness/local_system.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
@@ -98,19 +99,6 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
   result.analysis["soak"] = loadgen::analyse_soak(outcome.phases.front(), rss);
 }
 
-nlohmann::json scenario_parameters(const loadgen::ScenarioSpec& s) {
-  return {{"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
-          {"min_queries", s.min_queries}, {"min_duration_s", s.min_duration_s}, {"max_queries", s.max_queries},
-          {"max_duration_s", s.max_duration_s}, {"qps", s.qps},
-          {"arrivals", s.arrivals == loadgen::Arrivals::kPoisson ? "poisson" : "constant"}, {"duration_s", s.duration_s},
-          {"sla_p99_ms", s.sla_p99_ms}, {"find_max_qps", s.find_max_qps}, {"max_queue", s.max_queue},
-          {"ramp_by", s.ramp_by}, {"ramp_start", s.ramp_start}, {"ramp_step", s.ramp_step}, {"ramp_steps", s.ramp_steps},
-          {"step_duration_s", s.step_duration_s}, {"capacity_probe_s", s.capacity_probe_s}, {"soak_share", s.soak_share},
-          {"soak_duration_s", s.soak_duration_s}, {"soak_interval_s", s.soak_interval_s},
-          {"pulse_baseline_share", s.pulse_baseline_share}, {"pulse_burst_share", s.pulse_burst_share},
-          {"pulse_baseline_s", s.pulse_baseline_s}, {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s}};
-}
-
 }  // namespace
 
 std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name) {
@@ -142,7 +130,7 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
   result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
   result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
   result.scenario.seed = request.inputs.seed;
-  result.scenario.parameters = scenario_parameters(request.scenario);
+  result.scenario.parameters = scenario_json(request.scenario);
   std::string stage = "starting";
   auto enter = [&](std::string next) {
     stage = std::move(next);
