@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/model_manifest.hpp"
 #include "probes/environment.hpp"
 
 namespace infermark::cli {
@@ -128,6 +129,7 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
   cell.inputs.batch = o.batch;
   cell.inputs.seed = o.seed;
   cell.inputs.int_high = o.int_high;
+  cell.inputs.int_ranges = read_value_ranges(o.model);
   for (const auto& shape : o.shapes) {
     auto [name, dims] = split_assignment(shape, "--shape");
     cell.inputs.shape_overrides[name] = parse_shape(dims, "--shape " + shape);

@@ -31,9 +31,9 @@ void fill_with(Tensor& tensor, auto&& draw) {
   for (std::size_t i = 0; i < tensor.element_count(); ++i) out[i] = static_cast<T>(draw());
 }
 
-void fill(Tensor& tensor, SeededRandom& random, std::int64_t int_high) {
+void fill(Tensor& tensor, SeededRandom& random, std::int64_t int_low, std::int64_t int_high) {
   auto normal = [&] { return random.normal(); };
-  auto integer = [&] { return static_cast<std::int64_t>(random.next() % static_cast<std::uint64_t>(int_high)); };
+  auto integer = [&] { return int_low + static_cast<std::int64_t>(random.next() % static_cast<std::uint64_t>(int_high - int_low)); };
   switch (tensor.dtype) {
     case DType::kFloat32: fill_with<float>(tensor, normal); break;
     case DType::kFloat64: fill_with<double>(tensor, normal); break;
@@ -119,7 +119,9 @@ std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const 
     }
     Tensor tensor{spec.name, spec.dtype, resolve_shape(spec, request), {}};
     tensor.data.resize(tensor.element_count() * dtype_size(spec.dtype));
-    fill(tensor, random, request.int_high);
+    const auto range = request.int_ranges.find(spec.name);
+    if (range != request.int_ranges.end()) fill(tensor, random, range->second.first, range->second.second);
+    else fill(tensor, random, 0, request.int_high);
     tensors.push_back(std::move(tensor));
   }
   return tensors;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,10 @@ struct InputRequest {
   std::map<std::string, std::vector<std::int64_t>> shape_overrides;  // from --shape name=AxBxC
   std::map<std::string, std::string> files;  // from --input name=file.npy: user data, used as is
   std::uint64_t seed = 42;
-  // Integer inputs (token ids, indices) are drawn from [0, int_high).
+  // Integer inputs (token ids, indices) are drawn from [0, int_high), or from the input's own
+  // [low, high) range where one is given (the model manifest's value_range).
   std::int64_t int_high = 100;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> int_ranges;
 };
 
 // The concrete shape of one input. Throws infermark::Error naming the input, the dimension and

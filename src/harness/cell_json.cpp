@@ -71,7 +71,7 @@ json to_json(const CellRequest& c) {
                        {"expected_concurrency", c.options.expected_concurrency}, {"artifacts_dir", c.options.artifacts_dir},
                        {"extras", c.options.extras}}},
           {"inputs", {{"batch", c.inputs.batch}, {"shape_overrides", shapes}, {"files", c.inputs.files},
-                      {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}}},
+                      {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}, {"int_ranges", c.inputs.int_ranges}}},
           {"scenario", scenario_json(c.scenario)}};
 }
 
@@ -91,6 +91,7 @@ CellRequest cell_from_json(const json& j) {
     c.inputs.files = i.at("files").get<std::map<std::string, std::string>>();
     c.inputs.seed = i.at("seed");
     c.inputs.int_high = i.at("int_high");
+    c.inputs.int_ranges = i.at("int_ranges").get<std::map<std::string, std::pair<std::int64_t, std::int64_t>>>();
     c.scenario = scenario_from(j.at("scenario"));
     return c;
   } catch (const json::exception& e) {

@@ -172,6 +172,21 @@ TEST(MeasureCell, AFailureIsRecordedNotThrown) {
 
 namespace infermark {
 
+// An FP16 model takes and gives FP16 tensors and stays close to its FP32 original.
+TEST(ReducedPrecision, Fp16ModelRunsAndTracksFp32) {
+  SKIP_UNLESS_BUILT("onnxruntime");
+  InputRequest request;
+  request.batch = 4;
+  const auto fp32 = run_once("onnxruntime", kModels / "tiny_cnn.onnx", request);
+  for (const std::string name : {"onnxruntime", "openvino"}) {
+    if (!registry().is_available(name)) continue;
+    const auto fp16 = run_once(name, kModels / "tiny_cnn_fp16.onnx", request);
+    EXPECT_EQ(fp16.at(0).dtype, DType::kFloat16) << name;
+    // Inputs are drawn in FP16 here, so they differ slightly from the FP32 run's.
+    EXPECT_GT(stats::compare_outputs(fp32, fp16).at(0).cosine_similarity, 0.99) << name;
+  }
+}
+
 // An INT8 (QDQ) model runs as stored, and stays close to its FP32 original on the same inputs.
 TEST(ReducedPrecision, Int8QdqModelRunsAndTracksFp32) {
   InputRequest request;

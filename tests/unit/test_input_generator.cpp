@@ -99,3 +99,30 @@ TEST(InputGenerator, FixedBatchRejectsOtherBatch) {
 }
 
 }  // namespace infermark
+
+#include <fstream>
+
+#include "core/model_manifest.hpp"
+
+namespace infermark {
+
+TEST(InputGenerator, PerInputRangesFromTheManifest) {
+  const auto dir = std::filesystem::temp_directory_path() / "infermark_manifest_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bert.json") << R"({"inputs": [{"name": "input_ids", "dtype": "int64", "shape": [1, 8],
+                                          "value_range": [100, 110]}, {"name": "mask", "dtype": "int64", "shape": [1, 8]}]})";
+  InputRequest request;
+  request.int_ranges = read_value_ranges(dir / "bert.onnx");
+  ASSERT_EQ(request.int_ranges.size(), 1u);
+  const auto inputs = generate_inputs({{"input_ids", DType::kInt64, {1, 512}, {}}, {"mask", DType::kInt64, {1, 8}, {}}}, request);
+  for (std::size_t i = 0; i < inputs[0].element_count(); ++i) {
+    EXPECT_GE(inputs[0].as<std::int64_t>()[i], 100);
+    EXPECT_LT(inputs[0].as<std::int64_t>()[i], 110);
+  }
+  EXPECT_TRUE(read_value_ranges(dir / "absent.onnx").empty());
+  std::ofstream(dir / "broken.json") << "{ not json";
+  EXPECT_THROW(read_value_ranges(dir / "broken.onnx"), Error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace infermark

@@ -3,6 +3,7 @@
 - tiny_cnn.onnx: conv + BN + ReLU + pool + linear classifier, dynamic batch, 3x32x32 input.
 - tiny_cnn_dynamic_hw.onnx: the same network with dynamic height and width, which the harness
   cannot feed without an explicit --shape.
+- tiny_cnn_fp16.onnx: tiny_cnn with every tensor in FP16, inputs and outputs included.
 - tiny_cnn_int8.onnx: tiny_cnn statically quantised to INT8 (QDQ) by ONNX Runtime's quantisation
   tool, calibrated on seeded random inputs.
 """
@@ -10,7 +11,9 @@ import argparse
 import pathlib
 
 import numpy as np
+import onnx
 import torch
+from onnxconverter_common import float16
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
 from zoo_common import export_onnx, realistic_init, write_manifest
@@ -46,6 +49,11 @@ def quantize_int8(fp32: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     return out
 
 
+def convert_fp16(fp32: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    onnx.save(float16.convert_float_to_float16(onnx.load(str(fp32)), keep_io_types=False), str(out))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=pathlib.Path, required=True)
@@ -62,6 +70,11 @@ def main() -> None:
     path = export_onnx(model, example, args.out / "tiny_cnn.onnx", fixed, outputs)
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
                    files={"onnx": path}, inputs=fixed, outputs=outputs, weights="random (seed 7)")
+
+    fp16 = convert_fp16(path, args.out / "tiny_cnn_fp16.onnx")
+    write_manifest(args.out / "tiny_cnn_fp16.json", name="tiny_cnn_fp16", task="image-classification",
+                   files={"onnx": fp16}, inputs=[("input", "float16", ["batch", 3, 32, 32])],
+                   outputs=[("logits", "float16", ["batch", 10])], weights="tiny_cnn (seed 7) converted to FP16")
 
     int8 = quantize_int8(path, args.out / "tiny_cnn_int8.onnx")
     write_manifest(args.out / "tiny_cnn_int8.json", name="tiny_cnn_int8", task="image-classification",

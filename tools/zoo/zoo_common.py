@@ -61,7 +61,9 @@ def sha256(path: pathlib.Path) -> str:
 def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights) -> None:
     """One JSON manifest per model: what it is, its files with checksums, and its I/O specs."""
     def spec(entries):
-        return [{"name": n, "dtype": t, "shape": s} for n, t, s in entries]
+        # An optional fourth element is the [low, high) value range of an integer input (token ids).
+        return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
+                for e in entries]
 
     manifest = {
         "name": name,
