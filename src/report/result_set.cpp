@@ -1,0 +1,80 @@
+#include "report/result_set.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "report/comparison_table.hpp"
+
+namespace infermark::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool looks_like_result(const fs::path& path) {
+  std::ifstream in(path);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return head.find(kSchemaName) != std::string::npos;
+}
+
+void load_folder(const fs::path& folder, std::vector<LoadedResult>& out) {
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(folder); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && it->path().extension() == ".outputs") {
+      it.disable_recursion_pending();  // saved tensors and framework profiles, not results
+      continue;
+    }
+    if (it->is_regular_file() && it->path().extension() == ".json" && looks_like_result(it->path())) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) out.push_back({read_run_result(f.string()), f.string()});
+}
+
+}  // namespace
+
+std::vector<LoadedResult> load_results(const std::vector<std::string>& paths) {
+  std::vector<LoadedResult> results;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) throw Error(p + ": no such file or folder");
+    if (fs::is_directory(status)) {
+      const auto before = results.size();
+      load_folder(p, results);
+      if (results.size() == before) throw Error(p + ": no infermark result files in this folder");
+    } else {
+      results.push_back({read_run_result(p), p});
+    }
+  }
+  if (results.empty()) throw Error("no result files given");
+  return results;
+}
+
+std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results) {
+  std::map<std::string, std::vector<long long>> sizes_by_name;
+  for (const auto& r : results) {
+    auto& sizes = sizes_by_name[r.result.model.name];
+    if (std::find(sizes.begin(), sizes.end(), r.result.model.size_bytes) == sizes.end()) sizes.push_back(r.result.model.size_bytes);
+  }
+  std::map<std::string, std::vector<LoadedResult>> groups;
+  for (const auto& r : results) {
+    const auto& name = r.result.model.name;
+    const auto key = sizes_by_name[name].size() > 1 ? name + " (" + std::to_string(r.result.model.size_bytes) + " bytes)" : name;
+    groups[key].push_back(r);
+  }
+  return groups;
+}
+
+std::string cell_label(const RunResult& r) {
+  std::string label = r.backend.name;
+  const auto threads = effective_setting(r, "intra_op_threads");
+  if (!threads.empty()) label += " t" + threads;
+  if (r.requested.precision != "fp32") label += " " + r.requested.precision;
+  if (r.scenario.batch != 1) label += " batch " + std::to_string(r.scenario.batch);
+  if (r.scenario.name != "single-stream") label += " " + r.scenario.name;
+  return label;
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,31 @@
+// Loads run results for the downstream commands (report, compare, recommend) from files and
+// folders, and groups them by model so numbers from different models never share a table.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/run_result.hpp"
+
+namespace infermark::report {
+
+struct LoadedResult {
+  RunResult result;
+  std::string path;
+};
+
+// Each argument is a result file or a folder searched recursively for result files (the
+// .outputs folders of cells are skipped, as are JSON files that are not run results). Throws
+// infermark::Error naming the path: missing or unreadable path, a named file that is not a
+// result, or nothing found at all.
+std::vector<LoadedResult> load_results(const std::vector<std::string>& paths);
+
+// Results grouped by model name (then by model file size, so two different files of one name
+// stay apart); the key reads "resnet50" or "resnet50 (102146362 bytes)" when names collide.
+std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results);
+
+// "onnxruntime t2" or "openvino t1 fp16 batch 8 server": what distinguishes the cell in a table.
+std::string cell_label(const RunResult& result);
+
+}  // namespace infermark::report
