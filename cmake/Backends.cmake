@@ -86,3 +86,18 @@ if(build_ocv)
     SYSTEM_INCLUDES ${OpenCV_INCLUDE_DIRS}
     LIBRARIES opencv_core opencv_dnn)
 endif()
+
+# --- LibTorch: Debian's libtorch-dev (TorchConfig.cmake) ---------------------------------------
+infermark_backend_option(libtorch)
+set(torch_found FALSE)
+if(NOT INFERMARK_WITH_LIBTORCH STREQUAL "OFF")
+  find_package(Torch QUIET)
+  set(torch_found ${Torch_FOUND})
+endif()
+infermark_backend_decide(libtorch ${torch_found} build_torch)
+if(build_torch)
+  infermark_add_backend(libtorch
+    SOURCES src/backends/libtorch/libtorch_backend.cpp
+    LIBRARIES ${TORCH_LIBRARIES}
+    SYSTEM_INCLUDES ${TORCH_INCLUDE_DIRS})
+endif()

@@ -3,6 +3,8 @@
 // JSON result per backend.
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <ctime>
 
@@ -69,6 +71,7 @@ void check_model_file(const std::string& model) {
 }
 
 void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
+  if (isatty(STDOUT_FILENO)) fmt::print("\r\033[K");  // clear the live status line
   const auto& r = outcome.result;
   auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, r.status);
   if (r.latency_ms) line += fmt::format("  mean {:.3f} ms over {} runs", r.latency_ms->mean, r.latency_ms->count);
@@ -101,6 +104,17 @@ int run(const RunCommandOptions& o) {
   const auto& s = o.measurement.scenario;
   fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", o.measurement.model,
              plan.cells.size(), s.name, o.measurement.batch, s.warmup_queries, thread_list);
+  // On a terminal, one status line per running cell, redrawn in place; in logs, nothing extra.
+  const bool terminal = isatty(STDOUT_FILENO);
+  const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);
+  if (terminal)
+    plan.on_progress = [&](std::size_t cell, const std::string& stage, double elapsed_s) {
+      fmt::print("\r\033[K[{}/{}] {} ({} threads): {}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(), plan.cells[cell].backend,
+                 plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage, elapsed_s,
+                 o.measurement.scenario.name == "single-stream" ? std::string()
+                                                                : fmt::format(" (scenario up to ~{:.0f} s)", planned_s));
+      std::fflush(stdout);
+    };
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     print_progress(++done, plan.cells.size(), outcome);

@@ -7,8 +7,11 @@
 namespace infermark::cli {
 
 void add_backends_command(CLI::App& app, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
+void add_recommend_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_worker_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 
 }  // namespace infermark::cli

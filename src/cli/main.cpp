@@ -13,9 +13,12 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("infermark: ") + e.what() + "\n"; });
   int exit_code = 0;
   infermark::cli::add_backends_command(app, exit_code);
+  infermark::cli::add_compare_command(app, exit_code);
   infermark::cli::add_env_command(app, exit_code);
+  infermark::cli::add_recommend_command(app, exit_code);
   infermark::cli::add_run_command(app, exit_code);
   infermark::cli::add_worker_command(app, exit_code);
+  infermark::cli::add_report_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

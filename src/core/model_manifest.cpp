@@ -34,4 +34,27 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> read_value_ranges(c
   return ranges;
 }
 
+std::vector<TensorSpec> read_manifest_tensors(const std::filesystem::path& model, const std::string& which) {
+  std::vector<TensorSpec> specs;
+  const auto path = manifest_path(model);
+  std::ifstream in(path);
+  if (!in) return specs;
+  try {
+    const auto manifest = nlohmann::json::parse(in);
+    for (const auto& entry : manifest.value(which, nlohmann::json::array())) {
+      TensorSpec spec{entry.at("name"), parse_dtype(entry.at("dtype").get<std::string>()), {}, {}};
+      for (const auto& dim : entry.at("shape")) {
+        spec.shape.push_back(dim.is_number_integer() ? dim.get<std::int64_t>() : kDynamicDim);
+        spec.dim_names.push_back(dim.is_string() ? dim.get<std::string>() : "");
+      }
+      specs.push_back(std::move(spec));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string() + ": malformed model manifest: " + e.what());
+  } catch (const Error& e) {
+    throw Error(path.string() + ": " + e.what());
+  }
+  return specs;
+}
+
 }  // namespace infermark

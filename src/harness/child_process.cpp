@@ -69,14 +69,16 @@ std::string ChildOutcome::describe() const {
 }
 
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
-                       const std::atomic<bool>* stop) {
+                       const std::atomic<bool>* stop, const std::function<void(double)>& on_tick) {
   const pid_t pid = fork();
   if (pid < 0) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
   if (pid == 0) exec_child(argv, stderr_log);
   setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
   bool stop_forwarded = false;
 
-  const auto deadline = mono_now_ns() + static_cast<std::int64_t>(timeout_s * 1e9);
+  const auto started = mono_now_ns();
+  const auto deadline = started + static_cast<std::int64_t>(timeout_s * 1e9);
+  std::int64_t next_tick = started + 500'000'000;
   std::int64_t kill_at = 0;
   for (;;) {
     int status = 0;
@@ -90,6 +92,10 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesyst
     }
     if (done < 0 && errno != EINTR) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
     const auto now = mono_now_ns();
+    if (on_tick && now >= next_tick) {
+      on_tick(static_cast<double>(now - started) * 1e-9);
+      next_tick = now + 500'000'000;
+    }
     if (stop && stop->load() && !stop_forwarded) {
       kill(-pid, SIGINT);
       stop_forwarded = true;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ struct ChildOutcome {
 // appended to `stderr_log`. After `timeout_s` the group gets SIGTERM, then SIGKILL two seconds
 // later, so nothing the child started outlives it. When `stop` becomes true the group gets one
 // SIGINT (the terminal's Ctrl-C reaches only our own group) and the child may finish cleanly.
+// `on_tick`, when set, is called about twice a second with the seconds elapsed (for progress).
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
-                       const std::atomic<bool>* stop = nullptr);
+                       const std::atomic<bool>* stop = nullptr, const std::function<void(double)>& on_tick = {});
 
 // "SIGSEGV" for 11, "signal 64" for unnamed ones.
 std::string signal_name(int signal);

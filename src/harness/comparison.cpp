@@ -29,9 +29,7 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   result.started_at = utc_timestamp();
   result.isolation = cell.isolation;
   result.backend.name = cell.backend;
-  result.model.path = cell.model.string();
-  result.model.name = cell.model.stem().string();
-  result.model.format = model_format(cell.model);
+  result.model = describe_model(cell.model);
   result.requested = cell.options;
   result.scenario.name = cell.scenario.name;
   result.scenario.batch = cell.inputs.batch;
@@ -47,12 +45,14 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   return result;
 }
 
-report::RunResult run_in_worker(const ComparisonPlan& plan, const CellRequest& cell, const std::filesystem::path& path,
-                                const std::atomic<bool>& stop) {
+report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, const CellRequest& cell,
+                                const std::filesystem::path& path, const std::atomic<bool>& stop) {
   const auto log = std::filesystem::path(path).replace_extension(".log");
   std::filesystem::remove(log);
   std::filesystem::remove(path);
-  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop);
+  std::function<void(double)> tick;
+  if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), elapsed_s); };
+  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop, tick);
   if (!std::filesystem::exists(path)) return result_for_lost_worker(cell, outcome, log);
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
   auto result = report::read_run_result(path.string());
@@ -90,7 +90,7 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     CellOutcome outcome;
     outcome.result_path = plan.output_dir / (stem + ".json");
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
-    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, cell, outcome.result_path, stop);
+    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, outcomes.size(), cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());
     if (on_cell) on_cell(outcome);
     outcomes.push_back(std::move(outcome));

@@ -12,12 +12,16 @@
 
 namespace infermark::harness {
 
+// Progress of the running cell: its index, the worker's current stage, seconds elapsed.
+using ProgressCallback = std::function<void(std::size_t cell, const std::string& stage, double elapsed_s)>;
+
 struct ComparisonPlan {
   std::vector<CellRequest> cells;
   std::filesystem::path output_dir;
   bool in_process = false;
   double cell_timeout_s = 600.0;
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
+  ProgressCallback on_progress;                    // optional, called while a worker runs
   // Builds the worker command line for a cell writing its result to `result_path`.
   std::function<std::vector<std::string>(const CellRequest&, const std::filesystem::path& result_path)> worker_argv;
 };

@@ -17,12 +17,6 @@ namespace {
 
 double ms_since(std::int64_t start_ns) { return static_cast<double>(mono_now_ns() - start_ns) * 1e-6; }
 
-report::ModelDescription describe_model(const std::filesystem::path& model) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(model, ec);
-  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {}};
-}
-
 // Validates before anything is loaded: an impossible request fails fast, naming the flag.
 void check_request(const CellRequest& request) {
   if (!std::filesystem::exists(request.model)) throw Error(request.model.string() + ": no such file");
@@ -100,6 +94,12 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
 }
 
 }  // namespace
+
+report::ModelDescription describe_model(const std::filesystem::path& model) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(model, ec);
+  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {}};
+}
 
 std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name) {
   std::string safe = name;

@@ -32,6 +32,9 @@ using StageCallback = std::function<void(const std::string& stage)>;
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop = nullptr, const StageCallback& on_stage = {});
 
+// Path, name, format and size of a model file (size 0 when it cannot be read).
+report::ModelDescription describe_model(const std::filesystem::path& model);
+
 // The .npy file of output `name` in `dir` (names are made safe for file systems).
 std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name);
 

@@ -2,18 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "report/markdown_table.hpp"
+
 #include <algorithm>
 #include <array>
 
 namespace infermark::report {
 namespace {
 
-struct Column {
-  std::string title;
-  bool right_aligned;
-};
-
-const std::vector<Column> kColumns{
+const std::vector<MarkdownColumn> kColumns{
     {"backend", false},  {"version", false},    {"threads", true},    {"mean ms", true}, {"P50 ms", true},
     {"P99 ms", true},    {"inferences/s", true}, {"peak RSS MB", true}, {"max abs err", true},
     {"top-1 agree", true}, {"status", false}};
@@ -69,24 +66,7 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     rows.push_back(row_for(r));
     rows.back()[1] = shorten(rows.back()[1], 24);
   }
-  std::vector<std::size_t> widths;
-  for (const auto& c : kColumns) widths.push_back(c.title.size());
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out = "|";
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      out += kColumns[i].right_aligned ? fmt::format(" {:>{}} |", cells[i], widths[i]) : fmt::format(" {:<{}} |", cells[i], widths[i]);
-    return out + "\n";
-  };
-  std::vector<std::string> titles, rule;
-  for (std::size_t i = 0; i < kColumns.size(); ++i) {
-    titles.push_back(kColumns[i].title);
-    rule.push_back(std::string(widths[i], '-'));
-  }
-  std::string table = line(titles) + line(rule);
-  for (const auto& row : rows) table += line(row);
+  std::string table = markdown_table(kColumns, rows);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   for (const auto& r : results)

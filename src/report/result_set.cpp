@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/error.hpp"
 #include "report/comparison_table.hpp"
@@ -12,11 +13,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool looks_like_result(const fs::path& path) {
+// Folders hold other JSON too (framework profiles, study files): a file counts when its
+// "schema" says it is a run result; a result that then fails validation is an error.
+std::optional<RunResult> read_if_result(const fs::path& path) {
   std::ifstream in(path);
-  std::string head(512, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  return head.find(kSchemaName) != std::string::npos;
+  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("schema", "") != kSchemaName) return std::nullopt;
+  return run_result_from_json(json, path.string());
 }
 
 void load_folder(const fs::path& folder, std::vector<LoadedResult>& out) {
@@ -26,10 +29,11 @@ void load_folder(const fs::path& folder, std::vector<LoadedResult>& out) {
       it.disable_recursion_pending();  // saved tensors and framework profiles, not results
       continue;
     }
-    if (it->is_regular_file() && it->path().extension() == ".json" && looks_like_result(it->path())) files.push_back(it->path());
+    if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) out.push_back({read_run_result(f.string()), f.string()});
+  for (const auto& f : files)
+    if (auto result = read_if_result(f)) out.push_back({std::move(*result), f.string()});
 }
 
 }  // namespace
@@ -56,7 +60,9 @@ std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vecto
   std::map<std::string, std::vector<long long>> sizes_by_name;
   for (const auto& r : results) {
     auto& sizes = sizes_by_name[r.result.model.name];
-    if (std::find(sizes.begin(), sizes.end(), r.result.model.size_bytes) == sizes.end()) sizes.push_back(r.result.model.size_bytes);
+    // Size 0 means unknown (the file could not be read): it joins its name's group.
+    if (r.result.model.size_bytes > 0 && std::find(sizes.begin(), sizes.end(), r.result.model.size_bytes) == sizes.end())
+      sizes.push_back(r.result.model.size_bytes);
   }
   std::map<std::string, std::vector<LoadedResult>> groups;
   for (const auto& r : results) {

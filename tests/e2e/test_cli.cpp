@@ -335,3 +335,34 @@ TEST_F(Cli, OnnxRuntimeProfileIsSavedBesideTheResult) {
   EXPECT_TRUE(found);
   EXPECT_NE(infermark::report::effective_setting(all[0], "profile").find("onnxruntime_profile"), std::string::npos);
 }
+
+TEST_F(Cli, ReportPrintsSeedTablesPerModelAndCsv) {
+  const auto tiny = (kModels / "tiny_cnn.onnx").string();
+  ASSERT_EQ(infermark("run " + tiny + " --threads 1,2" + quick()).exit_code, 0);
+  ASSERT_EQ(infermark("run " + (kModels / "tiny_cnn_int8.onnx").string() + quick()).exit_code, 0);
+  const auto r = infermark("report " + (dir_ / "results").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Results cover 2 models"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("## tiny_cnn\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("## tiny_cnn_int8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("### Threads × throughput"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| onnxruntime t1 "), std::string::npos) << r.out;
+  const auto csv_file = dir_ / "cells.csv";
+  ASSERT_EQ(infermark("report " + (dir_ / "results").string() + " --csv " + csv_file.string()).exit_code, 0);
+  const auto csv = slurp(csv_file);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6);  // header + 4 tiny_cnn cells + 2 int8 cells
+}
+
+TEST_F(Cli, ReportRefusesBadInputClearly) {
+  auto r = infermark("report " + (dir_ / "nowhere").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nowhere: no such file or folder"), std::string::npos) << r.err;
+  fs::create_directories(dir_ / "empty");
+  r = infermark("report " + (dir_ / "empty").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no infermark result files in this folder"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "other.json") << R"({"hello": 1})";
+  r = infermark("report " + (dir_ / "other.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("other.json: not an infermark run result"), std::string::npos) << r.err;
+}

@@ -203,3 +203,36 @@ TEST(ReducedPrecision, Int8QdqModelRunsAndTracksFp32) {
 }
 
 }  // namespace infermark
+
+namespace infermark {
+
+// TorchScript and ONNX exports of the same weights: LibTorch must compute what ONNX Runtime does.
+TEST(LibTorch, RunsTorchScriptWithManifestSpecsAndMatchesOnnxRuntime) {
+  SKIP_UNLESS_BUILT("libtorch");
+  SKIP_UNLESS_BUILT("onnxruntime");
+  auto session = backend("libtorch").open(kModels / "tiny_cnn.pt", {});
+  ASSERT_EQ(session->input_specs().at(0).shape, (std::vector<std::int64_t>{kDynamicDim, 3, 32, 32}));
+  InputRequest request;
+  request.batch = 3;
+  const auto torch_out = run_once("libtorch", kModels / "tiny_cnn.pt", request);
+  const auto ort_out = run_once("onnxruntime", kModels / "tiny_cnn.onnx", request);
+  ASSERT_EQ(torch_out.at(0).shape, (std::vector<std::int64_t>{3, 10}));
+  const auto agreement = stats::compare_outputs(ort_out, torch_out).at(0);
+  ASSERT_TRUE(agreement.comparable) << agreement.note;
+  EXPECT_LT(agreement.max_abs_error, 1e-4);
+}
+
+TEST(LibTorch, ATorchScriptFileWithoutManifestIsAClearError) {
+  SKIP_UNLESS_BUILT("libtorch");
+  const auto lonely = std::filesystem::temp_directory_path() / "infermark_lonely_model.pt";
+  std::filesystem::copy_file(kModels / "tiny_cnn.pt", lonely, std::filesystem::copy_options::overwrite_existing);
+  try {
+    backend("libtorch").open(lonely, {});
+    FAIL() << "opened without input specs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("infermark_lonely_model.json"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(lonely);
+}
+
+}  // namespace infermark

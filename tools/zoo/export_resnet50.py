@@ -10,7 +10,7 @@ import pathlib
 import torch
 import torchvision
 
-from zoo_common import export_onnx, export_torchscript, realistic_init, write_manifest
+from zoo_common import count_gflops, export_onnx, export_torchscript, realistic_init, write_manifest
 
 
 def main() -> None:
@@ -33,7 +33,8 @@ def main() -> None:
     }
     write_manifest(args.out / "resnet50.json", name="resnet50", task="image-classification",
                    files=files, inputs=inputs, outputs=outputs,
-                   weights=f"random (torch.manual_seed({args.seed})), not pretrained")
+                   weights=f"random (torch.manual_seed({args.seed})), not pretrained",
+                   gflops=count_gflops(model, example))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Small ONNX models the test suite runs on real frameworks (seconds, not minutes).
 
-- tiny_cnn.onnx: conv + BN + ReLU + pool + linear classifier, dynamic batch, 3x32x32 input.
+- tiny_cnn.onnx / tiny_cnn.pt: conv + BN + ReLU + pool + linear classifier, dynamic batch,
+  3x32x32 input, in ONNX and TorchScript (same weights, so the two can be cross-checked).
 - tiny_cnn_dynamic_hw.onnx: the same network with dynamic height and width, which the harness
   cannot feed without an explicit --shape.
 - tiny_cnn_fp16.onnx: tiny_cnn with every tensor in FP16, inputs and outputs included.
@@ -16,7 +17,7 @@ import torch
 from onnxconverter_common import float16
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-from zoo_common import export_onnx, realistic_init, write_manifest
+from zoo_common import export_onnx, export_torchscript, realistic_init, write_manifest
 
 
 class TinyCnn(torch.nn.Module):
@@ -68,8 +69,9 @@ def main() -> None:
 
     fixed = [("input", "float32", ["batch", 3, 32, 32])]
     path = export_onnx(model, example, args.out / "tiny_cnn.onnx", fixed, outputs)
+    scripted = export_torchscript(model, example, args.out / "tiny_cnn.pt")
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
-                   files={"onnx": path}, inputs=fixed, outputs=outputs, weights="random (seed 7)")
+                   files={"onnx": path, "torchscript": scripted}, inputs=fixed, outputs=outputs, weights="random (seed 7)")
 
     fp16 = convert_fp16(path, args.out / "tiny_cnn_fp16.onnx")
     write_manifest(args.out / "tiny_cnn_fp16.json", name="tiny_cnn_fp16", task="image-classification",

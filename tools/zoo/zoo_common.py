@@ -27,6 +27,29 @@ def realistic_init(model: torch.nn.Module, seed: int) -> None:
                 module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.02)
 
 
+def count_gflops(model: torch.nn.Module, example: torch.Tensor) -> float:
+    """Floating-point operations of one forward pass at batch 1, in GFLOP: 2 x multiply-adds of
+    every convolution and linear layer (the layers that dominate; element-wise ops are left out)."""
+    total = 0
+
+    def conv_hook(module, inputs, output):
+        nonlocal total
+        kernel_macs = module.in_channels // module.groups * module.kernel_size[0] * module.kernel_size[1]
+        total += 2 * kernel_macs * output.numel() // output.shape[0]
+
+    def linear_hook(module, inputs, output):
+        nonlocal total
+        total += 2 * module.in_features * module.out_features
+
+    hooks = [m.register_forward_hook(conv_hook) for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    hooks += [m.register_forward_hook(linear_hook) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        model(example[:1])
+    for h in hooks:
+        h.remove()
+    return total / 1e9
+
+
 def _dynamic_axes(specs):
     """Map every named (string) dimension of each tensor spec to an ONNX dynamic axis."""
     return {name: {i: d for i, d in enumerate(shape) if isinstance(d, str)}
@@ -58,7 +81,7 @@ def sha256(path: pathlib.Path) -> str:
     return digest.hexdigest()
 
 
-def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights) -> None:
+def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, gflops=None) -> None:
     """One JSON manifest per model: what it is, its files with checksums, and its I/O specs."""
     def spec(entries):
         # An optional fourth element is the [low, high) value range of an integer input (token ids).
@@ -75,4 +98,6 @@ def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, we
         "inputs": spec(inputs),
         "outputs": spec(outputs),
     }
+    if gflops is not None:
+        manifest["gflops_per_inference"] = round(gflops, 4)  # batch 1; conv + linear layers, 2 FLOPs per MAC
     path.write_text(json.dumps(manifest, indent=2) + "\n")

@@ -1,0 +1,157 @@
+#include "report/html_report.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+
+namespace infermark::report {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kTemplateFile = "report_template.html";
+constexpr const char* kDataMarker = "/*INFERMARK_DATA*/";
+constexpr const char* kLibraryMarker = "/*INFERMARK_CHART_LIBRARY*/";
+constexpr const char* kSetupFix = "run scripts/setup, which runs npm ci in web/";
+// A CDF drawn from more points than this looks the same; beyond it only the page's size grows.
+constexpr std::size_t kMaxEmbeddedSamples = 4000;
+
+std::string read_text(const fs::path& path, const std::string& what, const std::string& fix) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": " + what + " not found; " + fix);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The browser (UMD) build that CDNs serve: package.json names it under "jsdelivr" or "unpkg";
+// "main" is the CommonJS build, which a page cannot load.
+fs::path chart_library_path(const fs::path& web_dir) {
+  const auto package_dir = web_dir / "node_modules" / "chart.js";
+  const auto manifest_path = package_dir / "package.json";
+  const auto manifest = json::parse(read_text(manifest_path, "chart library (npm package chart.js)", kSetupFix),
+                                    nullptr, /*allow_exceptions=*/false);
+  for (const char* field : {"jsdelivr", "unpkg"})
+    if (manifest.is_object() && manifest.contains(field) && manifest[field].is_string())
+      return (package_dir / manifest[field].get<std::string>()).lexically_normal();
+  return package_dir / "dist" / "chart.umd.js";
+}
+
+// The source map comment points at a file that is not inlined; drop it.
+std::string without_source_map(std::string script) {
+  const auto at = script.rfind("//# sourceMappingURL=");
+  if (at != std::string::npos) script.erase(at, script.find('\n', at) - at);
+  return script;
+}
+
+std::string chart_library(const fs::path& web_dir) {
+  const auto path = chart_library_path(web_dir);
+  auto script = without_source_map(read_text(path, "chart library", kSetupFix));
+  if (script.find("</script") != std::string::npos)
+    throw Error(path.string() + ": contains \"</script\" and cannot be inlined into the report");
+  return script;
+}
+
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// JSON inside <script>: "</" could close the element and "<!--" switches the HTML parser into
+// a mode where </script> no longer ends it. Both only occur inside JSON strings, where these
+// escapes read back as the same characters.
+std::string json_for_script(const json& data) {
+  auto text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  replace_all(text, "</", "<\\/");
+  replace_all(text, "<!--", "<\\u0021--");
+  return text;
+}
+
+// Evenly spaced order statistics (always the minimum and maximum) of `samples`.
+std::vector<double> thinned_sorted(std::vector<double> samples, std::size_t points) {
+  std::sort(samples.begin(), samples.end());
+  std::vector<double> out;
+  out.reserve(points);
+  const auto last = samples.size() - 1;
+  for (std::size_t i = 0; i < points; ++i) out.push_back(samples[i * last / (points - 1)]);
+  return out;
+}
+
+json cell_json(const LoadedResult& loaded) {
+  json cell = {{"label", cell_label(loaded.result)}, {"path", loaded.path}, {"result", to_json(loaded.result)}};
+  const auto& samples = loaded.result.samples_ms;
+  if (samples.size() > kMaxEmbeddedSamples) {
+    cell["result"]["samples_ms"] = thinned_sorted(samples, kMaxEmbeddedSamples);
+    cell["samples_thinned_from"] = samples.size();
+  }
+  return cell;
+}
+
+json report_data(const std::vector<LoadedResult>& results) {
+  json groups = json::array();
+  for (const auto& [model, cells] : group_by_model(results)) {
+    json group = {{"model", model}, {"cells", json::array()}};
+    for (const auto& cell : cells) group["cells"].push_back(cell_json(cell));
+    groups.push_back(std::move(group));
+  }
+  return {{"groups", groups}};
+}
+
+struct Substitution {
+  std::string marker;
+  std::string text;
+};
+
+// Substitutes each marker once, in one pass over the template, so text inlined for one marker
+// is never searched for another.
+std::string fill_template(const std::string& page, const fs::path& source, const std::vector<Substitution>& substitutions) {
+  std::vector<std::pair<std::size_t, const Substitution*>> by_position;
+  for (const auto& s : substitutions) {
+    const auto at = page.find(s.marker);
+    if (at == std::string::npos) throw Error(source.string() + ": template lacks the marker " + s.marker);
+    by_position.emplace_back(at, &s);
+  }
+  std::sort(by_position.begin(), by_position.end());
+  std::string out;
+  std::size_t copied = 0;
+  for (const auto& [at, s] : by_position) {
+    out.append(page, copied, at - copied).append(s->text);
+    copied = at + s->marker.size();
+  }
+  return out.append(page, copied);
+}
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+}  // namespace
+
+std::string render_html_report(const std::vector<LoadedResult>& results, const fs::path& web_dir) {
+  const auto template_path = web_dir / kTemplateFile;
+  const auto page = read_text(template_path, "HTML report template",
+                              "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository");
+  return fill_template(page, template_path,
+                       {{kDataMarker, json_for_script(report_data(results))}, {kLibraryMarker, chart_library(web_dir)}});
+}
+
+fs::path default_web_dir() {
+  if (const char* env = std::getenv("INFERMARK_WEB_DIR"); env && *env) return env;
+  const auto exe_dir = executable_dir();
+  for (auto dir = exe_dir; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / "web" / kTemplateFile)) return dir / "web";
+    if (dir == dir.root_path()) break;
+  }
+  return (exe_dir / ".." / ".." / "web").lexically_normal();
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,170 @@
+#include "report/markdown_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "report/comparison_table.hpp"
+#include "report/markdown_table.hpp"
+
+namespace infermark::report {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// First column left (names), the others right-aligned (figures); a blank line after.
+std::string table(const Row& header, const std::vector<Row>& rows) {
+  std::vector<MarkdownColumn> columns;
+  for (std::size_t i = 0; i < header.size(); ++i) columns.push_back({header[i], i > 0});
+  return markdown_table(columns, rows) + "\n";
+}
+
+std::string ms(double v) { return fmt::format("{:.2f}", v); }
+std::string dash_or(bool present, const std::function<std::string()>& value) { return present ? value() : "-"; }
+
+std::string p50(const RunResult& r) { return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(50).value); }); }
+std::string p99(const RunResult& r) { return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(99).value); }); }
+std::string throughput(const RunResult& r) {
+  return dash_or(r.throughput.inferences_per_s > 0, [&] { return fmt::format("{:.1f}", r.throughput.inferences_per_s); });
+}
+std::string memory(const RunResult& r) {
+  return dash_or(r.memory.peak_rss_mb > 0, [&] { return fmt::format("{:.0f}", r.memory.peak_rss_mb); });
+}
+
+// Energy per inference in millijoules, or why it is missing.
+std::string energy_per_inference(const RunResult& r) {
+  if (r.resources.is_null() || !r.resources.contains("inferences_per_joule")) return "-";
+  const auto& per_joule = r.resources["inferences_per_joule"];
+  if (per_joule.is_null()) return "unavailable";
+  return fmt::format("{:.2f} mJ", 1000.0 / per_joule.get<double>());
+}
+
+std::string accuracy(const RunResult& r) {
+  if (!r.cross_check || r.cross_check->outputs.empty()) return "-";
+  if (r.cross_check->is_reference) return "reference";
+  const auto& o = r.cross_check->outputs.front();
+  if (!o.comparable) return "not comparable";
+  return o.top1_agreement ? fmt::format("top-1 {:.1f}%, max err {:.1e}", *o.top1_agreement * 100, o.max_abs_error)
+                          : fmt::format("cos {:.5f}, max err {:.1e}", o.cosine_similarity, o.max_abs_error);
+}
+
+template <typename Key>
+std::set<Key> distinct(const std::vector<LoadedResult>& cells, const std::function<Key(const RunResult&)>& key) {
+  std::set<Key> keys;
+  for (const auto& c : cells) keys.insert(key(c.result));
+  return keys;
+}
+
+std::string threads_of(const RunResult& r) {
+  const auto t = effective_setting(r, "intra_op_threads");
+  return t.empty() ? "-" : t;
+}
+
+std::string shape_of(const RunResult& r) {
+  std::string out;
+  for (const auto& t : r.scenario.inputs) out += (out.empty() ? "" : ", ") + format_shape(t.shape);
+  return out.empty() ? "-" : out;
+}
+
+std::string summary_table(const std::vector<LoadedResult>& cells) {
+  std::vector<Row> rows;
+  for (const auto& c : cells) {
+    const auto& r = c.result;
+    rows.push_back({cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, p50(r), p99(r), throughput(r), memory(r),
+                    energy_per_inference(r), accuracy(r), r.status});
+  }
+  return markdown_table({{"framework"}, {"version"}, {"P50 ms", true}, {"P99 ms", true}, {"inferences/s", true},
+                         {"peak MB", true}, {"energy/inference", true}, {"agreement"}, {"status"}},
+                        rows) + "\n";
+}
+
+// A pivot: one row per backend, one column per value of `axis`, `value` in the cells.
+std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axis_title,
+                  const std::function<std::string(const RunResult&)>& axis,
+                  const std::function<std::string(const RunResult&)>& value) {
+  std::vector<std::string> columns;
+  std::map<std::string, std::map<std::string, std::string>> by_backend;
+  for (const auto& c : cells) {
+    const auto column = axis(c.result);
+    if (std::find(columns.begin(), columns.end(), column) == columns.end()) columns.push_back(column);
+    by_backend[c.result.backend.name][column] = value(c.result);
+  }
+  Row header{"framework \\ " + axis_title};
+  header.insert(header.end(), columns.begin(), columns.end());
+  std::vector<Row> rows;
+  for (const auto& [backend, values] : by_backend) {
+    Row row{backend};
+    for (const auto& column : columns) row.push_back(values.count(column) ? values.at(column) : "-");
+    rows.push_back(row);
+  }
+  return table(header, rows);
+}
+
+std::string lanes_of(const RunResult& r) {
+  return r.scenario.parameters.contains("lanes") ? r.scenario.parameters["lanes"].dump() : "1";
+}
+
+std::string model_section(const std::string& model, const std::vector<LoadedResult>& all_cells) {
+  std::string out = "## " + model + "\n\n" + summary_table(all_cells);
+  // The axis tables compare measured cells only; failures are in the summary above.
+  std::vector<LoadedResult> cells;
+  for (const auto& c : all_cells)
+    if (c.result.latency_ms) cells.push_back(c);
+  if (distinct<std::string>(cells, threads_of).size() > 1)
+    out += "### Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_of, throughput);
+  if (distinct<std::string>(cells, shape_of).size() > 1)
+    out += "### Input shapes × latency (P50 ms / inferences/s)\n\n" +
+           pivot(cells, "input shape", shape_of, [](const RunResult& r) { return p50(r) + " / " + throughput(r); });
+  if (distinct<std::string>(cells, lanes_of).size() > 1)
+    out += "### Instances × peak memory (MB)\n\n" + pivot(cells, "instances (lanes)", lanes_of, memory);
+  const auto precision = [](const RunResult& r) { return r.requested.precision; };
+  if (distinct<std::string>(cells, precision).size() > 1)
+    out += "### Precision × latency and accuracy (P50 ms; agreement with the reference)\n\n" +
+           pivot(cells, "precision", precision, [](const RunResult& r) { return p50(r) + "; " + accuracy(r); });
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string markdown_report(const std::vector<LoadedResult>& results) {
+  const auto groups = group_by_model(results);
+  std::string out = "# infermark report\n\n";
+  if (groups.size() > 1)
+    out += fmt::format("Results cover {} models; each has its own tables (numbers from different models are never compared).\n\n",
+                       groups.size());
+  for (const auto& [model, cells] : groups) out += model_section(model, cells);
+  std::set<std::string> machines;
+  for (const auto& r : results) machines.insert(r.result.environment.value("cpu_model", "?") + ", " +
+                                                std::to_string(r.result.environment.value("logical_cores", 0)) + " logical cores");
+  out += "Machine" + std::string(machines.size() > 1 ? "s (results come from different machines!)" : "") + ": ";
+  for (const auto& m : machines) out += m + "; ";
+  out += "\n";
+  return out;
+}
+
+std::string csv_report(const std::vector<LoadedResult>& results) {
+  std::string out = "model,backend,version,threads,precision,batch,scenario,status,p50_ms,p99_ms,mean_ms,inferences_per_s,"
+                    "peak_rss_mb,energy_per_inference,agreement,file\n";
+  for (const auto& c : results) {
+    const auto& r = c.result;
+    const Row row{r.model.name, r.backend.name, r.backend.version, threads_of(r), r.requested.precision,
+                  std::to_string(r.scenario.batch), r.scenario.name, r.status, p50(r), p99(r),
+                  dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean); }), throughput(r), memory(r),
+                  energy_per_inference(r), accuracy(r), c.path};
+    for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace infermark::report

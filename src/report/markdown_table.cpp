@@ -1,0 +1,38 @@
+#include "report/markdown_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace infermark::report {
+
+std::string markdown_table(const std::vector<MarkdownColumn>& columns, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths;
+  for (const auto& c : columns) widths.push_back(std::max<std::size_t>(c.title.size(), 3));
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+
+  auto line = [&](auto cell_text) {
+    std::string out = "|";
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const std::string text = cell_text(i);
+      out += columns[i].right_aligned ? fmt::format(" {:>{}} |", text, widths[i]) : fmt::format(" {:<{}} |", text, widths[i]);
+    }
+    return out + "\n";
+  };
+  std::string table = line([&](std::size_t i) { return columns[i].title; });
+  table += line([&](std::size_t i) {
+    return columns[i].right_aligned ? std::string(widths[i] - 1, '-') + ":" : std::string(widths[i], '-');
+  });
+  for (const auto& row : rows) table += line([&](std::size_t i) { return i < row.size() ? row[i] : std::string(); });
+  return table;
+}
+
+std::string format_number(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return fmt::format("{}", v);
+  const int decimals = std::clamp(3 - static_cast<int>(std::floor(std::log10(std::abs(v)))), 0, 6);
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,583 @@
+#include "report/recommend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "report/cell_outcome.hpp"
+#include "report/comparison_table.hpp"
+#include "report/markdown_table.hpp"
+
+namespace infermark::report {
+namespace {
+
+using nlohmann::json;
+
+enum class Objective { kLatency, kThroughput, kEnergy };
+
+// ---- What was measured ----------------------------------------------------------------------
+
+void fill_accuracy(const RunResult& r, CellFigures& f) {
+  if (!r.cross_check) {
+    f.accuracy_source = "no cross-check in the result (no reference backend ran)";
+    return;
+  }
+  const auto& check = *r.cross_check;
+  if (check.is_reference) {
+    f.accuracy_loss = 0.0;
+    f.accuracy_source = "0 for the cross-check reference itself";
+    return;
+  }
+  std::optional<double> worst;
+  std::string measure;
+  for (const auto& o : check.outputs) {
+    if (!o.comparable) {
+      f.accuracy_source = fmt::format("output '{}' not comparable with {}: {}", o.output, check.reference_backend, o.note);
+      return;
+    }
+    // Top-1 agreement is what a classifier's user sees; cosine covers outputs without classes.
+    const double loss = o.top1_agreement ? 1.0 - *o.top1_agreement : 1.0 - o.cosine_similarity;
+    if (!worst || loss > *worst) {
+      worst = loss;
+      measure = o.top1_agreement ? "1 - top-1 agreement" : "1 - cosine similarity";
+    }
+  }
+  if (!worst) {
+    f.accuracy_source = "the cross-check compared no outputs";
+    return;
+  }
+  f.accuracy_loss = std::max(0.0, *worst);
+  f.accuracy_source = measure + " with " + check.reference_backend;
+}
+
+void fill_energy(const RunResult& r, CellFigures& f) {
+  if (!r.resources.is_object() || !r.resources.contains("energy")) {
+    f.energy_source = "no resource samples in the result";
+    return;
+  }
+  const auto& energy = r.resources["energy"];
+  f.energy_source = energy.value("source", "");
+  if (energy.value("available", false) && r.resources.value("inferences_per_joule", json()).is_number())
+    f.inferences_per_joule = r.resources["inferences_per_joule"].get<double>();
+}
+
+CellFigures figures_of(const RunResult& r) {
+  CellFigures f;
+  f.p99_ms = r.latency_ms->at(99).value;
+  f.inferences_per_s = r.throughput.inferences_per_s;
+  // A searched SLA capacity says what a machine sustains; a closed-loop rate only what one run did.
+  if (r.analysis.is_object() && r.analysis.value("max_qps_within_sla", json()).is_number()) {
+    f.qps = r.analysis["max_qps_within_sla"].get<double>() * static_cast<double>(r.scenario.batch);
+    f.qps_source = r.scenario.batch == 1 ? "max QPS within the SLA (searched)"
+                                         : fmt::format("max QPS within the SLA (searched) x batch {}", r.scenario.batch);
+  } else {
+    f.qps = r.throughput.inferences_per_s;
+    f.qps_source = "measured inferences/s";
+  }
+  f.peak_rss_mb = r.memory.peak_rss_mb;
+  fill_accuracy(r, f);
+  fill_energy(r, f);
+  return f;
+}
+
+// ---- Constraints ----------------------------------------------------------------------------
+
+ConstraintCheck at_most(std::string name, const std::string& what, double value, double limit, const std::string& unit) {
+  const bool met = value <= limit;
+  return {std::move(name), met ? Outcome::kMet : Outcome::kFailed,
+          fmt::format("{} {} {} {} {:g} {}", what, format_number(value), unit, met ? "<=" : ">", limit, unit), value / limit, true};
+}
+
+std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunResult& r, const Constraints& c) {
+  if (!cell.completed) {
+    return {{"status", Outcome::kFailed, failure_text(r), std::numeric_limits<double>::infinity(), true}};
+  }
+  const auto& f = cell.figures;
+  std::vector<ConstraintCheck> checks;
+  if (c.p99_ms) checks.push_back(at_most("P99", "P99", f.p99_ms, *c.p99_ms, "ms"));
+  if (c.min_qps) {
+    const bool met = f.qps >= *c.min_qps;
+    checks.push_back({"QPS", met ? Outcome::kMet : Outcome::kFailed,
+                      fmt::format("QPS {} {} {:g} inferences/s ({})", format_number(f.qps), met ? ">=" : "<", *c.min_qps, f.qps_source),
+                      f.qps > 0 ? *c.min_qps / f.qps : std::numeric_limits<double>::infinity(), true});
+  }
+  if (c.mem_mb) {
+    if (f.peak_rss_mb > 0)
+      checks.push_back(at_most("memory", "peak RSS", f.peak_rss_mb, *c.mem_mb, "MB"));
+    else
+      checks.push_back({"memory", Outcome::kUnknown, "peak RSS cannot be judged: not recorded", 0.0, true});
+  }
+  if (c.max_accuracy_loss_pct) {
+    if (f.accuracy_loss) {
+      const double pct = *f.accuracy_loss * 100.0;
+      const bool met = pct <= *c.max_accuracy_loss_pct;
+      checks.push_back({"accuracy", met ? Outcome::kMet : Outcome::kFailed,
+                        fmt::format("accuracy loss {:.3g}% {} {:g}% ({})", pct, met ? "<=" : ">", *c.max_accuracy_loss_pct, f.accuracy_source),
+                        *c.max_accuracy_loss_pct > 0 ? pct / *c.max_accuracy_loss_pct : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0),
+                        true});
+    } else {
+      checks.push_back({"accuracy", Outcome::kUnknown, "accuracy loss cannot be judged: " + f.accuracy_source, 0.0, true});
+    }
+  }
+  // Energy is a preference (rank by inferences per joule), not a limit: unknown never excludes.
+  if (c.energy)
+    checks.push_back(f.inferences_per_joule
+                         ? ConstraintCheck{"energy", Outcome::kMet, fmt::format("{:.3g} inferences/J", *f.inferences_per_joule), 0.0, false}
+                         : ConstraintCheck{"energy", Outcome::kUnknown, "energy cannot be judged: " + f.energy_source, 0.0, false});
+  return checks;
+}
+
+void fill_economics(CellAssessment& cell, const Constraints& c, const std::optional<probes::PeakFlops>& peak) {
+  const auto& f = cell.figures;
+  if (!cell.completed) return;
+  if (c.price_per_hour && f.inferences_per_s > 0) cell.cost_per_million = *c.price_per_hour / (3600.0 * f.inferences_per_s) * 1e6;
+  if (c.target_qps && f.qps > 0) cell.machines = static_cast<long long>(std::ceil(*c.target_qps / f.qps));
+  if (c.model_gflops) {
+    cell.gflops = *c.model_gflops * f.inferences_per_s;
+    if (peak && peak->gflops > 0) cell.percent_of_peak = *cell.gflops / peak->gflops * 100.0;
+  }
+}
+
+CellAssessment assess(const LoadedResult& loaded, const std::string& label, const Constraints& c,
+                      const std::optional<probes::PeakFlops>& peak) {
+  const auto& r = loaded.result;
+  CellAssessment cell;
+  cell.label = label;
+  cell.path = loaded.path;
+  cell.backend = r.backend.name;
+  cell.model_format = r.model.format;
+  cell.batch = r.scenario.batch;
+  cell.performance_hint = effective_setting(r, "performance_hint");
+  cell.completed = r.status == "ok" && r.latency_ms.has_value();
+  if (cell.completed) cell.figures = figures_of(r);
+  cell.checks = checks_for(cell, r, c);
+  fill_economics(cell, c, peak);
+  return cell;
+}
+
+// Labels name the cell; when two runs of one cell are given, the run folder tells them apart.
+std::vector<std::string> labels_for(const std::vector<LoadedResult>& cells) {
+  std::map<std::string, int> uses;
+  for (const auto& c : cells) ++uses[cell_label(c.result)];
+  std::vector<std::string> labels;
+  for (const auto& c : cells) {
+    auto label = cell_label(c.result);
+    if (uses[label] > 1) label += " [" + std::filesystem::path(c.path).parent_path().filename().string() + "]";
+    labels.push_back(label);
+  }
+  return labels;
+}
+
+// ---- Ranking --------------------------------------------------------------------------------
+
+// Smaller is better for every objective.
+double objective_key(const CellAssessment& cell, Objective o) {
+  if (!cell.completed) return std::numeric_limits<double>::infinity();
+  switch (o) {
+    case Objective::kLatency: return cell.figures.p99_ms;
+    case Objective::kThroughput: return -cell.figures.qps;
+    case Objective::kEnergy: return cell.figures.inferences_per_joule ? -*cell.figures.inferences_per_joule : 0.0;
+  }
+  return 0.0;
+}
+
+void rank(std::vector<CellAssessment>& cells, Objective o) {
+  std::stable_sort(cells.begin(), cells.end(), [o](const CellAssessment& a, const CellAssessment& b) {
+    const double ka = objective_key(a, o), kb = objective_key(b, o);
+    if (ka != kb) return ka < kb;
+    return a.figures.peak_rss_mb < b.figures.peak_rss_mb;  // ties: the smaller footprint
+  });
+}
+
+std::string objective_name(Objective o) {
+  switch (o) {
+    case Objective::kLatency: return "lowest P99 latency";
+    case Objective::kThroughput: return "highest throughput";
+    case Objective::kEnergy: return "most inferences per joule";
+  }
+  return "";
+}
+
+std::string objective_value(const CellAssessment& cell, Objective o) {
+  switch (o) {
+    case Objective::kLatency: return fmt::format("P99 {} ms", format_number(cell.figures.p99_ms));
+    case Objective::kThroughput: return fmt::format("{} inferences/s", format_number(cell.figures.qps));
+    case Objective::kEnergy: return fmt::format("{:.3g} inferences/J", cell.figures.inferences_per_joule.value_or(0.0));
+  }
+  return "";
+}
+
+Objective choose_objective(const Constraints& c, const std::vector<CellAssessment>& feasible) {
+  const bool energy_known = !feasible.empty() && std::all_of(feasible.begin(), feasible.end(), [](const CellAssessment& a) {
+    return a.figures.inferences_per_joule.has_value();
+  });
+  if (c.energy && energy_known) return Objective::kEnergy;
+  // Asking for a rate without a latency bound means throughput is what matters.
+  if (c.min_qps && !c.p99_ms) return Objective::kThroughput;
+  return Objective::kLatency;
+}
+
+// ---- Rules of thumb -------------------------------------------------------------------------
+
+using CellRefs = std::vector<const CellAssessment*>;
+
+const CellAssessment* best_of(const CellRefs& cells, Objective o) {
+  const CellAssessment* best = nullptr;
+  for (const auto* c : cells)
+    if (!best || objective_key(*c, o) < objective_key(*best, o)) best = c;
+  return best;
+}
+
+bool is_x86(const RunResult& r) {
+  if (!r.environment.is_object()) return false;
+  const auto vendor = r.environment.value("cpu_vendor", std::string());
+  const auto flags = r.environment.value("cpu_flags_simd", std::string());
+  return vendor == "GenuineIntel" || vendor == "AuthenticAMD" || flags.find("avx") != std::string::npos ||
+         flags.find("sse4") != std::string::npos;
+}
+
+bool uses_throughput_hint(const CellAssessment& c) {
+  auto hint = c.performance_hint;
+  std::transform(hint.begin(), hint.end(), hint.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return c.backend == "openvino" && hint.find("throughput") != std::string::npos;
+}
+
+RuleCheck verdict(std::string rule, bool agrees, const std::string& agreed, const std::string& contradicted) {
+  return {std::move(rule), agrees ? "agrees" : "contradicted",
+          agrees ? agreed : "the data contradicts the rule of thumb: " + contradicted};
+}
+
+RuleCheck latency_rule(const CellRefs& completed, bool x86) {
+  RuleCheck rule{"latency-sensitive at batch 1 on x86 -> OpenVINO or ONNX Runtime", "", ""};
+  if (!x86) return {rule.rule, "not applicable", "the results were not measured on an x86 CPU"};
+  CellRefs batch1, picks;
+  for (const auto* c : completed)
+    if (c->batch == 1) {
+      batch1.push_back(c);
+      if (c->backend == "openvino" || c->backend == "onnxruntime") picks.push_back(c);
+    }
+  if (batch1.empty()) return {rule.rule, "not testable", "no completed batch-1 cell"};
+  if (picks.empty()) return {rule.rule, "not testable", "neither OpenVINO nor ONNX Runtime was measured at batch 1"};
+  const auto* winner = best_of(batch1, Objective::kLatency);
+  const auto* pick = best_of(picks, Objective::kLatency);
+  return verdict(rule.rule, winner == pick, fmt::format("lowest P99 at batch 1: {} ({} ms)", winner->label, format_number(winner->figures.p99_ms)),
+                 fmt::format("the lowest P99 at batch 1 is {} ({} ms); the rule's best, {}, has {} ms ({:+.1f}%)", winner->label,
+                             format_number(winner->figures.p99_ms), pick->label, format_number(pick->figures.p99_ms),
+                             (pick->figures.p99_ms / winner->figures.p99_ms - 1.0) * 100.0));
+}
+
+RuleCheck throughput_rule(const CellRefs& completed) {
+  const std::string name = "throughput -> OpenVINO THROUGHPUT hint / larger batch";
+  long long max_batch = 1;
+  for (const auto* c : completed) max_batch = std::max(max_batch, c->batch);
+  CellRefs picks;
+  for (const auto* c : completed)
+    if (uses_throughput_hint(*c) || (max_batch > 1 && c->batch == max_batch)) picks.push_back(c);
+  if (picks.empty())
+    return {name, "not testable",
+            "no cell used OpenVINO's THROUGHPUT hint or a batch above 1; try --opt performance_hint=throughput, --batch 8, "
+            "--scenario offline"};
+  const auto* winner = best_of(completed, Objective::kThroughput);
+  const auto* pick = best_of(picks, Objective::kThroughput);
+  return verdict(name, winner == pick, fmt::format("highest throughput: {} ({} inferences/s)", winner->label, format_number(winner->figures.qps)),
+                 fmt::format("the highest throughput is {} ({} inferences/s); the rule's best, {}, reaches {} inferences/s",
+                             winner->label, format_number(winner->figures.qps), pick->label, format_number(pick->figures.qps)));
+}
+
+RuleCheck pick_rule(std::string name, const std::string& backend, const std::string& framework, const CellAssessment* winner,
+                    const CellRefs& completed, const std::string& caveat) {
+  if (!winner) return {std::move(name), "not testable", "no completed cell"};
+  const bool measured = std::any_of(completed.begin(), completed.end(), [&](const CellAssessment* c) { return c->backend == backend; });
+  if (!measured) return {std::move(name), "not testable", framework + " was not measured"};
+  return verdict(std::move(name), winner->backend == backend, fmt::format("the measured winner is {}", winner->label),
+                 fmt::format("the measured winner is {}, not {}{}", winner->label, framework, caveat));
+}
+
+std::vector<RuleCheck> rules_for(const ModelRecommendation& m, const CellRefs& completed, bool x86, const Constraints& c,
+                                 Objective objective) {
+  const CellAssessment* winner = !m.ranked.empty() ? &m.ranked.front() : best_of(completed, objective);
+  std::vector<RuleCheck> rules{latency_rule(completed, x86), throughput_rule(completed)};
+  const std::string dynamic = "dynamic shapes -> ONNX Runtime (OpenVINO recompiles per shape)";
+  if (c.dynamic_shapes)
+    rules.push_back(pick_rule(dynamic, "onnxruntime", "ONNX Runtime", winner, completed,
+                              winner && winner->backend == "openvino"
+                                  ? "; these runs fed one shape, so OpenVINO's recompilation per new shape is not in the numbers"
+                                  : ""));
+  else
+    rules.push_back({dynamic, "not applicable", "pass --dynamic-shapes when the deployment feeds varying input shapes"});
+  const std::string generation = "long generation -> llama.cpp";
+  const bool llm = std::any_of(completed.begin(), completed.end(), [](const CellAssessment* a) {
+    return a->model_format == "gguf" || a->backend == "llamacpp";
+  });
+  if (llm)
+    rules.push_back(pick_rule(generation, "llamacpp", "llama.cpp", winner, completed, ""));
+  else
+    rules.push_back({generation, "not applicable", "no LLM generation results for this model"});
+  return rules;
+}
+
+// ---- Explanation ----------------------------------------------------------------------------
+
+// How far the cell's binding constraint is past its limit (unknown counts as infinitely far).
+double binding_excess(const CellAssessment& cell) {
+  double excess = std::numeric_limits<double>::infinity();
+  for (const auto& check : cell.checks)
+    if (check.required && check.outcome == Outcome::kFailed && check.detail == cell.binding()) excess = check.excess;
+  return excess;
+}
+
+bool any_constraint(const Constraints& c) { return c.p99_ms || c.min_qps || c.mem_mb || c.max_accuracy_loss_pct; }
+
+std::string pick_explanation(const ModelRecommendation& m, Objective o, std::size_t total) {
+  const auto& pick = m.ranked.front();
+  const auto& f = pick.figures;
+  return fmt::format("Pick {}: {} among the {} of {} cell(s) that meet every constraint (P99 {} ms, {} inferences/s, peak RSS {} MB).",
+                     pick.label, objective_name(o), m.ranked.size(), total, format_number(f.p99_ms), format_number(f.qps),
+                     format_number(f.peak_rss_mb));
+}
+
+std::vector<std::string> explain(const ModelRecommendation& m, Objective o, const Constraints& c, const CellRefs& completed) {
+  std::vector<std::string> lines;
+  const auto total = m.ranked.size() + m.rejected.size();
+  if (!m.ranked.empty()) {
+    lines.push_back(pick_explanation(m, o, total));
+    if (m.ranked.size() > 1) {
+      const auto& next = m.ranked[1];
+      const double gap = (objective_key(next, o) / objective_key(m.ranked.front(), o) - 1.0) * 100.0;
+      lines.push_back(fmt::format("Runner-up {}: {}, {:.1f}% {} than the pick's {}.", next.label, objective_value(next, o), std::abs(gap),
+                                  o == Objective::kLatency ? "slower" : "lower", objective_value(m.ranked.front(), o)));
+    }
+    const ConstraintCheck* tightest = nullptr;
+    for (const auto& check : m.ranked.front().checks)
+      if (check.required && (!tightest || check.excess > tightest->excess)) tightest = &check;
+    if (tightest)
+      lines.push_back(fmt::format("Tightest constraint for the pick: {} ({} {:.0f}% {}).", tightest->detail,
+                                  tightest->constraint == "QPS" ? "the minimum is" : "at", tightest->excess * 100,
+                                  tightest->constraint == "QPS" ? "of the measured rate" : "of the limit"));
+    if (!any_constraint(c))
+      lines.push_back("No constraints given, so every completed cell qualifies; add --p99-ms, --min-qps, --mem-mb or --max-accuracy-loss.");
+  } else {
+    lines.push_back("No cell meets every constraint.");
+    const CellAssessment* closest = nullptr;
+    for (const auto& cell : m.rejected)
+      if (cell.completed && (!closest || binding_excess(cell) < binding_excess(*closest))) closest = &cell;
+    if (closest) lines.push_back(fmt::format("Closest: {}, ruled out by {}.", closest->label, closest->binding()));
+  }
+  if (o == Objective::kThroughput &&
+      std::all_of(completed.begin(), completed.end(), [](const CellAssessment* a) { return a->figures.qps_source == "measured inferences/s"; }))
+    lines.push_back("Throughput here is each run's measured rate; for capacity use --scenario offline or --scenario server --find-max-qps.");
+  if (c.energy && o != Objective::kEnergy) {
+    const auto without = std::find_if(completed.begin(), completed.end(), [](const CellAssessment* a) { return !a->figures.inferences_per_joule; });
+    lines.push_back(fmt::format("Energy cannot be judged ({}); ranked by {} instead.",
+                                without != completed.end() ? (*without)->figures.energy_source : "no cell meets the constraints", objective_name(o)));
+  }
+  return lines;
+}
+
+// ---- Output ---------------------------------------------------------------------------------
+
+std::string accuracy_text(const CellFigures& f) {
+  if (!f.accuracy_loss) return "-";
+  return fmt::format("{:.2f}%", *f.accuracy_loss * 100.0);
+}
+
+std::vector<std::string> row_for(const CellAssessment& cell, const std::string& rank, const Recommendation& rec) {
+  const auto& f = cell.figures;
+  const auto& c = rec.constraints;
+  auto measured = [&](auto text) { return cell.completed ? text() : std::string("-"); };
+  std::vector<std::string> row{rank, cell.label, measured([&] { return format_number(f.p99_ms); }),
+                               measured([&] { return format_number(f.qps); }),
+                               measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
+                               accuracy_text(f)};
+  if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
+  if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
+  if (c.target_qps) row.push_back(cell.machines ? std::to_string(*cell.machines) : "-");
+  if (c.model_gflops) {
+    row.push_back(cell.gflops ? format_number(*cell.gflops) : "-");
+    row.push_back(cell.percent_of_peak ? fmt::format("{:.1f}%", *cell.percent_of_peak) : "-");
+  }
+  row.push_back(cell.meets_all() ? "meets every constraint" : cell.binding());
+  return row;
+}
+
+std::vector<MarkdownColumn> columns_for(const Constraints& c) {
+  std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false}, {"P99 ms", true}, {"QPS", true}, {"peak RSS MB", true},
+                                      {"accuracy loss", true}};
+  if (c.energy) columns.push_back({"inferences/J", true});
+  if (c.price_per_hour) columns.push_back({"$ per M inferences", true});
+  if (c.target_qps) columns.push_back({"machines", true});
+  if (c.model_gflops) {
+    columns.push_back({"GFLOP/s", true});
+    columns.push_back({"% of peak", true});
+  }
+  columns.push_back({"verdict", false});
+  return columns;
+}
+
+std::string constraints_text(const Constraints& c) {
+  std::vector<std::string> parts;
+  if (c.p99_ms) parts.push_back(fmt::format("P99 <= {:g} ms", *c.p99_ms));
+  if (c.min_qps) parts.push_back(fmt::format("QPS >= {:g} inferences/s", *c.min_qps));
+  if (c.mem_mb) parts.push_back(fmt::format("peak RSS <= {:g} MB", *c.mem_mb));
+  if (c.max_accuracy_loss_pct) parts.push_back(fmt::format("accuracy loss <= {:g}%", *c.max_accuracy_loss_pct));
+  if (c.dynamic_shapes) parts.push_back("dynamic input shapes");
+  if (c.energy) parts.push_back("prefer energy efficiency");
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string model_markdown(const ModelRecommendation& m, const Recommendation& rec) {
+  std::string out = fmt::format("## {}\n\nObjective: {}; ties go to the smaller peak RSS.\n\n", m.model, m.objective);
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < m.ranked.size(); ++i) rows.push_back(row_for(m.ranked[i], std::to_string(i + 1), rec));
+  for (const auto& cell : m.rejected) rows.push_back(row_for(cell, "-", rec));
+  out += markdown_table(columns_for(rec.constraints), rows) + "\n";
+
+  std::set<std::string> qps_sources, accuracy_sources;
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& cell : *list)
+      if (cell.completed) {
+        qps_sources.insert(cell.figures.qps_source);
+        if (cell.figures.accuracy_loss) accuracy_sources.insert(cell.figures.accuracy_source);
+      }
+  out += fmt::format("QPS: {}. Accuracy loss: {}.\n", fmt::join(qps_sources, "; "),
+                     accuracy_sources.empty() ? "no cross-check" : fmt::format("{}", fmt::join(accuracy_sources, "; ")));
+  if (rec.constraints.target_qps)
+    out += fmt::format("Machines for {:g} inferences/s = ceil({:g} / QPS at the SLA), with QPS as above.\n", *rec.constraints.target_qps,
+                       *rec.constraints.target_qps);
+  if (rec.constraints.price_per_hour)
+    out += fmt::format("Cost per million inferences = {:g} / (3600 x inferences/s) x 1e6.\n", *rec.constraints.price_per_hour);
+
+  if (!m.rejected.empty()) {
+    out += "\nRuled out:\n";
+    for (const auto& cell : m.rejected) {
+      std::vector<std::string> reasons;
+      for (const auto& check : cell.checks)
+        if (check.required && check.outcome != Outcome::kMet) reasons.push_back(check.detail);
+      out += fmt::format("- {}: {}\n", cell.label, fmt::join(reasons, "; "));
+    }
+  }
+  out += "\nWhy:\n";
+  for (const auto& line : m.explanation) out += "- " + line + "\n";
+  out += "\nRules of thumb:\n";
+  for (const auto& r : m.rules) out += fmt::format("- {}: {} ({})\n", r.rule, r.status, r.detail);
+  return out + "\n";
+}
+
+json check_json(const ConstraintCheck& c) {
+  const char* outcome = c.outcome == Outcome::kMet ? "met" : c.outcome == Outcome::kFailed ? "failed" : "cannot be judged";
+  return {{"constraint", c.constraint}, {"outcome", outcome}, {"detail", c.detail}, {"required", c.required}};
+}
+
+template <typename T>
+json optional_json(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json cell_json(const CellAssessment& cell) {
+  const auto& f = cell.figures;
+  json checks = json::array();
+  for (const auto& c : cell.checks) checks.push_back(check_json(c));
+  return {{"label", cell.label}, {"path", cell.path}, {"backend", cell.backend}, {"batch", cell.batch}, {"completed", cell.completed},
+          {"p99_ms", f.p99_ms}, {"qps", f.qps}, {"qps_source", f.qps_source}, {"inferences_per_s", f.inferences_per_s},
+          {"peak_rss_mb", f.peak_rss_mb}, {"accuracy_loss", optional_json(f.accuracy_loss)}, {"accuracy_source", f.accuracy_source},
+          {"inferences_per_joule", optional_json(f.inferences_per_joule)}, {"energy_source", f.energy_source},
+          {"cost_per_million", optional_json(cell.cost_per_million)}, {"machines", optional_json(cell.machines)},
+          {"gflops", optional_json(cell.gflops)}, {"percent_of_peak", optional_json(cell.percent_of_peak)},
+          {"meets_all", cell.meets_all()}, {"binding", cell.binding()}, {"checks", checks}};
+}
+
+}  // namespace
+
+bool CellAssessment::meets_all() const {
+  return std::all_of(checks.begin(), checks.end(), [](const ConstraintCheck& c) { return !c.required || c.outcome == Outcome::kMet; });
+}
+
+std::string CellAssessment::binding() const {
+  const ConstraintCheck* worst = nullptr;
+  for (const auto& c : checks)
+    if (c.required && c.outcome == Outcome::kFailed && (!worst || c.excess > worst->excess)) worst = &c;
+  if (worst) return worst->detail;
+  for (const auto& c : checks)
+    if (c.required && c.outcome == Outcome::kUnknown) return c.detail;
+  return "";
+}
+
+bool Recommendation::every_model_has_a_pick() const {
+  return std::all_of(models.begin(), models.end(), [](const ModelRecommendation& m) { return !m.ranked.empty(); });
+}
+
+Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
+                         const std::optional<probes::PeakFlops>& peak) {
+  Recommendation rec{constraints, peak, {}, {}};
+  if (peak && !peak->cpu_model.empty()) {
+    std::set<std::string> measured_on;
+    for (const auto& r : results)
+      if (r.result.environment.is_object()) measured_on.insert(r.result.environment.value("cpu_model", std::string()));
+    measured_on.erase(peak->cpu_model);
+    if (!measured_on.empty())
+      rec.notes.push_back(fmt::format("the peak is this machine's ({}), but results were measured on {}: % of peak is only indicative",
+                                      peak->cpu_model, fmt::join(measured_on, ", ")));
+  }
+  for (const auto& [model, cells] : group_by_model(results)) {
+    ModelRecommendation m;
+    m.model = model;
+    const auto labels = labels_for(cells);
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      auto cell = assess(cells[i], labels[i], constraints, peak);
+      (cell.meets_all() ? m.ranked : m.rejected).push_back(std::move(cell));
+    }
+    const auto objective = choose_objective(constraints, m.ranked);
+    m.objective = objective_name(objective);
+    rank(m.ranked, objective);
+    rank(m.rejected, objective);
+
+    CellRefs completed;
+    for (const auto* list : {&m.ranked, &m.rejected})
+      for (const auto& cell : *list)
+        if (cell.completed) completed.push_back(&cell);
+    const bool x86 = std::any_of(cells.begin(), cells.end(), [](const LoadedResult& r) { return is_x86(r.result); });
+    m.rules = rules_for(m, completed, x86, constraints, objective);
+    m.explanation = explain(m, objective, constraints, completed);
+    rec.models.push_back(std::move(m));
+  }
+  return rec;
+}
+
+std::string to_markdown(const Recommendation& rec) {
+  std::string out = fmt::format("# infermark recommend\n\nConstraints: {}.\n", constraints_text(rec.constraints));
+  if (rec.constraints.model_gflops) {
+    out += fmt::format("Model: {:g} GFLOP per inference; GFLOP/s = that x inferences/s.\n", *rec.constraints.model_gflops);
+    out += rec.peak ? fmt::format("Peak: {}.\n", rec.peak->derivation) : std::string("Peak: unknown, so no % of peak.\n");
+  }
+  for (const auto& note : rec.notes) out += "Note: " + note + ".\n";
+  out += "\n";
+  for (const auto& m : rec.models) out += model_markdown(m, rec);
+  out.pop_back();  // each model section ends with a blank line; the document need not
+  return out;
+}
+
+json to_json(const Recommendation& rec) {
+  const auto& c = rec.constraints;
+  json models = json::array();
+  for (const auto& m : rec.models) {
+    json ranked = json::array(), rejected = json::array(), rules = json::array();
+    for (const auto& cell : m.ranked) ranked.push_back(cell_json(cell));
+    for (const auto& cell : m.rejected) rejected.push_back(cell_json(cell));
+    for (const auto& r : m.rules) rules.push_back({{"rule", r.rule}, {"status", r.status}, {"detail", r.detail}});
+    models.push_back({{"model", m.model}, {"objective", m.objective}, {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
+                      {"ranked", ranked}, {"rejected", rejected}, {"rules_of_thumb", rules}, {"explanation", m.explanation}});
+  }
+  return {{"constraints", {{"p99_ms", optional_json(c.p99_ms)}, {"min_qps", optional_json(c.min_qps)}, {"mem_mb", optional_json(c.mem_mb)},
+                           {"max_accuracy_loss_pct", optional_json(c.max_accuracy_loss_pct)}, {"dynamic_shapes", c.dynamic_shapes},
+                           {"energy", c.energy}, {"price_per_hour", optional_json(c.price_per_hour)},
+                           {"target_qps", optional_json(c.target_qps)}, {"model_gflops", optional_json(c.model_gflops)}}},
+          {"peak", rec.peak ? json{{"gflops", rec.peak->gflops}, {"derivation", rec.peak->derivation}} : json(nullptr)},
+          {"models", models}, {"notes", rec.notes}, {"every_model_has_a_pick", rec.every_model_has_a_pick()}};
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,130 @@
+// The decision commands (compare, recommend) on real result files written by `infermark run`.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "backends/registry.hpp"
+#include "report/result_set.hpp"
+#include "stats/latency_summary.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kModels = INFERMARK_MODELS_DIR;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class DecideCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const infermark::BackendRegistry registry{INFERMARK_PLUGIN_DIR};
+    if (!registry.is_available("onnxruntime")) GTEST_SKIP() << "onnxruntime is not built in this configuration";
+    dir_ = fs::temp_directory_path() / ("infermark_decide_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CommandResult infermark(const std::string& args) {
+    const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const auto command = std::string(INFERMARK_EXECUTABLE) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+
+  // One ONNX Runtime cell of tiny_cnn into `folder`; returns its result file.
+  fs::path run_into(const std::string& folder) {
+    const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime --runs 200 --out " + (dir_ / folder).string());
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto loaded = infermark::report::load_results({(dir_ / folder).string()});
+    EXPECT_EQ(loaded.size(), 1u);
+    return loaded.at(0).path;
+  }
+
+  fs::path dir_;
+};
+
+// The planted regression: every sample 20% slower, the summary recomputed from them.
+void write_slower_copy(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from);
+  auto json = nlohmann::json::parse(in);
+  auto samples = json["samples_ms"].get<std::vector<double>>();
+  for (double& x : samples) x *= 1.2;
+  json["samples_ms"] = samples;
+  auto result = infermark::report::run_result_from_json(json, from.string());
+  result.samples_ms = samples;
+  result.latency_ms = infermark::stats::summarize(samples);
+  fs::create_directories(to.parent_path());
+  infermark::report::write_run_result(result, to.string());
+}
+
+}  // namespace
+
+TEST_F(DecideCli, CompareFindsNoRegressionBetweenRepeatRunsAndFlagsAPlantedOne) {
+  const auto first = run_into("a");
+  run_into("b");
+  // Two real runs on a shared machine differ by noise; only a large threshold is a fair claim
+  // about them. The planted case below checks the sensitivity.
+  const auto same = infermark("compare " + (dir_ / "a").string() + " " + (dir_ / "b").string() + " --fail-on-regression 50 --json");
+  ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
+  const auto json = nlohmann::json::parse(same.out);
+  EXPECT_EQ(json["regressions"], 0);
+  ASSERT_EQ(json["cells"].size(), 1u);
+  EXPECT_EQ(json["cells"][0]["metrics"][0]["method"], "Mann-Whitney U");
+
+  const auto slower = dir_ / "slower" / "tiny_cnn.onnxruntime.json";
+  write_slower_copy(first, slower);
+  const auto planted = infermark("compare " + first.string() + " " + slower.string() + " --fail-on-regression 10");
+  EXPECT_EQ(planted.exit_code, 1) << planted.out << planted.err;
+  EXPECT_TRUE(std::regex_search(planted.out, std::regex(R"(\| P50 latency ms .*\+20\.0% .*\| regression +\|)"))) << planted.out;
+  EXPECT_NE(planted.out.find("1 of 1 matched cell(s) regressed"), std::string::npos) << planted.out;
+
+  const auto report_only = infermark("compare " + first.string() + " " + slower.string());
+  EXPECT_EQ(report_only.exit_code, 0) << "without --fail-on-regression a regression is reported, not failed";
+}
+
+TEST_F(DecideCli, CompareRejectsMissingPathsAndDifferentModels) {
+  const auto missing = infermark("compare " + (dir_ / "nope").string() + " " + (dir_ / "nope2").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find((dir_ / "nope").string()), std::string::npos) << missing.err;
+
+  const auto tiny = run_into("tiny");
+  auto other = nlohmann::json::parse(slurp(tiny));
+  other["model"]["name"] = "other_model";
+  std::ofstream(dir_ / "other.json") << other.dump();
+  const auto different = infermark("compare " + tiny.string() + " " + (dir_ / "other.json").string());
+  EXPECT_EQ(different.exit_code, 2);
+  EXPECT_NE(different.err.find("different models"), std::string::npos) << different.err;
+}
+
+TEST_F(DecideCli, RecommendPicksAndExplainsOrSaysWhyNothingFits) {
+  const auto result = run_into("run");
+  const auto fits = infermark("recommend " + (dir_ / "run").string() + " --p99-ms 1000");
+  EXPECT_EQ(fits.exit_code, 0) << fits.out << fits.err;
+  EXPECT_NE(fits.out.find("Pick onnxruntime"), std::string::npos) << fits.out;
+  EXPECT_NE(fits.out.find("Why:"), std::string::npos) << fits.out;
+  EXPECT_NE(fits.out.find("Rules of thumb:"), std::string::npos) << fits.out;
+
+  const auto none = infermark("recommend " + result.string() + " --p99-ms 0.000001");
+  EXPECT_EQ(none.exit_code, 3) << none.out << none.err;
+  EXPECT_TRUE(std::regex_search(none.out, std::regex(R"(- onnxruntime t\d+: P99 \S+ ms > 1e-06 ms)"))) << none.out;
+  EXPECT_NE(none.out.find("No cell meets every constraint."), std::string::npos) << none.out;
+
+  const auto missing = infermark("recommend " + (dir_ / "missing.json").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find((dir_ / "missing.json").string()), std::string::npos) << missing.err;
+}

@@ -1,0 +1,57 @@
+// Run results built in memory for the compare and recommend tests: latency-like samples,
+// summarised with stats::summarize exactly as a real run would be.
+#pragma once
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "report/result_set.hpp"
+#include "stats/latency_summary.hpp"
+
+namespace infermark::testing {
+
+// Right-skewed, latency-like samples around `median_ms`; a fixed seed keeps tests deterministic.
+inline std::vector<double> latency_samples(std::size_t n, double median_ms, std::uint64_t seed, double spread = 0.1) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> factor(0.0, spread);
+  std::vector<double> samples(n);
+  for (double& x : samples) x = median_ms * factor(rng);
+  return samples;
+}
+
+inline std::vector<double> scaled(std::vector<double> samples, double factor) {
+  for (double& x : samples) x *= factor;
+  return samples;
+}
+
+struct CellSpec {
+  std::string backend = "onnxruntime";
+  std::string threads = "2";
+  std::string model = "resnet50";
+  long long batch = 1;
+  std::string started_at = "2026-12-02T10:00:00Z";
+  double peak_rss_mb = 300.0;
+};
+
+// A completed single-stream result whose latency summary, throughput and samples agree.
+inline report::LoadedResult synthetic_result(const std::vector<double>& samples_ms, const CellSpec& spec = {},
+                                             const std::string& path = "") {
+  report::RunResult r;
+  r.started_at = spec.started_at;
+  r.model.name = spec.model;
+  r.model.format = "onnx";
+  r.backend.name = spec.backend;
+  r.effective_settings.push_back({"intra_op_threads", spec.threads, spec.threads, true, ""});
+  r.scenario.batch = spec.batch;
+  r.latency_ms = stats::summarize(samples_ms);
+  r.percentile_method = "exact";
+  r.samples_ms = samples_ms;
+  r.throughput.queries_per_s = 1000.0 / r.latency_ms->mean;
+  r.throughput.inferences_per_s = r.throughput.queries_per_s * static_cast<double>(spec.batch);
+  r.memory.peak_rss_mb = spec.peak_rss_mb;
+  r.environment = {{"cpu_model", "Test CPU"}, {"cpu_vendor", "GenuineIntel"}, {"cpu_flags_simd", "avx2 fma"}};
+  return {r, path.empty() ? "/results/" + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
+}
+
+}  // namespace infermark::testing

@@ -1,0 +1,218 @@
+#include "report/recommend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "synthetic_results.hpp"
+
+namespace infermark {
+namespace {
+
+using testing::CellSpec;
+using testing::latency_samples;
+using testing::synthetic_result;
+
+// A cell whose P99 is close to `p99_ms` (narrow spread) and whose peak RSS is `rss_mb`.
+report::LoadedResult cell(const std::string& backend, double median_ms, double rss_mb, std::uint64_t seed = 1, long long batch = 1) {
+  return synthetic_result(latency_samples(500, median_ms, seed, 0.02), {.backend = backend, .batch = batch, .peak_rss_mb = rss_mb});
+}
+
+const report::CellAssessment& find(const report::ModelRecommendation& m, const std::string& backend) {
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& c : *list)
+      if (c.backend == backend) return c;
+  throw std::out_of_range(backend);
+}
+
+const report::RuleCheck& rule(const report::ModelRecommendation& m, const std::string& starts_with) {
+  for (const auto& r : m.rules)
+    if (r.rule.starts_with(starts_with)) return r;
+  throw std::out_of_range(starts_with);
+}
+
+// openvino fastest, onnxruntime next, opencv slowest but smallest.
+std::vector<report::LoadedResult> three_backends() {
+  return {cell("onnxruntime", 20.0, 300.0), cell("openvino", 10.0, 500.0), cell("opencv", 50.0, 100.0)};
+}
+
+TEST(RecommendConstraints, CellsPastALimitAreRuledOutWithTheConstraintNamed) {
+  report::Constraints c;
+  c.p99_ms = 30.0;
+  const auto rec = report::recommend(three_backends(), c);
+  ASSERT_EQ(rec.models.size(), 1u);
+  const auto& m = rec.models[0];
+  ASSERT_EQ(m.ranked.size(), 2u);
+  ASSERT_EQ(m.rejected.size(), 1u);
+  EXPECT_EQ(m.rejected[0].backend, "opencv");
+  EXPECT_TRUE(std::regex_match(m.rejected[0].binding(), std::regex(R"(P99 5\d\.\d+ ms > 30 ms)"))) << m.rejected[0].binding();
+  EXPECT_TRUE(rec.every_model_has_a_pick());
+  const auto text = report::to_markdown(rec);
+  EXPECT_NE(text.find("Ruled out:\n- opencv t2: P99 "), std::string::npos) << text;
+}
+
+TEST(RecommendConstraints, TheBindingConstraintIsTheOneFurthestPastItsLimit) {
+  report::Constraints c;
+  c.p99_ms = 45.0;   // opencv misses by ~15%
+  c.mem_mb = 50.0;   // and every cell by far more on memory
+  const auto rec = report::recommend(three_backends(), c);
+  const auto& opencv = find(rec.models[0], "opencv");
+  EXPECT_EQ(opencv.binding(), "peak RSS 100.0 MB > 50 MB");
+  EXPECT_EQ(find(rec.models[0], "openvino").binding(), "peak RSS 500.0 MB > 50 MB");
+}
+
+TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithoutOne) {
+  auto fp16 = cell("openvino", 10.0, 200.0);
+  fp16.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}};
+  stats::OutputAgreement logits;
+  logits.output = "logits";
+  logits.cosine_similarity = 0.9999;
+  logits.top1_agreement = 0.98;
+  fp16.result.cross_check->outputs.push_back(logits);
+  auto unchecked = cell("opencv", 12.0, 200.0);
+  report::Constraints c;
+  c.max_accuracy_loss_pct = 1.0;
+  const auto rec = report::recommend({fp16, unchecked}, c);
+  const auto& ov = find(rec.models[0], "openvino");
+  ASSERT_TRUE(ov.figures.accuracy_loss.has_value());
+  EXPECT_NEAR(*ov.figures.accuracy_loss, 0.02, 1e-12);
+  EXPECT_EQ(ov.binding(), "accuracy loss 2% > 1% (1 - top-1 agreement with onnxruntime)");
+  EXPECT_NE(find(rec.models[0], "opencv").binding().find("accuracy loss cannot be judged"), std::string::npos);
+  EXPECT_FALSE(rec.every_model_has_a_pick());
+}
+
+TEST(RecommendConstraints, EnergyWithoutAMeasurementIsReportedButExcludesNothing) {
+  auto r = cell("onnxruntime", 10.0, 100.0);
+  r.result.resources = {{"energy", {{"available", false}, {"source", "RAPL not readable"}, {"joules", nullptr}}},
+                        {"inferences_per_joule", nullptr}};
+  report::Constraints c;
+  c.energy = true;
+  const auto rec = report::recommend({r}, c);
+  ASSERT_EQ(rec.models[0].ranked.size(), 1u);
+  const auto& checks = rec.models[0].ranked[0].checks;
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].detail, "energy cannot be judged: RAPL not readable");
+  EXPECT_EQ(rec.models[0].objective, "lowest P99 latency");
+  EXPECT_NE(report::to_markdown(rec).find("Energy cannot be judged (RAPL not readable)"), std::string::npos);
+}
+
+TEST(RecommendRanking, LatencyByDefaultThroughputWhenOnlyARateIsAsked) {
+  const auto by_latency = report::recommend(three_backends(), {});
+  const auto& m = by_latency.models[0];
+  EXPECT_EQ(m.objective, "lowest P99 latency");
+  ASSERT_EQ(m.ranked.size(), 3u);
+  EXPECT_EQ(m.ranked[0].backend, "openvino");
+  EXPECT_EQ(m.ranked[1].backend, "onnxruntime");
+  EXPECT_EQ(m.explanation[0].substr(0, 16), "Pick openvino t2");
+
+  auto batched = cell("onnxruntime", 60.0, 300.0, 2, 8);  // slower per query, 8 inferences each
+  report::Constraints rate;
+  rate.min_qps = 50.0;
+  const auto by_rate = report::recommend({cell("openvino", 10.0, 500.0), batched}, rate);
+  EXPECT_EQ(by_rate.models[0].objective, "highest throughput");
+  EXPECT_EQ(by_rate.models[0].ranked[0].batch, 8);
+}
+
+TEST(RecommendRanking, TiesGoToTheSmallerFootprint) {
+  const auto samples = latency_samples(200, 10.0, 1);
+  const std::vector<report::LoadedResult> tied{synthetic_result(samples, {.backend = "onnxruntime", .peak_rss_mb = 400.0}),
+                                               synthetic_result(samples, {.backend = "openvino", .peak_rss_mb = 200.0})};
+  EXPECT_EQ(report::recommend(tied, {}).models[0].ranked[0].backend, "openvino");
+}
+
+TEST(RecommendCost, CostPerMillionAndMachineCount) {
+  auto r = cell("onnxruntime", 1.0, 100.0);
+  r.result.throughput.inferences_per_s = 1000.0;
+  auto searched = cell("openvino", 1.0, 100.0);
+  searched.result.throughput.inferences_per_s = 1000.0;
+  searched.result.analysis["max_qps_within_sla"] = 600.0;
+  report::Constraints c;
+  c.price_per_hour = 3.6;
+  c.target_qps = 2500.0;
+  const auto rec = report::recommend({r, searched}, c);
+  const auto& plain = find(rec.models[0], "onnxruntime");
+  EXPECT_DOUBLE_EQ(*plain.cost_per_million, 1.0);  // 3.6 / (3600 x 1000) x 1e6
+  EXPECT_EQ(*plain.machines, 3);                    // ceil(2500 / 1000)
+  EXPECT_EQ(plain.figures.qps_source, "measured inferences/s");
+  const auto& sla = find(rec.models[0], "openvino");
+  EXPECT_EQ(*sla.machines, 5);  // ceil(2500 / 600)
+  EXPECT_EQ(sla.figures.qps_source, "max QPS within the SLA (searched)");
+  EXPECT_DOUBLE_EQ(*sla.cost_per_million, 1.0);  // cost uses the measured inferences/s
+}
+
+TEST(RecommendCost, GflopsAndShareOfPeak) {
+  auto r = cell("onnxruntime", 100.0, 100.0);
+  r.result.throughput.inferences_per_s = 10.0;
+  report::Constraints c;
+  c.model_gflops = 4.0;
+  const auto rec = report::recommend({r}, c, probes::PeakFlops{400.0, "given", ""});
+  EXPECT_DOUBLE_EQ(*rec.models[0].ranked[0].gflops, 40.0);
+  EXPECT_DOUBLE_EQ(*rec.models[0].ranked[0].percent_of_peak, 10.0);
+}
+
+TEST(RecommendPeakFlops, DerivedFromCoresClockAndSimdFlags) {
+  EXPECT_DOUBLE_EQ(probes::peak_gflops(2, 2500.0, "avx avx2 avx512f fma", "test").gflops, 320.0);  // 2 x 2.5 GHz x 64
+  EXPECT_DOUBLE_EQ(probes::peak_gflops(4, 3000.0, "avx avx2 fma", "test").gflops, 384.0);         // 4 x 3 GHz x 32
+  EXPECT_DOUBLE_EQ(probes::peak_gflops(1, 1000.0, "sse4_1 sse4_2", "test").gflops, 8.0);
+  EXPECT_NE(probes::peak_gflops(2, 2500.0, "avx512f", "cpuinfo").derivation.find("2 physical cores x 2500 MHz"), std::string::npos);
+}
+
+TEST(RecommendRulesOfThumb, AgreementAndContradictionAreBothSaid) {
+  const auto agrees = report::recommend(three_backends(), {});
+  EXPECT_EQ(rule(agrees.models[0], "latency-sensitive").status, "agrees");
+  EXPECT_EQ(rule(agrees.models[0], "throughput").status, "not testable");
+  EXPECT_EQ(rule(agrees.models[0], "dynamic shapes").status, "not applicable");
+  EXPECT_EQ(rule(agrees.models[0], "long generation").status, "not applicable");
+
+  const std::vector<report::LoadedResult> opencv_fastest{cell("onnxruntime", 20.0, 300.0), cell("opencv", 5.0, 100.0)};
+  const auto contradicted = report::recommend(opencv_fastest, {});
+  const auto& latency = rule(contradicted.models[0], "latency-sensitive");
+  EXPECT_EQ(latency.status, "contradicted");
+  EXPECT_NE(latency.detail.find("the data contradicts the rule of thumb"), std::string::npos);
+  EXPECT_NE(report::to_markdown(contradicted).find("the data contradicts the rule of thumb"), std::string::npos);
+
+  report::Constraints dynamic;
+  dynamic.dynamic_shapes = true;
+  const auto with_dynamic_shapes = report::recommend(three_backends(), dynamic);
+  const auto& shapes = rule(with_dynamic_shapes.models[0], "dynamic shapes");
+  EXPECT_EQ(shapes.status, "contradicted");  // openvino wins these fixed-shape runs
+  EXPECT_NE(shapes.detail.find("recompilation"), std::string::npos);
+}
+
+TEST(RecommendRulesOfThumb, ThroughputRuleChecksTheLargestBatch) {
+  const std::vector<report::LoadedResult> cells{cell("openvino", 10.0, 300.0), cell("onnxruntime", 40.0, 300.0, 2, 8)};
+  EXPECT_EQ(rule(report::recommend(cells, {}).models[0], "throughput").status, "agrees");  // 200 vs 100 inferences/s
+  const std::vector<report::LoadedResult> slow_batch{cell("openvino", 10.0, 300.0), cell("onnxruntime", 400.0, 300.0, 2, 8)};
+  const auto slow = report::recommend(slow_batch, {});
+  const auto& r = rule(slow.models[0], "throughput");
+  EXPECT_EQ(r.status, "contradicted");
+  EXPECT_NE(r.detail.find("the data contradicts the rule of thumb"), std::string::npos);
+}
+
+TEST(RecommendNoneMeet, EmptyRankingWithAReasonForEveryCell) {
+  report::Constraints c;
+  c.p99_ms = 1e-6;
+  const auto rec = report::recommend(three_backends(), c);
+  const auto& m = rec.models[0];
+  EXPECT_TRUE(m.ranked.empty());
+  ASSERT_EQ(m.rejected.size(), 3u);
+  for (const auto& cell : m.rejected) EXPECT_TRUE(std::regex_match(cell.binding(), std::regex(R"(P99 \S+ ms > 1e-06 ms)"))) << cell.binding();
+  EXPECT_FALSE(rec.every_model_has_a_pick());
+  EXPECT_EQ(m.explanation[0], "No cell meets every constraint.");
+  const auto json = report::to_json(rec);
+  EXPECT_TRUE(json["models"][0]["pick"].is_null());
+  EXPECT_FALSE(json["every_model_has_a_pick"].get<bool>());
+}
+
+TEST(RecommendNoneMeet, AFailedCellIsRuledOutByItsStatus) {
+  auto crashed = cell("openvino", 10.0, 100.0);
+  crashed.result.status = "crashed";
+  crashed.result.error = "crashed: SIGSEGV while running";
+  crashed.result.latency_ms.reset();
+  const auto rec = report::recommend({crashed, cell("onnxruntime", 20.0, 100.0)}, {});
+  ASSERT_EQ(rec.models[0].ranked.size(), 1u);
+  EXPECT_EQ(rec.models[0].rejected[0].binding(), "crashed: SIGSEGV while running");
+}
+
+}  // namespace
+}  // namespace infermark
