@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "core/error.hpp"
 #include "report/recommend.hpp"
 
 namespace infermark::cli {
@@ -39,7 +40,7 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
                     ->check(CLI::PositiveNumber);
   auto* target = cmd->add_option("--target-qps", o.target_qps, "Load to serve (inferences/s), for the number of machines")
                      ->check(CLI::PositiveNumber);
-  auto* gflops = cmd->add_option("--model-gflops", o.model_gflops, "GFLOP per inference of the model, for GFLOP/s and % of peak")
+  auto* gflops = cmd->add_option("--model-gflops", o.model_gflops, "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest beside the model, when found)")
                      ->check(CLI::PositiveNumber);
   auto* peak = cmd->add_option("--peak-gflops", o.peak_gflops,
                                "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)")
@@ -57,12 +58,16 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
     c.target_qps = given(target, o.target_qps);
     c.model_gflops = given(gflops, o.model_gflops);
     std::optional<probes::PeakFlops> peak_flops;
-    if (peak->count() > 0)
+    if (peak->count() > 0) {
       peak_flops = probes::PeakFlops{o.peak_gflops, fmt::format("{:g} GFLOP/s, given with --peak-gflops", o.peak_gflops), ""};
-    else if (c.model_gflops) {
+    } else {
       // Result files do not record the clock, so the current machine stands in for the measured one.
-      peak_flops = probes::this_machine_peak_gflops();
-      peak_flops->derivation += " (this machine, standing in for the measured one)";
+      try {
+        peak_flops = probes::this_machine_peak_gflops();
+        peak_flops->derivation += " (this machine, standing in for the measured one)";
+      } catch (const Error&) {
+        // No clock readable: % of peak is left out and the output says the peak is unknown.
+      }
     }
     const auto recommendation = report::recommend(report::load_results(o.results), c, peak_flops);
     fmt::print("{}", o.as_json ? report::to_json(recommendation).dump(2) + "\n" : report::to_markdown(recommendation));

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
 
+#include "core/model_manifest.hpp"
 #include "report/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
+#include "report/rules_of_thumb.hpp"
 
 namespace infermark::report {
 namespace {
@@ -66,7 +69,24 @@ void fill_energy(const RunResult& r, CellFigures& f) {
     f.inferences_per_joule = r.resources["inferences_per_joule"].get<double>();
 }
 
-CellFigures figures_of(const RunResult& r) {
+// FLOPs of one inference: --model-gflops, else the zoo manifest beside the model file (found
+// from the recorded model path, so relative to where `run` was started).
+void fill_model_gflops(const RunResult& r, const Constraints& c, CellFigures& f) {
+  if (c.model_gflops) {
+    f.model_gflops = *c.model_gflops;
+    f.gflops_source = "--model-gflops";
+    return;
+  }
+  const auto manifest = manifest_path(r.model.path);
+  std::ifstream in(manifest);
+  if (!in) return;
+  const auto j = json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.value("gflops_per_inference", json()).is_number()) return;
+  f.model_gflops = j["gflops_per_inference"].get<double>();
+  f.gflops_source = "zoo manifest " + manifest.string();
+}
+
+CellFigures figures_of(const RunResult& r, const Constraints& c) {
   CellFigures f;
   f.p99_ms = r.latency_ms->at(99).value;
   f.inferences_per_s = r.throughput.inferences_per_s;
@@ -82,6 +102,7 @@ CellFigures figures_of(const RunResult& r) {
   f.peak_rss_mb = r.memory.peak_rss_mb;
   fill_accuracy(r, f);
   fill_energy(r, f);
+  fill_model_gflops(r, c, f);
   return f;
 }
 
@@ -137,8 +158,8 @@ void fill_economics(CellAssessment& cell, const Constraints& c, const std::optio
   if (!cell.completed) return;
   if (c.price_per_hour && f.inferences_per_s > 0) cell.cost_per_million = *c.price_per_hour / (3600.0 * f.inferences_per_s) * 1e6;
   if (c.target_qps && f.qps > 0) cell.machines = static_cast<long long>(std::ceil(*c.target_qps / f.qps));
-  if (c.model_gflops) {
-    cell.gflops = *c.model_gflops * f.inferences_per_s;
+  if (f.model_gflops) {
+    cell.gflops = *f.model_gflops * f.inferences_per_s;
     if (peak && peak->gflops > 0) cell.percent_of_peak = *cell.gflops / peak->gflops * 100.0;
   }
 }
@@ -154,7 +175,7 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   cell.batch = r.scenario.batch;
   cell.performance_hint = effective_setting(r, "performance_hint");
   cell.completed = r.status == "ok" && r.latency_ms.has_value();
-  if (cell.completed) cell.figures = figures_of(r);
+  if (cell.completed) cell.figures = figures_of(r, c);
   cell.checks = checks_for(cell, r, c);
   fill_economics(cell, c, peak);
   return cell;
@@ -222,9 +243,7 @@ Objective choose_objective(const Constraints& c, const std::vector<CellAssessmen
   return Objective::kLatency;
 }
 
-// ---- Rules of thumb -------------------------------------------------------------------------
-
-using CellRefs = std::vector<const CellAssessment*>;
+// ---- Rules of thumb inputs ------------------------------------------------------------------
 
 const CellAssessment* best_of(const CellRefs& cells, Objective o) {
   const CellAssessment* best = nullptr;
@@ -241,94 +260,15 @@ bool is_x86(const RunResult& r) {
          flags.find("sse4") != std::string::npos;
 }
 
-bool uses_throughput_hint(const CellAssessment& c) {
-  auto hint = c.performance_hint;
-  std::transform(hint.begin(), hint.end(), hint.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return c.backend == "openvino" && hint.find("throughput") != std::string::npos;
-}
-
-RuleCheck verdict(std::string rule, bool agrees, const std::string& agreed, const std::string& contradicted) {
-  return {std::move(rule), agrees ? "agrees" : "contradicted",
-          agrees ? agreed : "the data contradicts the rule of thumb: " + contradicted};
-}
-
-RuleCheck latency_rule(const CellRefs& completed, bool x86) {
-  RuleCheck rule{"latency-sensitive at batch 1 on x86 -> OpenVINO or ONNX Runtime", "", ""};
-  if (!x86) return {rule.rule, "not applicable", "the results were not measured on an x86 CPU"};
-  CellRefs batch1, picks;
-  for (const auto* c : completed)
-    if (c->batch == 1) {
-      batch1.push_back(c);
-      if (c->backend == "openvino" || c->backend == "onnxruntime") picks.push_back(c);
-    }
-  if (batch1.empty()) return {rule.rule, "not testable", "no completed batch-1 cell"};
-  if (picks.empty()) return {rule.rule, "not testable", "neither OpenVINO nor ONNX Runtime was measured at batch 1"};
-  const auto* winner = best_of(batch1, Objective::kLatency);
-  const auto* pick = best_of(picks, Objective::kLatency);
-  return verdict(rule.rule, winner == pick, fmt::format("lowest P99 at batch 1: {} ({} ms)", winner->label, format_number(winner->figures.p99_ms)),
-                 fmt::format("the lowest P99 at batch 1 is {} ({} ms); the rule's best, {}, has {} ms ({:+.1f}%)", winner->label,
-                             format_number(winner->figures.p99_ms), pick->label, format_number(pick->figures.p99_ms),
-                             (pick->figures.p99_ms / winner->figures.p99_ms - 1.0) * 100.0));
-}
-
-RuleCheck throughput_rule(const CellRefs& completed) {
-  const std::string name = "throughput -> OpenVINO THROUGHPUT hint / larger batch";
-  long long max_batch = 1;
-  for (const auto* c : completed) max_batch = std::max(max_batch, c->batch);
-  CellRefs picks;
-  for (const auto* c : completed)
-    if (uses_throughput_hint(*c) || (max_batch > 1 && c->batch == max_batch)) picks.push_back(c);
-  if (picks.empty())
-    return {name, "not testable",
-            "no cell used OpenVINO's THROUGHPUT hint or a batch above 1; try --opt performance_hint=throughput, --batch 8, "
-            "--scenario offline"};
-  const auto* winner = best_of(completed, Objective::kThroughput);
-  const auto* pick = best_of(picks, Objective::kThroughput);
-  return verdict(name, winner == pick, fmt::format("highest throughput: {} ({} inferences/s)", winner->label, format_number(winner->figures.qps)),
-                 fmt::format("the highest throughput is {} ({} inferences/s); the rule's best, {}, reaches {} inferences/s",
-                             winner->label, format_number(winner->figures.qps), pick->label, format_number(pick->figures.qps)));
-}
-
-RuleCheck pick_rule(std::string name, const std::string& backend, const std::string& framework, const CellAssessment* winner,
-                    const CellRefs& completed, const std::string& caveat) {
-  if (!winner) return {std::move(name), "not testable", "no completed cell"};
-  const bool measured = std::any_of(completed.begin(), completed.end(), [&](const CellAssessment* c) { return c->backend == backend; });
-  if (!measured) return {std::move(name), "not testable", framework + " was not measured"};
-  return verdict(std::move(name), winner->backend == backend, fmt::format("the measured winner is {}", winner->label),
-                 fmt::format("the measured winner is {}, not {}{}", winner->label, framework, caveat));
-}
-
-std::vector<RuleCheck> rules_for(const ModelRecommendation& m, const CellRefs& completed, bool x86, const Constraints& c,
-                                 Objective objective) {
-  const CellAssessment* winner = !m.ranked.empty() ? &m.ranked.front() : best_of(completed, objective);
-  std::vector<RuleCheck> rules{latency_rule(completed, x86), throughput_rule(completed)};
-  const std::string dynamic = "dynamic shapes -> ONNX Runtime (OpenVINO recompiles per shape)";
-  if (c.dynamic_shapes)
-    rules.push_back(pick_rule(dynamic, "onnxruntime", "ONNX Runtime", winner, completed,
-                              winner && winner->backend == "openvino"
-                                  ? "; these runs fed one shape, so OpenVINO's recompilation per new shape is not in the numbers"
-                                  : ""));
-  else
-    rules.push_back({dynamic, "not applicable", "pass --dynamic-shapes when the deployment feeds varying input shapes"});
-  const std::string generation = "long generation -> llama.cpp";
-  const bool llm = std::any_of(completed.begin(), completed.end(), [](const CellAssessment* a) {
-    return a->model_format == "gguf" || a->backend == "llamacpp";
-  });
-  if (llm)
-    rules.push_back(pick_rule(generation, "llamacpp", "llama.cpp", winner, completed, ""));
-  else
-    rules.push_back({generation, "not applicable", "no LLM generation results for this model"});
-  return rules;
-}
-
 // ---- Explanation ----------------------------------------------------------------------------
 
-// How far the cell's binding constraint is past its limit (unknown counts as infinitely far).
+// How far the cell's binding constraint is past its limit (a cell ruled out only by what could
+// not be judged counts as infinitely far).
 double binding_excess(const CellAssessment& cell) {
-  double excess = std::numeric_limits<double>::infinity();
+  double worst = 0.0;
   for (const auto& check : cell.checks)
-    if (check.required && check.outcome == Outcome::kFailed && check.detail == cell.binding()) excess = check.excess;
-  return excess;
+    if (check.required && check.outcome == Outcome::kFailed) worst = std::max(worst, check.excess);
+  return worst > 0.0 ? worst : std::numeric_limits<double>::infinity();
 }
 
 bool any_constraint(const Constraints& c) { return c.p99_ms || c.min_qps || c.mem_mb || c.max_accuracy_loss_pct; }
@@ -386,6 +326,14 @@ std::string accuracy_text(const CellFigures& f) {
   return fmt::format("{:.2f}%", *f.accuracy_loss * 100.0);
 }
 
+bool any_gflops(const Recommendation& rec) {
+  for (const auto& m : rec.models)
+    for (const auto* list : {&m.ranked, &m.rejected})
+      for (const auto& cell : *list)
+        if (cell.gflops) return true;
+  return false;
+}
+
 std::vector<std::string> row_for(const CellAssessment& cell, const std::string& rank, const Recommendation& rec) {
   const auto& f = cell.figures;
   const auto& c = rec.constraints;
@@ -397,7 +345,7 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
   if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
   if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
   if (c.target_qps) row.push_back(cell.machines ? std::to_string(*cell.machines) : "-");
-  if (c.model_gflops) {
+  if (any_gflops(rec)) {
     row.push_back(cell.gflops ? format_number(*cell.gflops) : "-");
     row.push_back(cell.percent_of_peak ? fmt::format("{:.1f}%", *cell.percent_of_peak) : "-");
   }
@@ -405,13 +353,13 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
   return row;
 }
 
-std::vector<MarkdownColumn> columns_for(const Constraints& c) {
+std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops) {
   std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false}, {"P99 ms", true}, {"QPS", true}, {"peak RSS MB", true},
                                       {"accuracy loss", true}};
   if (c.energy) columns.push_back({"inferences/J", true});
   if (c.price_per_hour) columns.push_back({"$ per M inferences", true});
   if (c.target_qps) columns.push_back({"machines", true});
-  if (c.model_gflops) {
+  if (with_gflops) {
     columns.push_back({"GFLOP/s", true});
     columns.push_back({"% of peak", true});
   }
@@ -435,7 +383,7 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < m.ranked.size(); ++i) rows.push_back(row_for(m.ranked[i], std::to_string(i + 1), rec));
   for (const auto& cell : m.rejected) rows.push_back(row_for(cell, "-", rec));
-  out += markdown_table(columns_for(rec.constraints), rows) + "\n";
+  out += markdown_table(columns_for(rec.constraints, any_gflops(rec)), rows) + "\n";
 
   std::set<std::string> qps_sources, accuracy_sources;
   for (const auto* list : {&m.ranked, &m.rejected})
@@ -487,7 +435,7 @@ json cell_json(const CellAssessment& cell) {
           {"peak_rss_mb", f.peak_rss_mb}, {"accuracy_loss", optional_json(f.accuracy_loss)}, {"accuracy_source", f.accuracy_source},
           {"inferences_per_joule", optional_json(f.inferences_per_joule)}, {"energy_source", f.energy_source},
           {"cost_per_million", optional_json(cell.cost_per_million)}, {"machines", optional_json(cell.machines)},
-          {"gflops", optional_json(cell.gflops)}, {"percent_of_peak", optional_json(cell.percent_of_peak)},
+          {"model_gflops", optional_json(f.model_gflops)}, {"gflops_source", f.gflops_source}, {"gflops", optional_json(cell.gflops)}, {"percent_of_peak", optional_json(cell.percent_of_peak)},
           {"meets_all", cell.meets_all()}, {"binding", cell.binding()}, {"checks", checks}};
 }
 
@@ -514,15 +462,6 @@ bool Recommendation::every_model_has_a_pick() const {
 Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
                          const std::optional<probes::PeakFlops>& peak) {
   Recommendation rec{constraints, peak, {}, {}};
-  if (peak && !peak->cpu_model.empty()) {
-    std::set<std::string> measured_on;
-    for (const auto& r : results)
-      if (r.result.environment.is_object()) measured_on.insert(r.result.environment.value("cpu_model", std::string()));
-    measured_on.erase(peak->cpu_model);
-    if (!measured_on.empty())
-      rec.notes.push_back(fmt::format("the peak is this machine's ({}), but results were measured on {}: % of peak is only indicative",
-                                      peak->cpu_model, fmt::join(measured_on, ", ")));
-  }
   for (const auto& [model, cells] : group_by_model(results)) {
     ModelRecommendation m;
     m.model = model;
@@ -541,17 +480,33 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
       for (const auto& cell : *list)
         if (cell.completed) completed.push_back(&cell);
     const bool x86 = std::any_of(cells.begin(), cells.end(), [](const LoadedResult& r) { return is_x86(r.result); });
-    m.rules = rules_for(m, completed, x86, constraints, objective);
+    const CellAssessment* winner = !m.ranked.empty() ? &m.ranked.front() : best_of(completed, objective);
+    m.rules = check_rules_of_thumb({completed, winner, x86, constraints.dynamic_shapes});
     m.explanation = explain(m, objective, constraints, completed);
     rec.models.push_back(std::move(m));
+  }
+  if (peak && !peak->cpu_model.empty() && any_gflops(rec)) {
+    std::set<std::string> measured_on;
+    for (const auto& r : results)
+      if (r.result.environment.is_object()) measured_on.insert(r.result.environment.value("cpu_model", std::string()));
+    measured_on.erase(peak->cpu_model);
+    if (!measured_on.empty())
+      rec.notes.push_back(fmt::format("the peak is this machine's ({}), but results were measured on {}: % of peak is only indicative",
+                                      peak->cpu_model, fmt::join(measured_on, ", ")));
   }
   return rec;
 }
 
 std::string to_markdown(const Recommendation& rec) {
   std::string out = fmt::format("# infermark recommend\n\nConstraints: {}.\n", constraints_text(rec.constraints));
-  if (rec.constraints.model_gflops) {
-    out += fmt::format("Model: {:g} GFLOP per inference; GFLOP/s = that x inferences/s.\n", *rec.constraints.model_gflops);
+  if (any_gflops(rec)) {
+    std::set<std::string> sources;
+    for (const auto& m : rec.models)
+      for (const auto* list : {&m.ranked, &m.rejected})
+        for (const auto& cell : *list)
+          if (cell.figures.model_gflops)
+            sources.insert(fmt::format("{}: {:g} GFLOP per inference ({})", m.model, *cell.figures.model_gflops, cell.figures.gflops_source));
+    out += fmt::format("Model FLOPs: {}; GFLOP/s = that x inferences/s.\n", fmt::join(sources, "; "));
     out += rec.peak ? fmt::format("Peak: {}.\n", rec.peak->derivation) : std::string("Peak: unknown, so no % of peak.\n");
   }
   for (const auto& note : rec.notes) out += "Note: " + note + ".\n";

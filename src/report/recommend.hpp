@@ -22,7 +22,7 @@ struct Constraints {
   bool energy = false;                          // prefer the most inferences per joule
   std::optional<double> price_per_hour;         // machine price, for cost per million inferences
   std::optional<double> target_qps;             // load to serve, for the machine count
-  std::optional<double> model_gflops;           // FLOPs of one inference, for GFLOP/s and % of peak
+  std::optional<double> model_gflops;           // GFLOP of one inference (else the zoo manifest's), for GFLOP/s and % of peak
 };
 
 enum class Outcome { kMet, kFailed, kUnknown };
@@ -46,6 +46,8 @@ struct CellFigures {
   std::string accuracy_source;          // "1 - top-1 agreement with onnxruntime", or why unknown
   std::optional<double> inferences_per_joule;
   std::string energy_source;            // why energy is unavailable, or its source
+  std::optional<double> model_gflops;   // GFLOP of one inference
+  std::string gflops_source;            // "--model-gflops" or "zoo manifest models/resnet50.json"
 };
 
 struct CellAssessment {
@@ -91,7 +93,8 @@ struct Recommendation {
   bool every_model_has_a_pick() const;
 };
 
-// `peak` is needed only with model_gflops (the CLI takes it from --peak-gflops or this machine).
+// `peak` gives % of peak wherever a cell's model FLOPs are known (the CLI takes it from
+// --peak-gflops or this machine).
 Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
                          const std::optional<probes::PeakFlops>& peak = std::nullopt);
 

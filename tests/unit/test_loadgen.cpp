@@ -141,16 +141,17 @@ TEST(OpenLoop, ImpossibleConfigsAreErrors) {
 }
 
 TEST(Ramp, FindsAPlantedKnee) {
-  // Three servers of 4 ms each: throughput rises with clients up to 3, then stays flat.
-  FakeSystem system(6, 4ms, 3);
+  // Three servers of 10 ms each: throughput rises with clients up to 3, then stays flat. The
+  // expected gains are +100%, +50%, then 0, so a 10% rule separates them even on a busy machine.
+  FakeSystem system(6, 10ms, 3);
   RampConfig ramp;
   ramp.start = 1;
   ramp.step = 1;
   ramp.steps = 6;
-  ramp.step_duration_s = 0.4;
+  ramp.step_duration_s = 0.5;
   const auto steps = run_ramp(system, ramp, nullptr);
   ASSERT_EQ(steps.size(), 6u);
-  const auto knee = find_knee(steps, 0);
+  const auto knee = find_knee(steps, 0, 0.10);
   ASSERT_TRUE(knee.step.has_value()) << knee.reason;
   EXPECT_EQ(steps[*knee.step].concurrency, 4) << knee.reason;
 }

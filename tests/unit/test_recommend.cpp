@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "synthetic_results.hpp"
@@ -148,6 +150,26 @@ TEST(RecommendCost, GflopsAndShareOfPeak) {
   const auto rec = report::recommend({r}, c, probes::PeakFlops{400.0, "given", ""});
   EXPECT_DOUBLE_EQ(*rec.models[0].ranked[0].gflops, 40.0);
   EXPECT_DOUBLE_EQ(*rec.models[0].ranked[0].percent_of_peak, 10.0);
+}
+
+TEST(RecommendCost, ModelFlopsComeFromTheZooManifestWhenNotGiven) {
+  const auto dir = std::filesystem::temp_directory_path() / "infermark_recommend_manifest";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "net.json") << R"({"name": "net", "gflops_per_inference": 2.0})";
+  auto r = cell("onnxruntime", 100.0, 100.0);
+  r.result.model.path = (dir / "net.onnx").string();
+  r.result.throughput.inferences_per_s = 10.0;
+  const auto rec = report::recommend({r}, {}, probes::PeakFlops{40.0, "given", ""});
+  const auto& assessed = rec.models[0].ranked[0];
+  EXPECT_DOUBLE_EQ(*assessed.gflops, 20.0);
+  EXPECT_DOUBLE_EQ(*assessed.percent_of_peak, 50.0);
+  EXPECT_EQ(assessed.figures.gflops_source, "zoo manifest " + (dir / "net.json").string());
+  EXPECT_NE(report::to_markdown(rec).find("2 GFLOP per inference (zoo manifest"), std::string::npos);
+  report::Constraints given;
+  given.model_gflops = 4.0;  // the flag wins over the manifest
+  EXPECT_DOUBLE_EQ(*report::recommend({r}, given).models[0].ranked[0].gflops, 40.0);
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(report::recommend({r}, {}).models[0].ranked[0].gflops.has_value());  // no manifest, no FLOPs
 }
 
 TEST(RecommendPeakFlops, DerivedFromCoresClockAndSimdFlags) {
