@@ -108,9 +108,10 @@ int run(const RunCommandOptions& o) {
   const bool terminal = isatty(STDOUT_FILENO);
   const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);
   if (terminal)
-    plan.on_progress = [&](std::size_t cell, const std::string& stage, double elapsed_s) {
-      fmt::print("\r\033[K[{}/{}] {} ({} threads): {}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(), plan.cells[cell].backend,
-                 plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage, elapsed_s,
+    plan.on_progress = [&](std::size_t cell, const std::string& stage, const std::string& live, double elapsed_s) {
+      fmt::print("\r\033[K[{}/{}] {} ({} threads): {}{}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(), plan.cells[cell].backend,
+                 plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage,
+                 live.empty() ? std::string() : " [" + live + "]", elapsed_s,
                  o.measurement.scenario.name == "single-stream" ? std::string()
                                                                 : fmt::format(" (scenario up to ~{:.0f} s)", planned_s));
       std::fflush(stdout);

@@ -6,6 +6,11 @@
 #include "cli/stop_signal.hpp"
 #include "harness/cell_json.hpp"
 #include "harness/comparison.hpp"
+#include "loadgen/live_stats.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace infermark::cli {
 
@@ -19,10 +24,23 @@ void add_worker_command(CLI::App& app, int& exit_code) {
     const auto& stop = install_stop_handler();
     const auto cell = harness::read_cell(cell_path);
     BackendRegistry registry(default_plugin_dir());
+    // Once a second, the live figures for `run`'s progress line (read from this worker's log).
+    std::atomic<bool> done{false};
+    std::thread progress([&done] {
+      while (!done.load()) {
+        for (int i = 0; i < 10 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const auto& live = loadgen::LiveStats::global();
+        if (live.completed() > 0)
+          fmt::print(stderr, "{}completed={} p99_ms={:.3f}\n", harness::kProgressPrefix, live.completed(), live.p99_ms());
+        std::fflush(stderr);
+      }
+    });
     const auto result = harness::measure_cell(registry, cell, &stop, [](const std::string& stage) {
       fmt::print(stderr, "{}{}\n", harness::kStagePrefix, stage);
       std::fflush(stderr);
     });
+    done = true;
+    progress.join();
     report::write_run_result(result, result_path);
     exit_code = 0;  // the result file carries the cell's status
   });

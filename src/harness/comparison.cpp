@@ -15,7 +15,7 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
   std::ifstream in(log);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line.rfind(kStagePrefix, 0) != 0) lines.push_back(line);
+    if (!line.empty() && line.rfind(kStagePrefix, 0) != 0 && line.rfind(kProgressPrefix, 0) != 0) lines.push_back(line);
   std::string tail;
   for (std::size_t i = lines.size() > max_lines ? lines.size() - max_lines : 0; i < lines.size(); ++i)
     tail += (tail.empty() ? "" : " | ") + lines[i];
@@ -51,7 +51,8 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   std::filesystem::remove(log);
   std::filesystem::remove(path);
   std::function<void(double)> tick;
-  if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), elapsed_s); };
+  if (plan.on_progress)
+    tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
   const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop, tick);
   if (!std::filesystem::exists(path)) return result_for_lost_worker(cell, outcome, log);
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
@@ -70,13 +71,20 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
 
 }  // namespace
 
-std::string last_stage(const std::filesystem::path& worker_log) {
+namespace {
+
+std::string last_line_with(const std::filesystem::path& worker_log, const std::string& prefix) {
   std::ifstream in(worker_log);
-  std::string stage;
+  std::string found;
   for (std::string line; std::getline(in, line);)
-    if (line.rfind(kStagePrefix, 0) == 0) stage = line.substr(std::string(kStagePrefix).size());
-  return stage;
+    if (line.rfind(prefix, 0) == 0) found = line.substr(prefix.size());
+  return found;
 }
+
+}  // namespace
+
+std::string last_stage(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kStagePrefix); }
+std::string last_progress(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kProgressPrefix); }
 
 std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const BackendRegistry& registry,
                                         const std::atomic<bool>& stop, const CellCallback& on_cell) {

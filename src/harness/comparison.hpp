@@ -12,8 +12,9 @@
 
 namespace infermark::harness {
 
-// Progress of the running cell: its index, the worker's current stage, seconds elapsed.
-using ProgressCallback = std::function<void(std::size_t cell, const std::string& stage, double elapsed_s)>;
+// Progress of the running cell: its index, the worker's current stage and live figures, seconds elapsed.
+using ProgressCallback =
+    std::function<void(std::size_t cell, const std::string& stage, const std::string& live, double elapsed_s)>;
 
 struct ComparisonPlan {
   std::vector<CellRequest> cells;
@@ -41,5 +42,9 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
 std::string last_stage(const std::filesystem::path& worker_log);
 
 inline constexpr const char* kStagePrefix = "infermark-stage: ";
+inline constexpr const char* kProgressPrefix = "infermark-progress: ";
+
+// The last live-figures line a worker wrote ("completed=123 p99_ms=4.567"), or "".
+std::string last_progress(const std::filesystem::path& worker_log);
 
 }  // namespace infermark::harness

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "loadgen/live_stats.hpp"
 #include "stats/histogram.hpp"
 
 namespace infermark::loadgen {
@@ -24,6 +25,7 @@ class QueryRecorder {
   void record(std::int64_t completed_at_ns, std::int64_t latency_ns) {
     latency_.record(latency_ns);
     series_.record(completed_at_ns, latency_ns);
+    LiveStats::global().record(latency_ns);
     if (samples_ns_.size() < samples_ns_.capacity()) samples_ns_.push_back(latency_ns);
     else samples_complete_ = false;
   }

@@ -4,6 +4,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "loadgen/live_stats.hpp"
 #include "stats/histogram.hpp"
 
 namespace infermark::loadgen {
@@ -191,6 +192,7 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
   out.parameters["lanes"] = lanes;
   warm_up(system, spec.name == "ramp" ? 1 : (spec.name == "single-stream" ? 1 : lanes), spec.warmup_queries, spec.warmup_s, stop);
   out.measured_from_ns = mono_now_ns();
+  LiveStats::global().reset();  // live progress figures cover the measurement, not the warm-up
   if (spec.name == "single-stream" || spec.name == "concurrency" || spec.name == "offline") {
     out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, spec.name == "single-stream" ? 1 : lanes), stop, spec.name));
     out.headline = 0;

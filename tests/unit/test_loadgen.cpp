@@ -255,3 +255,18 @@ TEST(Scenario, RunsEachScenarioOnAFakeSystem) {
 }
 
 }  // namespace infermark::loadgen
+
+namespace infermark::loadgen {
+
+TEST(LiveStats, CountsAndApproximatesP99) {
+  LiveStats live;
+  EXPECT_EQ(live.p99_ms(), 0.0);
+  for (int i = 1; i <= 1000; ++i) live.record(static_cast<std::int64_t>(i) * 1'000'000);  // 1..1000 ms
+  EXPECT_EQ(live.completed(), 1000u);
+  EXPECT_GE(live.p99_ms(), 990.0);         // the bucket's upper edge is never below the true P99
+  EXPECT_LE(live.p99_ms(), 990.0 * 1.19);  // buckets are 2^(1/4) wide
+  live.reset();
+  EXPECT_EQ(live.completed(), 0u);
+}
+
+}  // namespace infermark::loadgen
