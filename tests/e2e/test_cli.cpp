@@ -1,54 +1,24 @@
 // The infermark command line as a user runs it: real backends, real worker processes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
-#include "backends/registry.hpp"
+#include "e2e/cli_test_support.hpp"
 #include "core/npy.hpp"
 #include "report/comparison_table.hpp"
 #include "report/run_result.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kModels = INFERMARK_MODELS_DIR;
+using namespace infermark::testing;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class Cli : public ::testing::Test {
+class Cli : public CliTest {
  protected:
-  void SetUp() override {
-    // These tests compare the two ONNX-family backends; the debug (sanitizer) preset builds
-    // without OpenVINO (see CMakePresets.json).
-    const infermark::BackendRegistry registry{INFERMARK_PLUGIN_DIR};
-    for (const char* name : {"onnxruntime", "openvino"})
-      if (!registry.is_available(name)) GTEST_SKIP() << name << " is not built in this configuration";
-    dir_ = fs::temp_directory_path() / ("infermark_e2e_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CommandResult infermark(const std::string& args, const std::string& env = "") {
-    const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const auto command = env + " " + std::string(INFERMARK_EXECUTABLE) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+  // These tests compare the two ONNX-family backends.
+  void SetUp() override { prepare({"onnxruntime", "openvino"}, "infermark_e2e_"); }
 
   std::vector<infermark::report::RunResult> results() const {
     std::vector<infermark::report::RunResult> all;
@@ -64,7 +34,6 @@ class Cli : public ::testing::Test {
   std::string quick(const std::string& backends = "onnxruntime,openvino") const {
     return " -b " + backends + " --warmup 2 --runs 15 --out " + (dir_ / "results").string();
   }
-  fs::path dir_;
 };
 
 }  // namespace

@@ -3,51 +3,23 @@
 
 #include <cmath>
 #include <functional>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
-#include "backends/registry.hpp"
+#include "e2e/cli_test_support.hpp"
 #include "report/result_set.hpp"
 #include "stats/latency_summary.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path kModels = INFERMARK_MODELS_DIR;
+using namespace infermark::testing;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class DecideCli : public ::testing::Test {
+class DecideCli : public CliTest {
  protected:
-  void SetUp() override {
-    const infermark::BackendRegistry registry{INFERMARK_PLUGIN_DIR};
-    if (!registry.is_available("onnxruntime")) GTEST_SKIP() << "onnxruntime is not built in this configuration";
-    dir_ = fs::temp_directory_path() / ("infermark_decide_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CommandResult infermark(const std::string& args) {
-    const auto out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const auto command = std::string(INFERMARK_EXECUTABLE) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-  }
+  void SetUp() override { prepare({"onnxruntime"}, "infermark_decide_"); }
 
   // One ONNX Runtime cell of tiny_cnn into `folder`; returns its result file.
   fs::path run_into(const std::string& folder) {
@@ -57,8 +29,6 @@ class DecideCli : public ::testing::Test {
     EXPECT_EQ(loaded.size(), 1u);
     return loaded.at(0).path;
   }
-
-  fs::path dir_;
 };
 
 // A copy of a result whose samples are each scaled by `scale(i)`, the summary recomputed from them.
