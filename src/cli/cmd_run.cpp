@@ -12,7 +12,7 @@
 #include "cli/run_options.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
-#include "harness/cell_json.hpp"
+#include "cli/worker_launch.hpp"
 #include "harness/comparison.hpp"
 #include "report/comparison_table.hpp"
 
@@ -92,12 +92,7 @@ int run(const RunCommandOptions& o) {
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : loadgen::planned_duration_s(o.measurement.scenario) + 600;
   plan.reference_backend = o.reference;
-  plan.worker_argv = [](const harness::CellRequest& cell, const std::filesystem::path& path) {
-    const auto cell_file = std::filesystem::path(path).replace_extension(".cell");
-    harness::write_cell(cell, cell_file);
-    return std::vector<std::string>{std::filesystem::read_symlink("/proc/self/exe").string(), "worker", "--cell",
-                                    cell_file.string(), "--result", path.string()};
-  };
+  plan.worker_argv = worker_argv;
 
   std::string thread_list;
   for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + (t == 0 ? std::string("framework-default") : std::to_string(t));

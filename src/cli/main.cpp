@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   infermark::cli::add_run_command(app, exit_code);
   infermark::cli::add_worker_command(app, exit_code);
   infermark::cli::add_report_command(app, exit_code);
+  infermark::cli::add_sweep_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -94,10 +94,21 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     if (stop.load()) break;
     cell.isolation = plan.in_process ? "in-process" : "worker process";
     const auto threads = cell.options.intra_op_threads;
-    const auto stem = cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default");
+    const auto stem = plan.cell_names.empty()
+                          ? cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default")
+                          : plan.cell_names.at(outcomes.size());
     CellOutcome outcome;
     outcome.result_path = plan.output_dir / (stem + ".json");
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
+    if (plan.resume && std::filesystem::exists(outcome.result_path)) {
+      auto previous = report::read_run_result(outcome.result_path.string());
+      if (previous.status == "ok") {
+        outcome.result = std::move(previous);
+        if (on_cell) on_cell(outcome);
+        outcomes.push_back(std::move(outcome));
+        continue;  // measured by an earlier, interrupted run of the same plan
+      }
+    }
     outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, outcomes.size(), cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());
     if (on_cell) on_cell(outcome);

@@ -23,6 +23,10 @@ struct ComparisonPlan {
   double cell_timeout_s = 600.0;
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
   ProgressCallback on_progress;                    // optional, called while a worker runs
+  // Optional file stems, one per cell (default: <model>.<backend>.t<threads>). With `resume`, a
+  // cell whose result file already holds an ok result is not run again.
+  std::vector<std::string> cell_names;
+  bool resume = false;
   // Builds the worker command line for a cell writing its result to `result_path`.
   std::function<std::vector<std::string>(const CellRequest&, const std::filesystem::path& result_path)> worker_argv;
 };

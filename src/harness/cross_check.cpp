@@ -1,5 +1,7 @@
 #include "harness/cross_check.hpp"
 
+#include <map>
+
 #include "core/npy.hpp"
 
 namespace infermark::harness {
@@ -13,29 +15,40 @@ std::vector<Tensor> load_outputs(const report::RunResult& r) {
   return tensors;
 }
 
-const CellOutcome* choose_reference(const std::vector<CellOutcome>& outcomes, const std::string& preferred) {
+const CellOutcome* choose_reference(const std::vector<CellOutcome*>& family, const std::string& preferred) {
   const CellOutcome* first = nullptr;
-  for (const auto& o : outcomes) {
-    if (!has_outputs(o.result)) continue;
-    if (o.result.backend.name == preferred) return &o;
-    if (!first) first = &o;
+  for (const auto* o : family) {
+    if (!has_outputs(o->result)) continue;
+    if (o->result.backend.name == preferred) return o;
+    if (!first) first = o;
   }
   return first;
 }
 
 }  // namespace
 
+std::string model_family(const std::string& model_name) {
+  for (const std::string suffix : {"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0"})
+    if (model_name.size() > suffix.size() && model_name.compare(model_name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return model_name.substr(0, model_name.size() - suffix.size());
+  return model_name;
+}
+
 void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred) {
-  const auto* reference = choose_reference(outcomes, preferred);
-  if (!reference) return;
-  const auto reference_outputs = load_outputs(reference->result);
-  const auto reference_name = reference->result.backend.name;
-  const auto reference_file = reference->result_path.filename().string();
-  for (auto& o : outcomes) {
-    if (!has_outputs(o.result)) continue;
-    o.result.cross_check = report::CrossCheck{reference_name, reference_file, &o == reference,
-                                              stats::compare_outputs(reference_outputs, load_outputs(o.result))};
-    report::write_run_result(o.result, o.result_path.string());
+  std::map<std::string, std::vector<CellOutcome*>> families;
+  for (auto& o : outcomes) families[model_family(o.result.model.name)].push_back(&o);
+  for (auto& [family, members] : families) {
+    const auto* reference = choose_reference(members, preferred);
+    if (!reference) continue;
+    const auto reference_outputs = load_outputs(reference->result);
+    const auto reference_name = reference->result.backend.name;
+    const auto reference_file = reference->result_path.filename().string();
+    for (auto* o : members) {
+      if (!has_outputs(o->result)) continue;
+      o->result.cross_check = report::CrossCheck{reference_name, reference_file, o == reference,
+                                                 stats::compare_outputs(reference_outputs, load_outputs(o->result))};
+      report::write_run_result(o->result, o->result_path.string());
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 """Shared export helpers for the model zoo: realistic random init, ONNX/TorchScript export, manifest."""
 import hashlib
+import importlib.metadata
 import json
 import pathlib
 
@@ -100,4 +101,27 @@ def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, we
     }
     if gflops is not None:
         manifest["gflops_per_inference"] = round(gflops, 4)  # batch 1; conv + linear layers, 2 FLOPs per MAC
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def write_gguf_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, architecture) -> None:
+    """write_manifest's layout for a GGUF model (llama.cpp), which neither torch nor ONNX produced:
+    no torch_version or onnx_opset, but the gguf package's version and the architecture numbers."""
+    import gguf  # only the GGUF exporters need it
+
+    def spec(entries):
+        return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
+                for e in entries]
+
+    manifest = {
+        "name": name,
+        "task": task,
+        "weights": weights,
+        "gguf_python_version": importlib.metadata.version("gguf"),
+        "gguf_format_version": gguf.GGUF_VERSION,
+        "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
+        "inputs": spec(inputs),
+        "outputs": spec(outputs),
+        "architecture": architecture,
+    }
     path.write_text(json.dumps(manifest, indent=2) + "\n")

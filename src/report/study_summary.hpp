@@ -1,0 +1,17 @@
+// What a study concludes: the best cell per backend, the latency/throughput Pareto frontier, and,
+// for a threads axis, the best thread count against the seeds' "1.5 x physical cores" rule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/result_set.hpp"
+
+namespace infermark::report {
+
+// Indices of the cells no other cell beats on both P99 (lower) and throughput (higher).
+std::vector<std::size_t> pareto_frontier(const std::vector<LoadedResult>& results);
+
+std::string study_summary(const std::vector<LoadedResult>& results, const std::vector<std::string>& axis_flags);
+
+}  // namespace infermark::report
