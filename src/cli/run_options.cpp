@@ -102,6 +102,9 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
   cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
       ->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--sessions", o.sessions,
+                 "Lanes share one session where the framework can (shared) or each opens its own copy (separate)")
+      ->check(CLI::IsMember({"shared", "separate"}))->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
   add_scenario_flags(cmd, o);
 }
@@ -129,6 +132,7 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
   cell.inputs.batch = o.batch;
   cell.inputs.seed = o.seed;
   cell.inputs.int_high = o.int_high;
+  cell.separate_sessions = o.sessions == "separate";
   cell.inputs.int_ranges = read_value_ranges(o.model);
   for (const auto& shape : o.shapes) {
     auto [name, dims] = split_assignment(shape, "--shape");

@@ -27,6 +27,7 @@ struct RunOptions {
   long long int_high = 100;              // integer inputs drawn from [0, int_high)
   std::string arrivals = "poisson";
   std::string pulse_times_text = "10,10,20";
+  std::string sessions = "shared";       // "shared" (one session, N request slots) or "separate" (N sessions)
   loadgen::ScenarioSpec scenario;
 };
 

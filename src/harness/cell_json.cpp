@@ -66,6 +66,7 @@ json to_json(const CellRequest& c) {
   json shapes = json::object();
   for (const auto& [name, shape] : c.inputs.shape_overrides) shapes[name] = shape;
   return {{"backend", c.backend}, {"model", c.model.string()}, {"isolation", c.isolation}, {"outputs_dir", c.outputs_dir.string()},
+          {"separate_sessions", c.separate_sessions},
           {"options", {{"intra_op_threads", c.options.intra_op_threads}, {"inter_op_threads", c.options.inter_op_threads},
                        {"device", c.options.device}, {"precision", c.options.precision},
                        {"expected_concurrency", c.options.expected_concurrency}, {"artifacts_dir", c.options.artifacts_dir},
@@ -82,6 +83,7 @@ CellRequest cell_from_json(const json& j) {
     c.model = j.at("model").get<std::string>();
     c.isolation = j.at("isolation");
     c.outputs_dir = j.at("outputs_dir").get<std::string>();
+    c.separate_sessions = j.value("separate_sessions", false);
     const auto& o = j.at("options");
     c.options = {o.at("intra_op_threads"), o.at("inter_op_threads"), o.at("device"), o.at("precision"),
                  o.at("expected_concurrency"), o.at("artifacts_dir"), o.at("extras")};

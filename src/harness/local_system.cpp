@@ -3,9 +3,10 @@
 namespace infermark::harness {
 
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
-                         std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes)
+                         std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes,
+                         bool separate_sessions)
     : lanes_(lanes) {
-  const bool shared = first->max_slots() >= lanes;
+  const bool shared = !separate_sessions && first->max_slots() >= lanes;
   sessions_.push_back(std::move(first));
   if (shared) {
     sessions_.front()->set_inputs(inputs, lanes);
@@ -23,7 +24,7 @@ LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, c
 std::string LocalSystem::sharing() const {
   if (lanes_ == 1) return "one session";
   if (sessions_.size() == 1) return "one session, " + std::to_string(lanes_) + " concurrent request slots";
-  return std::to_string(sessions_.size()) + " sessions (the framework's session serves one request at a time)";
+  return std::to_string(sessions_.size()) + " separate sessions, one per lane";
 }
 
 }  // namespace infermark::harness

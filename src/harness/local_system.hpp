@@ -14,9 +14,10 @@ namespace infermark::harness {
 
 class LocalSystem final : public loadgen::SystemUnderTest {
  public:
-  // Takes the already opened `first` session; opens more from `backend` only when needed.
+  // Takes the already opened `first` session; opens more from `backend` when the framework's
+  // session cannot serve `lanes` concurrent requests, or when `separate_sessions` asks for copies.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
-              std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes);
+              std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes, bool separate_sessions = false);
 
   int lanes() const override { return lanes_; }
   void issue(int lane) override {

@@ -171,11 +171,12 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
 
     enter("binding inputs");
     start = mono_now_ns();
-    LocalSystem system(**backend, request.model, options, std::move(session), inputs, lanes);
+    LocalSystem system(**backend, request.model, options, std::move(session), inputs, lanes, request.separate_sessions);
     result.timing.prepare_ms = ms_since(start);
     result.effective_settings = system.primary().effective_settings();
     result.scenario.parameters["lanes"] = lanes;
     result.scenario.parameters["session_sharing"] = system.sharing();
+    result.scenario.parameters["sessions"] = request.separate_sessions ? "separate" : "shared";
 
     enter("running");
     start = mono_now_ns();

@@ -23,6 +23,9 @@ struct CellRequest {
   loadgen::ScenarioSpec scenario;
   std::string isolation = "in-process";
   std::filesystem::path outputs_dir;  // where to save the last run's outputs as .npy ("" = don't)
+  // Lanes share one session (its weights) where the framework allows, or each gets its own
+  // session ("separate": N copies, the instances study's other half).
+  bool separate_sessions = false;
 };
 
 // Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be

@@ -66,6 +66,35 @@ std::string threads_rule(const std::vector<LoadedResult>& results) {
   return out + "\n";
 }
 
+// Seed 000 §3.3: "10 instances take 1.2x one instance" when weights are shared, against linear
+// growth for separate copies. Peak RSS at the most lanes over peak RSS at one lane.
+std::string instances_memory(const std::vector<LoadedResult>& results) {
+  struct Span {
+    int min_lanes = 1 << 30, max_lanes = 0;
+    double rss_at_min = 0, rss_at_max = 0;
+  };
+  std::map<std::string, Span> spans;  // "backend, shared|separate"
+  for (const auto& c : results) {
+    const auto& r = c.result;
+    if (r.status != "ok" || r.memory.peak_rss_mb <= 0) continue;
+    const int lanes = r.scenario.parameters.value("lanes", 1);
+    auto& s = spans[r.backend.name + ", " + r.scenario.parameters.value("sessions", std::string("shared"))];
+    if (lanes < s.min_lanes) s.min_lanes = lanes, s.rss_at_min = r.memory.peak_rss_mb;
+    if (lanes > s.max_lanes) s.max_lanes = lanes, s.rss_at_max = r.memory.peak_rss_mb;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [key, s] : spans)
+    if (s.max_lanes > s.min_lanes)
+      rows.push_back({key, fmt::format("{} -> {}", s.min_lanes, s.max_lanes), fmt::format("{:.0f}", s.rss_at_min),
+                      fmt::format("{:.0f}", s.rss_at_max), fmt::format("{:.2f}x", s.rss_at_max / s.rss_at_min),
+                      fmt::format("{:.2f}x", static_cast<double>(s.max_lanes) / s.min_lanes)});
+  if (rows.empty()) return "";
+  return "### Instances and memory (seed: shared weights keep 10 instances near 1.2x one; copies grow linearly)\n\n" +
+         markdown_table({{"backend, sessions"}, {"instances"}, {"peak MB at fewest", true}, {"peak MB at most", true},
+                         {"memory ratio", true}, {"instance ratio", true}},
+                        rows) + "\n";
+}
+
 }  // namespace
 
 std::vector<std::size_t> pareto_frontier(const std::vector<LoadedResult>& results) {
@@ -86,7 +115,9 @@ std::vector<std::size_t> pareto_frontier(const std::vector<LoadedResult>& result
 
 std::string study_summary(const std::vector<LoadedResult>& results, const std::vector<std::string>& axis_flags) {
   std::string out = best_per_backend(results) + frontier(results);
-  if (std::find(axis_flags.begin(), axis_flags.end(), "threads") != axis_flags.end()) out += threads_rule(results);
+  const auto has_axis = [&](const char* flag) { return std::find(axis_flags.begin(), axis_flags.end(), flag) != axis_flags.end(); };
+  if (has_axis("threads")) out += threads_rule(results);
+  if (has_axis("concurrency")) out += instances_memory(results);
   return out;
 }
 

@@ -335,3 +335,17 @@ TEST_F(Cli, ReportRefusesBadInputClearly) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("other.json: not an infermark run result"), std::string::npos) << r.err;
 }
+
+TEST_F(Cli, ConcurrentLanesShareOneSessionOrOpenSeparateOnes) {
+  const auto model = (kModels / "tiny_cnn.onnx").string();
+  ASSERT_EQ(infermark("run " + model + " --scenario concurrency --concurrency 3" + quick("onnxruntime")).exit_code, 0);
+  auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "one session, 3 concurrent request slots");
+  fs::remove_all(dir_ / "results");
+  ASSERT_EQ(infermark("run " + model + " --scenario concurrency --concurrency 3 --sessions separate" + quick("onnxruntime")).exit_code, 0);
+  all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "3 separate sessions, one per lane");
+  EXPECT_EQ(all[0].scenario.parameters["sessions"], "separate");
+}
