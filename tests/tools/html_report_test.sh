@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest html_report_in_chromium: measures tiny_cnn with the built infermark (every backend at 1
-# and 2 threads, an onnxruntime ramp, a short openvino server run), renders the HTML report and
+# and 2 threads, an onnxruntime ramp and a short server run), renders the HTML report and
 # checks it in chromium (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
 # 77 (ctest: skipped) after rendering when /usr/bin/chromium is absent.
 # Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR
@@ -16,7 +16,7 @@ mkdir -p "$work"
 "$infermark" run "$model" --runs 30 --threads 1,2 --out "$work/results/single-stream"
 "$infermark" run "$model" --scenario ramp --ramp-step 2 --ramp-steps 3 --step-duration 0.3 -b onnxruntime \
   --out "$work/results/ramp"
-"$infermark" run "$model" --scenario server --qps 50 --duration 1 -b openvino --out "$work/results/server"
+"$infermark" run "$model" --scenario server --qps 50 --duration 1 -b onnxruntime --out "$work/results/server"
 
 # Result files named one by one (not the folder), so only the renderer is under test here.
 mapfile -t results < <(find "$work/results" -name '*.json' -not -path '*.outputs/*' | sort)
