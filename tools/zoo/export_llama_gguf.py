@@ -207,7 +207,10 @@ def quantize(tool: pathlib.Path, source: pathlib.Path, target: pathlib.Path, qty
     """Quantise with llama.cpp's llama-quantize (the reference implementation of its formats)."""
     if not tool.is_file():
         raise SystemExit(f"{tool} not found: run scripts/setup first (it builds llama.cpp)")
-    subprocess.run([str(tool), str(source), str(target), qtype.upper()], check=True, stdout=subprocess.DEVNULL)
+    # It logs every tensor; show that only when it fails.
+    result = subprocess.run([str(tool), str(source), str(target), qtype.upper()], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"llama-quantize failed ({result.returncode}):\n{result.stdout}{result.stderr}")
 
 
 def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict, params: int, weights: str) -> None:
