@@ -82,23 +82,23 @@ def sha256(path: pathlib.Path) -> str:
     return digest.hexdigest()
 
 
+def _io_specs(entries):
+    # An optional fourth element is the [low, high) value range of an integer input (token ids).
+    return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
+            for e in entries]
+
+
+def _manifest(*, name, task, weights, producer, files, inputs, outputs) -> dict:
+    """The fields every manifest has; `producer` names the tool versions that wrote the files."""
+    return {"name": name, "task": task, "weights": weights, **producer,
+            "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
+            "inputs": _io_specs(inputs), "outputs": _io_specs(outputs)}
+
+
 def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, gflops=None) -> None:
     """One JSON manifest per model: what it is, its files with checksums, and its I/O specs."""
-    def spec(entries):
-        # An optional fourth element is the [low, high) value range of an integer input (token ids).
-        return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
-                for e in entries]
-
-    manifest = {
-        "name": name,
-        "task": task,
-        "weights": weights,
-        "torch_version": torch.__version__,
-        "onnx_opset": ONNX_OPSET,
-        "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
-        "inputs": spec(inputs),
-        "outputs": spec(outputs),
-    }
+    manifest = _manifest(name=name, task=task, weights=weights, files=files, inputs=inputs, outputs=outputs,
+                         producer={"torch_version": torch.__version__, "onnx_opset": ONNX_OPSET})
     if gflops is not None:
         manifest["gflops_per_inference"] = round(gflops, 4)  # batch 1; conv + linear layers, 2 FLOPs per MAC
     path.write_text(json.dumps(manifest, indent=2) + "\n")
@@ -109,19 +109,8 @@ def write_gguf_manifest(path: pathlib.Path, *, name, task, files, inputs, output
     no torch_version or onnx_opset, but the gguf package's version and the architecture numbers."""
     import gguf  # only the GGUF exporters need it
 
-    def spec(entries):
-        return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
-                for e in entries]
-
-    manifest = {
-        "name": name,
-        "task": task,
-        "weights": weights,
-        "gguf_python_version": importlib.metadata.version("gguf"),
-        "gguf_format_version": gguf.GGUF_VERSION,
-        "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
-        "inputs": spec(inputs),
-        "outputs": spec(outputs),
-        "architecture": architecture,
-    }
+    manifest = _manifest(name=name, task=task, weights=weights, files=files, inputs=inputs, outputs=outputs,
+                         producer={"gguf_python_version": importlib.metadata.version("gguf"),
+                                   "gguf_format_version": gguf.GGUF_VERSION})
+    manifest["architecture"] = architecture
     path.write_text(json.dumps(manifest, indent=2) + "\n")
