@@ -64,12 +64,6 @@ std::vector<std::string> select_backends(const RunCommandOptions& o, const Backe
   return chosen;
 }
 
-void check_model_file(const std::string& model) {
-  if (!std::filesystem::exists(model)) throw Error(model + ": no such file");
-  if (std::filesystem::is_directory(model)) throw Error(model + ": is a folder, not a model file");
-  if (model_format(model).empty()) throw Error(model + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
-}
-
 void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
   if (isatty(STDOUT_FILENO)) fmt::print("\r\033[K");  // clear the live status line
   const auto& r = outcome.result;
@@ -81,7 +75,7 @@ void print_progress(std::size_t index, std::size_t total, const harness::CellOut
 
 int run(const RunCommandOptions& o) {
   const auto& stop = install_stop_handler();
-  check_model_file(o.measurement.model);
+  harness::check_model_file(o.measurement.model);
   int exit_code = 0;
   BackendRegistry registry(default_plugin_dir());
   harness::ComparisonPlan plan;

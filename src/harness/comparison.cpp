@@ -25,17 +25,7 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 // A result for a worker that ended without writing one (crash, hang, out of memory).
 report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome,
                                          const std::filesystem::path& log) {
-  report::RunResult result;
-  result.started_at = utc_timestamp();
-  result.isolation = cell.isolation;
-  result.backend.name = cell.backend;
-  result.model = describe_model(cell.model);
-  result.requested = cell.options;
-  result.scenario.name = cell.scenario.name;
-  result.scenario.batch = cell.inputs.batch;
-  result.scenario.warmup_runs = static_cast<int>(cell.scenario.warmup_queries);
-  result.scenario.timed_runs = static_cast<int>(cell.scenario.max_queries);
-  result.scenario.seed = cell.inputs.seed;
+  auto result = result_for_cell(cell);
   result.status = outcome.kind == ChildOutcome::Kind::kTimedOut ? "timeout"
                   : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed" : "failed";
   const auto stage = last_stage(log);

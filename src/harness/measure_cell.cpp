@@ -19,10 +19,7 @@ double ms_since(std::int64_t start_ns) { return static_cast<double>(mono_now_ns(
 
 // Validates before anything is loaded: an impossible request fails fast, naming the flag.
 void check_request(const CellRequest& request) {
-  if (!std::filesystem::exists(request.model)) throw Error(request.model.string() + ": no such file");
-  if (std::filesystem::is_directory(request.model)) throw Error(request.model.string() + ": is a folder, not a model file");
-  if (model_format(request.model).empty())
-    throw Error(request.model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+  check_model_file(request.model);
   loadgen::validate(request.scenario);
 }
 
@@ -95,6 +92,28 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
 
 }  // namespace
 
+void check_model_file(const std::filesystem::path& model) {
+  if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
+  if (std::filesystem::is_directory(model)) throw Error(model.string() + ": is a folder, not a model file");
+  if (model_format(model).empty()) throw Error(model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+}
+
+report::RunResult result_for_cell(const CellRequest& request) {
+  report::RunResult result;
+  result.started_at = utc_timestamp();
+  result.isolation = request.isolation;
+  result.model = describe_model(request.model);
+  result.requested = request.options;
+  result.backend.name = request.backend;
+  result.scenario.name = request.scenario.name;
+  result.scenario.batch = request.inputs.batch;
+  result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
+  result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
+  result.scenario.seed = request.inputs.seed;
+  result.scenario.parameters = scenario_json(request.scenario);
+  return result;
+}
+
 report::ModelDescription describe_model(const std::filesystem::path& model) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(model, ec);
@@ -119,18 +138,7 @@ std::string utc_timestamp() {
 
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop, const StageCallback& on_stage) {
-  report::RunResult result;
-  result.started_at = utc_timestamp();
-  result.isolation = request.isolation;
-  result.model = describe_model(request.model);
-  result.requested = request.options;
-  result.backend.name = request.backend;
-  result.scenario.name = request.scenario.name;
-  result.scenario.batch = request.inputs.batch;
-  result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
-  result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
-  result.scenario.seed = request.inputs.seed;
-  result.scenario.parameters = scenario_json(request.scenario);
+  auto result = result_for_cell(request);
   std::string stage = "starting";
   auto enter = [&](std::string next) {
     stage = std::move(next);

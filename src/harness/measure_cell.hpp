@@ -35,6 +35,13 @@ using StageCallback = std::function<void(const std::string& stage)>;
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop = nullptr, const StageCallback& on_stage = {});
 
+// Throws infermark::Error naming the file when it is missing, a folder, or of no known format.
+void check_model_file(const std::filesystem::path& model);
+
+// A result that describes `request` (model, backend, settings, scenario) before anything is
+// measured: the start of every cell's result, measured or lost.
+report::RunResult result_for_cell(const CellRequest& request);
+
 // Path, name, format and size of a model file (size 0 when it cannot be read).
 report::ModelDescription describe_model(const std::filesystem::path& model);
 
