@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "cli/run_options.hpp"
 #include "report/compare.hpp"
 
 namespace infermark::cli {
@@ -24,10 +25,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("candidate", o.candidate, "Candidate result file or folder")->required();
   auto* fail = cmd->add_option("--fail-on-regression", o.fail_on_regression_pct,
                                "Exit 1 when a metric regresses significantly by more than PCT percent (also the practical threshold)")
-                   ->check(CLI::PositiveNumber);
+                   ->check(above_zero());
   cmd->add_option("--alpha", o.settings.alpha, "Significance level of the tests")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
   cmd->add_option("--threshold", o.settings.threshold_pct, "Smallest change in percent that counts (without --fail-on-regression)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(not_negative())
       ->capture_default_str();
   cmd->add_option("--resamples", o.settings.bootstrap_resamples, "Bootstrap resamples")->check(CLI::Range(100, 1000000))->capture_default_str();
   cmd->add_option("--seed", o.settings.seed, "Bootstrap seed")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
+#include "cli/run_options.hpp"
 #include "core/error.hpp"
 #include "report/recommend.hpp"
 
@@ -27,9 +28,9 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("recommend", "Pick the backend and configuration that meets your constraints, and explain why");
   static RecommendCommandOptions o;
   cmd->add_option("results", o.results, "Result files or folders")->required();
-  auto* p99 = cmd->add_option("--p99-ms", o.p99_ms, "Highest acceptable P99 latency (ms)")->check(CLI::PositiveNumber);
-  auto* qps = cmd->add_option("--min-qps", o.min_qps, "Lowest acceptable throughput (inferences/s)")->check(CLI::PositiveNumber);
-  auto* mem = cmd->add_option("--mem-mb", o.mem_mb, "Highest acceptable peak RSS (MB)")->check(CLI::PositiveNumber);
+  auto* p99 = cmd->add_option("--p99-ms", o.p99_ms, "Highest acceptable P99 latency (ms)")->check(above_zero());
+  auto* qps = cmd->add_option("--min-qps", o.min_qps, "Lowest acceptable throughput (inferences/s)")->check(above_zero());
+  auto* mem = cmd->add_option("--mem-mb", o.mem_mb, "Highest acceptable peak RSS (MB)")->check(above_zero());
   auto* accuracy = cmd->add_option("--max-accuracy-loss", o.max_accuracy_loss,
                                    "Highest acceptable accuracy loss against the cross-check reference, in percent "
                                    "(1 - top-1 agreement, else 1 - cosine similarity)")
@@ -37,14 +38,14 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--dynamic-shapes", o.dynamic_shapes, "The deployment feeds varying input shapes");
   cmd->add_flag("--energy", o.energy, "Prefer the most inferences per joule (where energy was measured)");
   auto* price = cmd->add_option("--price-per-hour", o.price_per_hour, "Machine price per hour, for cost per million inferences")
-                    ->check(CLI::PositiveNumber);
+                    ->check(above_zero());
   auto* target = cmd->add_option("--target-qps", o.target_qps, "Load to serve (inferences/s), for the number of machines")
-                     ->check(CLI::PositiveNumber);
+                     ->check(above_zero());
   auto* gflops = cmd->add_option("--model-gflops", o.model_gflops, "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest beside the model, when found)")
-                     ->check(CLI::PositiveNumber);
+                     ->check(above_zero());
   auto* peak = cmd->add_option("--peak-gflops", o.peak_gflops,
                                "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)")
-                   ->check(CLI::PositiveNumber);
+                   ->check(above_zero());
   cmd->add_flag("--json", o.as_json, "Print JSON instead of Markdown");
   cmd->callback([&exit_code, p99, qps, mem, accuracy, price, target, gflops, peak] {
     report::Constraints c;

@@ -32,6 +32,7 @@ const CLI::Validator kNotNegative = number_check(true);
 }  // namespace
 
 const CLI::Validator& above_zero() { return kAboveZero; }
+const CLI::Validator& not_negative() { return kNotNegative; }
 
 namespace {
 

@@ -43,6 +43,7 @@ harness::CellRequest to_cell(const RunOptions& options, const std::string& backe
 
 // Flag validator with a readable message ("--qps: -5 must be above 0").
 const CLI::Validator& above_zero();
+const CLI::Validator& not_negative();
 
 // The physical core count used when --threads is not given.
 int default_thread_count();
