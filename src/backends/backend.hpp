@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/tensor.hpp"
 
 namespace infermark {
@@ -70,12 +71,19 @@ class Session {
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
 };
 
+class Generator;  // backends/generator.hpp
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual BackendInfo info() const = 0;
   // Throws infermark::Error naming the model file and the framework's own reason on failure.
   virtual std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) = 0;
+  // LLM backends (llama.cpp) also open generators; the others leave this default, which throws.
+  virtual std::unique_ptr<Generator> open_generator(const std::filesystem::path& model,
+                                                    const SessionOptions& /*options*/) {
+    throw Error(info().framework + " cannot generate text (" + model.string() + "): it is not an LLM backend");
+  }
 };
 
 // Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf", or "".

@@ -1,0 +1,45 @@
+// The LLM counterpart of Session: a Generator holds one loaded language model and a pool of
+// sequence slots decoded together in one batch (continuous batching, as serving engines do).
+// The harness owns scheduling and timing; a Generator only prefills, decodes and samples.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace infermark {
+
+using TokenId = std::int32_t;
+
+// One token produced by a step: which sequence slot it belongs to and the token itself.
+struct GeneratedToken {
+  int slot = 0;
+  TokenId token = 0;
+};
+
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  // Tokens the model's context holds per sequence; a prompt plus its output must fit.
+  virtual int context_length() const = 0;
+  virtual int vocab_size() const = 0;
+  // Sequence slots that can be decoded together in one batch.
+  virtual int max_slots() const = 0;
+  // Token ids that are safe for synthetic prompts (ordinary vocabulary pieces, no control tokens).
+  virtual std::vector<TokenId> prompt_vocabulary() const = 0;
+  // Queues `prompt` on a free `slot`; its prefill runs in the next step(). Throws infermark::Error
+  // when the slot is busy or prompt + max_new_tokens exceeds the context.
+  virtual void start(int slot, const std::vector<TokenId>& prompt, int max_new_tokens) = 0;
+  // One forward pass over every active slot: pending prompts are prefilled (their first token is
+  // sampled), decoding slots advance one token. Greedy sampling, end-of-sequence ignored, so
+  // output lengths are what was asked. `on_token` runs once per token as soon as it is sampled.
+  virtual void step(const std::function<void(const GeneratedToken&)>& on_token) = 0;
+  // Frees the slot and its KV cache so a new request can take it.
+  virtual void finish(int slot) = 0;
+  virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+};
+
+}  // namespace infermark
