@@ -101,3 +101,47 @@ if(build_torch)
     LIBRARIES ${TORCH_LIBRARIES}
     SYSTEM_INCLUDES ${TORCH_INCLUDE_DIRS})
 endif()
+
+# --- llama.cpp: built from the pinned source into third_party/llama.cpp/install by scripts/setup ---
+infermark_backend_option(llamacpp)
+set(LLAMACPP_ROOT "${INFERMARK_THIRD_PARTY}/llama.cpp")
+set(llamacpp_found FALSE)
+if(EXISTS "${LLAMACPP_ROOT}/install/lib/libllama.so" AND EXISTS "${LLAMACPP_ROOT}/install/include/llama.h")
+  set(llamacpp_found TRUE)
+endif()
+infermark_backend_decide(llamacpp ${llamacpp_found} build_llamacpp)
+if(build_llamacpp)
+  file(READ "${LLAMACPP_ROOT}/VERSION" llamacpp_version)
+  file(READ "${LLAMACPP_ROOT}/SOURCE" llamacpp_source)
+  string(STRIP "${llamacpp_version}" llamacpp_version)
+  string(STRIP "${llamacpp_source}" llamacpp_source)
+  infermark_add_backend(llamacpp
+    SOURCES src/backends/llamacpp/llamacpp_backend.cpp
+    SYSTEM_INCLUDES "${LLAMACPP_ROOT}/install/include"
+    LIBRARIES "${LLAMACPP_ROOT}/install/lib/libllama.so")
+  target_compile_definitions(infermark_backend_llamacpp PRIVATE
+    INFERMARK_LLAMACPP_VERSION="${llamacpp_version}" INFERMARK_LLAMACPP_SOURCE="${llamacpp_source}")
+  set_target_properties(infermark_backend_llamacpp PROPERTIES BUILD_RPATH "${LLAMACPP_ROOT}/install/lib")
+endif()
+
+# --- TFLite: LiteRT's interpreter from the PyPI wheel ai-edge-litert in .venv -------------------
+# No registry package ships a TFLite C/C++ library with matching headers, so the backend drives the
+# wheel's Python API from an embedded CPython: the venv's interpreter (Debian's python3.11).
+infermark_backend_option(tflite)
+set(tflite_found FALSE)
+if(NOT INFERMARK_WITH_TFLITE STREQUAL "OFF" AND EXISTS "${INFERMARK_VENV}/bin/python")
+  execute_process(COMMAND "${INFERMARK_VENV}/bin/python" -c "import ai_edge_litert.interpreter"
+                  RESULT_VARIABLE litert_rc OUTPUT_QUIET ERROR_QUIET)
+  if(litert_rc EQUAL 0)
+    set(Python3_EXECUTABLE "${INFERMARK_VENV}/bin/python")
+    find_package(Python3 QUIET COMPONENTS Interpreter Development.Embed)
+    set(tflite_found ${Python3_Development.Embed_FOUND})
+  endif()
+endif()
+infermark_backend_decide(tflite ${tflite_found} build_tflite)
+if(build_tflite)
+  infermark_add_backend(tflite
+    SOURCES src/backends/tflite/tflite_backend.cpp src/backends/tflite/embedded_python.cpp
+    LIBRARIES Python3::Python ${CMAKE_DL_LIBS})
+  target_compile_definitions(infermark_backend_tflite PRIVATE INFERMARK_TFLITE_PYTHON="${INFERMARK_VENV}/bin/python")
+endif()

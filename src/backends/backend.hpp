@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,7 +69,22 @@ class Session {
   virtual int max_slots() const = 0;
   // Host copies of slot 0's last outputs; not timed.
   virtual std::vector<Tensor> outputs() = 0;
+  // Overwrites the data of bound input `index` in place (same dtype and byte size as bound), so
+  // a pipeline stage feeds each request without binding again. Returns false where the
+  // framework copied the inputs at binding time; the caller then calls set_inputs again.
+  virtual bool overwrite_input(std::size_t /*index*/, std::span<const std::byte> /*data*/) { return false; }
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+  // Varying shapes (--shape-range): binds every input set, each with its own shapes, for `slots`
+  // request contexts; not timed. `few_shapes`: the sets hold a few bucketed shapes, which a
+  // framework that can prepare shapes one by one (a static compilation each) should prepare.
+  // run_set(slot, set) is then the timed call; outputs() gives slot 0's last run. Frameworks that
+  // cannot change shapes between calls keep these defaults, which say so.
+  virtual void set_input_sets(const std::vector<std::vector<Tensor>>& /*sets*/, int /*slots*/, bool /*few_shapes*/) {
+    throw Error("this backend cannot run inputs whose shapes change between queries (--shape-range)");
+  }
+  virtual void run_set(int /*slot*/, std::size_t /*set*/) {
+    throw Error("this backend cannot run inputs whose shapes change between queries (--shape-range)");
+  }
 };
 
 class Generator;  // backends/generator.hpp

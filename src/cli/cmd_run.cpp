@@ -20,6 +20,7 @@ namespace infermark::cli {
 namespace {
 
 struct RunCommandOptions {
+  std::vector<std::string> models;  // one comparison over all of them (e.g. a GGUF model's quantisations)
   RunOptions measurement;
   std::vector<std::string> backends;
   std::string out = "results";
@@ -29,23 +30,25 @@ struct RunCommandOptions {
 };
 
 std::filesystem::path run_folder(const RunCommandOptions& o) {
+  const auto extra = o.models.size() > 1 ? "-and-" + std::to_string(o.models.size() - 1) + "-more" : std::string();
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return std::filesystem::path(o.out) / (std::string(stamp) + "-" + std::filesystem::path(o.measurement.model).stem().string());
+  return std::filesystem::path(o.out) / (std::string(stamp) + "-" + std::filesystem::path(o.models.front()).stem().string() + extra);
 }
 
 // Backends named with -b, or every built backend that reads the model's format. Names that
 // cannot run are reported now and skipped; the others still run.
-std::vector<std::string> select_backends(const RunCommandOptions& o, const BackendRegistry& registry, int& exit_code) {
-  const auto format = model_format(o.measurement.model);
+std::vector<std::string> select_backends(const RunCommandOptions& o, const std::string& model, const BackendRegistry& registry,
+                                         int& exit_code) {
+  const auto format = model_format(model);
   if (o.backends.empty()) {
     std::vector<std::string> chosen;
     for (const auto& name : registry.available())
       if (backend_reads(name, format)) chosen.push_back(name);
-    if (chosen.empty()) throw Error(o.measurement.model + ": no built backend reads ." + format + " models (see `infermark backends`)");
+    if (chosen.empty()) throw Error(model + ": no built backend reads ." + format + " models (see `infermark backends`)");
     return chosen;
   }
   std::vector<std::string> chosen;
@@ -53,7 +56,7 @@ std::vector<std::string> select_backends(const RunCommandOptions& o, const Backe
     try {
       BackendRegistry::check_known(name);
       if (!registry.is_available(name)) throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
-      if (!backend_reads(name, format)) throw Error("backend '" + name + "' does not read ." + format + " models");
+      if (!backend_reads(name, format)) throw Error("backend '" + name + "' does not read ." + format + " models (" + model + ")");
       if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.push_back(name);
     } catch (const Error& e) {
       fmt::print(stderr, "infermark: -b {}: {}\n", name, e.what());
@@ -75,13 +78,18 @@ void print_progress(std::size_t index, std::size_t total, const harness::CellOut
 
 int run(const RunCommandOptions& o) {
   const auto& stop = install_stop_handler();
-  harness::check_model_file(o.measurement.model);
+  for (const auto& model : o.models) harness::check_model_file(model);
   int exit_code = 0;
   BackendRegistry registry(default_plugin_dir());
   harness::ComparisonPlan plan;
   const auto threads = thread_counts(o.measurement);
-  for (const auto& backend : select_backends(o, registry, exit_code))
-    for (int t : threads) plan.cells.push_back(to_cell(o.measurement, backend, t));
+  for (const auto& model : o.models) {
+    auto measurement = o.measurement;
+    measurement.model = model;
+    for (const auto& backend : select_backends(o, model, registry, exit_code))
+      for (int t : threads)
+        for (int c : concurrency_levels(measurement)) plan.cells.push_back(to_cell(measurement, backend, t, c));
+  }
   plan.output_dir = run_folder(o);
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : loadgen::planned_duration_s(o.measurement.scenario) + 600;
@@ -91,8 +99,10 @@ int run(const RunCommandOptions& o) {
   std::string thread_list;
   for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + (t == 0 ? std::string("framework-default") : std::to_string(t));
   const auto& s = o.measurement.scenario;
-  fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", o.measurement.model,
-             plan.cells.size(), s.name, o.measurement.batch, s.warmup_queries, thread_list);
+  std::string model_list;
+  for (const auto& model : o.models) model_list += (model_list.empty() ? "" : " ") + model;
+  fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", model_list,
+             plan.cells.size(), plan.cells.front().scenario.name, o.measurement.batch, s.warmup_queries, thread_list);
   // On a terminal, one status line per running cell, redrawn in place; in logs, nothing extra.
   const bool terminal = isatty(STDOUT_FILENO);
   const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);
@@ -128,7 +138,8 @@ int run(const RunCommandOptions& o) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Measure a model on every capable backend and compare them");
   static RunCommandOptions options;
-  cmd->add_option("model", options.measurement.model, "Model file (.onnx, ...)")->required();
+  cmd->add_option("models", options.models, "Model file(s) (.onnx, .xml, .pt, .tflite, .gguf); several are compared in one table")
+      ->required();
   cmd->add_option("-b,--backends", options.backends, "Backends to compare (comma-separated; default: every capable one)")
       ->delimiter(',');
   cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();

@@ -1,17 +1,22 @@
 // `infermark sweep STUDY.yaml`: runs every cell of a study, each isolated in a worker, into a
 // stable folder so an interrupted sweep resumes where it stopped; writes a summary at the end.
+// With --search, runs only the cells a guided search visits (see study/config_search.hpp).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/pipeline_file.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/study.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
+#include "harness/cross_check.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
+#include "study/config_search.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -22,6 +27,8 @@ struct SweepOptions {
   bool dry_run = false;
   bool fresh = false;
   double max_duration_s = 0;  // 0: no limit
+  bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
+  double p99_ms = 0;
 };
 
 // Upper bound of one cell's time: the scenario's planned length plus loading and warm-up.
@@ -33,7 +40,79 @@ std::string settings_text(const StudyCell& cell) {
   return text.empty() ? "-" : text;
 }
 
+bool numeric(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    std::stod(text, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
+}
+
+std::string study_header(const Study& study) {
+  return "# Study " + study.name + "\n\n" + (study.description.empty() ? "" : study.description + "\n\n");
+}
+
+int finish(const std::string& summary, const std::filesystem::path& folder, const std::atomic<bool>& stop, bool failed) {
+  std::ofstream(folder / "summary.md") << summary;
+  fmt::print("\n{}\nresults and summary.md: {}\n", summary, folder.string());
+  if (stop.load()) {
+    fmt::print(stderr, "infermark: interrupted; rerun the same command to resume\n");
+    return 130;
+  }
+  return failed ? 1 : 0;
+}
+
+std::vector<report::LoadedResult> loaded(const std::vector<harness::CellOutcome>& outcomes) {
+  std::vector<report::LoadedResult> results;
+  for (const auto& outcome : outcomes) results.push_back({outcome.result, outcome.result_path.string()});
+  return results;
+}
+
+// Cells of one (model, backend) form the grid of the axes, laid out by expand() in odometer
+// order; the search walks each grid, running a visited cell exactly as the sweep would (same
+// worker, same result file, so results are resumed and shared with a full sweep of the study).
+int search(const SweepOptions& o, const Study& study, const std::vector<StudyCell>& cells, const harness::ComparisonPlan& plan,
+           const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  std::vector<study::SearchAxis> axes;
+  for (const auto& axis : study.axes)
+    axes.push_back({axis.values.size(), std::all_of(axis.values.begin(), axis.values.end(), numeric)});
+  std::size_t grid = 1;
+  for (const auto& axis : axes) grid *= axis.size;
+  std::vector<harness::CellOutcome> ran;
+  for (std::size_t group = 0; group * grid < cells.size() && !stop.load(); ++group) {
+    const auto evaluate = [&](const study::GridPoint& point) -> study::PointScore {
+      const auto index = group * grid + study::grid_index(axes, point);
+      auto one = plan;
+      one.cells = {plan.cells[index]};
+      one.cell_names = {plan.cell_names[index]};
+      const auto outcome = harness::run_comparison(one, registry, stop);
+      if (outcome.empty()) return {};  // interrupted
+      ran.push_back(outcome.front());
+      const auto& r = outcome.front().result;
+      const bool measured = r.status == "ok" && r.latency_ms && r.throughput.inferences_per_s > 0;
+      const double p99 = measured ? r.latency_ms->at(99).value : 0;
+      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, settings_text(cells[index]), r.status,
+                 measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", r.throughput.inferences_per_s, p99,
+                                        p99 <= o.p99_ms ? "" : " (over the target)")
+                          : "");
+      std::fflush(stdout);
+      return {measured, measured ? r.throughput.inferences_per_s : 0, p99};
+    };
+    study::guided_search(axes, o.p99_ms, evaluate);
+  }
+  // Agreement against one reference across every cell run (each single-cell run checked only itself).
+  harness::cross_check_outputs(ran, plan.reference_backend);
+  const auto results = loaded(ran);
+  bool failed = results.empty();
+  for (const auto& r : results) failed = failed || r.result.status != "ok";
+  const auto summary = study_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
+  return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
+}
+
 int sweep(const SweepOptions& o) {
+  if (is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
   const auto study = load_study(o.study_file);
   const BackendRegistry registry(default_plugin_dir());
   const auto cells = expand(study, registry.available());
@@ -48,8 +127,8 @@ int sweep(const SweepOptions& o) {
     plan.cell_names.push_back(cell.name);
     estimate_s += loadgen::planned_duration_s(options.scenario) + kCellOverheadS;
   }
-  fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min\n", study.name, cells.size(),
-             study.models.size(), estimate_s / 60);
+  fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, cells.size(),
+             study.models.size(), estimate_s / 60, o.search ? "; --search runs only the cells its walk visits" : "");
   if (o.dry_run) {
     for (const auto& cell : cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, settings_text(cell));
     return 0;
@@ -64,6 +143,7 @@ int sweep(const SweepOptions& o) {
   plan.cell_timeout_s = 0;
   for (const auto& cell : plan.cells) plan.cell_timeout_s = std::max(plan.cell_timeout_s, loadgen::planned_duration_s(cell.scenario) + 600);
   plan.worker_argv = worker_argv;
+  if (o.search) return search(o, study, cells, plan, registry, stop);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
@@ -71,21 +151,13 @@ int sweep(const SweepOptions& o) {
     std::fflush(stdout);
   });
 
-  std::vector<report::LoadedResult> results;
-  for (const auto& outcome : outcomes) results.push_back({outcome.result, outcome.result_path.string()});
+  const auto results = loaded(outcomes);
   std::vector<std::string> axis_flags;
   for (const auto& axis : study.axes) axis_flags.push_back(axis.flag);
-  const auto summary = "# Study " + study.name + "\n\n" + (study.description.empty() ? "" : study.description + "\n\n") +
-                       report::study_summary(results, axis_flags) + report::markdown_report(results);
-  std::ofstream(plan.output_dir / "summary.md") << summary;
-  fmt::print("\n{}\nresults and summary.md: {}\n", summary, plan.output_dir.string());
-  if (stop.load()) {
-    fmt::print(stderr, "infermark: interrupted; rerun the same command to resume\n");
-    return 130;
-  }
-  for (const auto& outcome : outcomes)
-    if (outcome.result.status != "ok") return 1;
-  return 0;
+  bool failed = false;
+  for (const auto& outcome : outcomes) failed = failed || outcome.result.status != "ok";
+  return finish(study_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
+                plan.output_dir, stop, failed);
 }
 
 }  // namespace
@@ -99,6 +171,11 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--fresh", options.fresh, "Measure every cell again instead of resuming");
   cmd->add_option("--max-duration", options.max_duration_s, "Refuse a matrix that could take longer than this (s)")
       ->check(above_zero());
+  auto* search = cmd->add_flag("--search", options.search,
+                               "Find the highest-throughput cell meeting --p99-ms by a guided walk over the axes, "
+                               "running only the cells it visits");
+  cmd->add_option("--p99-ms", options.p99_ms, "The P99 latency target (ms) of --search")->check(above_zero())->needs(search);
+  search->needs(cmd->get_option("--p99-ms"));
   cmd->callback([&exit_code] { exit_code = sweep(options); });
 }
 

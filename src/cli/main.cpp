@@ -17,9 +17,12 @@ int main(int argc, char** argv) {
   infermark::cli::add_env_command(app, exit_code);
   infermark::cli::add_recommend_command(app, exit_code);
   infermark::cli::add_run_command(app, exit_code);
+  infermark::cli::add_pipeline_command(app, exit_code);
+  infermark::cli::add_pipeline_stage_command(app, exit_code);
   infermark::cli::add_worker_command(app, exit_code);
   infermark::cli::add_report_command(app, exit_code);
   infermark::cli::add_sweep_command(app, exit_code);
+  infermark::cli::add_zoo_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

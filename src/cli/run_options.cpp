@@ -1,6 +1,7 @@
 #include "cli/run_options.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/model_manifest.hpp"
@@ -48,8 +49,15 @@ void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--scenario", s.name, "single-stream, concurrency, offline, server, ramp, soak or pulse")
       ->check(CLI::IsMember({"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse"}))
       ->capture_default_str();
-  cmd.add_option("--concurrency", s.concurrency, "Clients (concurrency, offline) or serving lanes (server, soak, pulse)")
-      ->check(kAboveZero);
+  cmd.add_option("--concurrency", o.concurrency,
+                 "Clients (concurrency, offline), serving lanes (server, soak, pulse) or sequences batched together "
+                 "(LLMs); a list gives one cell per level, e.g. 1,4,16")
+      ->delimiter(',')->check(kAboveZero);
+  cmd.add_option("--prompt-tokens", o.prompt_tokens, "LLMs: prompt length in tokens, MEAN or MEAN:STDDEV (seeded draws)")
+      ->capture_default_str();
+  cmd.add_option("--output-tokens", o.output_tokens,
+                 "LLMs: tokens generated per request, MEAN or MEAN:STDDEV (greedy, end-of-sequence ignored)")
+      ->capture_default_str();
   cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
   cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(kNotNegative);
   cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")
@@ -99,6 +107,12 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
   cmd.add_option("--device", o.device, "Device")->check(CLI::IsMember({"cpu"}))->capture_default_str();
   cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  cmd.add_option("--shape-range", o.shape_ranges,
+                 "Input shape drawn per query, NAME=1x3x160-288x160-288; LOW-HIGH/N rounds draws up to multiples of N "
+                 "(buckets); a range with no varying dimension is a fixed --shape (repeatable, or comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--shape-sets", o.shape_sets, "Input sets drawn ahead for --shape-range; queries cycle through them")
+      ->check(CLI::Range(2, 4096))->capture_default_str();
   cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
   cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
@@ -110,6 +124,49 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   add_scenario_flags(cmd, o);
 }
 
+std::vector<int> concurrency_levels(const RunOptions& o) {
+  if (o.concurrency.empty()) return {0};
+  std::vector<int> levels;
+  for (int c : o.concurrency)
+    if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
+  return levels;
+}
+
+namespace {
+
+// "512" or "512:64" (mean:stddev) tokens.
+std::pair<double, double> parse_token_length(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  auto number = [&](const std::string& part) {
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != part.size() || value < 0) throw Error(flag + " " + text + ": expected MEAN or MEAN:STDDEV tokens");
+    return value;
+  };
+  const double mean = number(text.substr(0, colon));
+  if (mean < 1) throw Error(flag + " " + text + ": must be at least 1 token");
+  return {mean, colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))};
+}
+
+// Language models are measured by generation: single-stream is C = 1, concurrency is C sequences
+// batched together; the open-loop patterns are not built for them.
+void resolve_generation_scenario(const RunOptions& o, harness::CellRequest& cell) {
+  if (model_format(o.model) != "gguf") return;
+  const auto& name = cell.scenario.name;
+  if (name != "single-stream" && name != "concurrency" && name != "generation")
+    throw Error("--scenario " + name + ": " + o.model + " is a language model; it runs single-stream or --concurrency C " +
+                "(the generation scenario)");
+  cell.scenario.name = "generation";
+  if (cell.scenario.concurrency == 0) cell.scenario.concurrency = 1;
+}
+
+}  // namespace
+
 std::vector<int> thread_counts(const RunOptions& o) {
   if (o.threads.empty()) return {default_thread_count()};
   std::vector<int> counts;
@@ -118,7 +175,7 @@ std::vector<int> thread_counts(const RunOptions& o) {
   return counts;
 }
 
-harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads) {
+harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads, int concurrency) {
   harness::CellRequest cell;
   cell.backend = backend;
   cell.model = o.model;
@@ -139,6 +196,18 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
     auto [name, dims] = split_assignment(shape, "--shape");
     cell.inputs.shape_overrides[name] = parse_shape(dims, "--shape " + shape);
   }
+  for (const auto& text : o.shape_ranges) {
+    auto [name, dims] = split_assignment(text, "--shape-range");
+    const auto range = parse_shape_range(dims, "--shape-range " + text);
+    if (cell.inputs.shape_overrides.count(name) || cell.inputs.varying.ranges.count(name))
+      throw Error("--shape-range " + text + ": input '" + name + "' already has a shape; give one --shape or --shape-range per input");
+    if (varies(range)) {
+      cell.inputs.varying.ranges[name] = range;
+      continue;
+    }
+    for (const auto& dim : range) cell.inputs.shape_overrides[name].push_back(dim.low);
+  }
+  cell.inputs.varying.sets = o.shape_sets;
   for (const auto& input : o.input_files) {
     auto [name, file] = split_assignment(input, "--input");
     if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
@@ -146,6 +215,10 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
   }
   cell.scenario = o.scenario;
   cell.scenario.seed = o.seed;
+  cell.scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
+  std::tie(cell.scenario.prompt_tokens, cell.scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
+  std::tie(cell.scenario.output_tokens, cell.scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
+  resolve_generation_scenario(o, cell);
   cell.scenario.arrivals = o.arrivals == "constant" ? loadgen::Arrivals::kConstant : loadgen::Arrivals::kPoisson;
   const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
   if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");

@@ -21,6 +21,8 @@ struct RunOptions {
   std::string precision = "fp32";
   std::string device = "cpu";
   std::vector<std::string> shapes;       // name=AxBxC
+  std::vector<std::string> shape_ranges; // name=1x3x160-288x160-288/32: shapes drawn per query
+  int shape_sets = 32;                   // input sets drawn ahead for --shape-range
   std::vector<std::string> input_files;  // name=file.npy
   std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
   unsigned long long seed = 42;
@@ -28,6 +30,9 @@ struct RunOptions {
   std::string arrivals = "poisson";
   std::string pulse_times_text = "10,10,20";
   std::string sessions = "shared";       // "shared" (one session, N request slots) or "separate" (N sessions)
+  std::vector<int> concurrency;          // one cell per level; empty: the scenario's default
+  std::string prompt_tokens = "128";     // LLMs: MEAN or MEAN:STDDEV tokens per request
+  std::string output_tokens = "32";
   loadgen::ScenarioSpec scenario;
 };
 
@@ -37,9 +42,13 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& options);
 // The thread counts to measure (the default resolved).
 std::vector<int> thread_counts(const RunOptions& options);
 
-// Builds the cell for `backend` at `threads`; throws infermark::Error naming the flag for
-// malformed or impossible values, before anything runs.
-harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads);
+// The concurrency levels to measure, one cell each; {0} (the scenario's default) when not given.
+std::vector<int> concurrency_levels(const RunOptions& options);
+
+// Builds the cell for `backend` at `threads` and `concurrency` (0: the first level given, or the
+// scenario's default); throws infermark::Error naming the flag for malformed or impossible values,
+// before anything runs. A language model (.gguf) gets the generation scenario.
+harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads, int concurrency = 0);
 
 // Flag validator with a readable message ("--qps: -5 must be above 0").
 const CLI::Validator& above_zero();

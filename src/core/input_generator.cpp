@@ -1,5 +1,6 @@
 #include "core/input_generator.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -125,6 +126,34 @@ std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const 
     tensors.push_back(std::move(tensor));
   }
   return tensors;
+}
+
+std::vector<std::vector<Tensor>> generate_input_sets(const std::vector<TensorSpec>& specs, const InputRequest& request) {
+  if (!request.varying.active()) return {generate_inputs(specs, request)};
+  for (const auto& [name, range] : request.varying.ranges) {
+    check_known_input(specs, name, "--shape-range");
+    if (request.shape_overrides.count(name)) throw Error("--shape and --shape-range both give input '" + name + "'; keep one");
+    if (request.files.count(name)) throw Error("--input and --shape-range both give input '" + name + "'; keep one");
+    const auto& spec = *std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
+    const auto where = "--shape-range " + name + "=" + format_shape_range(range);
+    if (range.size() != spec.shape.size())
+      throw Error(where + ": input '" + name + "' has rank " + std::to_string(spec.shape.size()) + " (" +
+                  format_shape(spec.shape, spec.dim_names) + "), not " + std::to_string(range.size()));
+    for (std::size_t i = 0; i < range.size(); ++i)
+      if (spec.shape[i] >= 0 && (range[i].low != spec.shape[i] || range[i].high != spec.shape[i]))
+        throw Error(where + ": " + dim_label(spec, i) + " of input '" + name + "' is fixed at " + std::to_string(spec.shape[i]) +
+                    " in the model, so it cannot vary");
+  }
+  std::vector<std::vector<Tensor>> sets;
+  const auto draws = draw_shapes(request.varying, request.seed);
+  for (std::size_t s = 0; s < draws.size(); ++s) {
+    InputRequest one = request;
+    one.varying = {};
+    one.seed = request.seed + s;  // different data per set, reproducible from the seed
+    for (const auto& [name, shape] : draws[s]) one.shape_overrides[name] = shape;
+    sets.push_back(generate_inputs(specs, one));
+  }
+  return sets;
 }
 
 }  // namespace infermark

@@ -1,5 +1,6 @@
 #include "core/tensor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -51,6 +52,14 @@ std::size_t element_count(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (auto d : shape) n *= static_cast<std::size_t>(d < 0 ? 0 : d);
   return n;
+}
+
+void overwrite_data(Tensor& tensor, std::span<const std::byte> data) {
+  if (data.size() != tensor.data.size())
+    throw Error("input '" + tensor.name + "': " + std::to_string(data.size()) + " bytes given, " +
+                std::to_string(tensor.data.size()) + " bound (" + format_shape(tensor.shape) + " " +
+                std::string(dtype_name(tensor.dtype)) + ")");
+  std::copy(data.begin(), data.end(), tensor.data.begin());
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,9 @@ struct Tensor {
 };
 
 std::size_t element_count(const std::vector<std::int64_t>& shape);
+// Replaces `tensor`'s bytes with `data` in place (its buffer does not move, so framework tensors
+// wrapping it see the new values). Throws infermark::Error naming the tensor when sizes differ.
+void overwrite_data(Tensor& tensor, std::span<const std::byte> data);
 // Every element widened to double (half and bfloat16 decoded), for comparing outputs.
 std::vector<double> to_doubles(const Tensor& tensor);
 // "1x3x224x224"; dynamic dimensions print as their name or "?".

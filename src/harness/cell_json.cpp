@@ -21,7 +21,9 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"capacity_probe_s", s.capacity_probe_s}, {"soak_share", s.soak_share}, {"soak_duration_s", s.soak_duration_s},
           {"soak_interval_s", s.soak_interval_s}, {"pulse_baseline_share", s.pulse_baseline_share},
           {"pulse_burst_share", s.pulse_burst_share}, {"pulse_baseline_s", s.pulse_baseline_s},
-          {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s}};
+          {"pulse_burst_s", s.pulse_burst_s}, {"pulse_recovery_s", s.pulse_recovery_s},
+          {"prompt_tokens", s.prompt_tokens}, {"prompt_tokens_stddev", s.prompt_tokens_stddev},
+          {"output_tokens", s.output_tokens}, {"output_tokens_stddev", s.output_tokens_stddev}};
 }
 
 namespace {
@@ -57,6 +59,10 @@ loadgen::ScenarioSpec scenario_from(const json& j) {
   s.pulse_baseline_s = j.at("pulse_baseline_s");
   s.pulse_burst_s = j.at("pulse_burst_s");
   s.pulse_recovery_s = j.at("pulse_recovery_s");
+  s.prompt_tokens = j.value("prompt_tokens", s.prompt_tokens);
+  s.prompt_tokens_stddev = j.value("prompt_tokens_stddev", s.prompt_tokens_stddev);
+  s.output_tokens = j.value("output_tokens", s.output_tokens);
+  s.output_tokens_stddev = j.value("output_tokens_stddev", s.output_tokens_stddev);
   return s;
 }
 
@@ -65,6 +71,8 @@ loadgen::ScenarioSpec scenario_from(const json& j) {
 json to_json(const CellRequest& c) {
   json shapes = json::object();
   for (const auto& [name, shape] : c.inputs.shape_overrides) shapes[name] = shape;
+  json ranges = json::object();
+  for (const auto& [name, range] : c.inputs.varying.ranges) ranges[name] = format_shape_range(range);
   return {{"backend", c.backend}, {"model", c.model.string()}, {"isolation", c.isolation}, {"outputs_dir", c.outputs_dir.string()},
           {"separate_sessions", c.separate_sessions},
           {"options", {{"intra_op_threads", c.options.intra_op_threads}, {"inter_op_threads", c.options.inter_op_threads},
@@ -72,7 +80,8 @@ json to_json(const CellRequest& c) {
                        {"expected_concurrency", c.options.expected_concurrency}, {"artifacts_dir", c.options.artifacts_dir},
                        {"extras", c.options.extras}}},
           {"inputs", {{"batch", c.inputs.batch}, {"shape_overrides", shapes}, {"files", c.inputs.files},
-                      {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}, {"int_ranges", c.inputs.int_ranges}}},
+                      {"seed", c.inputs.seed}, {"int_high", c.inputs.int_high}, {"int_ranges", c.inputs.int_ranges},
+                      {"shape_ranges", ranges}, {"shape_sets", c.inputs.varying.sets}}},
           {"scenario", scenario_json(c.scenario)}};
 }
 
@@ -94,6 +103,10 @@ CellRequest cell_from_json(const json& j) {
     c.inputs.seed = i.at("seed");
     c.inputs.int_high = i.at("int_high");
     c.inputs.int_ranges = i.at("int_ranges").get<std::map<std::string, std::pair<std::int64_t, std::int64_t>>>();
+    const auto ranges = i.value("shape_ranges", json::object());
+    for (const auto& [name, range] : ranges.items())
+      c.inputs.varying.ranges[name] = parse_shape_range(range.get<std::string>(), "cell request shape range of " + name);
+    c.inputs.varying.sets = i.value("shape_sets", c.inputs.varying.sets);
     c.scenario = scenario_from(j.at("scenario"));
     return c;
   } catch (const json::exception& e) {

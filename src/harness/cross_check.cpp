@@ -36,7 +36,12 @@ std::string model_family(const std::string& model_name) {
 
 void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred) {
   std::map<std::string, std::vector<CellOutcome*>> families;
-  for (auto& o : outcomes) families[model_family(o.result.model.name)].push_back(&o);
+  // Cells fed shapes drawn per query save their first input set's outputs: compare them only with
+  // cells that drew the same sets (same ranges; the same seed gives the same draws everywhere).
+  const auto varying = [](const report::RunResult& r) {
+    return r.scenario.parameters.contains("varying_shapes") ? " " + r.scenario.parameters["varying_shapes"]["ranges"].dump() : "";
+  };
+  for (auto& o : outcomes) families[model_family(o.result.model.name) + varying(o.result)].push_back(&o);
   for (auto& [family, members] : families) {
     const auto* reference = choose_reference(members, preferred);
     if (!reference) continue;

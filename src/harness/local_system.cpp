@@ -3,22 +3,36 @@
 namespace infermark::harness {
 
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
-                         std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes,
-                         bool separate_sessions)
-    : lanes_(lanes) {
+                         std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
+                         bool separate_sessions, bool few_shapes)
+    : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0) {
+  const auto bind = [&](Session& session, int slots) {
+    if (set_count_ == 0) session.set_inputs(input_sets.front(), slots);
+    else session.set_input_sets(input_sets, slots, few_shapes);
+  };
   const bool shared = !separate_sessions && first->max_slots() >= lanes;
   sessions_.push_back(std::move(first));
   if (shared) {
-    sessions_.front()->set_inputs(inputs, lanes);
+    bind(*sessions_.front(), lanes);
     for (int i = 0; i < lanes; ++i) routes_.push_back({sessions_.front().get(), i});
-    return;
+  } else {
+    bind(*sessions_.front(), 1);
+    for (int i = 1; i < lanes; ++i) {
+      sessions_.push_back(backend.open(model, options));
+      bind(*sessions_.back(), 1);
+    }
+    for (auto& session : sessions_) routes_.push_back({session.get(), 0});
   }
-  sessions_.front()->set_inputs(inputs, 1);
-  for (int i = 1; i < lanes; ++i) {
-    sessions_.push_back(backend.open(model, options));
-    sessions_.back()->set_inputs(inputs, 1);
-  }
-  for (auto& session : sessions_) routes_.push_back({session.get(), 0});
+  if (set_count_ == 0) return;
+  queries_per_set_ = std::make_unique<std::atomic<std::uint64_t>[]>(set_count_);
+  for (const auto& route : routes_)
+    for (std::size_t set = 0; set < set_count_; ++set) route.session->run_set(route.slot, set);
+}
+
+std::vector<std::uint64_t> LocalSystem::queries_per_set() const {
+  std::vector<std::uint64_t> counts;
+  for (std::size_t set = 0; set < set_count_; ++set) counts.push_back(queries_per_set_[set].load());
+  return counts;
 }
 
 std::string LocalSystem::sharing() const {

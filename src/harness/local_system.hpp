@@ -2,6 +2,8 @@
 // when the framework allows concurrent requests on a session, otherwise onto one session per lane.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,13 +19,25 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   // Takes the already opened `first` session; opens more from `backend` when the framework's
   // session cannot serve `lanes` concurrent requests, or when `separate_sessions` asks for copies.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
-              std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes, bool separate_sessions = false);
+              std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes, bool separate_sessions = false)
+      : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes, separate_sessions) {}
+  // Varying shapes: more than one input set, each query running the next set in turn. Every set
+  // runs once per lane before measuring, so the first sight of a shape (a kernel compiled for it)
+  // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session.
+  LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
+              std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
+              bool separate_sessions, bool few_shapes = false);
 
   int lanes() const override { return lanes_; }
   void issue(int lane) override {
     const auto& route = routes_[static_cast<std::size_t>(lane)];
-    route.session->run(route.slot);
+    if (set_count_ == 0) return route.session->run(route.slot);
+    const auto set = next_set_.fetch_add(1, std::memory_order_relaxed) % set_count_;
+    queries_per_set_[set].fetch_add(1, std::memory_order_relaxed);
+    route.session->run_set(route.slot, set);
   }
+  // Varying shapes: queries run on each input set so far (warm-up included); empty otherwise.
+  std::vector<std::uint64_t> queries_per_set() const;
 
   Session& primary() { return *sessions_.front(); }
   // "one session, 4 request slots" or "4 sessions (the framework's session serves one request at a time)".
@@ -37,6 +51,9 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<Route> routes_;
   int lanes_;
+  std::size_t set_count_ = 0;  // 0: one fixed input set bound with set_inputs
+  std::atomic<std::size_t> next_set_{0};
+  std::unique_ptr<std::atomic<std::uint64_t>[]> queries_per_set_;
 };
 
 }  // namespace infermark::harness

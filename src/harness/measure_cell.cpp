@@ -2,12 +2,14 @@
 
 #include <ctime>
 #include <exception>
+#include <set>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "harness/cell_json.hpp"
 #include "harness/local_system.hpp"
+#include "harness/measure_generation.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
 #include "probes/resource_sampler.hpp"
@@ -90,6 +92,34 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
   result.analysis["soak"] = loadgen::analyse_soak(outcome.phases.front(), rss);
 }
 
+// What a varying-shape run fed: its ranges, every input set's shapes and how many queries ran on
+// it, and the mean input elements per query (the work per query, against a fixed shape's).
+nlohmann::json varying_shapes_json(const VaryingShapes& varying, const std::vector<std::vector<Tensor>>& sets,
+                                   const std::vector<std::uint64_t>& queries) {
+  nlohmann::json j{{"ranges", nlohmann::json::object()}, {"bucketed", bucketed(varying)}, {"sets", nlohmann::json::array()}};
+  for (const auto& [name, range] : varying.ranges) j["ranges"][name] = format_shape_range(range);
+  std::set<std::vector<std::vector<std::int64_t>>> distinct;
+  double elements = 0, total = 0;
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    nlohmann::json shapes = nlohmann::json::object();
+    std::vector<std::vector<std::int64_t>> key;
+    double set_elements = 0;
+    for (const auto& t : sets[s]) {
+      shapes[t.name] = t.shape;
+      key.push_back(t.shape);
+      set_elements += static_cast<double>(t.element_count());
+    }
+    distinct.insert(key);
+    const auto count = s < queries.size() ? queries[s] : 0;
+    elements += set_elements * static_cast<double>(count);
+    total += static_cast<double>(count);
+    j["sets"].push_back({{"shapes", shapes}, {"queries", count}});
+  }
+  j["distinct_shapes"] = distinct.size();
+  j["mean_input_elements"] = total > 0 ? elements / total : 0.0;
+  return j;
+}
+
 }  // namespace
 
 void check_model_file(const std::filesystem::path& model) {
@@ -138,6 +168,8 @@ std::string utc_timestamp() {
 
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop, const StageCallback& on_stage) {
+  if (model_format(request.model) == "gguf" || request.scenario.name == "generation")
+    return measure_generation_cell(registry, request, stop, on_stage);
   auto result = result_for_cell(request);
   std::string stage = "starting";
   auto enter = [&](std::string next) {
@@ -172,14 +204,16 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     result.model.outputs = session->output_specs();
 
     enter("generating inputs");
-    auto inputs = generate_inputs(session->input_specs(), request.inputs);
+    const auto input_sets = generate_input_sets(session->input_specs(), request.inputs);
+    const auto& inputs = input_sets.front();  // with varying shapes, the first set stands for the others here
     for (const auto& t : inputs) result.scenario.inputs.push_back({t.name, t.dtype, t.shape, {}});
     // The batch actually fed (a --shape override or a fixed model batch may differ from --batch).
     if (!inputs.empty() && !inputs[0].shape.empty()) result.scenario.batch = inputs[0].shape[0];
 
     enter("binding inputs");
     start = mono_now_ns();
-    LocalSystem system(**backend, request.model, options, std::move(session), inputs, lanes, request.separate_sessions);
+    LocalSystem system(**backend, request.model, options, std::move(session), input_sets, lanes, request.separate_sessions,
+                       bucketed(request.inputs.varying));
     result.timing.prepare_ms = ms_since(start);
     result.effective_settings = system.primary().effective_settings();
     result.scenario.parameters["lanes"] = lanes;
@@ -198,6 +232,8 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
     fill_measurements(result, outcome);
     fill_resources(result, resources, outcome, sampler_start_ns);
+    if (request.inputs.varying.active())
+      result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, input_sets, system.queries_per_set());
     if (outcome.interrupted) {
       result.status = "interrupted";
       result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
@@ -207,6 +243,7 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
                                std::string(peak_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
     if (!request.outputs_dir.empty()) {
       enter("saving outputs");
+      if (request.inputs.varying.active()) system.primary().run_set(0, 0);  // every backend saves the first set's outputs
       save_outputs(system.primary(), request.outputs_dir);
       result.outputs_dir = request.outputs_dir.string();
     }

@@ -10,7 +10,7 @@
 namespace infermark::loadgen {
 namespace {
 
-const std::vector<std::string> kScenarios{"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse"};
+const std::vector<std::string> kScenarios{"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse", "generation"};
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
@@ -138,7 +138,7 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
 
 void validate(const ScenarioSpec& s) {
   require(std::find(kScenarios.begin(), kScenarios.end(), s.name) != kScenarios.end(),
-          "--scenario " + s.name + ": unknown (single-stream, concurrency, offline, server, ramp, soak, pulse)");
+          "--scenario " + s.name + ": unknown (single-stream, concurrency, offline, server, ramp, soak, pulse, generation)");
   require(s.concurrency >= 0, "--concurrency " + std::to_string(s.concurrency) + ": must be at least 1");
   require(s.name != "concurrency" || s.concurrency >= 1, "--scenario concurrency needs --concurrency N (N >= 1)");
   require(s.warmup_s >= 0, "--warmup-s must not be negative");
@@ -159,6 +159,8 @@ void validate(const ScenarioSpec& s) {
   require(s.soak_share > 0 && s.soak_duration_s > 0 && s.soak_interval_s > 0, "--soak-share, --soak-duration and --soak-interval must be above 0");
   require(s.pulse_baseline_share > 0 && s.pulse_burst_share > 0, "--pulse-baseline and --pulse-burst shares must be above 0");
   require(s.pulse_baseline_s > 0 && s.pulse_burst_s > 0 && s.pulse_recovery_s > 0, "pulse phase durations must be above 0 s");
+  require(s.prompt_tokens >= 1 && s.output_tokens >= 1, "--prompt-tokens and --output-tokens must be at least 1");
+  require(s.prompt_tokens_stddev >= 0 && s.output_tokens_stddev >= 0, "token-length standard deviations must not be negative");
 }
 
 double planned_duration_s(const ScenarioSpec& s) {
@@ -173,6 +175,7 @@ double planned_duration_s(const ScenarioSpec& s) {
 
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) {
   if (spec.name == "single-stream") return 1;
+  if (spec.name == "generation") return std::max(1, spec.concurrency);  // sequences batched together
   if (spec.name == "ramp" && spec.ramp_by == "concurrency") {
     RampConfig ramp;
     ramp.step = spec.ramp_step;
@@ -186,6 +189,7 @@ int lanes_needed(const ScenarioSpec& spec, int logical_cores) {
 
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop) {
   validate(spec);
+  require(spec.name != "generation", "--scenario generation: runs language models (.gguf) only");
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
   out.parameters["lanes"] = lanes;

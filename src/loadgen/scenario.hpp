@@ -15,7 +15,7 @@
 namespace infermark::loadgen {
 
 struct ScenarioSpec {
-  // single-stream | concurrency | offline | server | ramp | soak | pulse
+  // single-stream | concurrency | offline | server | ramp | soak | pulse | generation (LLMs)
   std::string name = "single-stream";
   int concurrency = 0;                 // clients or lanes; 0: the scenario's default
   // Warm-up (not recorded): whichever of count and time ends later.
@@ -43,6 +43,9 @@ struct ScenarioSpec {
   double soak_share = 0.8, soak_duration_s = 1800, soak_interval_s = 10;
   double pulse_baseline_share = 0.5, pulse_burst_share = 2.0;
   double pulse_baseline_s = 10, pulse_burst_s = 10, pulse_recovery_s = 20;
+  // Generation (LLMs): prompt and output lengths in tokens, fixed (stddev 0) or drawn per request.
+  double prompt_tokens = 128, prompt_tokens_stddev = 0;
+  double output_tokens = 32, output_tokens_stddev = 0;
 };
 
 // Checks every value before anything runs; throws infermark::Error naming the flag.

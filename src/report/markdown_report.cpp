@@ -8,7 +8,9 @@
 #include <set>
 
 #include "report/comparison_table.hpp"
+#include "report/generation_table.hpp"
 #include "report/markdown_table.hpp"
+#include "report/zoo_accuracy.hpp"
 
 namespace infermark::report {
 namespace {
@@ -108,7 +110,15 @@ std::string lanes_of(const RunResult& r) {
 }
 
 std::string model_section(const std::string& model, const std::vector<LoadedResult>& all_cells) {
+  std::vector<RunResult> generation;
+  for (const auto& c : all_cells)
+    if (is_generation_result(c.result)) generation.push_back(c.result);
+  if (!generation.empty() && generation.size() == all_cells.size())
+    return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n";
   std::string out = "## " + model + "\n\n" + summary_table(all_cells);
+  std::vector<std::string> model_paths;  // the zoo's offline FP16/INT8 accuracy, beside the speed
+  for (const auto& c : all_cells) model_paths.push_back(c.result.model.path);
+  if (const auto notes = zoo_accuracy_notes(model_paths, "- "); !notes.empty()) out += notes + "\n";
   // The axis tables compare measured cells only; failures are in the summary above.
   std::vector<LoadedResult> cells;
   for (const auto& c : all_cells)

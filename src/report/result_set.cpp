@@ -80,6 +80,9 @@ std::string cell_label(const RunResult& r) {
   if (r.requested.precision != "fp32") label += " " + r.requested.precision;
   if (r.scenario.batch != 1) label += " batch " + std::to_string(r.scenario.batch);
   if (r.scenario.name != "single-stream") label += " " + r.scenario.name;
+  if (r.scenario.parameters.contains("varying_shapes"))
+    for (const auto& [name, range] : r.scenario.parameters["varying_shapes"]["ranges"].items())
+      label += " " + name + "=" + range.get<std::string>();
   return label;
 }
 

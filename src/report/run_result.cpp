@@ -41,6 +41,8 @@ std::string percentile_key(double p) {
   return "p" + text;
 }
 
+}  // namespace
+
 json latency_json(const stats::LatencySummary& s) {
   json percentiles = json::object();
   for (const auto& p : s.percentiles)
@@ -66,6 +68,8 @@ stats::LatencySummary latency_from(const json& j) {
   std::sort(s.percentiles.begin(), s.percentiles.end(), [](auto& a, auto& b) { return a.percentile < b.percentile; });
   return s;
 }
+
+namespace {
 
 json settings_json(const std::vector<EffectiveSetting>& settings) {
   json out = json::array();
@@ -151,12 +155,14 @@ json to_json(const RunResult& r) {
   j["phases"] = r.phases;
   j["analysis"] = r.analysis;
   j["resources"] = r.resources;
+  j["generation"] = r.generation;
   j["throughput"] = {{"wall_s", r.throughput.wall_s}, {"queries_per_s", r.throughput.queries_per_s},
                      {"inferences_per_s", r.throughput.inferences_per_s}};
   j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb}, {"rss_after_load_mb", r.memory.rss_after_load_mb},
                  {"peak_rss_mb", r.memory.peak_rss_mb}, {"peak_scope", r.memory.peak_scope}};
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
+  if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
   j["environment"] = r.environment;
   return j;
 }
@@ -195,12 +201,14 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.phases = j.value("phases", json::array());
     r.analysis = j.value("analysis", json::object());
     r.resources = j.value("resources", json(nullptr));
+    r.generation = j.value("generation", json(nullptr));
     const auto& tp = j.at("throughput");
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
     const auto& mem = j.at("memory");
     r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope")};
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
+    r.pipeline = j.value("pipeline", json(nullptr));
     r.environment = j.at("environment");
     return r;
   } catch (const json::exception& e) {

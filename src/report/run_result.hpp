@@ -85,14 +85,19 @@ struct RunResult {
   nlohmann::json phases = nlohmann::json::array();   // every measured phase (ramp steps, trials, ...)
   nlohmann::json analysis = nlohmann::json::object(); // knee, SLA verdict, max QPS, soak and pulse verdicts
   nlohmann::json resources = nullptr;           // CPU, RSS over time, context switches, faults, energy, GPU
+  nlohmann::json generation = nullptr;          // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
   std::string outputs_dir;               // .npy outputs of the last run, "" when not saved
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
+  nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
   nlohmann::json environment = nlohmann::json::object();
 };
 
 nlohmann::json to_json(const RunResult& result);
+// A latency summary as results write it (count, moments, percentiles with their intervals), and back.
+nlohmann::json latency_json(const stats::LatencySummary& summary);
+stats::LatencySummary latency_from(const nlohmann::json& json);
 // Throws infermark::Error naming `source` when the document is not a run result, has a newer
 // schema version, or lacks a required field.
 RunResult run_result_from_json(const nlohmann::json& json, const std::string& source);

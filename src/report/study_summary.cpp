@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <optional>
 
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
@@ -95,7 +97,100 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
                         rows) + "\n";
 }
 
+bool varying(const RunResult& r) { return r.scenario.parameters.contains("varying_shapes"); }
+
+double input_elements(const RunResult& r) {
+  double elements = 0;
+  for (const auto& t : r.scenario.inputs) elements += static_cast<double>(t.element_count());
+  return elements;
+}
+
+// Seed/issue 8: the slowdown ("cliff") of inputs whose shapes vary per query against one fixed
+// shape, per backend, with the work ratio (mean input elements per query over the fixed shape's)
+// so a range whose mean size differs from the fixed shape is not mistaken for a cliff.
+std::string shape_cliff(const std::vector<LoadedResult>& results) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : results) {
+    const auto& r = c.result;
+    if (!varying(r) || !measured(r)) continue;
+    const RunResult* fixed = nullptr;
+    for (const auto& f : results)
+      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name && f.result.backend.name == r.backend.name) {
+        fixed = &f.result;
+        break;
+      }
+    const auto& shapes = r.scenario.parameters["varying_shapes"];
+    std::string ranges;
+    for (const auto& [name, range] : shapes["ranges"].items()) ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
+    auto preparation = effective_setting(r, "shape_mode");
+    if (preparation.empty()) preparation = effective_setting(r, "shape_preparation");
+    const double work = fixed ? shapes.value("mean_input_elements", 0.0) / input_elements(*fixed) : 0;
+    const double slowdown = fixed ? r.latency_ms->mean / fixed->latency_ms->mean : 0;
+    rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.value("distinct_shapes", 0)),
+                    fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured", fmt::format("{:.2f}", r.latency_ms->mean),
+                    fixed ? fmt::format("{:.2f}x", slowdown) : "-", fixed ? fmt::format("{:.2f}x", work) : "-",
+                    fixed && work > 0 ? fmt::format("{:.2f}x", slowdown / work) : "-",
+                    fixed ? fmt::format("{:.1f} -> {:.1f}", qps(*fixed), qps(r)) : fmt::format("{:.1f}", qps(r))});
+  }
+  if (rows.empty()) return "";
+  return "### Varying shapes against a fixed shape (the cliff)\n\n"
+         "Slowdown: mean latency with shapes drawn per query over the fixed shape's. Work: mean input elements per "
+         "query over the fixed shape's (bucketing rounds sizes up, so it feeds more). Per unit of work: slowdown / work, "
+         "the cost of the shape changes themselves.\n\n" +
+         markdown_table({{"model, backend"}, {"shapes"}, {"preparation"}, {"distinct shapes", true}, {"fixed mean ms", true},
+                         {"varying mean ms", true}, {"slowdown", true}, {"work", true}, {"per unit of work", true},
+                         {"inferences/s fixed -> varying", true}},
+                        rows) + "\n";
+}
+
+std::string file_stem(const LoadedResult& c) { return std::filesystem::path(c.path).stem().string(); }
+
+bool meets(const RunResult& r, double target) { return measured(r) && p99(r) <= target; }
+
+// The highest-throughput cell meeting the target among `cells` (indices into `ran`), or none.
+std::optional<std::size_t> best_meeting(const std::vector<LoadedResult>& ran, const std::vector<std::size_t>& cells, double target) {
+  std::optional<std::size_t> best;
+  for (auto i : cells)
+    if (meets(ran[i].result, target) && (!best || qps(ran[i].result) > qps(ran[*best].result))) best = i;
+  return best;
+}
+
 }  // namespace
+
+bool search_found(const std::vector<LoadedResult>& ran, double p99_target_ms) {
+  return std::any_of(ran.begin(), ran.end(), [&](const LoadedResult& c) { return meets(c.result, p99_target_ms); });
+}
+
+std::string search_summary(const std::vector<LoadedResult>& ran, std::size_t matrix_size, double p99_target_ms) {
+  std::map<std::string, std::vector<std::size_t>> groups;  // "model, backend" -> cells run
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < ran.size(); ++i) {
+    groups[ran[i].result.model.name + ", " + ran[i].result.backend.name].push_back(i);
+    all.push_back(i);
+  }
+  std::string out = fmt::format("### Guided search: highest throughput with P99 <= {:g} ms\n\n", p99_target_ms);
+  out += fmt::format("Ran {} of the {} cells of the full matrix.\n\n", ran.size(), matrix_size);
+  if (const auto chosen = best_meeting(ran, all, p99_target_ms))
+    out += fmt::format("**Chosen: {}** ({}): {:.1f} inferences/s, P99 {:.2f} ms\n\n", file_stem(ran[*chosen]),
+                       cell_label(ran[*chosen].result), qps(ran[*chosen].result), p99(ran[*chosen].result));
+  else
+    out += "**No cell it ran meets the target.**\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [group, cells] : groups) {
+    const auto best = best_meeting(ran, cells, p99_target_ms);
+    rows.push_back({group, best ? file_stem(ran[*best]) : "none meets the target",
+                    best ? fmt::format("{:.1f}", qps(ran[*best].result)) : "-", best ? fmt::format("{:.2f}", p99(ran[*best].result)) : "-",
+                    std::to_string(cells.size())});
+  }
+  out += markdown_table({{"model, backend"}, {"best cell"}, {"inferences/s", true}, {"P99 ms", true}, {"cells run", true}}, rows) + "\n";
+  std::string missed;
+  for (const auto& c : ran)
+    if (!meets(c.result, p99_target_ms))
+      missed += measured(c.result) ? fmt::format("- {}: P99 {:.2f} ms\n", file_stem(c), p99(c.result))
+                                   : fmt::format("- {}: {} ({})\n", file_stem(c), c.result.status, c.result.error);
+  out += missed.empty() ? "Every cell run met the target.\n\n" : "Cells that missed the target:\n\n" + missed + "\n";
+  return out;
+}
 
 std::vector<std::size_t> pareto_frontier(const std::vector<LoadedResult>& results) {
   std::vector<std::size_t> frontier;
@@ -118,6 +213,7 @@ std::string study_summary(const std::vector<LoadedResult>& results, const std::v
   const auto has_axis = [&](const char* flag) { return std::find(axis_flags.begin(), axis_flags.end(), flag) != axis_flags.end(); };
   if (has_axis("threads")) out += threads_rule(results);
   if (has_axis("concurrency")) out += instances_memory(results);
+  out += shape_cliff(results);
   return out;
 }
 

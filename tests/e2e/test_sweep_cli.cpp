@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "e2e/cli_test_support.hpp"
 #include "report/result_set.hpp"
@@ -81,4 +82,94 @@ TEST_F(Sweep, BadStudiesFailBeforeAnythingRuns) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("more than --max-duration"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(fs::path("results") / "study-small"));
+}
+
+// The guided search on a real backend and model, then the full matrix in the same folder: the
+// search's measurements are resumed, so both answers come from the same numbers, and the cell the
+// search chose must be the one the full matrix picks.
+TEST_F(Sweep, SearchAgreesWithTheFullMatrixAndRunsFewerCells) {
+  const auto file = study("name: search\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                          "]\nbackends: [onnxruntime]\nbase:\n  runs: 30\n  warmup: 3\naxes:\n  batch: [1, 4, 16, 64]\n"
+                          "  threads: [1, 2]\n");
+  const auto out = dir_ / "results";
+  const auto folder = out / "study-search";
+  auto r = infermark("sweep " + file.string() + " --search --p99-ms 1000 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch ran, chosen;
+  ASSERT_TRUE(std::regex_search(r.out, ran, std::regex("Ran (\\d+) of the 8 cells"))) << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, chosen, std::regex("\\*\\*Chosen: (\\S+)\\*\\*"))) << r.out;
+  const auto cells_run = std::stoul(ran[1]);
+  const std::string chosen_stem = chosen[1];  // the matches point into r.out, which is reused below
+  EXPECT_LT(cells_run, 8u);
+  EXPECT_EQ(infermark::report::load_results({folder.string()}).size(), cells_run);
+  EXPECT_TRUE(fs::exists(folder / "summary.md"));
+
+  // Searching again measures nothing new.
+  r = infermark("sweep " + file.string() + " --search --p99-ms 1000 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("**Chosen: " + chosen_stem + "**"), std::string::npos) << r.out;
+
+  r = infermark("sweep " + file.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto all = infermark::report::load_results({folder.string()});
+  ASSERT_EQ(all.size(), 8u);
+  const infermark::report::LoadedResult* best = nullptr;
+  for (const auto& c : all) {
+    ASSERT_EQ(c.result.status, "ok") << c.result.error;
+    if (c.result.latency_ms->at(99).value <= 1000 &&
+        (!best || c.result.throughput.inferences_per_s > best->result.throughput.inferences_per_s))
+      best = &c;
+  }
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(fs::path(best->path).stem().string(), chosen_stem) << r.out;
+}
+
+TEST_F(Sweep, SearchSaysWhenNoCellMeetsTheTarget) {
+  const auto file = study("name: impossible\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                          "]\nbackends: [onnxruntime]\nbase:\n  runs: 10\naxes:\n  batch: [1, 2, 4]\n");
+  auto r = infermark("sweep " + file.string() + " --search --p99-ms 0.000001 --out " + (dir_ / "results").string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("No cell it ran meets the target"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Cells that missed the target"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tiny_cnn.onnxruntime.batch-1: P99"), std::string::npos) << r.out;
+
+  r = infermark("sweep " + file.string() + " --search --out " + (dir_ / "results").string());
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("--p99-ms"), std::string::npos) << r.err;
+}
+
+// Fixed against varying shapes on a model with dynamic height and width: each varying cell records
+// the shapes it fed, and the summary gives the slowdown against the fixed cell.
+TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
+  const auto file = study("name: shapes\nmodels: [" + (kModels / "tiny_cnn_dynamic_hw.onnx").string() +
+                          "]\nbackends: [onnxruntime]\nbase:\n  runs: 40\n  warmup: 2\n  shape-sets: 8\naxes:\n"
+                          "  shape-range: [input=1x3x32x32, input=1x3x24-40x24-40, input=1x3x24-40/8x24-40/8]\n");
+  const auto out = dir_ / "results";
+  const auto r = infermark("sweep " + file.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto results = infermark::report::load_results({(out / "study-shapes").string()});
+  ASSERT_EQ(results.size(), 3u);
+  int varying = 0;
+  for (const auto& c : results) {
+    ASSERT_EQ(c.result.status, "ok") << c.result.error;
+    if (!c.result.scenario.parameters.contains("varying_shapes")) {
+      EXPECT_EQ(c.result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 32, 32}));
+      continue;
+    }
+    ++varying;
+    EXPECT_EQ(c.result.scenario.parameters["varying_shapes"]["sets"].size(), 8u);
+  }
+  EXPECT_EQ(varying, 2);
+  EXPECT_NE(r.out.find("Varying shapes against a fixed shape"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("input=1x3x24-40/8x24-40/8"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not measured"), std::string::npos) << r.out;  // both compared with the fixed cell
+}
+
+TEST_F(Sweep, BadShapeRangesFailBeforeAnythingRuns) {
+  const auto model = (kModels / "tiny_cnn_dynamic_hw.onnx").string();
+  const auto r = infermark("sweep " + study("name: x\nmodels: [" + model + "]\naxes:\n  shape-range: [input=1x3x40-24x32]\n").string() +
+                           " --out " + (dir_ / "results").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shape-range input=1x3x40-24x32: range 40-24 runs backwards"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "results"));
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "backends/registry.hpp"
 #include "core/error.hpp"
@@ -235,4 +236,102 @@ TEST(LibTorch, ATorchScriptFileWithoutManifestIsAClearError) {
   std::filesystem::remove(lonely);
 }
 
+}  // namespace infermark
+
+// Varying shapes (--shape-range) on real frameworks: a session bound to several input sets runs
+// each set at its own shape and gives what a session bound to that set alone gives; a measured
+// cell records the shapes it fed.
+namespace infermark {
+namespace {
+
+// The tiny CNN with dynamic height and width, in the format the backend reads.
+std::filesystem::path model_for(const std::string& name) {
+  return kModels / (name == "libtorch" ? "tiny_cnn_dynamic_hw.pt" : "tiny_cnn_dynamic_hw.onnx");
+}
+
+InputRequest varying(const std::string& range, int sets) {
+  InputRequest request;
+  request.varying = {{{"input", parse_shape_range(range, "--shape-range input=" + range)}}, sets};
+  return request;
+}
+
+const EffectiveSetting* find_setting(const std::vector<EffectiveSetting>& settings, const std::string& key) {
+  for (const auto& s : settings)
+    if (s.key == key) return &s;
+  return nullptr;
+}
+
+class VaryingShapes : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { SKIP_UNLESS_BUILT(GetParam()); }
+};
+
+TEST_P(VaryingShapes, EachSetRunsAtItsShapeLikeASessionBoundToItAlone) {
+  const auto model = model_for(GetParam());
+  auto session = backend(GetParam()).open(model, {});
+  const auto sets = generate_input_sets(session->input_specs(), varying("1x3x20-44x20-44", 5));
+  std::set<std::vector<std::int64_t>> shapes;
+  for (const auto& set : sets) shapes.insert(set.at(0).shape);
+  ASSERT_GT(shapes.size(), 1u);
+  const int slots = std::min(2, session->max_slots());
+  session->set_input_sets(sets, slots, false);
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    auto alone = backend(GetParam()).open(model, {});
+    alone->set_inputs(sets[s], 1);
+    alone->run(0);
+    const auto expected = alone->outputs();
+    for (int slot = slots - 1; slot >= 0; --slot) session->run_set(slot, s);  // slot 0 last: outputs() reads it
+    const auto agreement = stats::compare_outputs(expected, session->outputs()).at(0);
+    ASSERT_TRUE(agreement.comparable) << GetParam() << " set " << s << ": " << agreement.note;
+    EXPECT_LT(agreement.max_abs_error, 1e-3) << GetParam() << " set " << s << " " << sets[s][0].shape[2] << "x"
+                                             << sets[s][0].shape[3];
+  }
+}
+
+TEST_P(VaryingShapes, BucketedShapesArePreparedOneByOneOnlyWhereTheFrameworkCan) {
+  auto session = backend(GetParam()).open(model_for(GetParam()), {});
+  const auto sets = generate_input_sets(session->input_specs(), varying("1x3x16-64/16x16-64/16", 8));
+  session->set_input_sets(sets, 1, true);
+  session->run_set(0, 3);
+  EXPECT_EQ(session->outputs().at(0).shape, (std::vector<std::int64_t>{1, 10}));
+  const auto settings = session->effective_settings();
+  if (GetParam() == "openvino") {
+    const auto* mode = find_setting(settings, "shape_mode");
+    ASSERT_NE(mode, nullptr);
+    EXPECT_NE(mode->effective.find("static compilation per shape"), std::string::npos) << mode->effective;
+  } else {
+    const auto* preparation = find_setting(settings, "shape_preparation");
+    ASSERT_NE(preparation, nullptr);
+    EXPECT_FALSE(preparation->applied);  // asked for, not available: the result says so
+    EXPECT_FALSE(preparation->note.empty());
+  }
+}
+
+TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
+  harness::CellRequest request;
+  request.backend = GetParam();
+  request.model = model_for(GetParam());
+  request.inputs = varying("1x3x24-40/8x24-40/8", 6);
+  request.scenario.max_queries = 30;
+  request.scenario.warmup_queries = 2;
+  const auto result = harness::measure_cell(registry(), request);
+  ASSERT_EQ(result.status, "ok") << result.error;
+  const auto& shapes = result.scenario.parameters.at("varying_shapes");
+  EXPECT_EQ(shapes.at("ranges").at("input"), "1x3x24-40/8x24-40/8");
+  EXPECT_TRUE(shapes.at("bucketed").get<bool>());
+  ASSERT_EQ(shapes.at("sets").size(), 6u);
+  std::uint64_t queries = 0;
+  for (const auto& set : shapes.at("sets")) {
+    const auto shape = set.at("shapes").at("input").get<std::vector<std::int64_t>>();
+    EXPECT_TRUE(shape[2] == 24 || shape[2] == 32 || shape[2] == 40) << shape[2];
+    queries += set.at("queries").get<std::uint64_t>();
+  }
+  EXPECT_GE(queries, 32u);  // warm-up and timed queries
+  EXPECT_GT(shapes.at("mean_input_elements").get<double>(), 3.0 * 24 * 24 - 1);
+  EXPECT_GE(shapes.at("distinct_shapes").get<int>(), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(DynamicHeightWidth, VaryingShapes, ::testing::Values("onnxruntime", "openvino", "opencv", "libtorch"));
+
+}  // namespace
 }  // namespace infermark

@@ -8,6 +8,8 @@ llama.cpp loads, tokenizes, runs and quantises them like any other Llama model.
                 for tests; seconds to write and to run.
 - --size small: 8 layers, 512 hidden, 8 heads, 1536 FFN, 32000 tokens, context 2048 (~60M params,
                 F16, ~120 MB) for benchmarks.
+- --size medium: 32 layers, 1024 hidden, 16 heads, 2816 FFN, 32000 tokens, context 2048 (~0.48B
+                params, F16, ~0.95 GB) for benchmarks at the seeds' 0.5-1B scale; built on demand only.
 
 Each model gets a manifest <name>.json beside it (task "text-generation", files {"gguf": ...}, the
 architecture numbers). --quantize q8_0 q4_0 also writes <name>_q8_0.gguf etc. with llama.cpp's own
@@ -31,6 +33,7 @@ DEFAULT_QUANTIZE_TOOL = ROOT / "third_party" / "llama.cpp" / "install" / "bin" /
 SIZES = {
     "tiny": dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=4, n_ff=128, n_vocab=512, n_ctx=256, dtype="f32"),
     "small": dict(n_layer=8, n_embd=512, n_head=8, n_head_kv=8, n_ff=1536, n_vocab=32000, n_ctx=2048, dtype="f16"),
+    "medium": dict(n_layer=32, n_embd=1024, n_head=16, n_head_kv=16, n_ff=2816, n_vocab=32000, n_ctx=2048, dtype="f16"),
 }
 ROPE_FREQ_BASE = 10000.0
 RMS_NORM_EPS = 1e-5

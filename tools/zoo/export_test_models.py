@@ -2,8 +2,8 @@
 
 - tiny_cnn.onnx / tiny_cnn.pt: conv + BN + ReLU + pool + linear classifier, dynamic batch,
   3x32x32 input, in ONNX and TorchScript (same weights, so the two can be cross-checked).
-- tiny_cnn_dynamic_hw.onnx: the same network with dynamic height and width, which the harness
-  cannot feed without an explicit --shape.
+- tiny_cnn_dynamic_hw.onnx / .pt: the same network with dynamic height and width, which the harness
+  cannot feed without an explicit --shape (or --shape-range, drawn per query).
 - tiny_cnn_fp16.onnx: tiny_cnn with every tensor in FP16, inputs and outputs included.
 - tiny_cnn_int8.onnx: tiny_cnn statically quantised to INT8 (QDQ) by ONNX Runtime's quantisation
   tool, calibrated on seeded random inputs.
@@ -85,8 +85,10 @@ def main() -> None:
 
     dynamic = [("input", "float32", ["batch", 3, "height", "width"])]
     path = export_onnx(model, example, args.out / "tiny_cnn_dynamic_hw.onnx", dynamic, outputs)
+    # TorchScript runs any height and width; the manifest tells LibTorch they are dynamic.
+    scripted = export_torchscript(model, example, args.out / "tiny_cnn_dynamic_hw.pt")
     write_manifest(args.out / "tiny_cnn_dynamic_hw.json", name="tiny_cnn_dynamic_hw",
-                   task="image-classification", files={"onnx": path}, inputs=dynamic,
+                   task="image-classification", files={"onnx": path, "torchscript": scripted}, inputs=dynamic,
                    outputs=outputs, weights="random (seed 7)")
 
 

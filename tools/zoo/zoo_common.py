@@ -1,19 +1,21 @@
 """Shared export helpers for the model zoo: realistic random init, ONNX/TorchScript export, manifest."""
-import hashlib
 import importlib.metadata
 import json
 import pathlib
 
 import torch
 
+from zoo_files import sha256
+
 ONNX_OPSET = 17
 
 
 def realistic_init(model: torch.nn.Module, seed: int) -> None:
-    """Give batch-norm layers distinct, plausible parameters and running statistics.
+    """Give batch-norm and layer-norm layers and biases distinct, plausible values.
 
-    torchvision initialises BN to weight=1, bias=0, mean=0, var=1 in every layer; the exporter
-    then folds identical constants into shared initializers behind Identity nodes.
+    torchvision initialises BN to weight=1, bias=0, mean=0, var=1 in every layer (transformers
+    does the same for LayerNorm and zeroes biases); the exporter then folds identical constants
+    into shared initializers behind Identity nodes.
     """
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -24,6 +26,9 @@ def realistic_init(model: torch.nn.Module, seed: int) -> None:
                 module.bias.copy_(torch.randn(n, generator=generator) * 0.05)
                 module.running_mean.copy_(torch.randn(n, generator=generator) * 0.05)
                 module.running_var.copy_(torch.rand(n, generator=generator) * 0.5 + 0.75)
+            elif isinstance(module, torch.nn.LayerNorm) and module.elementwise_affine:
+                module.weight.copy_(1.0 + torch.randn(module.weight.shape, generator=generator) * 0.05)
+                module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.02)
             elif isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)) and module.bias is not None:
                 module.bias.copy_(torch.randn(module.bias.shape, generator=generator) * 0.02)
 
@@ -53,14 +58,13 @@ def count_gflops(model: torch.nn.Module, example: torch.Tensor) -> float:
 
 def _dynamic_axes(specs):
     """Map every named (string) dimension of each tensor spec to an ONNX dynamic axis."""
-    return {name: {i: d for i, d in enumerate(shape) if isinstance(d, str)}
-            for name, _dtype, shape in specs}
+    return {spec[0]: {i: d for i, d in enumerate(spec[2]) if isinstance(d, str)} for spec in specs}
 
 
 def export_onnx(model, example, path: pathlib.Path, inputs, outputs) -> pathlib.Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(model, example, str(path), opset_version=ONNX_OPSET,
-                      input_names=[n for n, _, _ in inputs], output_names=[n for n, _, _ in outputs],
+                      input_names=[spec[0] for spec in inputs], output_names=[spec[0] for spec in outputs],
                       dynamic_axes={**_dynamic_axes(inputs), **_dynamic_axes(outputs)},
                       do_constant_folding=True)
     return path
@@ -74,33 +78,44 @@ def export_torchscript(model, example, path: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def sha256(path: pathlib.Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _io_specs(entries):
+def _io_specs(entries, dim_ranges=None):
     # An optional fourth element is the [low, high) value range of an integer input (token ids).
-    return [{"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
-            for e in entries]
+    # `dim_ranges` gives each named (dynamic) dimension its [min, max] extent.
+    specs = []
+    for e in entries:
+        spec = {"name": e[0], "dtype": e[1], "shape": e[2], **({"value_range": list(e[3])} if len(e) > 3 else {})}
+        named = {d: list(dim_ranges[d]) for d in e[2] if isinstance(d, str) and dim_ranges and d in dim_ranges}
+        if named:
+            spec["dynamic_axes"] = named
+        specs.append(spec)
+    return specs
 
 
-def _manifest(*, name, task, weights, producer, files, inputs, outputs) -> dict:
+def file_entry(path: pathlib.Path) -> dict:
+    """Path, size and checksum of a model file; an OpenVINO IR's .xml carries its .bin along."""
+    entry = {"path": path.name, "size": path.stat().st_size, "sha256": sha256(path)}
+    if path.suffix == ".xml":
+        entry["weights"] = file_entry(path.with_suffix(".bin"))
+    return entry
+
+
+def _manifest(*, name, task, weights, producer, files, inputs, outputs, dim_ranges=None) -> dict:
     """The fields every manifest has; `producer` names the tool versions that wrote the files."""
     return {"name": name, "task": task, "weights": weights, **producer,
-            "files": {fmt: {"path": p.name, "sha256": sha256(p)} for fmt, p in files.items()},
-            "inputs": _io_specs(inputs), "outputs": _io_specs(outputs)}
+            "files": {fmt: file_entry(p) for fmt, p in files.items()},
+            "inputs": _io_specs(inputs, dim_ranges), "outputs": _io_specs(outputs, dim_ranges)}
 
 
-def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, gflops=None) -> None:
-    """One JSON manifest per model: what it is, its files with checksums, and its I/O specs."""
+def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, gflops=None,
+                   dim_ranges=None, extra=None) -> None:
+    """One JSON manifest per model: what it is, its files with checksums, and its I/O specs.
+    `extra` adds fields (precision, family, accuracy) the zoo's build writes."""
     manifest = _manifest(name=name, task=task, weights=weights, files=files, inputs=inputs, outputs=outputs,
-                         producer={"torch_version": torch.__version__, "onnx_opset": ONNX_OPSET})
+                         producer={"torch_version": torch.__version__, "onnx_opset": ONNX_OPSET},
+                         dim_ranges=dim_ranges)
     if gflops is not None:
         manifest["gflops_per_inference"] = round(gflops, 4)  # batch 1; conv + linear layers, 2 FLOPs per MAC
+    manifest.update(extra or {})
     path.write_text(json.dumps(manifest, indent=2) + "\n")
 
 

@@ -89,6 +89,17 @@ EffectiveSetting apply_threads(int intra, int inter) {
 }
 
 class LibTorchSession final : public Session {
+  // Torch tensors wrapping `tensors`' buffers (cast copies at reduced precision).
+  std::vector<c10::IValue> to_values(std::vector<Tensor>& tensors) const {
+    std::vector<c10::IValue> values;
+    for (auto& t : tensors) {
+      auto tensor = torch::from_blob(t.data.data(), t.shape, torch::TensorOptions().dtype(to_torch(t.dtype)));
+      if (tensor.is_floating_point() && precision_ != torch::kFloat32) tensor = tensor.to(precision_);
+      values.emplace_back(tensor);
+    }
+    return values;
+  }
+
  public:
   LibTorchSession(const std::filesystem::path& model, const SessionOptions& options) {
     check_option_keys(kName, options.extras, kOptions);
@@ -123,15 +134,26 @@ class LibTorchSession final : public Session {
 
   void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
     bound_inputs_ = inputs;  // the torch tensors below wrap these buffers
-    std::vector<c10::IValue> values;
-    for (auto& t : bound_inputs_) {
-      auto tensor = torch::from_blob(t.data.data(), t.shape, torch::TensorOptions().dtype(to_torch(t.dtype)));
-      if (tensor.is_floating_point() && precision_ != torch::kFloat32) tensor = tensor.to(precision_);
-      values.emplace_back(tensor);
-    }
-    slot_inputs_.assign(static_cast<std::size_t>(slots), values);
+    slot_inputs_.assign(static_cast<std::size_t>(slots), to_values(bound_inputs_));
     slot_outputs_.assign(static_cast<std::size_t>(slots), c10::IValue());
     run(0);  // the first call compiles the optimised graph; not timed
+  }
+
+  // Varying shapes: one set of torch values per input set, shared by the slots (forward() only
+  // reads them). TorchScript has no per-shape preparation; its profiling executor specialises
+  // the graph to the shapes it sees.
+  void set_input_sets(const std::vector<std::vector<Tensor>>& sets, int slots, bool few_shapes) override {
+    input_sets_ = sets;
+    set_values_.clear();
+    for (auto& set : input_sets_) set_values_.push_back(to_values(set));
+    slot_outputs_.assign(static_cast<std::size_t>(slots), c10::IValue());
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one module for every shape", !few_shapes,
+                         few_shapes ? "LibTorch has no per-shape preparation; each shape runs the one module" : ""});
+  }
+
+  void run_set(int slot, std::size_t set) override {
+    c10::InferenceMode guard;
+    slot_outputs_[static_cast<std::size_t>(slot)] = module_.forward(set_values_[set]);
   }
 
   // A scripted module's forward() may run on several threads at once.
@@ -141,6 +163,13 @@ class LibTorchSession final : public Session {
     slot_outputs_[s] = module_.forward(slot_inputs_[s]);
   }
   int max_slots() const override { return 1024; }
+
+  // In place only at FP32: other precisions bind converted copies of the inputs.
+  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+    if (precision_ != torch::kFloat32) return false;
+    overwrite_data(bound_inputs_.at(index), data);  // the bound torch tensors wrap this buffer
+    return true;
+  }
 
   std::vector<Tensor> outputs() override {
     std::vector<at::Tensor> tensors;
@@ -165,6 +194,8 @@ class LibTorchSession final : public Session {
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::vector<std::vector<c10::IValue>> slot_inputs_;
+  std::vector<std::vector<Tensor>> input_sets_;           // varying shapes: every input set
+  std::vector<std::vector<c10::IValue>> set_values_;      // their torch values
   std::vector<c10::IValue> slot_outputs_;
   std::vector<EffectiveSetting> settings_;
 };

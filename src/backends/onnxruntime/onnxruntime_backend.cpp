@@ -156,16 +156,46 @@ class OnnxRuntimeSession final : public Session {
                                                        tensor.shape.data(), tensor.shape.size(), to_onnx(tensor.dtype)));
     slots_.clear();
     slots_.reserve(static_cast<std::size_t>(slots));
-    for (int i = 0; i < slots; ++i) slots_.push_back(bind_slot());
+    for (int i = 0; i < slots; ++i) slots_.push_back(bind_slot(bound_inputs_, input_values_));
+  }
+
+  // Varying shapes: one binding per (set, slot), each with outputs preallocated for its shapes.
+  void set_input_sets(const std::vector<std::vector<Tensor>>& sets, int slots, bool few_shapes) override {
+    if (slots < 1 || slots > max_slots()) throw Error("onnxruntime: " + std::to_string(slots) + " request slots requested");
+    input_sets_ = sets;
+    set_values_.clear();
+    set_slots_.clear();
+    for (auto& set : input_sets_) {
+      auto& values = set_values_.emplace_back();
+      for (auto& tensor : set)
+        values.push_back(Ort::Value::CreateTensor(cpu_memory_, tensor.data.data(), tensor.data.size(), tensor.shape.data(),
+                                                  tensor.shape.size(), to_onnx(tensor.dtype)));
+    }
+    for (std::size_t s = 0; s < input_sets_.size(); ++s) {
+      auto& per_slot = set_slots_.emplace_back();
+      for (int i = 0; i < slots; ++i) per_slot.push_back(bind_slot(input_sets_[s], set_values_[s]));
+    }
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one session for every shape", !few_shapes,
+                         few_shapes ? "ONNX Runtime has no per-shape preparation; each shape runs the one session" : ""});
+  }
+
+  void run_set(int slot, std::size_t set) override {
+    session_->Run(run_options_, set_slots_[set][static_cast<std::size_t>(slot)].binding);
+    if (slot == 0) last_set_ = set;
   }
 
   // Session::Run is thread-safe; each slot has its own binding and output buffers.
   void run(int slot) override { session_->Run(run_options_, slots_[static_cast<std::size_t>(slot)].binding); }
   int max_slots() const override { return 1024; }
 
+  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+    overwrite_data(bound_inputs_.at(index), data);  // every slot's ORT value points into this buffer
+    return true;
+  }
+
   std::vector<Tensor> outputs() override {
     std::vector<Tensor> result;
-    const auto& values = slots_.at(0).outputs;
+    const auto& values = set_slots_.empty() ? slots_.at(0).outputs : set_slots_.at(last_set_).at(0).outputs;
     for (std::size_t i = 0; i < values.size(); ++i) {
       auto info = values[i].GetTensorTypeAndShapeInfo();
       Tensor tensor{outputs_[i].name, to_dtype(info.GetElementType(), outputs_[i].name), info.GetShape(), {}};
@@ -188,9 +218,9 @@ class OnnxRuntimeSession final : public Session {
   };
   // One run with ORT-allocated outputs tells the output shapes; then outputs are preallocated
   // and bound, so timed runs allocate nothing.
-  Slot bind_slot() {
+  Slot bind_slot(const std::vector<Tensor>& inputs, std::vector<Ort::Value>& values) {
     Slot slot{Ort::IoBinding(*session_), {}};
-    for (std::size_t i = 0; i < bound_inputs_.size(); ++i) slot.binding.BindInput(bound_inputs_[i].name.c_str(), input_values_[i]);
+    for (std::size_t i = 0; i < inputs.size(); ++i) slot.binding.BindInput(inputs[i].name.c_str(), values[i]);
     for (const auto& spec : outputs_) slot.binding.BindOutput(spec.name.c_str(), cpu_memory_);
     session_->Run(run_options_, slot.binding);
     auto produced = slot.binding.GetOutputValues();
@@ -210,6 +240,10 @@ class OnnxRuntimeSession final : public Session {
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::vector<Ort::Value> input_values_;
+  std::vector<std::vector<Tensor>> input_sets_;           // varying shapes: every input set
+  std::vector<std::vector<Ort::Value>> set_values_;
+  std::vector<std::vector<Slot>> set_slots_;              // [set][slot]
+  std::size_t last_set_ = 0;                              // the set slot 0 ran last
   std::vector<EffectiveSetting> settings_;
 };
 

@@ -135,6 +135,26 @@ class OpenCvSession final : public Session {
     rethrow_opencv_errors("OpenCV DNN inference failed", [&] { net_.forward(output_blobs_, output_names_); });
   }
 
+  // Varying shapes: blobs made ahead; the timed call sets them and runs, because a cv::dnn::Net
+  // holds one input shape and re-plans its buffers when it changes, which is the cost measured.
+  void set_input_sets(const std::vector<std::vector<Tensor>>& sets, int slots, bool few_shapes) override {
+    if (slots != 1) throw Error("opencv: a cv::dnn::Net serves one request at a time");
+    set_blobs_.clear();
+    for (const auto& set : sets) {
+      auto& blobs = set_blobs_.emplace_back();
+      for (const auto& tensor : set) blobs.emplace_back(tensor.name, to_blob(tensor));
+    }
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one network for every shape", !few_shapes,
+                         few_shapes ? "OpenCV DNN has no per-shape preparation; the network re-plans on each shape change" : ""});
+  }
+
+  void run_set(int /*slot*/, std::size_t set) override {
+    rethrow_opencv_errors("OpenCV DNN inference failed", [&] {
+      for (const auto& [name, blob] : set_blobs_[set]) net_.setInput(blob, name);
+      net_.forward(output_blobs_, output_names_);
+    });
+  }
+
   std::vector<Tensor> outputs() override {
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < output_blobs_.size(); ++i) result.push_back(to_tensor(output_names_[i], output_blobs_[i]));
@@ -156,6 +176,7 @@ class OpenCvSession final : public Session {
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<cv::String> output_names_;
   std::vector<cv::Mat> output_blobs_;
+  std::vector<std::vector<std::pair<std::string, cv::Mat>>> set_blobs_;  // varying shapes: each set's input blobs
   std::vector<EffectiveSetting> settings_;
 };
 

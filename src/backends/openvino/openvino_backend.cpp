@@ -20,7 +20,9 @@ const std::vector<OptionDoc> kOptions{
     {"performance_hint", "latency|throughput", "latency (throughput when the scenario runs parallel requests)",
      "OpenVINO's performance hint"},
     {"streams", "N", "chosen by the hint", "CPU streams (parallel inference pipelines)"},
-    {"pinning", "on|off", "chosen by OpenVINO", "pin inference threads to cores"}};
+    {"pinning", "on|off", "chosen by OpenVINO", "pin inference threads to cores"},
+    {"shape_mode", "dynamic|per-shape", "per-shape for bucketed --shape-range, else dynamic",
+     "varying shapes: one dynamic-shape compilation, or one static compilation per distinct shape"}};
 
 DType to_dtype(const ov::element::Type& type, const std::string& tensor) {
   if (type == ov::element::f32) return DType::kFloat32;
@@ -118,14 +120,65 @@ class OpenVinoSession final : public Session {
     }
   }
 
+  // Varying shapes: the model compiled once with its dynamic dimensions, or (shape_mode=per-shape,
+  // OpenVINO's remedy for a few known shapes) once per distinct shape with static dimensions; one
+  // infer request per (slot, set) wrapping that set's buffers, so the timed call is infer() alone.
+  void set_input_sets(const std::vector<std::vector<Tensor>>& sets, int slots, bool few_shapes) override {
+    if (slots < 1 || slots > max_slots()) throw Error("openvino: " + std::to_string(slots) + " request slots requested");
+    const auto mode = option_or(options_.extras, "shape_mode", few_shapes ? "per-shape" : "dynamic");
+    if (mode != "dynamic" && mode != "per-shape")
+      throw Error("--opt shape_mode=" + mode + ": backend 'openvino' expects dynamic or per-shape");
+    input_sets_ = sets;
+    std::map<std::vector<std::vector<std::int64_t>>, std::shared_ptr<ov::CompiledModel>> by_shape;
+    if (mode == "dynamic") by_shape[{}] = std::make_shared<ov::CompiledModel>(compile_model(model_));
+    set_requests_.assign(static_cast<std::size_t>(slots), {});
+    for (auto& set : input_sets_) {
+      std::vector<std::vector<std::int64_t>> shapes;
+      for (const auto& tensor : set) shapes.push_back(tensor.shape);
+      auto& compiled = by_shape[mode == "dynamic" ? decltype(shapes){} : shapes];
+      if (!compiled) {
+        auto model = model_->clone();
+        std::map<std::size_t, ov::PartialShape> static_shapes;
+        for (std::size_t i = 0; i < shapes.size(); ++i) static_shapes[i] = ov::PartialShape(std::vector<ov::Dimension>(shapes[i].begin(), shapes[i].end()));
+        model->reshape(static_shapes);
+        compiled = std::make_shared<ov::CompiledModel>(compile_model(model));
+      }
+      for (auto& requests : set_requests_) {
+        requests.push_back(compiled->create_infer_request());
+        for (std::size_t i = 0; i < set.size(); ++i)
+          requests.back().set_input_tensor(i, ov::Tensor(to_element(set[i].dtype), ov::Shape(set[i].shape.begin(), set[i].shape.end()),
+                                                         set[i].data.data()));
+      }
+    }
+    compiled_ = *by_shape.begin()->second;  // for the effective settings, which every compilation shares
+    set_models_.clear();
+    for (auto& [shape, compiled] : by_shape) set_models_.push_back(compiled);
+    reshaped_to_ = "varying shapes (see shape_mode)";
+    record_effective_settings();
+    settings_.push_back({"shape_mode", option_or(options_.extras, "shape_mode", ""),
+                         mode == "dynamic" ? "one dynamic-shape compilation"
+                                           : "static compilation per shape (" + std::to_string(by_shape.size()) + " shapes)",
+                         true, ""});
+  }
+
+  void run_set(int slot, std::size_t set) override {
+    set_requests_[static_cast<std::size_t>(slot)][set].infer();
+    if (slot == 0) last_set_ = set;
+  }
+
   // One compiled model, one infer request per slot: OpenVINO's own way to serve parallel requests.
   void run(int slot) override { requests_[static_cast<std::size_t>(slot)].infer(); }
   int max_slots() const override { return 1024; }
 
+  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+    overwrite_data(bound_inputs_.at(index), data);  // every infer request's input tensor wraps this buffer
+    return true;
+  }
+
   std::vector<Tensor> outputs() override {
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      const auto out = requests_.at(0).get_output_tensor(i);
+      const auto out = (set_requests_.empty() ? requests_.at(0) : set_requests_.at(0).at(last_set_)).get_output_tensor(i);
       const auto shape = out.get_shape();
       Tensor tensor{outputs_[i].name, to_dtype(out.get_element_type(), outputs_[i].name),
                     std::vector<std::int64_t>(shape.begin(), shape.end()), {}};
@@ -156,6 +209,11 @@ class OpenVinoSession final : public Session {
   }
 
   void compile() {
+    compiled_ = compile_model(model_);
+    record_effective_settings();
+  }
+
+  ov::CompiledModel compile_model(const std::shared_ptr<ov::Model>& model) {
     // Parallel clients get the THROUGHPUT hint sized to them, as benchmark_app does; one client gets LATENCY.
     const auto hint = option_or(options_.extras, "performance_hint", options_.expected_concurrency > 1 ? "throughput" : "latency");
     ov::AnyMap config{ov::hint::performance_mode(parse_hint(hint)),
@@ -167,8 +225,7 @@ class OpenVinoSession final : public Session {
       config.emplace(ov::num_streams(parse_count_option(kName, "streams", streams)));
     if (auto pinning = option_or(options_.extras, "pinning", ""); !pinning.empty())
       config.emplace(ov::hint::enable_cpu_pinning(parse_bool_option(kName, "pinning", pinning)));
-    compiled_ = shared_core().compile_model(model_, "CPU", config);
-    record_effective_settings();
+    return shared_core().compile_model(model, "CPU", config);
   }
 
   void record_effective_settings() {
@@ -201,6 +258,10 @@ class OpenVinoSession final : public Session {
   std::shared_ptr<ov::Model> model_;
   std::optional<ov::CompiledModel> compiled_;
   std::vector<ov::InferRequest> requests_;
+  std::vector<std::vector<Tensor>> input_sets_;                // varying shapes: every input set
+  std::vector<std::shared_ptr<ov::CompiledModel>> set_models_;  // the compilations their requests come from
+  std::vector<std::vector<ov::InferRequest>> set_requests_;    // [slot][set]
+  std::size_t last_set_ = 0;                                   // the set slot 0 ran last
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::string reshaped_to_;

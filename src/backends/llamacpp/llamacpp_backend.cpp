@@ -1,0 +1,283 @@
+// llama.cpp backend: GGUF language models through llama.h, as a Generator whose sequence slots
+// are llama.cpp sequence ids in one context, decoded together in each llama_decode call
+// (continuous batching, as llama-server does). Built from the pinned source in third_party/.
+#include <llama.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+#include "backends/generator.hpp"
+#include "backends/options.hpp"
+#include "backends/plugin.hpp"
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+constexpr const char* kName = "llamacpp";
+
+const std::vector<OptionDoc> kOptions{
+    {"ctx", "N", "prompt + output of the workload", "context tokens per sequence slot (the harness sizes it from the workload)"},
+    {"n_batch", "N", "2048", "most tokens one llama_decode call takes (prefill is chunked to fit, llama-bench's -b)"},
+    {"n_ubatch", "N", "512", "physical micro-batch (llama-bench's -ub)"},
+    {"flash_attn", "auto|on|off", "auto", "flash attention (llama-bench's -fa)"},
+    {"kv_unified", "on|off", "off", "one KV buffer shared by all sequences instead of one per sequence"}};
+
+// llama.cpp logs through one global callback: keep the last error lines so a failed load can say
+// why, and keep the rest off the terminal.
+class LogCapture {
+ public:
+  static LogCapture& instance() {
+    static LogCapture capture;
+    return capture;
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    errors_.clear();
+  }
+  std::string errors() {
+    std::lock_guard lock(mutex_);
+    return errors_;
+  }
+
+ private:
+  LogCapture() {
+    llama_log_set(
+        [](ggml_log_level level, const char* text, void* self) {
+          if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
+          auto& capture = *static_cast<LogCapture*>(self);
+          std::lock_guard lock(capture.mutex_);
+          std::string line = text;
+          while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+          if (line.empty()) return;
+          if (capture.errors_.size() > 2000) capture.errors_.erase(0, capture.errors_.size() - 1000);
+          capture.errors_ += (capture.errors_.empty() ? "" : "; ") + line;
+        },
+        this);
+  }
+  std::mutex mutex_;
+  std::string errors_;
+};
+
+// The GGUF magic is checked first so that a wrong file gets a plain answer, not a loader trace.
+void check_gguf_file(const std::filesystem::path& model) {
+  std::ifstream in(model, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  if (!in || std::memcmp(magic, "GGUF", 4) != 0) throw Error(model.string() + ": not a GGUF file (no GGUF magic at its start)");
+}
+
+std::string model_meta(const llama_model* model, const char* key) {
+  char buffer[256] = {};
+  return llama_model_meta_val_str(model, key, buffer, sizeof buffer) >= 0 ? buffer : "";
+}
+
+llama_flash_attn_type flash_attn_option(const std::string& value) {
+  if (value == "auto") return LLAMA_FLASH_ATTN_TYPE_AUTO;
+  if (value == "on") return LLAMA_FLASH_ATTN_TYPE_ENABLED;
+  if (value == "off") return LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  throw Error(std::string(kName) + ": --opt flash_attn=" + value + ": expected auto, on or off");
+}
+
+struct SlotState {
+  bool active = false;
+  std::vector<TokenId> prompt;
+  std::size_t prefilled = 0;  // prompt tokens already in the KV cache
+  llama_pos n_past = 0;       // positions used in the KV cache
+  TokenId last_token = 0;     // sampled, not yet fed back
+  int generated = 0;
+  int max_new_tokens = 0;
+};
+
+class LlamaCppGenerator final : public Generator {
+ public:
+  LlamaCppGenerator(const std::filesystem::path& path, const SessionOptions& options) {
+    check_option_keys(kName, options.extras, kOptions);
+    check_gguf_file(path);
+    LogCapture::instance().clear();
+    auto model_params = llama_model_default_params();
+    model_params.n_gpu_layers = 0;  // CPU: the device this backend reports
+    model_ = llama_model_load_from_file(path.c_str(), model_params);
+    if (!model_) {
+      const auto why = LogCapture::instance().errors();
+      throw Error("llama.cpp cannot load " + path.string() + ": " + (why.empty() ? "unknown reason" : why));
+    }
+    vocab_ = llama_model_get_vocab(model_);
+    architecture_ = model_meta(model_, "general.architecture");
+
+    slots_.resize(static_cast<std::size_t>(std::max(1, options.expected_concurrency)));
+    auto params = llama_context_default_params();
+    const int ctx_train = llama_model_n_ctx_train(model_);
+    const auto ctx_option = option_or(options.extras, "ctx", "");
+    const int per_sequence = ctx_option.empty() ? ctx_train : parse_count_option(kName, "ctx", ctx_option);
+    if (per_sequence < 1) throw Error(std::string(kName) + ": --opt ctx must be at least 1");
+    params.n_seq_max = static_cast<uint32_t>(slots_.size());
+    params.kv_unified = parse_bool_option(kName, "kv_unified", option_or(options.extras, "kv_unified", "off"));
+    params.n_ctx = static_cast<uint32_t>(per_sequence) * params.n_seq_max;
+    params.n_batch = static_cast<uint32_t>(parse_count_option(kName, "n_batch", option_or(options.extras, "n_batch", "2048")));
+    params.n_ubatch = static_cast<uint32_t>(parse_count_option(kName, "n_ubatch", option_or(options.extras, "n_ubatch", "512")));
+    params.flash_attn_type = flash_attn_option(option_or(options.extras, "flash_attn", "auto"));
+    if (options.intra_op_threads > 0) params.n_threads = params.n_threads_batch = options.intra_op_threads;
+    params.no_perf = true;
+    context_ = llama_init_from_model(model_, params);
+    if (!context_) {
+      const auto why = LogCapture::instance().errors();
+      llama_model_free(model_);
+      throw Error("llama.cpp cannot create a context for " + path.string() + ": " + (why.empty() ? "unknown reason" : why));
+    }
+    batch_capacity_ = static_cast<int>(llama_n_batch(context_));
+    batch_ = llama_batch_init(batch_capacity_, 0, 1);
+    record_settings(options, params, per_sequence, ctx_train);
+  }
+
+  ~LlamaCppGenerator() override {
+    llama_batch_free(batch_);
+    llama_free(context_);
+    llama_model_free(model_);
+  }
+
+  int context_length() const override { return static_cast<int>(llama_n_ctx_seq(context_)); }
+  int vocab_size() const override { return llama_vocab_n_tokens(vocab_); }
+  int max_slots() const override { return static_cast<int>(slots_.size()); }
+
+  std::vector<TokenId> prompt_vocabulary() const override {
+    std::vector<TokenId> tokens;
+    for (TokenId t = 0; t < vocab_size(); ++t)
+      if ((llama_vocab_get_attr(vocab_, t) & LLAMA_TOKEN_ATTR_NORMAL) && !llama_vocab_is_eog(vocab_, t)) tokens.push_back(t);
+    return tokens;
+  }
+
+  void start(int slot, const std::vector<TokenId>& prompt, int max_new_tokens) override {
+    auto& s = slot_at(slot);
+    if (s.active) throw Error("llama.cpp: sequence slot " + std::to_string(slot) + " is busy");
+    if (prompt.empty() || max_new_tokens < 1) throw Error("llama.cpp: a request needs at least one prompt and one output token");
+    if (static_cast<int>(prompt.size()) + max_new_tokens > context_length())
+      throw Error("llama.cpp: prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(max_new_tokens) +
+                  " output tokens exceeds the context of " + std::to_string(context_length()) + " tokens per sequence");
+    s = SlotState{true, prompt, 0, 0, 0, 0, max_new_tokens};
+  }
+
+  void step(const std::function<void(const GeneratedToken&)>& on_token) override {
+    // Decoding slots first, one token each; prefill fills what is left of the batch, chunked.
+    batch_.n_tokens = 0;
+    std::vector<std::pair<int, int>> sampled;  // (slot, batch index of its logits)
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      auto& s = slots_[i];
+      if (!s.active || s.prefilled < s.prompt.size() || s.generated >= s.max_new_tokens) continue;
+      sampled.emplace_back(static_cast<int>(i), batch_.n_tokens);
+      add_token(s.last_token, s.n_past++, static_cast<int>(i), true);
+    }
+    for (std::size_t i = 0; i < slots_.size() && batch_.n_tokens < batch_capacity_; ++i) {
+      auto& s = slots_[i];
+      if (!s.active || s.prefilled == s.prompt.size()) continue;
+      const auto room = static_cast<std::size_t>(batch_capacity_ - batch_.n_tokens);
+      const auto chunk = std::min(room, s.prompt.size() - s.prefilled);
+      for (std::size_t k = 0; k < chunk; ++k) {
+        const bool last_of_prompt = s.prefilled + 1 == s.prompt.size();
+        if (last_of_prompt) sampled.emplace_back(static_cast<int>(i), batch_.n_tokens);
+        add_token(s.prompt[s.prefilled++], s.n_past++, static_cast<int>(i), last_of_prompt);
+      }
+    }
+    if (batch_.n_tokens == 0) return;
+    const int rc = llama_decode(context_, batch_);
+    if (rc == 1) throw Error("llama.cpp: no room in the KV cache for this batch (context " + std::to_string(context_length()) + " per sequence)");
+    if (rc != 0) throw Error("llama.cpp: llama_decode failed with code " + std::to_string(rc) + ": " + LogCapture::instance().errors());
+    const int vocabulary = vocab_size();
+    for (const auto& [slot, index] : sampled) {
+      const float* logits = llama_get_logits_ith(context_, index);
+      const auto token = static_cast<TokenId>(std::max_element(logits, logits + vocabulary) - logits);  // greedy
+      auto& s = slots_[static_cast<std::size_t>(slot)];
+      s.last_token = token;
+      ++s.generated;
+      on_token({slot, token});
+    }
+  }
+
+  void finish(int slot) override {
+    auto& s = slot_at(slot);
+    llama_memory_seq_rm(llama_get_memory(context_), slot, -1, -1);
+    s = SlotState{};
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+
+ private:
+  SlotState& slot_at(int slot) {
+    if (slot < 0 || slot >= max_slots()) throw Error("llama.cpp: no sequence slot " + std::to_string(slot));
+    return slots_[static_cast<std::size_t>(slot)];
+  }
+
+  void add_token(TokenId token, llama_pos position, int sequence, bool wants_logits) {
+    const int i = batch_.n_tokens++;
+    batch_.token[i] = token;
+    batch_.pos[i] = position;
+    batch_.n_seq_id[i] = 1;
+    batch_.seq_id[i][0] = sequence;
+    batch_.logits[i] = wants_logits;
+  }
+
+  void record_settings(const SessionOptions& options, const llama_context_params& params, int per_sequence, int ctx_train) {
+    auto requested = [&](const std::string& key) { return option_or(options.extras, key, ""); };
+    char description[128] = {};
+    llama_model_desc(model_, description, sizeof description);
+    settings_ = {
+        {"intra_op_threads", options.intra_op_threads > 0 ? std::to_string(options.intra_op_threads) : "",
+         std::to_string(llama_n_threads(context_)), true, "n_threads and n_threads_batch"},
+        {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "n/a",
+         options.inter_op_threads == 0, "llama.cpp has one thread pool per context"},
+        {"precision", options.precision, description, false, "weight precision is fixed by the GGUF file (" + std::string(description) + "); the KV cache is F16"},
+        {"architecture", "", architecture_, true, ""},
+        {"sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)), true,
+         "sequences decoded together in one batch"},
+        {"ctx", requested("ctx"), std::to_string(llama_n_ctx_seq(context_)), static_cast<int>(llama_n_ctx_seq(context_)) == per_sequence,
+         "tokens per sequence; the model was trained for " + std::to_string(ctx_train)},
+        {"n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), true, ""},
+        {"n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), true, ""},
+        {"flash_attn", requested("flash_attn"), llama_flash_attn_type_name(params.flash_attn_type), true, ""},
+        {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", true, ""},
+    };
+  }
+
+  llama_model* model_ = nullptr;
+  llama_context* context_ = nullptr;
+  const llama_vocab* vocab_ = nullptr;
+  llama_batch batch_{};
+  int batch_capacity_ = 0;
+  std::string architecture_;
+  std::vector<SlotState> slots_;
+  std::vector<EffectiveSetting> settings_;
+};
+
+class LlamaCppBackend final : public Backend {
+ public:
+  LlamaCppBackend() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      LogCapture::instance();
+      llama_backend_init();
+    });
+  }
+
+  BackendInfo info() const override {
+    return {kName, "llama.cpp", INFERMARK_LLAMACPP_VERSION, {"gguf"}, {"cpu"},
+            "built from source by scripts/setup (" INFERMARK_LLAMACPP_SOURCE "); CPU build without native tuning; " +
+                std::string(llama_print_system_info()),
+            kOptions};
+  }
+
+  std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions&) override {
+    throw Error("llama.cpp runs GGUF language models as generators (" + model.string() +
+                "): use the generation scenario (infermark run MODEL.gguf picks it)");
+  }
+
+  std::unique_ptr<Generator> open_generator(const std::filesystem::path& model, const SessionOptions& options) override {
+    return std::make_unique<LlamaCppGenerator>(model, options);
+  }
+};
+
+}  // namespace
+}  // namespace infermark
+
+INFERMARK_DEFINE_BACKEND(infermark::LlamaCppBackend)

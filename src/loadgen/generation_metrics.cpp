@@ -1,0 +1,52 @@
+#include "loadgen/generation_metrics.hpp"
+
+namespace infermark::loadgen {
+namespace {
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
+
+std::optional<stats::LatencySummary> summary_of(const std::vector<double>& samples) {
+  if (samples.empty()) return std::nullopt;
+  return stats::summarize(samples);
+}
+
+}  // namespace
+
+GenerationMetrics summarize_generation(const GenerationOutcome& outcome) {
+  GenerationMetrics m;
+  m.requests = outcome.requests.size();
+  m.wall_s = outcome.wall_s;
+  m.steps = outcome.steps;
+  std::vector<double> ttft, tpot, itl, e2e;
+  double ttft_s_total = 0, decode_s_total = 0;
+  long long decode_tokens = 0;
+  for (const auto& r : outcome.requests) {
+    if (r.token_ns.empty()) continue;
+    m.prompt_tokens += r.prompt_tokens;
+    m.output_tokens += static_cast<long long>(r.token_ns.size());
+    const auto first = r.token_ns.front(), last = r.token_ns.back();
+    ttft.push_back(ms(first - r.start_ns));
+    e2e.push_back(ms(last - r.start_ns));
+    ttft_s_total += static_cast<double>(first - r.start_ns) * 1e-9;
+    for (std::size_t i = 1; i < r.token_ns.size(); ++i) itl.push_back(ms(r.token_ns[i] - r.token_ns[i - 1]));
+    if (r.token_ns.size() > 1) {
+      const auto tokens = static_cast<long long>(r.token_ns.size()) - 1;
+      tpot.push_back(ms(last - first) / static_cast<double>(tokens));
+      decode_tokens += tokens;
+      decode_s_total += static_cast<double>(last - first) * 1e-9;
+    }
+  }
+  m.ttft_ms = summary_of(ttft);
+  m.tpot_ms = summary_of(tpot);
+  m.itl_ms = summary_of(itl);
+  m.e2e_ms = summary_of(e2e);
+  if (ttft_s_total > 0) m.prefill_tokens_per_s = static_cast<double>(m.prompt_tokens) / ttft_s_total;
+  if (decode_s_total > 0) m.decode_tokens_per_s = static_cast<double>(decode_tokens) / decode_s_total;
+  if (m.wall_s > 0) {
+    m.output_tokens_per_s = static_cast<double>(m.output_tokens) / m.wall_s;
+    m.requests_per_s = static_cast<double>(m.requests) / m.wall_s;
+  }
+  return m;
+}
+
+}  // namespace infermark::loadgen

@@ -1,0 +1,30 @@
+// The serving metrics of an LLM run, from its request records: time to first token, time per
+// output token, inter-token latency, end-to-end latency, and token and request rates.
+#pragma once
+
+#include <optional>
+
+#include "loadgen/generation.hpp"
+#include "stats/latency_summary.hpp"
+
+namespace infermark::loadgen {
+
+struct GenerationMetrics {
+  std::size_t requests = 0;
+  long long prompt_tokens = 0;  // totals over the recorded requests
+  long long output_tokens = 0;
+  double wall_s = 0;
+  int steps = 0;
+  std::optional<stats::LatencySummary> ttft_ms;  // start (queued on a slot) to first output token
+  std::optional<stats::LatencySummary> tpot_ms;  // per request: (last - first token) / (M - 1); M > 1 only
+  std::optional<stats::LatencySummary> itl_ms;   // every gap between consecutive tokens of a request
+  std::optional<stats::LatencySummary> e2e_ms;   // start to last token
+  double prefill_tokens_per_s = 0;  // prompt tokens / time to first token, summed over requests
+  double decode_tokens_per_s = 0;   // per sequence: tokens after the first / time spent producing them
+  double output_tokens_per_s = 0;   // the whole system: every output token / wall time
+  double requests_per_s = 0;
+};
+
+GenerationMetrics summarize_generation(const GenerationOutcome& outcome);
+
+}  // namespace infermark::loadgen

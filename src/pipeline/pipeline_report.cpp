@@ -1,0 +1,220 @@
+#include "pipeline/pipeline_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/core.h>
+
+#include "harness/measure_cell.hpp"
+#include "report/markdown_table.hpp"
+
+namespace infermark::pipeline {
+namespace {
+
+double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
+
+std::optional<stats::LatencySummary> summary_of(const std::vector<double>& samples) {
+  if (samples.empty()) return std::nullopt;
+  return stats::summarize(samples);
+}
+
+nlohmann::json summary_json(const std::optional<stats::LatencySummary>& s) {
+  if (!s) return nullptr;
+  return {{"count", s->count}, {"mean", s->mean}, {"p50", s->at(50).value}, {"p99", s->at(99).value}, {"max", s->max}};
+}
+
+bool pipelined(const std::string& mode) { return mode != "serial"; }
+
+std::string cell(const std::optional<stats::LatencySummary>& s, double p) {
+  return s ? report::format_number(s->at(p).value) : "-";
+}
+
+std::string mean_cell(const std::optional<stats::LatencySummary>& s) { return s ? report::format_number(s->mean) : "-"; }
+
+}  // namespace
+
+ModeFigures figures_of(const ModeOutcome& outcome, std::size_t stage_count) {
+  ModeFigures f;
+  f.mode = outcome.mode;
+  f.rejected = outcome.breaker.is_object() ? outcome.breaker.value("rejected", 0) : 0;
+  std::vector<std::vector<double>> service(stage_count), inference(stage_count), wait(stage_count);
+  f.stages.resize(stage_count);
+  std::int64_t first = 0, last = 0;
+  for (const auto& r : outcome.records) {
+    ++f.admitted;
+    first = f.admitted == 1 ? r.admitted_ns : std::min(first, r.admitted_ns);
+    last = std::max(last, r.completed_ns);
+    const auto ran = r.dropped_at_stage < 0 ? stage_count : static_cast<std::size_t>(r.dropped_at_stage);
+    for (std::size_t k = 0; k < ran; ++k) {
+      const auto& s = r.stamps[k];
+      ++f.stages[k].processed;
+      service[k].push_back(ms(s.sent_ns - s.received_ns));
+      inference[k].push_back(ms(s.finished_ns - s.started_ns));
+      if (k > 0) wait[k].push_back(ms(s.received_ns - r.stamps[k - 1].sent_ns));
+    }
+    if (r.dropped_at_stage >= 0) {
+      ++f.dropped;
+      ++f.stages[static_cast<std::size_t>(r.dropped_at_stage)].dropped_here;
+      continue;
+    }
+    ++f.completed;
+    r.timed_out ? ++f.late : ++f.on_time;
+    f.latency_samples_ms.push_back(ms(r.completed_ns - r.admitted_ns));
+  }
+  for (std::size_t k = 0; k < stage_count; ++k) {
+    f.stages[k].service_ms = summary_of(service[k]);
+    f.stages[k].inference_ms = summary_of(inference[k]);
+    f.stages[k].queue_wait_ms = summary_of(wait[k]);
+  }
+  f.latency_ms = summary_of(f.latency_samples_ms);
+  f.wall_s = static_cast<double>(last - first) * 1e-9;
+  if (f.wall_s > 0) {
+    f.throughput_qps = f.completed / f.wall_s;
+    f.goodput_qps = f.on_time / f.wall_s;
+  }
+  return f;
+}
+
+void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutcome>& outcomes) {
+  const ModeFigures* serial = nullptr;
+  const ModeOutcome* serial_outcome = nullptr;
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    if (figures[i].mode == "serial") {
+      serial = &figures[i];
+      serial_outcome = &outcomes[i];
+    }
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    auto& f = figures[i];
+    const ModeFigures& basis = serial && serial->completed > 0 ? *serial : f;
+    f.predicted_from = basis.mode;
+    double sum = 0, slowest = 0;
+    bool complete = true;
+    for (const auto& s : basis.stages) {
+      if (!s.service_ms) complete = false;
+      const double mean = s.service_ms ? s.service_ms->mean : 0;
+      sum += mean;
+      slowest = std::max(slowest, mean);
+    }
+    if (complete && sum > 0) {
+      f.predicted_latency_ms = sum;
+      f.predicted_qps = 1000.0 / (pipelined(f.mode) ? slowest : sum);
+    }
+    if (!serial_outcome || &outcomes[i] == serial_outcome) continue;
+    const auto& mine = outcomes[i].last_outputs;
+    const auto& theirs = serial_outcome->last_outputs;
+    if (mine.empty() || mine.size() != theirs.size()) continue;
+    double worst = 0;
+    bool comparable = true;
+    for (std::size_t t = 0; t < mine.size(); ++t) {
+      const auto a = to_doubles(mine[t]), b = to_doubles(theirs[t]);
+      if (a.size() != b.size()) comparable = false;
+      for (std::size_t e = 0; comparable && e < a.size(); ++e) worst = std::max(worst, std::abs(a[e] - b[e]));
+    }
+    if (comparable) f.max_abs_diff_vs_serial = worst;
+  }
+}
+
+report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
+                                const ModeFigures& f, const nlohmann::json& environment) {
+  report::RunResult r;
+  r.status = outcome.status;
+  r.error = outcome.error;
+  r.started_at = harness::utc_timestamp();
+  r.isolation = outcome.mode == "processes" ? "worker process per stage" : "in-process";
+  r.model = {spec_file, spec.name, "pipeline", 0, {}, {}};
+  std::string names, frameworks, versions;
+  for (std::size_t k = 0; k < spec.stages.size(); ++k) {
+    const auto sep = k ? std::string("+") : std::string();
+    names += sep + spec.stages[k].backend;
+    if (k < outcome.stages.size()) {
+      const auto& d = outcome.stages[k];
+      frameworks += (k ? " -> " : "") + d.backend.framework;
+      versions += sep + d.backend.version;
+      for (const auto& s : d.effective_settings) r.effective_settings.push_back({d.name + "." + s.key, s.requested, s.effective, s.applied, s.note});
+      r.timing.load_ms += d.load_ms;
+    }
+  }
+  if (!outcome.stages.empty()) {
+    r.model.inputs = outcome.stages.front().inputs;
+    r.model.outputs = outcome.stages.back().outputs;
+  }
+  r.backend.name = names;
+  r.backend.framework = "pipeline: " + frameworks;
+  r.backend.version = versions;
+  r.scenario.name = "pipeline-" + outcome.mode;
+  r.scenario.batch = spec.inputs.batch;
+  r.scenario.warmup_runs = spec.warmup;
+  r.scenario.timed_runs = spec.requests;
+  r.scenario.seed = spec.inputs.seed;
+  r.scenario.parameters = {{"mode", outcome.mode}, {"queue_depth", spec.queue_depth}, {"handoff", spec.handoff},
+                           {"timeout_ms", spec.timeout_ms}, {"load", "closed loop: stage 1 takes the next request as soon as it is free"}};
+  r.latency_ms = f.latency_ms;
+  if (f.latency_ms) {
+    r.percentile_method = "exact";
+    r.samples_ms = f.latency_samples_ms;
+  }
+  r.throughput = {f.wall_s, f.throughput_qps, f.throughput_qps * static_cast<double>(spec.inputs.batch)};
+  r.memory.peak_scope = "not measured for pipelines";
+
+  auto stages = nlohmann::json::array();
+  for (std::size_t k = 0; k < spec.stages.size(); ++k) {
+    nlohmann::json stage = k < outcome.stages.size() ? to_json(outcome.stages[k]) : to_json(spec.stages[k]);
+    const auto& s = f.stages[k];
+    stage["processed"] = s.processed;
+    stage["dropped_here"] = s.dropped_here;
+    stage["service_ms"] = summary_json(s.service_ms);
+    stage["inference_ms"] = summary_json(s.inference_ms);
+    stage["queue_wait_ms"] = summary_json(s.queue_wait_ms);
+    stages.push_back(stage);
+  }
+  const std::string transport = outcome.mode == "serial"    ? "none: one thread runs the stages in turn"
+                                : outcome.mode == "threads" ? "in-process bounded queues; tensors moved, not copied"
+                                                            : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
+  nlohmann::json diff = nullptr;
+  if (f.max_abs_diff_vs_serial) diff = *f.max_abs_diff_vs_serial;
+  r.pipeline = {{"mode", outcome.mode},
+                {"stages", stages},
+                {"handoff", spec.handoff},
+                {"transport", transport},
+                {"queue_depth", spec.queue_depth},
+                {"requests", {{"timed", spec.requests}, {"admitted", f.admitted}, {"completed", f.completed},
+                              {"completed_on_time", f.on_time}, {"completed_late", f.late}, {"dropped", f.dropped},
+                              {"rejected_by_breaker", f.rejected}}},
+                {"timeout_ms", spec.timeout_ms},
+                {"goodput_qps", f.goodput_qps},
+                {"breaker", outcome.breaker},
+                {"prediction", {{"from_mode", f.predicted_from}, {"latency_ms", f.predicted_latency_ms}, {"queries_per_s", f.predicted_qps},
+                                {"rule", pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"}}},
+                {"max_abs_diff_vs_serial", diff}};
+  r.environment = environment;
+  return r;
+}
+
+std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures) {
+  std::vector<report::MarkdownColumn> columns{{"mode"}, {"completed", true}, {"timed out", true}, {"rejected", true},
+                                              {"req/s", true}, {"predicted req/s", true}, {"P50 ms", true}, {"P99 ms", true},
+                                              {"predicted ms", true}, {"max abs diff vs serial", true}};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : figures) {
+    rows.push_back({f.mode, std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
+                    report::format_number(f.throughput_qps), f.predicted_qps > 0 ? report::format_number(f.predicted_qps) : "-",
+                    cell(f.latency_ms, 50), cell(f.latency_ms, 99),
+                    f.predicted_latency_ms > 0 ? report::format_number(f.predicted_latency_ms) : "-",
+                    f.mode == "serial" ? "(reference)" : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial) : "-"});
+  }
+  std::string out = report::markdown_table(columns, rows);
+  std::vector<report::MarkdownColumn> stage_columns{{"mode"}, {"stage"}, {"backend"}, {"service ms (mean)", true},
+                                                    {"inference ms (mean)", true}, {"queue wait ms (mean)", true},
+                                                    {"queue wait ms (P99)", true}, {"dropped here", true}};
+  std::vector<std::vector<std::string>> stage_rows;
+  for (const auto& f : figures)
+    for (std::size_t k = 0; k < f.stages.size(); ++k) {
+      const auto& s = f.stages[k];
+      stage_rows.push_back({f.mode, spec.stages[k].name, spec.stages[k].backend, mean_cell(s.service_ms), mean_cell(s.inference_ms),
+                            k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-", std::to_string(s.dropped_here)});
+    }
+  return out + "\n" + report::markdown_table(stage_columns, stage_rows);
+}
+
+}  // namespace infermark::pipeline

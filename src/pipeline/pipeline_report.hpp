@@ -1,0 +1,48 @@
+// From what each mode's requests did to figures: end-to-end latency and throughput, per-stage
+// service time and queue wait, timeouts and the breaker; the seed's predictions (serial latency
+// = sum of the stages, pipelined throughput = 1 / slowest stage); one RunResult per mode and a
+// table comparing the modes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline_run.hpp"
+#include "report/run_result.hpp"
+
+namespace infermark::pipeline {
+
+struct StageFigures {
+  int processed = 0;       // requests this stage ran
+  int dropped_here = 0;    // requests it found past their deadline
+  std::optional<stats::LatencySummary> service_ms;     // took the request -> outputs fetched
+  std::optional<stats::LatencySummary> inference_ms;   // Session::run alone
+  std::optional<stats::LatencySummary> queue_wait_ms;  // previous stage done -> this one took it
+};
+
+struct ModeFigures {
+  std::string mode;
+  int admitted = 0, completed = 0, on_time = 0, late = 0, dropped = 0, rejected = 0;
+  std::vector<double> latency_samples_ms;  // completed requests, end to end
+  std::optional<stats::LatencySummary> latency_ms;
+  double wall_s = 0, throughput_qps = 0, goodput_qps = 0;  // completed / on-time requests per second
+  std::vector<StageFigures> stages;
+  // The seed's predictions from the stage service means (the serial mode's where it ran).
+  std::string predicted_from;
+  double predicted_latency_ms = 0;  // sum of stage service times
+  double predicted_qps = 0;         // serial: 1 / sum; pipelined: 1 / max
+  std::optional<double> max_abs_diff_vs_serial;  // last outputs against the serial mode's
+};
+
+ModeFigures figures_of(const ModeOutcome& outcome, std::size_t stage_count);
+// Fills predictions and output agreement across modes.
+void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutcome>& outcomes);
+
+report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
+                                const ModeFigures& figures, const nlohmann::json& environment);
+
+// Markdown: one row per mode with throughput, P50/P99 and predictions; then per-stage times.
+std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures);
+
+}  // namespace infermark::pipeline

@@ -1,0 +1,74 @@
+#include "pipeline/pipeline_spec.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "pipeline/pipeline_message.hpp"
+
+namespace infermark::pipeline {
+
+void validate(const PipelineSpec& spec, const std::string& source) {
+  auto fail = [&](const std::string& why) { throw Error(source + ": " + why); };
+  if (spec.stages.size() < 2) fail("a pipeline needs at least two stages (found " + std::to_string(spec.stages.size()) + ")");
+  if (spec.stages.size() > static_cast<std::size_t>(kMaxStages)) fail("at most " + std::to_string(kMaxStages) + " stages");
+  for (const auto& stage : spec.stages) {
+    if (stage.model.empty()) fail("stage '" + stage.name + "' has no model");
+    if (stage.backend.empty()) fail("stage '" + stage.name + "' has no backend");
+  }
+  if (spec.handoff != "direct") fail("handoff '" + spec.handoff + "' is not known (known: direct)");
+  if (spec.modes.empty()) fail("no modes (known: serial, threads, processes)");
+  for (const auto& mode : spec.modes)
+    if (std::find(known_modes().begin(), known_modes().end(), mode) == known_modes().end())
+      fail("mode '" + mode + "' is not known (known: serial, threads, processes)");
+  if (spec.requests < 1) fail("requests must be at least 1");
+  if (spec.warmup < 0) fail("warmup must not be negative");
+  if (spec.queue_depth < 1) fail("queue_depth must be at least 1");
+  if (spec.timeout_ms < 0) fail("timeout_ms must not be negative (0 = no timeout)");
+  if (spec.breaker_after < 0) fail("breaker_after must not be negative (0 = never opens)");
+  if (spec.breaker_cooldown_ms < 0) fail("breaker_cooldown_ms must not be negative");
+  if (spec.inputs.batch < 1) fail("batch must be at least 1");
+}
+
+nlohmann::json to_json(const StageSpec& stage) {
+  return {{"name", stage.name},
+          {"model", stage.model.string()},
+          {"backend", stage.backend},
+          {"intra_op_threads", stage.options.intra_op_threads},
+          {"inter_op_threads", stage.options.inter_op_threads},
+          {"device", stage.options.device},
+          {"precision", stage.options.precision},
+          {"extras", stage.options.extras}};
+}
+
+StageSpec stage_from_json(const nlohmann::json& j) {
+  StageSpec stage;
+  stage.name = j.at("name");
+  stage.model = j.at("model").get<std::string>();
+  stage.backend = j.at("backend");
+  stage.options.intra_op_threads = j.at("intra_op_threads");
+  stage.options.inter_op_threads = j.at("inter_op_threads");
+  stage.options.device = j.at("device");
+  stage.options.precision = j.at("precision");
+  stage.options.extras = j.at("extras").get<std::map<std::string, std::string>>();
+  return stage;
+}
+
+nlohmann::json to_json(const PipelineSpec& spec) {
+  auto stages = nlohmann::json::array();
+  for (const auto& s : spec.stages) stages.push_back(to_json(s));
+  return {{"name", spec.name},
+          {"description", spec.description},
+          {"stages", stages},
+          {"handoff", spec.handoff},
+          {"modes", spec.modes},
+          {"requests", spec.requests},
+          {"warmup", spec.warmup},
+          {"queue_depth", spec.queue_depth},
+          {"timeout_ms", spec.timeout_ms},
+          {"breaker_after", spec.breaker_after},
+          {"breaker_cooldown_ms", spec.breaker_cooldown_ms},
+          {"batch", spec.inputs.batch},
+          {"seed", spec.inputs.seed}};
+}
+
+}  // namespace infermark::pipeline

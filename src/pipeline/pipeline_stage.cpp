@@ -1,0 +1,113 @@
+#include "pipeline/pipeline_stage.hpp"
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "harness/measure_cell.hpp"
+
+namespace infermark::pipeline {
+namespace {
+
+nlohmann::json specs_json(const std::vector<TensorSpec>& specs) {
+  auto out = nlohmann::json::array();
+  for (const auto& s : specs) out.push_back({{"name", s.name}, {"dtype", dtype_name(s.dtype)}, {"shape", s.shape}});
+  return out;
+}
+
+std::vector<TensorSpec> specs_from(const nlohmann::json& j) {
+  std::vector<TensorSpec> specs;
+  for (const auto& s : j) {
+    TensorSpec spec{s.at("name"), parse_dtype(s.at("dtype").get<std::string>()), s.at("shape"), {}};
+    spec.dim_names.assign(spec.shape.size(), "");
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+std::string describe(DType dtype, const std::vector<std::int64_t>& shape) {
+  return std::string(dtype_name(dtype)) + " " + format_shape(shape);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const StageDescription& stage) {
+  auto settings = nlohmann::json::array();
+  for (const auto& s : stage.effective_settings)
+    settings.push_back({{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+  return {{"name", stage.name},
+          {"model", stage.model},
+          {"backend", {{"name", stage.backend.name}, {"framework", stage.backend.framework}, {"version", stage.backend.version}}},
+          {"effective_settings", settings},
+          {"load_ms", stage.load_ms},
+          {"inputs", specs_json(stage.inputs)},
+          {"outputs", specs_json(stage.outputs)},
+          {"input_binding", stage.input_binding}};
+}
+
+StageDescription stage_description_from_json(const nlohmann::json& j) {
+  StageDescription stage;
+  stage.name = j.at("name");
+  stage.model = j.at("model");
+  const auto& b = j.at("backend");
+  stage.backend.name = b.at("name");
+  stage.backend.framework = b.at("framework");
+  stage.backend.version = b.at("version");
+  for (const auto& s : j.at("effective_settings"))
+    stage.effective_settings.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.at("note")});
+  stage.load_ms = j.at("load_ms");
+  stage.inputs = specs_from(j.at("inputs"));
+  stage.outputs = specs_from(j.at("outputs"));
+  stage.input_binding = j.at("input_binding");
+  return stage;
+}
+
+PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const InputRequest& inputs,
+                             std::string previous)
+    : index_(index), previous_(std::move(previous)) {
+  const std::string where = "stage '" + spec.name + "' (" + spec.model.string() + " on " + spec.backend + ")";
+  try {
+    harness::check_model_file(spec.model);
+    backend_ = registry.load(spec.backend);
+    const auto start = mono_now_ns();
+    session_ = (*backend_)->open(spec.model, spec.options);
+    description_.load_ms = static_cast<double>(mono_now_ns() - start) * 1e-6;
+    bound_ = generate_inputs(session_->input_specs(), inputs);
+    session_->set_inputs(bound_, 1);
+    // Whether requests can be fed in place: writing the bound data back must be accepted.
+    in_place_ = !bound_.empty() && session_->overwrite_input(0, {bound_[0].data.data(), bound_[0].data.size()});
+    session_->run(0);  // lazy initialisation happens here, untimed
+    first_outputs_ = session_->outputs();
+  } catch (const std::exception& e) {
+    throw Error(where + ": " + e.what());
+  }
+  description_.name = spec.name;
+  description_.model = spec.model.string();
+  description_.backend = (*backend_)->info();
+  description_.effective_settings = session_->effective_settings();
+  description_.inputs = session_->input_specs();
+  description_.outputs = session_->output_specs();
+  description_.input_binding = index == 0 ? "first stage: bound once" : in_place_ ? "in place" : "rebound per request";
+}
+
+PipelineStage::~PipelineStage() = default;
+
+void PipelineStage::feed(const std::vector<TensorView>& inputs) {
+  if (inputs.size() != bound_.size())
+    throw Error("stage '" + description_.name + "' takes " + std::to_string(bound_.size()) + " inputs but stage '" +
+                previous_ + "' hands over " + std::to_string(inputs.size()) + " outputs (handoff: direct)");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    const auto& bound = bound_[i];
+    if (in.dtype != bound.dtype || in.shape != bound.shape)
+      throw Error("stage '" + description_.name + "': input " + std::to_string(i) + " '" + bound.name + "' is " +
+                  describe(bound.dtype, bound.shape) + " but stage '" + previous_ + "' hands over '" + in.name + "' " +
+                  describe(in.dtype, in.shape) + " (handoff: direct)");
+  }
+  if (in_place_) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, inputs[i].data);
+    return;
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) overwrite_data(bound_[i], inputs[i].data);
+  session_->set_inputs(bound_, 1);
+}
+
+}  // namespace infermark::pipeline

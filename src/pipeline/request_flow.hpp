@@ -1,0 +1,52 @@
+// The per-request steps every mode shares: admitting a request (the circuit breaker decides),
+// running it through one stage (dropping it when its deadline has passed) and collecting it at
+// the end of the pipeline.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "pipeline/circuit_breaker.hpp"
+#include "pipeline/pipeline_spec.hpp"
+#include "pipeline/pipeline_stage.hpp"
+
+namespace infermark::pipeline {
+
+// One timed request as the end of the pipeline saw it.
+struct RequestRecord {
+  std::uint64_t request = 0;
+  std::int64_t admitted_ns = 0;
+  std::int64_t completed_ns = 0;  // last stage done, or the moment it was dropped
+  int dropped_at_stage = -1;
+  bool timed_out = false;         // dropped, or completed after its deadline
+  std::array<StageStamps, kMaxStages> stamps{};
+};
+
+// Request `index` as a ticket for stage 1, or nullopt when the open breaker rejects it. Warm-up
+// requests (index < spec.warmup) bypass the breaker and carry no timeout.
+std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64_t index, CircuitBreaker& breaker);
+
+// Runs `message` through `stage`: stage 1 starts its clock and deadline; a request past its
+// deadline is dropped (not run, its tensors released); otherwise `inputs` (the previous stage's
+// outputs) are fed, `inputs_consumed` is called (a shared-memory slot may then be reused), and
+// inference runs. The message leaves carrying this stage's outputs.
+void process(PipelineStage& stage, PipelineMessage& message, const std::vector<TensorView>& inputs,
+             const std::function<void()>& inputs_consumed = {});
+
+// Gathers finished requests in completion order and tells the breaker their outcome.
+class Collector {
+ public:
+  Collector(const PipelineSpec& spec, CircuitBreaker& breaker) : spec_(spec), breaker_(breaker) {}
+  void complete(PipelineMessage& message);
+  std::vector<RequestRecord>& records() { return records_; }
+  std::vector<Tensor>& last_outputs() { return last_outputs_; }
+
+ private:
+  const PipelineSpec& spec_;
+  CircuitBreaker& breaker_;
+  std::vector<RequestRecord> records_;
+  std::vector<Tensor> last_outputs_;
+};
+
+}  // namespace infermark::pipeline

@@ -1,0 +1,81 @@
+#include "report/generation_table.hpp"
+
+#include <fmt/format.h>
+
+#include "report/comparison_table.hpp"
+#include "report/markdown_table.hpp"
+
+namespace infermark::report {
+namespace {
+
+const std::vector<MarkdownColumn> kColumns{
+    {"backend", false},        {"model", false},         {"threads", true},      {"C", true},
+    {"prompt+output", true},   {"req/s", true},          {"P50 ms", true},       {"P99 ms", true},
+    {"TTFT P50 ms", true},     {"TTFT P99 ms", true},    {"TPOT ms", true},      {"ITL P99 ms", true},
+    {"prefill tok/s", true},   {"decode tok/s", true},   {"output tok/s", true}, {"peak RSS GB", true},
+    {"status", false}};
+
+// A percentile of one of the generation section's summaries, or "-".
+std::string percentile(const nlohmann::json& generation, const char* metric, double p) {
+  if (!generation.contains(metric) || generation[metric].is_null()) return "-";
+  return format_number(latency_from(generation[metric]).at(p).value);
+}
+
+std::string mean_of(const nlohmann::json& generation, const char* metric) {
+  if (!generation.contains(metric) || generation[metric].is_null()) return "-";
+  return format_number(latency_from(generation[metric]).mean);
+}
+
+std::string rate(const nlohmann::json& generation, const char* key) {
+  return generation.contains(key) ? format_number(generation[key].get<double>()) : "-";
+}
+
+std::string lengths(const RunResult& r) {
+  const auto& p = r.scenario.parameters;
+  auto length = [&](const char* mean, const char* stddev) {
+    const double m = p.value(mean, 0.0), s = p.value(stddev, 0.0);
+    return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m);
+  };
+  return length("prompt_tokens", "prompt_tokens_stddev") + "+" + length("output_tokens", "output_tokens_stddev");
+}
+
+std::vector<std::string> row_for(const RunResult& r) {
+  const auto threads = effective_setting(r, "intra_op_threads");
+  std::vector<std::string> row{r.backend.name, r.model.name, threads.empty() ? "-" : threads,
+                               std::to_string(r.scenario.parameters.value("concurrency", 1)), lengths(r)};
+  const auto& g = r.generation;
+  if (g.is_object() && r.latency_ms) {
+    row.push_back(rate(g, "requests_per_s"));
+    row.push_back(format_number(r.latency_ms->at(50).value));
+    row.push_back(format_number(r.latency_ms->at(99).value));
+    row.push_back(percentile(g, "ttft_ms", 50));
+    row.push_back(percentile(g, "ttft_ms", 99));
+    row.push_back(mean_of(g, "tpot_ms"));
+    row.push_back(percentile(g, "itl_ms", 99));
+    row.push_back(rate(g, "prefill_tokens_per_s"));
+    row.push_back(rate(g, "decode_tokens_per_s"));
+    row.push_back(rate(g, "output_tokens_per_s"));
+  } else {
+    row.insert(row.end(), 10, "-");
+  }
+  row.push_back(r.memory.peak_rss_mb > 0 ? fmt::format("{:.2f}", r.memory.peak_rss_mb / 1024) : "-");
+  row.push_back(r.status);
+  return row;
+}
+
+}  // namespace
+
+bool is_generation_result(const RunResult& result) { return result.scenario.name == "generation"; }
+
+std::string generation_table(const std::vector<RunResult>& results) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) rows.push_back(row_for(r));
+  std::string table = markdown_table(kColumns, rows);
+  for (const auto& r : results)
+    if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
+  table += "  TTFT: queued on a sequence slot to first token; TPOT: mean time per output token after the first;\n"
+           "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n";
+  return table;
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,138 @@
+// `infermark pipeline`: serial and pipelined modes on a real two-stage split of tiny_cnn, checked
+// for counts and for outputs (every mode computes what the whole model computes), plus the
+// per-request timeout with its circuit breaker and a handoff that cannot work.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/npy.hpp"
+#include "e2e/cli_test_support.hpp"
+#include "report/run_result.hpp"
+
+namespace {
+
+using namespace infermark::testing;
+namespace report = infermark::report;
+
+class Pipeline : public CliTest {
+ protected:
+  void SetUp() override { prepare({"onnxruntime"}, "infermark_pipeline_"); }
+
+  fs::path pipeline_file(const std::string& second_model, const std::string& second_backend, const std::string& extra) {
+    const auto path = dir_ / "pipeline.yaml";
+    std::ofstream(path) << "name: tiny\npipeline:\n  stages:\n"
+                        << "    - {name: encoder, model: " << (kModels / "tiny_encoder.onnx").string() << ", backend: onnxruntime, threads: 1}\n"
+                        << "    - {name: head, model: " << (kModels / second_model).string() << ", backend: " << second_backend << ", threads: 1}\n"
+                        << extra;
+    return path;
+  }
+  report::RunResult result(const std::string& mode) {
+    return report::read_run_result((dir_ / "results" / "pipeline-tiny" / ("tiny." + mode + ".json")).string());
+  }
+  std::vector<double> logits(const report::RunResult& r) {
+    return infermark::to_doubles(infermark::read_npy(fs::path(r.outputs_dir) / "logits.npy", "logits"));
+  }
+};
+
+}  // namespace
+
+TEST_F(Pipeline, EveryModeCompletesEveryRequestAndComputesTheWholeModel) {
+  const auto file = pipeline_file("tiny_head.onnx", "onnxruntime", "modes: [serial, threads, processes]\nrequests: 30\nwarmup: 2\n");
+  const auto r = infermark("pipeline " + file.string() + " --out " + (dir_ / "results").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("predicted req/s"), std::string::npos) << r.out;
+
+  // The whole network on the same seeded input: the reference the split must reproduce.
+  const auto whole = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime --runs 3 --warmup 0 --out " +
+                               (dir_ / "whole").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  std::vector<double> expected;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "whole"))
+    if (entry.path().filename() == "logits.npy") expected = infermark::to_doubles(infermark::read_npy(entry.path(), "logits"));
+  ASSERT_EQ(expected.size(), 10u);
+
+  for (const std::string mode : {"serial", "threads", "processes"}) {
+    const auto res = result(mode);
+    ASSERT_EQ(res.status, "ok") << mode << ": " << res.error;
+    EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
+    const auto& counts = res.pipeline.at("requests");
+    EXPECT_EQ(counts.at("completed"), 30) << mode;
+    EXPECT_EQ(counts.at("dropped"), 0) << mode;
+    EXPECT_EQ(res.samples_ms.size(), 30u) << mode;
+    EXPECT_GT(res.throughput.queries_per_s, 0) << mode;
+    const auto& stages = res.pipeline.at("stages");
+    ASSERT_EQ(stages.size(), 2u);
+    EXPECT_EQ(stages[0].at("processed"), 30);
+    EXPECT_EQ(stages[1].at("input_binding"), "in place");  // ONNX Runtime overwrites the bound input
+    EXPECT_EQ(stages[1].at("backend").at("name"), "onnxruntime");
+    if (mode != "serial") {
+      EXPECT_EQ(res.pipeline.at("max_abs_diff_vs_serial"), 0.0) << mode;
+    }
+    const auto got = logits(res);
+    ASSERT_EQ(got.size(), expected.size()) << mode;
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-4) << mode << " logit " << i;
+  }
+}
+
+TEST_F(Pipeline, MixedFrameworksHandOverThroughSharedMemory) {
+  if (!infermark::BackendRegistry{INFERMARK_PLUGIN_DIR}.is_available("openvino")) GTEST_SKIP() << "openvino is not built";
+  const auto file = pipeline_file("tiny_head.onnx", "openvino", "modes: [serial, processes]\nrequests: 20\nwarmup: 2\n");
+  const auto r = infermark("pipeline " + file.string() + " --out " + (dir_ / "results").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto res = result("processes");
+  EXPECT_EQ(res.isolation, "worker process per stage");
+  EXPECT_EQ(res.backend.name, "onnxruntime+openvino");
+  EXPECT_EQ(res.pipeline.at("requests").at("completed"), 20);
+  EXPECT_LT(res.pipeline.at("max_abs_diff_vs_serial").get<double>(), 1e-4);
+}
+
+TEST_F(Pipeline, RequestsOverTheTimeoutAreCountedAndTheBreakerOpens) {
+  // 1 microsecond: every request is past its deadline when it reaches the head.
+  const auto file = pipeline_file("tiny_head.onnx", "onnxruntime",
+                                  "modes: [serial, threads]\nrequests: 20\nwarmup: 1\ntimeout_ms: 0.001\nbreaker_after: 3\n"
+                                  "breaker_cooldown_ms: 600000\n");
+  const auto r = infermark("pipeline " + file.string() + " --out " + (dir_ / "results").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("opened 1 time(s)"), std::string::npos) << r.out;
+  for (const std::string mode : {"serial", "threads"}) {
+    const auto res = result(mode);
+    const auto& counts = res.pipeline.at("requests");
+    EXPECT_EQ(counts.at("completed"), 0) << mode;
+    EXPECT_GE(counts.at("dropped").get<int>(), 3) << mode;
+    EXPECT_EQ(counts.at("dropped").get<int>() + counts.at("rejected_by_breaker").get<int>(), 20) << mode;
+    EXPECT_EQ(res.pipeline.at("stages")[1].at("dropped_here"), counts.at("dropped"));
+    const auto& breaker = res.pipeline.at("breaker");
+    EXPECT_EQ(breaker.at("times_opened"), 1) << mode;
+    EXPECT_EQ(breaker.at("final_state"), "open") << mode;
+  }
+  EXPECT_EQ(result("serial").pipeline.at("requests").at("dropped"), 3);  // one at a time: exactly the trip count
+}
+
+TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
+  // tiny_cnn takes a 1x3x32x32 image, not the encoder's 1x16 features.
+  const auto file = pipeline_file("tiny_cnn.onnx", "onnxruntime", "modes: [threads, processes]\nrequests: 5\n");
+  const auto r = infermark("pipeline " + file.string() + " --out " + (dir_ / "results").string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  for (const std::string mode : {"threads", "processes"}) {
+    const auto res = result(mode);
+    EXPECT_EQ(res.status, "failed") << mode;
+    EXPECT_NE(res.error.find("stage 'head'"), std::string::npos) << mode << ": " << res.error;
+    EXPECT_NE(res.error.find("stage 'encoder'"), std::string::npos) << mode << ": " << res.error;
+  }
+}
+
+TEST_F(Pipeline, BadPipelineFilesAreRefusedWithTheCause) {
+  auto write = [&](const std::string& text) {
+    std::ofstream(dir_ / "bad.yaml") << text;
+    return infermark("pipeline " + (dir_ / "bad.yaml").string() + " --out " + (dir_ / "results").string());
+  };
+  auto r = write("name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("at least two stages"), std::string::npos) << r.err;
+  r = write("name: x\nmodes: [serial, warp]\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  EXPECT_NE(r.err.find("mode 'warp'"), std::string::npos) << r.err;
+  r = write("name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: nosuch}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  r = write("name: x\nqueue_depth: 0\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  EXPECT_NE(r.err.find("queue_depth"), std::string::npos) << r.err;
+}

@@ -1,0 +1,207 @@
+// llama.cpp (built by scripts/setup) on the tiny random-weights Llama GGUF the zoo exports:
+// generation through sequence slots, continuous batching, and its errors on bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "backends/generator.hpp"
+#include "backends/registry.hpp"
+#include "core/error.hpp"
+#include "harness/measure_cell.hpp"
+
+namespace infermark {
+namespace {
+
+const std::filesystem::path kModels = INFERMARK_MODELS_DIR;
+const std::filesystem::path kTinyLlama = kModels / "llama_tiny.gguf";
+
+class LlamaCppBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!registry().is_available("llamacpp")) GTEST_SKIP() << "llamacpp is not built in this configuration";
+  }
+  static const BackendRegistry& registry() {
+    static BackendRegistry r{INFERMARK_PLUGIN_DIR};
+    return r;
+  }
+  static Backend& backend() {
+    static auto loaded = registry().load("llamacpp");
+    return **loaded;
+  }
+  static std::unique_ptr<Generator> open(int slots, int ctx = 128) {
+    SessionOptions options;
+    options.intra_op_threads = 1;
+    options.expected_concurrency = slots;
+    options.extras["ctx"] = std::to_string(ctx);
+    return backend().open_generator(kTinyLlama, options);
+  }
+  // Greedy tokens for `prompt` on `slot`, stepping until `count` tokens came back.
+  static std::vector<TokenId> generate(Generator& generator, int slot, const std::vector<TokenId>& prompt, int count) {
+    std::vector<TokenId> out;
+    generator.start(slot, prompt, count);
+    while (static_cast<int>(out.size()) < count)
+      generator.step([&](const GeneratedToken& t) {
+        if (t.slot == slot) out.push_back(t.token);
+      });
+    generator.finish(slot);
+    return out;
+  }
+  static std::filesystem::path scratch(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() / "infermark-llamacpp-test";
+    std::filesystem::create_directories(dir);
+    return dir / name;
+  }
+  static std::string open_error(const std::filesystem::path& model) {
+    try {
+      backend().open_generator(model, SessionOptions{});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(LlamaCppBackendTest, ReportsTheModelAndItsSettings) {
+  const auto generator = open(4, 96);
+  EXPECT_EQ(generator->vocab_size(), 512);  // the tiny export's vocabulary
+  EXPECT_EQ(generator->context_length(), 96);
+  EXPECT_EQ(generator->max_slots(), 4);
+  const auto vocabulary = generator->prompt_vocabulary();
+  EXPECT_GT(vocabulary.size(), 100u);
+  EXPECT_LT(vocabulary.size(), 512u);  // control and byte tokens are left out
+  std::map<std::string, EffectiveSetting> settings;
+  for (const auto& s : generator->effective_settings()) settings[s.key] = s;
+  EXPECT_EQ(settings.at("intra_op_threads").effective, "1");
+  EXPECT_EQ(settings.at("sequence_slots").effective, "4");
+  EXPECT_EQ(settings.at("architecture").effective, "llama");
+  EXPECT_FALSE(settings.at("precision").applied);  // the GGUF file fixes the weights' precision
+}
+
+TEST_F(LlamaCppBackendTest, GreedyDecodingIsRepeatableAndAFreedSlotStartsClean) {
+  const auto generator = open(1);
+  const auto vocabulary = generator->prompt_vocabulary();
+  const std::vector<TokenId> prompt(vocabulary.begin(), vocabulary.begin() + 20);
+  const auto first = generate(*generator, 0, prompt, 12);
+  const auto second = generate(*generator, 0, prompt, 12);  // same slot, after finish()
+  ASSERT_EQ(first.size(), 12u);
+  EXPECT_EQ(first, second);
+  for (auto token : first) EXPECT_TRUE(token >= 0 && token < 512);
+}
+
+TEST_F(LlamaCppBackendTest, SequencesBatchedTogetherDecodeAsTheyDoAlone) {
+  const auto generator = open(2);
+  const auto vocabulary = generator->prompt_vocabulary();
+  const std::vector<TokenId> a(vocabulary.begin(), vocabulary.begin() + 16);
+  const std::vector<TokenId> b(vocabulary.begin() + 30, vocabulary.begin() + 40);
+  const auto alone_a = generate(*generator, 0, a, 8);
+  const auto alone_b = generate(*generator, 1, b, 8);
+  // Both in flight at once; b joins one step after a started (continuous batching).
+  std::vector<TokenId> together_a, together_b;
+  int steps = 0;
+  generator->start(0, a, 8);
+  auto collect = [&](const GeneratedToken& t) { (t.slot == 0 ? together_a : together_b).push_back(t.token); };
+  generator->step(collect);
+  ++steps;
+  generator->start(1, b, 8);
+  while (together_a.size() < 8 || together_b.size() < 8) {
+    generator->step(collect);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 9);  // a's 8 tokens overlap b's, not one after the other (16)
+  EXPECT_EQ(together_a, alone_a);
+  EXPECT_EQ(together_b, alone_b);
+  EXPECT_THROW(generator->start(0, a, 4), Error);  // still busy until finish()
+  generator->finish(0);
+  generator->finish(1);
+}
+
+TEST_F(LlamaCppBackendTest, RefusesAPromptLongerThanTheContext) {
+  const auto generator = open(1, 64);
+  const std::vector<TokenId> prompt(60, generator->prompt_vocabulary().front());
+  try {
+    generator->start(0, prompt, 10);
+    FAIL() << "a 70-token request fit a 64-token context";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the context of 64 tokens"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LlamaCppBackendTest, NamesTheFileAndCauseOfABadModel) {
+  const auto text = scratch("not_a_model.gguf");
+  std::ofstream(text) << "this is not a GGUF file\n";
+  auto message = open_error(text);
+  EXPECT_NE(message.find("not_a_model.gguf"), std::string::npos) << message;
+  EXPECT_NE(message.find("not a GGUF file"), std::string::npos) << message;
+
+  const auto truncated = scratch("truncated.gguf");
+  {
+    std::ifstream in(kTinyLlama, std::ios::binary);
+    std::vector<char> head(4096);
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(truncated, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+  }
+  message = open_error(truncated);
+  EXPECT_NE(message.find("truncated.gguf"), std::string::npos) << message;
+  EXPECT_NE(message.find("llama.cpp cannot load"), std::string::npos) << message;
+
+  // A well-formed GGUF (v3: magic, version, tensor count, one key) of an architecture llama.cpp lacks.
+  const auto alien = scratch("alien_arch.gguf");
+  {
+    std::ofstream out(alien, std::ios::binary);
+    auto u32 = [&](std::uint32_t v) { out.write(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { out.write(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& s) {
+      u64(s.size());
+      out.write(s.data(), static_cast<std::streamsize>(s.size()));
+    };
+    out.write("GGUF", 4);
+    u32(3);
+    u64(0);
+    u64(1);
+    str("general.architecture");
+    u32(8);  // GGUF_TYPE_STRING
+    str("no-such-architecture");
+  }
+  message = open_error(alien);
+  EXPECT_NE(message.find("alien_arch.gguf"), std::string::npos) << message;
+  EXPECT_NE(message.find("no-such-architecture"), std::string::npos) << message;
+}
+
+TEST_F(LlamaCppBackendTest, TensorSessionsAreRefusedWithAPointerToGeneration) {
+  try {
+    backend().open(kTinyLlama, SessionOptions{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("generation"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
+  harness::CellRequest cell;
+  cell.backend = "llamacpp";
+  cell.model = kTinyLlama;
+  cell.options.intra_op_threads = 1;
+  cell.scenario.name = "generation";
+  cell.scenario.concurrency = 3;
+  cell.scenario.warmup_queries = 2;
+  cell.scenario.max_queries = 7;
+  cell.scenario.prompt_tokens = 24;
+  cell.scenario.output_tokens = 6;
+  const auto result = harness::measure_cell(registry(), cell);
+  ASSERT_EQ(result.status, "ok") << result.error;
+  const auto& g = result.generation;
+  EXPECT_EQ(g.at("requests"), 7);
+  EXPECT_EQ(g.at("output_tokens").at("total"), 42);
+  EXPECT_EQ(g.at("prompt_tokens").at("total"), 7 * 24);
+  EXPECT_EQ(g.at("concurrency"), 3);
+  EXPECT_EQ(g.at("ttft_ms").at("count"), 7);
+  EXPECT_EQ(g.at("itl_ms").at("count"), 7 * 5);
+  EXPECT_GT(g.at("decode_tokens_per_s").get<double>(), 0);
+  ASSERT_TRUE(result.latency_ms.has_value());
+  EXPECT_EQ(result.latency_ms->count, 7u);
+  EXPECT_LE(g.at("ttft_ms").at("max").get<double>(), result.latency_ms->max);  // first token before the last
+}
+
+}  // namespace
+}  // namespace infermark

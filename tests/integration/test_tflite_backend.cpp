@@ -1,0 +1,170 @@
+// The tflite backend on LiteRT's real interpreter (ai-edge-litert, installed by scripts/setup) and a
+// real .tflite model: tiny_cnn_tflite.tflite carries tiny_cnn.onnx's weights, so ONNX Runtime on
+// the ONNX original must compute the same function.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "backends/registry.hpp"
+#include "core/error.hpp"
+#include "core/input_generator.hpp"
+
+namespace infermark {
+namespace {
+
+const std::filesystem::path kModels = INFERMARK_MODELS_DIR;
+const std::filesystem::path kTinyTflite = kModels / "tiny_cnn_tflite.tflite";
+
+class TfliteBackendTest : public ::testing::Test {
+ protected:
+  static const BackendRegistry& registry() {
+    static BackendRegistry r{INFERMARK_PLUGIN_DIR};
+    return r;
+  }
+  static Backend& load(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
+    auto& slot = loaded[name];
+    if (!slot) slot = registry().load(name);
+    return **slot;
+  }
+  void SetUp() override {
+    if (!registry().is_available("tflite")) GTEST_SKIP() << "tflite is not built in this configuration";
+  }
+  static Backend& tflite() { return load("tflite"); }
+
+  static SessionOptions with_xnnpack(const std::string& value, int threads = 0) {
+    SessionOptions options;
+    options.intra_op_threads = threads;
+    options.extras["xnnpack"] = value;
+    return options;
+  }
+
+  // Batch-4 seeded inputs for tiny_cnn's spec; the same tensors feed every framework.
+  static std::vector<Tensor> tiny_inputs(const Session& session) {
+    InputRequest request;
+    request.batch = 4;
+    return generate_inputs(session.input_specs(), request);
+  }
+
+  static std::vector<Tensor> infer(Session& session, const std::vector<Tensor>& inputs, int slots = 1) {
+    session.set_inputs(inputs, slots);
+    for (int slot = 0; slot < slots; ++slot) session.run(slot);
+    return session.outputs();
+  }
+
+  static double max_abs_difference(const Tensor& a, const Tensor& b) {
+    EXPECT_EQ(a.shape, b.shape);
+    double worst = 0;
+    for (std::size_t i = 0; i < std::min(a.element_count(), b.element_count()); ++i)
+      worst = std::max(worst, static_cast<double>(std::fabs(a.as<float>()[i] - b.as<float>()[i])));
+    return worst;
+  }
+
+  static EffectiveSetting setting(const Session& session, const std::string& key) {
+    for (const auto& s : session.effective_settings())
+      if (s.key == key) return s;
+    ADD_FAILURE() << "no effective setting " << key;
+    return {};
+  }
+};
+
+TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
+  const auto info = tflite().info();
+  EXPECT_EQ(info.name, "tflite");
+  EXPECT_EQ(info.formats, std::vector<std::string>{"tflite"});
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(info.version.at(0)))) << info.version;
+  EXPECT_NE(info.notes.find("ai-edge-litert"), std::string::npos) << info.notes;
+  EXPECT_NE(info.notes.find("Python API"), std::string::npos) << info.notes;
+}
+
+TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
+  auto session = tflite().open(kTinyTflite, {});
+  ASSERT_EQ(session->input_specs().size(), 1u);
+  EXPECT_EQ(session->input_specs()[0].name, "input");
+  EXPECT_EQ(session->input_specs()[0].dtype, DType::kFloat32);
+  EXPECT_EQ(session->input_specs()[0].shape, (std::vector<std::int64_t>{kDynamicDim, 3, 32, 32}));
+  ASSERT_EQ(session->output_specs().size(), 1u);
+  EXPECT_EQ(session->output_specs()[0].name, "logits");
+}
+
+TEST_F(TfliteBackendTest, AgreesWithOnnxRuntimeOnTheSameWeights) {
+  if (!registry().is_available("onnxruntime")) GTEST_SKIP() << "onnxruntime is not built in this configuration";
+  auto session = tflite().open(kTinyTflite, {});
+  const auto inputs = tiny_inputs(*session);
+  const auto actual = infer(*session, inputs);
+  auto reference = load("onnxruntime").open(kModels / "tiny_cnn.onnx", {});
+  const auto expected = infer(*reference, inputs);
+  ASSERT_EQ(actual.at(0).shape, (std::vector<std::int64_t>{4, 10}));
+  EXPECT_LT(max_abs_difference(actual.at(0), expected.at(0)), 1e-4);
+}
+
+TEST_F(TfliteBackendTest, XnnpackOnAndOffBothRunAgreeAndAreReportedAsApplied) {
+  auto on = tflite().open(kTinyTflite, with_xnnpack("on"));
+  auto off = tflite().open(kTinyTflite, with_xnnpack("off"));
+  const auto inputs = tiny_inputs(*on);
+  EXPECT_LT(max_abs_difference(infer(*on, inputs).at(0), infer(*off, inputs).at(0)), 1e-4);
+
+  const auto xnnpack_on = setting(*on, "xnnpack");
+  EXPECT_TRUE(xnnpack_on.applied) << xnnpack_on.note;
+  EXPECT_EQ(xnnpack_on.effective.rfind("on (", 0), 0u) << xnnpack_on.effective;
+  const auto xnnpack_off = setting(*off, "xnnpack");
+  EXPECT_TRUE(xnnpack_off.applied);
+  EXPECT_EQ(xnnpack_off.effective, "off");
+}
+
+TEST_F(TfliteBackendTest, AppliesThreadsAndSaysEveryResultGoesThroughPython) {
+  auto session = tflite().open(kTinyTflite, with_xnnpack("on", 2));
+  const auto threads = setting(*session, "intra_op_threads");
+  EXPECT_EQ(threads.requested, "2");
+  EXPECT_EQ(threads.effective, "2");
+  EXPECT_TRUE(threads.applied);
+  EXPECT_NE(setting(*session, "runtime_api").effective.find("Python"), std::string::npos);
+}
+
+// Slots are separate interpreters, run concurrently as the harness's concurrent clients do.
+TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
+  auto single = tflite().open(kTinyTflite, {});
+  const auto inputs = tiny_inputs(*single);
+  const auto expected = infer(*single, inputs);
+  auto session = tflite().open(kTinyTflite, {});
+  session->set_inputs(inputs, 3);
+  std::vector<std::thread> clients;
+  for (int slot = 0; slot < 3; ++slot)
+    clients.emplace_back([&session, slot] {
+      for (int i = 0; i < 5; ++i) session->run(slot);
+    });
+  for (auto& client : clients) client.join();
+  EXPECT_LT(max_abs_difference(session->outputs().at(0), expected.at(0)), 1e-6);
+}
+
+TEST_F(TfliteBackendTest, ABadFileIsAnErrorNamingTheFileAndTheBackend) {
+  const auto path = std::filesystem::temp_directory_path() / "infermark_not_a_model.tflite";
+  std::ofstream(path) << "this is not a TFLite flatbuffer";
+  try {
+    tflite().open(path, {});
+    FAIL() << "opened a file that is not a model";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("'tflite'"), std::string::npos) << message;
+    EXPECT_NE(message.find("Flatbuffer"), std::string::npos) << message;
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_F(TfliteBackendTest, AMissingFileAndAnUnknownOptionValueAreErrors) {
+  EXPECT_THROW(tflite().open(kModels / "no_such_model.tflite", {}), Error);
+  try {
+    tflite().open(kTinyTflite, with_xnnpack("sometimes"));
+    FAIL() << "accepted xnnpack=sometimes";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("xnnpack"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace infermark

@@ -1,0 +1,81 @@
+"""The zoo's catalog: every model it can build, the formats and precisions it offers for each,
+the exporter that writes them, and what that exporter needs installed. Standard library only,
+so that `infermark zoo list` and cached builds answer in well under a second."""
+import dataclasses
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+VENV_PYTHON = pathlib.Path(sys.executable)
+TFLITE_PYTHON = ROOT / "third_party" / "tflite" / "export-venv" / "bin" / "python"
+LLAMA_QUANTIZE = ROOT / "third_party" / "llama.cpp" / "install" / "bin" / "llama-quantize"
+
+FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf")
+PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0")
+ALL_THREE = ("fp32", "fp16", "int8")
+TORCH_DEFINED = {"onnx": ALL_THREE, "torchscript": ("fp32",), "openvino-ir": ALL_THREE}
+CARRIED_ONNX = {"onnx": ALL_THREE, "openvino-ir": ALL_THREE}
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    summary: str
+    weights: str
+    stems: tuple                  # the file stems it writes (<stem>.onnx, <stem>_int8.onnx, ...)
+    script: str                   # exporter in tools/zoo
+    offers: dict                  # format -> precisions
+    base_precision: str = "fp32"  # the precision whose files carry no suffix
+    fixed_args: tuple = ()
+    python: pathlib.Path = VENV_PYTHON  # runs the exporter
+    on_demand: bool = True        # False: scripts/setup builds it for the tests
+
+    def stem(self, stem: str, precision: str) -> str:
+        return stem if precision == self.base_precision else f"{stem}_{precision}"
+
+    def exporter_args(self, formats: list, precisions: list) -> list:
+        """The exporter's command-line arguments for building these formats and precisions."""
+        if self.script == "export_llama_gguf.py":
+            quantized = [p for p in precisions if p in ("q8_0", "q4_0")]
+            return list(self.fixed_args) + (["--quantize", *quantized] if quantized else [])
+        if self.script == "export_tflite.py":
+            return list(self.fixed_args)
+        return list(self.fixed_args) + ["--formats", *formats, "--precisions", *precisions]
+
+    def missing_tool(self, fmt: str, precisions=None) -> str:
+        """Why no installed tool can produce `fmt` (in `precisions`, default all offered) for this
+        model, or "" when one can."""
+        precisions = self.offers[fmt] if precisions is None else precisions
+        if fmt == "tflite" and not TFLITE_PYTHON.exists():
+            return ("TensorFlow's TFLite converter is not installed (scripts/setup installs it on request into "
+                    "third_party/tflite/export-venv; see docs/backends.md)")
+        if fmt == "gguf" and any(p != self.base_precision for p in precisions) and not LLAMA_QUANTIZE.exists():
+            return "llama.cpp's llama-quantize is not built (scripts/setup builds it into third_party/llama.cpp)"
+        return ""
+
+
+def _llama(size: str, summary: str, base: str, on_demand: bool) -> Entry:
+    return Entry(f"llama-{size}", summary, "random (seed 0), not pretrained; llama.cpp's own quantiser for Q8_0/Q4_0",
+                 (f"llama_{size}",), "export_llama_gguf.py", {"gguf": (base, "q8_0", "q4_0")}, base_precision=base,
+                 fixed_args=("--size", size), on_demand=on_demand)
+
+
+CATALOG = {e.name: e for e in [
+    Entry("resnet50", "torchvision ResNet-50, 224x224 image classifier", "random (seed 0), not pretrained",
+          ("resnet50",), "export_resnet50.py", TORCH_DEFINED, on_demand=False),
+    Entry("bert-base", "BERT-base (transformers BertModel), 12 layers, 768 hidden, sequence 128 (dynamic to 512)",
+          "random (seed 0), not pretrained", ("bert_base",), "export_bert.py", TORCH_DEFINED),
+    Entry("clip-vit-b32", "CLIP ViT-B/32 (transformers CLIPModel): image encoder 224x224 and text encoder, 512-d embeddings",
+          "random (seed 0), not pretrained", ("clip_vit_b32_image", "clip_vit_b32_text"), "export_clip.py", TORCH_DEFINED),
+    Entry("ocr", "PP-OCRv4 text detection and recognition (the models RapidOCR runs)",
+          "pretrained, carried by PyPI rapidocr-onnxruntime", ("ocr_det", "ocr_rec"), "export_ocr.py", CARRIED_ONNX),
+    Entry("tinynet", "the tests' 2-conv image classifier (3x32x32), seconds to build", "random (seed 7)",
+          ("tinynet",), "export_tinynet.py", TORCH_DEFINED),
+    Entry("resnet50-keras", "Keras ResNet50 converted by TensorFlow's TFLiteConverter (the TFLite helper's exporter)",
+          "random (Keras, seed 7); not torchvision's weights", ("resnet50_keras",), "export_tflite.py",
+          {"tflite": ("fp32",)}, fixed_args=("--model", "resnet50", "--tensorflow-python", str(TFLITE_PYTHON))),
+    _llama("tiny", "Llama-architecture decoder, 2 layers, 64 hidden (~0.15M params) for tests", "fp32", False),
+    _llama("small", "Llama-architecture decoder, 8 layers, 512 hidden (~60M params)", "fp16", True),
+    _llama("medium", "Llama-architecture decoder, 32 layers, 1024 hidden (~0.48B params), about 1 GB", "fp16", True),
+]}
