@@ -169,7 +169,10 @@ std::string search_summary(const std::vector<LoadedResult>& ran, std::size_t mat
     all.push_back(i);
   }
   std::string out = fmt::format("### Guided search: highest throughput with P99 <= {:g} ms\n\n", p99_target_ms);
-  out += fmt::format("Ran {} of the {} cells of the full matrix.\n\n", ran.size(), matrix_size);
+  out += fmt::format("Ran {} of the {} cells of the full matrix. The search stops at a local best: a cell that no "
+                     "step along one axis, or one step along two, improves; where noise or the model gives throughput "
+                     "more than one peak, the full matrix (`sweep` without `--search`) may find a better one.\n\n",
+                     ran.size(), matrix_size);
   if (const auto chosen = best_meeting(ran, all, p99_target_ms))
     out += fmt::format("**Chosen: {}** ({}): {:.1f} inferences/s, P99 {:.2f} ms\n\n", file_stem(ran[*chosen]),
                        cell_label(ran[*chosen].result), qps(ran[*chosen].result), p99(ran[*chosen].result));
