@@ -166,19 +166,35 @@ std::string utc_timestamp() {
   return buffer;
 }
 
+report::RunResult measure_in_stages(const CellRequest& request, const StageCallback& on_stage, const CellBody& body) {
+  auto result = result_for_cell(request);
+  std::string stage = "starting";
+  const std::function<void(std::string)> enter = [&](std::string next) {
+    stage = std::move(next);
+    if (on_stage) on_stage(stage);
+  };
+  auto environment = probes::capture_environment();
+  try {
+    body(result, environment, enter);
+  } catch (const std::exception& e) {
+    result.status = "failed";
+    result.error = request.backend + ": " + e.what() + " (while " + stage + ")";
+  }
+  result.environment = probes::to_json(environment);
+  return result;
+}
+
+void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset) {
+  result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
+  result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
+                             std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
+}
+
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop, const StageCallback& on_stage) {
   if (model_format(request.model) == "gguf" || request.scenario.name == "generation")
     return measure_generation_cell(registry, request, stop, on_stage);
-  auto result = result_for_cell(request);
-  std::string stage = "starting";
-  auto enter = [&](std::string next) {
-    stage = std::move(next);
-    if (on_stage) on_stage(stage);
-  };
-
-  auto environment = probes::capture_environment();
-  try {
+  return measure_in_stages(request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
     enter("loading the backend plugin");
     check_request(request);
     auto backend = registry.load(request.backend);
@@ -238,21 +254,14 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
       result.status = "interrupted";
       result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
     }
-    result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
-    result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
-                               std::string(peak_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
+    record_peak_memory(result, request, peak_reset);
     if (!request.outputs_dir.empty()) {
       enter("saving outputs");
       if (request.inputs.varying.active()) system.primary().run_set(0, 0);  // every backend saves the first set's outputs
       save_outputs(system.primary(), request.outputs_dir);
       result.outputs_dir = request.outputs_dir.string();
     }
-  } catch (const std::exception& e) {
-    result.status = "failed";
-    result.error = request.backend + ": " + e.what() + " (while " + stage + ")";
-  }
-  result.environment = probes::to_json(environment);
-  return result;
+  });
 }
 
 }  // namespace infermark::harness

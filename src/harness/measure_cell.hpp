@@ -11,6 +11,7 @@
 #include "backends/registry.hpp"
 #include "core/input_generator.hpp"
 #include "loadgen/scenario.hpp"
+#include "probes/environment.hpp"
 #include "report/run_result.hpp"
 
 namespace infermark::harness {
@@ -41,6 +42,17 @@ void check_model_file(const std::filesystem::path& model);
 // A result that describes `request` (model, backend, settings, scenario) before anything is
 // measured: the start of every cell's result, measured or lost.
 report::RunResult result_for_cell(const CellRequest& request);
+
+// What every measuring path shares around its framework-specific body: the result skeleton, the
+// environment recorded, the stage reported (the worker's heartbeat) and named in the error when the
+// body throws. `enter` moves to the next stage.
+using CellBody = std::function<void(report::RunResult& result, probes::Environment& environment,
+                                    const std::function<void(std::string)>& enter)>;
+report::RunResult measure_in_stages(const CellRequest& request, const StageCallback& on_stage, const CellBody& body);
+
+// The peak RSS after measuring, and what it covers (the worker or this process; since the model
+// load when the kernel let the peak be reset, else since the process started).
+void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset);
 
 // Path, name, format and size of a model file (size 0 when it cannot be read).
 report::ModelDescription describe_model(const std::filesystem::path& model);

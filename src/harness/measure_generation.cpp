@@ -71,14 +71,7 @@ nlohmann::json generation_json(const loadgen::GenerationMetrics& m, const loadge
 
 report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage) {
-  auto result = result_for_cell(request);
-  std::string stage = "starting";
-  auto enter = [&](std::string next) {
-    stage = std::move(next);
-    if (on_stage) on_stage(stage);
-  };
-  auto environment = probes::capture_environment();
-  try {
+  return measure_in_stages(request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
     enter("loading the backend plugin");
     check_model_file(request.model);
     if (request.scenario.name != "generation")
@@ -123,15 +116,8 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
       result.error = request.backend + ": --max-duration reached after " + std::to_string(outcome.requests.size()) +
                      " of " + std::to_string(spec.requests) + " requests; those are kept";
     }
-    result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
-    result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
-                               std::string(peak_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
-  } catch (const std::exception& e) {
-    result.status = "failed";
-    result.error = request.backend + ": " + e.what() + " (while " + stage + ")";
-  }
-  result.environment = probes::to_json(environment);
-  return result;
+    record_peak_memory(result, request, peak_reset);
+  });
 }
 
 }  // namespace infermark::harness
