@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "backends/generator.hpp"
 #include "backends/registry.hpp"
@@ -14,7 +15,7 @@ namespace infermark {
 namespace {
 
 const std::filesystem::path kModels = INFERMARK_MODELS_DIR;
-const std::filesystem::path kTinyLlama = kModels / "llama_tiny.gguf";
+const std::filesystem::path kTinyLlama = kModels / "llama-tiny.gguf";
 
 class LlamaCppBackendTest : public ::testing::Test {
  protected:
@@ -114,6 +115,24 @@ TEST_F(LlamaCppBackendTest, SequencesBatchedTogetherDecodeAsTheyDoAlone) {
   EXPECT_THROW(generator->start(0, a, 4), Error);  // still busy until finish()
   generator->finish(0);
   generator->finish(1);
+}
+
+// The zoo's F16, Q8_0 and Q4_0 copies (llama-quantize) load, generate, and report their own type.
+TEST_F(LlamaCppBackendTest, QuantisedCopiesGenerateAndReportTheirType) {
+  for (const auto& [suffix, type] : std::vector<std::pair<std::string, std::string>>{{"_fp16", "F16"}, {"_q8_0", "Q8_0"}, {"_q4_0", "Q4_0"}}) {
+    const auto file = kModels / ("llama-tiny" + suffix + ".gguf");
+    ASSERT_TRUE(std::filesystem::exists(file)) << file << ": scripts/setup builds it";
+    SessionOptions options;
+    options.intra_op_threads = 1;
+    options.extras["ctx"] = "64";
+    const auto generator = backend().open_generator(file, options);
+    std::map<std::string, EffectiveSetting> settings;
+    for (const auto& s : generator->effective_settings()) settings[s.key] = s;
+    EXPECT_NE(settings.at("precision").effective.find(type), std::string::npos) << settings.at("precision").effective;
+    const auto vocabulary = generator->prompt_vocabulary();
+    const auto tokens = generate(*generator, 0, std::vector<TokenId>(vocabulary.begin(), vocabulary.begin() + 10), 6);
+    EXPECT_EQ(tokens.size(), 6u) << file;
+  }
 }
 
 TEST_F(LlamaCppBackendTest, RefusesAPromptLongerThanTheContext) {

@@ -37,7 +37,7 @@ class Entry:
     def exporter_args(self, formats: list, precisions: list) -> list:
         """The exporter's command-line arguments for building these formats and precisions."""
         if self.script == "export_llama_gguf.py":
-            quantized = [p for p in precisions if p in ("q8_0", "q4_0")]
+            quantized = [p for p in precisions if p != self.base_precision]
             return list(self.fixed_args) + (["--quantize", *quantized] if quantized else [])
         if self.script == "export_tflite.py":
             return list(self.fixed_args)
@@ -57,13 +57,16 @@ class Entry:
 
 def _llama(size: str, summary: str, base: str, on_demand: bool) -> Entry:
     return Entry(f"llama-{size}", summary, "random (seed 0), not pretrained; llama.cpp's own quantiser for Q8_0/Q4_0",
-                 (f"llama_{size}",), "export_llama_gguf.py", {"gguf": (base, "q8_0", "q4_0")}, base_precision=base,
+                 (f"llama-{size}",), "export_llama_gguf.py", {"gguf": tuple(dict.fromkeys((base, "fp16", "q8_0", "q4_0")))}, base_precision=base,
                  fixed_args=("--size", size), on_demand=on_demand)
 
 
 CATALOG = {e.name: e for e in [
     Entry("resnet50", "torchvision ResNet-50, 224x224 image classifier", "random (seed 0), not pretrained",
           ("resnet50",), "export_resnet50.py", TORCH_DEFINED, on_demand=False),
+    Entry("resnet50-dynamic-hw", "the same ResNet-50 and weights with dynamic height and width (160-288), for varying-shape studies",
+          "random (seed 0), not pretrained", ("resnet50_dynamic_hw",), "export_resnet50.py",
+          {"onnx": ("fp32",), "torchscript": ("fp32",)}, fixed_args=("--dynamic-hw",), on_demand=False),
     Entry("bert-base", "BERT-base (transformers BertModel), 12 layers, 768 hidden, sequence 128 (dynamic to 512)",
           "random (seed 0), not pretrained", ("bert_base",), "export_bert.py", TORCH_DEFINED),
     Entry("clip-vit-b32", "CLIP ViT-B/32 (transformers CLIPModel): image encoder 224x224 and text encoder, 512-d embeddings",

@@ -37,7 +37,8 @@ SIZES = {
 }
 ROPE_FREQ_BASE = 10000.0
 RMS_NORM_EPS = 1e-5
-QUANT_TYPES = ("q8_0", "q4_0")
+# The zoo's precision names and llama-quantize's type names for them.
+QUANT_TYPES = {"fp16": "F16", "q8_0": "Q8_0", "q4_0": "Q4_0"}
 
 # SentencePiece marks a word start (a space) with U+2581, which llama.cpp's SPM tokenizer expects.
 SPACE = "\u2581"
@@ -211,7 +212,7 @@ def quantize(tool: pathlib.Path, source: pathlib.Path, target: pathlib.Path, qty
     if not tool.is_file():
         raise SystemExit(f"{tool} not found: run scripts/setup first (it builds llama.cpp)")
     # It logs every tensor; show that only when it fails.
-    result = subprocess.run([str(tool), str(source), str(target), qtype.upper()], capture_output=True, text=True)
+    result = subprocess.run([str(tool), str(source), str(target), QUANT_TYPES[qtype]], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"llama-quantize failed ({result.returncode}):\n{result.stdout}{result.stderr}")
 
@@ -235,16 +236,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=pathlib.Path, required=True, help="folder for <name>.gguf and <name>.json")
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
-    parser.add_argument("--name", help="file stem (default llama_<size>)")
+    parser.add_argument("--name", help="file stem (default llama-<size>, the zoo's name)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dtype", choices=("f32", "f16"), help="matrix type (default: f32 tiny, f16 small)")
-    parser.add_argument("--quantize", nargs="+", choices=QUANT_TYPES, default=[],
+    parser.add_argument("--quantize", nargs="+", choices=sorted(QUANT_TYPES), default=[],
                         help="also write <name>_<type>.gguf with llama-quantize")
     parser.add_argument("--llama-quantize", type=pathlib.Path, default=DEFAULT_QUANTIZE_TOOL)
     args = parser.parse_args()
 
     arch = dict(SIZES[args.size], **({"dtype": args.dtype} if args.dtype else {}))
-    name = args.name or f"llama_{args.size}"
+    name = args.name or f"llama-{args.size}"
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{name}.gguf"
     params = write_gguf(path, name, arch, args.seed)
@@ -255,8 +256,8 @@ def main() -> None:
         target = args.out / f"{name}_{qtype}.gguf"
         quantize(args.llama_quantize, path, target, qtype)
         manifest(args.out / f"{name}_{qtype}.json", target, f"{name}_{qtype}", arch, params,
-                 f"{name} (random, seed {args.seed}) quantised to {qtype.upper()} by llama-quantize")
-        print(f"{target}: {qtype.upper()}, {target.stat().st_size / 1e6:.1f} MB")
+                 f"{name} (random, seed {args.seed}) quantised to {QUANT_TYPES[qtype]} by llama-quantize")
+        print(f"{target}: {QUANT_TYPES[qtype]}, {target.stat().st_size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":
