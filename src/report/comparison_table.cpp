@@ -63,7 +63,10 @@ std::string effective_setting(const RunResult& result, const std::string& key) {
 }
 
 std::string comparison_table(const std::vector<RunResult>& results) {
-  if (!results.empty() && std::all_of(results.begin(), results.end(), is_generation_result)) return generation_table(results);
+  std::vector<std::string> models;
+  for (const auto& r : results) models.push_back(r.model.path);
+  if (!results.empty() && std::all_of(results.begin(), results.end(), is_generation_result))
+    return generation_table(results) + zoo_accuracy_notes(models, "  ");
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) {
     rows.push_back(row_for(r));
@@ -76,8 +79,6 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     if (r.cross_check && !r.cross_check->is_reference)
       for (const auto& o : r.cross_check->outputs)
         if (!o.comparable) table += fmt::format("  {}: output '{}' not comparable: {}\n", r.backend.name, o.output, o.note);
-  std::vector<std::string> models;
-  for (const auto& r : results) models.push_back(r.model.path);
   return table + zoo_accuracy_notes(models, "  ");
 }
 

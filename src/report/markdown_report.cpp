@@ -113,12 +113,13 @@ std::string model_section(const std::string& model, const std::vector<LoadedResu
   std::vector<RunResult> generation;
   for (const auto& c : all_cells)
     if (is_generation_result(c.result)) generation.push_back(c.result);
-  if (!generation.empty() && generation.size() == all_cells.size())
-    return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n";
-  std::string out = "## " + model + "\n\n" + summary_table(all_cells);
-  std::vector<std::string> model_paths;  // the zoo's offline FP16/INT8 accuracy, beside the speed
+  std::vector<std::string> model_paths;  // the zoo's offline FP16/INT8/Q4_0 accuracy, beside the speed
   for (const auto& c : all_cells) model_paths.push_back(c.result.model.path);
-  if (const auto notes = zoo_accuracy_notes(model_paths, "- "); !notes.empty()) out += notes + "\n";
+  auto notes = zoo_accuracy_notes(model_paths, "- ");
+  if (!notes.empty()) notes += "\n";
+  if (!generation.empty() && generation.size() == all_cells.size())
+    return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n" + notes;
+  std::string out = "## " + model + "\n\n" + summary_table(all_cells) + notes;
   // The axis tables compare measured cells only; failures are in the summary above.
   std::vector<LoadedResult> cells;
   for (const auto& c : all_cells)

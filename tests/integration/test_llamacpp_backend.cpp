@@ -10,6 +10,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "harness/measure_cell.hpp"
+#include "report/zoo_accuracy.hpp"
 
 namespace infermark {
 namespace {
@@ -133,6 +134,27 @@ TEST_F(LlamaCppBackendTest, QuantisedCopiesGenerateAndReportTheirType) {
     const auto tokens = generate(*generator, 0, std::vector<TokenId>(vocabulary.begin(), vocabulary.begin() + 10), 6);
     EXPECT_EQ(tokens.size(), 6u) << file;
   }
+}
+
+// Each copy's manifest carries what quantisation cost against the F32 file (llama-perplexity's KL
+// divergence over the exporter's corpus); fewer bits must cost more.
+TEST_F(LlamaCppBackendTest, QuantisedCopiesCarryTheirCostAgainstTheBaseFile) {
+  std::map<std::string, double> kld;
+  for (const std::string precision : {"fp16", "q8_0", "q4_0"}) {
+    const auto file = kModels / ("llama-tiny_" + precision + ".gguf");
+    const auto note = report::zoo_accuracy_note(file);
+    EXPECT_NE(note.find("against its F32 original (llama.cpp llama-perplexity"), std::string::npos) << note;
+    EXPECT_NE(note.find("logits top-1 "), std::string::npos) << note;
+    std::ifstream in(kModels / ("llama-tiny_" + precision + ".json"));
+    const auto figures = nlohmann::json::parse(in).at("accuracy").at("by_format").at("gguf").at("outputs").at(0);
+    EXPECT_GT(figures.at("top1_agreement").get<double>(), 0.0);
+    EXPECT_LE(figures.at("top1_agreement").get<double>(), 1.0);
+    EXPECT_NEAR(figures.at("ppl_ratio").get<double>(), 1.0, 0.5);
+    kld[precision] = figures.at("kld_mean").get<double>();
+    EXPECT_GE(kld[precision], 0.0);
+  }
+  EXPECT_LT(kld["fp16"], kld["q4_0"]);
+  EXPECT_LT(kld["q8_0"], kld["q4_0"]);
 }
 
 TEST_F(LlamaCppBackendTest, RefusesAPromptLongerThanTheContext) {

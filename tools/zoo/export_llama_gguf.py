@@ -12,13 +12,17 @@ llama.cpp loads, tokenizes, runs and quantises them like any other Llama model.
                 params, F16, ~0.95 GB) for benchmarks at the seeds' 0.5-1B scale; built on demand only.
 
 Each model gets a manifest <name>.json beside it (task "text-generation", files {"gguf": ...}, the
-architecture numbers). --quantize q8_0 q4_0 also writes <name>_q8_0.gguf etc. with llama.cpp's own
-llama-quantize (built by scripts/setup into third_party/llama.cpp/install).
+architecture numbers). --quantize fp16 q8_0 q4_0 also writes <name>_fp16.gguf etc. with llama.cpp's
+own llama-quantize (built by scripts/setup into third_party/llama.cpp/install), and records in each
+copy's manifest what the quantisation cost: llama-perplexity's KL divergence from the base file's
+next-token distributions and how often both pick the same top token, over the exporter's corpus.
 """
 import argparse
 import collections
 import pathlib
+import re
 import subprocess
+import tempfile
 
 import gguf
 import numpy as np
@@ -26,7 +30,11 @@ import numpy as np
 from zoo_common import write_gguf_manifest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DEFAULT_QUANTIZE_TOOL = ROOT / "third_party" / "llama.cpp" / "install" / "bin" / "llama-quantize"
+LLAMA_TOOLS = ROOT / "third_party" / "llama.cpp" / "install" / "bin"
+DEFAULT_QUANTIZE_TOOL = LLAMA_TOOLS / "llama-quantize"
+PERPLEXITY_TOOL = LLAMA_TOOLS / "llama-perplexity"
+KLD_CONTEXT = 128      # tokens per chunk scored by llama-perplexity
+KLD_CORPUS_REPEATS = 8  # the corpus repeated to give it enough chunks (32 with the tiny model's vocabulary)
 
 # Architecture of each size. n_ff follows Llama's rule for the larger model (8/3 x hidden, rounded up
 # to a multiple of 256); the tiny one keeps 2 x hidden so that it stays a few hundred kB.
@@ -217,7 +225,50 @@ def quantize(tool: pathlib.Path, source: pathlib.Path, target: pathlib.Path, qty
         raise SystemExit(f"llama-quantize failed ({result.returncode}):\n{result.stdout}{result.stderr}")
 
 
-def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict, params: int, weights: str) -> None:
+def _perplexity(args: list) -> str:
+    result = subprocess.run([str(PERPLEXITY_TOOL), "-c", str(KLD_CONTEXT), "-t", "2", *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"llama-perplexity failed ({result.returncode}):\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    return result.stdout + result.stderr
+
+
+def _figure(text: str, label: str) -> float:
+    match = re.search(rf"^{re.escape(label)}\s*:\s*(-?[0-9.]+)", text, re.MULTILINE)
+    if not match:
+        raise SystemExit(f"llama-perplexity printed no '{label}' line:\n{text[-2000:]}")
+    return float(match.group(1))
+
+
+class QuantisationCost:
+    """llama-perplexity's KL-divergence mode: the base file's next-token distributions over the
+    corpus are saved once, then each quantised copy is scored against them."""
+
+    def __init__(self, base: pathlib.Path, workdir: pathlib.Path) -> None:
+        self.corpus = workdir / "corpus.txt"
+        self.corpus.write_text(CORPUS * KLD_CORPUS_REPEATS)
+        self.logits = workdir / "base.kld"
+        _perplexity(["-m", str(base), "-f", str(self.corpus), "--kl-divergence-base", str(self.logits)])
+        self.base_name = base.stem
+
+    def of(self, variant: pathlib.Path) -> dict:
+        text = _perplexity(["-m", str(variant), "--kl-divergence-base", str(self.logits), "--kl-divergence"])
+        # KL divergences are printed rounded to 6 places, as -0.000000 when about 0.
+        return {"output": "logits", "top1_agreement": _figure(text, "Same top p") / 100,
+                "kld_mean": max(0.0, _figure(text, "Mean    KLD")), "kld_p99": max(0.0, _figure(text, "99.0%   KLD")),
+                "kld_max": max(0.0, _figure(text, "Maximum KLD")), "ppl_ratio": _figure(text, "Mean PPL(Q)/PPL(base)")}
+
+    def accuracy(self, variant: pathlib.Path, base_type: str) -> dict:
+        chunks = "chunks of " + str(KLD_CONTEXT) + " tokens"
+        return {"reference": f"{self.base_name} ({base_type}) by the same llama.cpp build",
+                "against": f"its {base_type} original",
+                "inputs": f"the exporter's English corpus x{KLD_CORPUS_REPEATS}, {chunks}; random weights, so "
+                          "the distributions are nearly flat and top-1 flips easily",
+                "by_format": {"gguf": {"runtime": "llama.cpp llama-perplexity --kl-divergence",
+                                       "outputs": [self.of(variant)]}}}
+
+
+def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict, params: int, weights: str,
+             accuracy: dict | None = None) -> None:
     """The zoo manifest: token ids in, next-token logits out, plus the architecture numbers."""
     write_gguf_manifest(
         path, name=name, task="text-generation", files={"gguf": gguf_path},
@@ -229,7 +280,7 @@ def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict,
             "n_head_kv": arch["n_head_kv"], "n_ff": arch["n_ff"], "n_vocab": arch["n_vocab"],
             "n_ctx_train": arch["n_ctx"], "rope_freq_base": ROPE_FREQ_BASE, "rms_norm_eps": RMS_NORM_EPS,
             "n_params": params, "tokenizer": "llama (SentencePiece-style, byte fallback)",
-        })
+        }, accuracy=accuracy)
 
 
 def main() -> None:
@@ -252,12 +303,20 @@ def main() -> None:
     manifest(args.out / f"{name}.json", path, name, arch, params, f"random (seed {args.seed})")
     print(f"{path}: {params / 1e6:.2f}M params, {arch['dtype'].upper()}, {path.stat().st_size / 1e6:.1f} MB")
 
-    for qtype in args.quantize:
-        target = args.out / f"{name}_{qtype}.gguf"
-        quantize(args.llama_quantize, path, target, qtype)
-        manifest(args.out / f"{name}_{qtype}.json", target, f"{name}_{qtype}", arch, params,
-                 f"{name} (random, seed {args.seed}) quantised to {QUANT_TYPES[qtype]} by llama-quantize")
-        print(f"{target}: {QUANT_TYPES[qtype]}, {target.stat().st_size / 1e6:.1f} MB")
+    if not args.quantize:
+        return
+    with tempfile.TemporaryDirectory() as workdir:
+        cost = QuantisationCost(path, pathlib.Path(workdir)) if PERPLEXITY_TOOL.is_file() else None
+        for qtype in args.quantize:
+            target = args.out / f"{name}_{qtype}.gguf"
+            quantize(args.llama_quantize, path, target, qtype)
+            accuracy = cost.accuracy(target, arch["dtype"].upper()) if cost else None
+            manifest(args.out / f"{name}_{qtype}.json", target, f"{name}_{qtype}", arch, params,
+                     f"{name} (random, seed {args.seed}) quantised to {QUANT_TYPES[qtype]} by llama-quantize", accuracy)
+            figures = accuracy["by_format"]["gguf"]["outputs"][0] if accuracy else None
+            print(f"{target}: {QUANT_TYPES[qtype]}, {target.stat().st_size / 1e6:.1f} MB" +
+                  (f", top-1 agreement {figures['top1_agreement']:.1%}, mean KLD {figures['kld_mean']:.3g}" if figures else
+                   " (llama-perplexity not built: no accuracy figures)"))
 
 
 if __name__ == "__main__":

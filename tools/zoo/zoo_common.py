@@ -119,7 +119,8 @@ def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, we
     path.write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def write_gguf_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, architecture) -> None:
+def write_gguf_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, architecture,
+                        accuracy=None) -> None:
     """write_manifest's layout for a GGUF model (llama.cpp), which neither torch nor ONNX produced:
     no torch_version or onnx_opset, but the gguf package's version and the architecture numbers."""
     import gguf  # only the GGUF exporters need it
@@ -128,4 +129,6 @@ def write_gguf_manifest(path: pathlib.Path, *, name, task, files, inputs, output
                          producer={"gguf_python_version": importlib.metadata.version("gguf"),
                                    "gguf_format_version": gguf.GGUF_VERSION})
     manifest["architecture"] = architecture
+    if accuracy:
+        manifest["accuracy"] = accuracy
     path.write_text(json.dumps(manifest, indent=2) + "\n")
