@@ -65,8 +65,15 @@ std::string threads_of(const RunResult& r) {
   return t.empty() ? "-" : t;
 }
 
+// The shapes a cell fed: its fixed shapes, or the ranges it drew from per query (its recorded
+// inputs are only the first draw, which does not describe the cell).
 std::string shape_of(const RunResult& r) {
   std::string out;
+  if (r.scenario.parameters.contains("varying_shapes")) {
+    for (const auto& [name, range] : r.scenario.parameters["varying_shapes"]["ranges"].items())
+      out += (out.empty() ? "" : ", ") + range.get<std::string>();
+    return out + " (drawn per query)";
+  }
   for (const auto& t : r.scenario.inputs) out += (out.empty() ? "" : ", ") + format_shape(t.shape);
   return out.empty() ? "-" : out;
 }

@@ -130,16 +130,18 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
                     fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured", fmt::format("{:.2f}", r.latency_ms->mean),
                     fixed ? fmt::format("{:.2f}x", slowdown) : "-", fixed ? fmt::format("{:.2f}x", work) : "-",
                     fixed && work > 0 ? fmt::format("{:.2f}x", slowdown / work) : "-",
-                    fixed ? fmt::format("{:.1f} -> {:.1f}", qps(*fixed), qps(r)) : fmt::format("{:.1f}", qps(r))});
+                    fixed ? fmt::format("{:.1f} -> {:.1f}", qps(*fixed), qps(r)) : fmt::format("{:.1f}", qps(r)),
+                    fixed ? fmt::format("{:.0f} -> {:.0f}", fixed->memory.peak_rss_mb, r.memory.peak_rss_mb)
+                          : fmt::format("{:.0f}", r.memory.peak_rss_mb)});
   }
   if (rows.empty()) return "";
   return "### Varying shapes against a fixed shape (the cliff)\n\n"
          "Slowdown: mean latency with shapes drawn per query over the fixed shape's. Work: mean input elements per "
          "query over the fixed shape's (bucketing rounds sizes up, so it feeds more). Per unit of work: slowdown / work, "
-         "the cost of the shape changes themselves.\n\n" +
+         "the cost of the shape changes themselves. Peak MB: the worker's peak RSS (a compiled model per shape costs memory).\n\n" +
          markdown_table({{"model, backend"}, {"shapes"}, {"preparation"}, {"distinct shapes", true}, {"fixed mean ms", true},
                          {"varying mean ms", true}, {"slowdown", true}, {"work", true}, {"per unit of work", true},
-                         {"inferences/s fixed -> varying", true}},
+                         {"inferences/s fixed -> varying", true}, {"peak MB fixed -> varying", true}},
                         rows) + "\n";
 }
 

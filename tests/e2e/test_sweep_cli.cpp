@@ -191,6 +191,9 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
   EXPECT_NE(r.out.find("Varying shapes against a fixed shape"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("input=1x3x24-40/8x24-40/8"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("not measured"), std::string::npos) << r.out;  // both compared with the fixed cell
+  EXPECT_NE(r.out.find("peak MB fixed -> varying"), std::string::npos) << r.out;
+  // The report's shape axis names a varying cell by its ranges, not by the first shape it drew.
+  EXPECT_NE(r.out.find("1x3x24-40/8x24-40/8 (drawn per query)"), std::string::npos) << r.out;
 }
 
 TEST_F(Sweep, BadShapeRangesFailBeforeAnythingRuns) {
