@@ -26,7 +26,7 @@ const std::vector<OptionDoc> kOptions{
     {"kv_unified", "on|off", "off", "one KV buffer shared by all sequences instead of one per sequence"}};
 
 // llama.cpp logs through one global callback: keep the last error lines so a failed load can say
-// why, and keep the rest off the terminal.
+// why, and what flash_attn=auto resolved to (only the log says), and keep the rest off the terminal.
 class LogCapture {
  public:
   static LogCapture& instance() {
@@ -36,20 +36,28 @@ class LogCapture {
   void clear() {
     std::lock_guard lock(mutex_);
     errors_.clear();
+    flash_attention_.clear();
   }
   std::string errors() {
     std::lock_guard lock(mutex_);
     return errors_;
+  }
+  // "enabled", "disabled" or "" (not resolved since clear()).
+  std::string flash_attention() {
+    std::lock_guard lock(mutex_);
+    return flash_attention_;
   }
 
  private:
   LogCapture() {
     llama_log_set(
         [](ggml_log_level level, const char* text, void* self) {
-          if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
           auto& capture = *static_cast<LogCapture*>(self);
           std::lock_guard lock(capture.mutex_);
           std::string line = text;
+          if (line.find("Flash Attention enabled") != std::string::npos) capture.flash_attention_ = "enabled";
+          if (line.find("Flash Attention not supported") != std::string::npos) capture.flash_attention_ = "disabled";
+          if (level != GGML_LOG_LEVEL_ERROR && level != GGML_LOG_LEVEL_WARN) return;
           while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
           if (line.empty()) return;
           if (capture.errors_.size() > 2000) capture.errors_.erase(0, capture.errors_.size() - 1000);
@@ -59,6 +67,7 @@ class LogCapture {
   }
   std::mutex mutex_;
   std::string errors_;
+  std::string flash_attention_;
 };
 
 // The GGUF magic is checked first so that a wrong file gets a plain answer, not a loader trace.
@@ -67,6 +76,13 @@ void check_gguf_file(const std::filesystem::path& model) {
   char magic[4] = {};
   in.read(magic, 4);
   if (!in || std::memcmp(magic, "GGUF", 4) != 0) throw Error(model.string() + ": not a GGUF file (no GGUF magic at its start)");
+}
+
+// What flash attention ran as: on/off as set, or auto with what llama.cpp resolved it to.
+std::string flash_attention_effective(llama_flash_attn_type type) {
+  const std::string name = llama_flash_attn_type_name(type);
+  const auto resolved = LogCapture::instance().flash_attention();
+  return type == LLAMA_FLASH_ATTN_TYPE_AUTO && !resolved.empty() ? name + ": " + resolved : name;
 }
 
 std::string model_meta(const llama_model* model, const char* key) {
@@ -235,7 +251,7 @@ class LlamaCppGenerator final : public Generator {
          "tokens per sequence; the model was trained for " + std::to_string(ctx_train)},
         {"n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), true, ""},
         {"n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), true, ""},
-        {"flash_attn", requested("flash_attn"), llama_flash_attn_type_name(params.flash_attn_type), true, ""},
+        {"flash_attn", requested("flash_attn"), flash_attention_effective(params.flash_attn_type), true, ""},
         {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", true, ""},
     };
   }
