@@ -223,6 +223,21 @@ TEST(LibTorch, RunsTorchScriptWithManifestSpecsAndMatchesOnnxRuntime) {
   EXPECT_LT(agreement.max_abs_error, 1e-4);
 }
 
+// An archive a newer PyTorch wrote (format version 99): the error names the file, the cause and the remedy.
+TEST(LibTorch, AnArchiveFromANewerPyTorchIsAClearError) {
+  SKIP_UNLESS_BUILT("libtorch");
+  const auto file = kModels / "tiny_cnn_future_version.pt";
+  try {
+    backend("libtorch").open(file, {});
+    FAIL() << "a format-version-99 archive loaded";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cannot load " + file.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("format version 99 was written by a newer PyTorch"), std::string::npos) << message;
+    EXPECT_EQ(message.find("enforce fail"), std::string::npos) << message;
+  }
+}
+
 TEST(LibTorch, ATorchScriptFileWithoutManifestIsAClearError) {
   SKIP_UNLESS_BUILT("libtorch");
   const auto lonely = std::filesystem::temp_directory_path() / "infermark_lonely_model.pt";

@@ -7,9 +7,12 @@
 - tiny_cnn_fp16.onnx: tiny_cnn with every tensor in FP16, inputs and outputs included.
 - tiny_cnn_int8.onnx: tiny_cnn statically quantised to INT8 (QDQ) by ONNX Runtime's quantisation
   tool, calibrated on seeded random inputs.
+- tiny_cnn_future_version.pt: tiny_cnn.pt with its archive's format version raised to 99, as a
+  PyTorch newer than the installed LibTorch would write it (the bad-input test of the backend).
 """
 import argparse
 import pathlib
+import zipfile
 
 import numpy as np
 import onnx
@@ -55,6 +58,15 @@ def convert_fp16(fp32: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     return out
 
 
+def with_format_version(source: pathlib.Path, target: pathlib.Path, version: int) -> pathlib.Path:
+    """A copy of a TorchScript archive whose `version` record says `version`."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            zout.writestr(item, f"{version}\n".encode() if item.filename.endswith("/version") else data)
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=pathlib.Path, required=True)
@@ -72,6 +84,10 @@ def main() -> None:
     scripted = export_torchscript(model, example, args.out / "tiny_cnn.pt")
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
                    files={"onnx": path, "torchscript": scripted}, inputs=fixed, outputs=outputs, weights="random (seed 7)")
+    future = with_format_version(scripted, args.out / "tiny_cnn_future_version.pt", 99)
+    write_manifest(args.out / "tiny_cnn_future_version.json", name="tiny_cnn_future_version", task="image-classification",
+                   files={"torchscript": future}, inputs=fixed, outputs=outputs,
+                   weights="tiny_cnn.pt with the archive format version set to 99")
 
     fp16 = convert_fp16(path, args.out / "tiny_cnn_fp16.onnx")
     write_manifest(args.out / "tiny_cnn_fp16.json", name="tiny_cnn_fp16", task="image-classification",

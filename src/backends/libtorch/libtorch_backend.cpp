@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <optional>
+#include <regex>
 
 #include "backends/backend.hpp"
 #include "backends/options.hpp"
@@ -200,6 +201,19 @@ class LibTorchSession final : public Session {
   std::vector<EffectiveSetting> settings_;
 };
 
+// LibTorch's loader errors start with the C++ source location of its check; the cause users need
+// is what follows. An archive from a newer PyTorch gets the remedy too.
+std::string load_error_cause(const std::string& message) {
+  static const std::regex located(R"(^\[enforce fail at [^\]]*\]\s*\.?\s*)");
+  const auto cause = std::regex_replace(message, located, "");
+  static const std::regex newer(R"(version (\d+), but the maximum supported version for reading is (\d+))");
+  std::smatch m;
+  if (std::regex_search(cause, m, newer))
+    return "TorchScript archive format version " + m[1].str() + " was written by a newer PyTorch than LibTorch " + TORCH_VERSION +
+           " reads (at most version " + m[2].str() + "); export it with the python3-torch that matches this LibTorch (tools/zoo does)";
+  return cause;
+}
+
 class LibTorchBackend final : public Backend {
  public:
   BackendInfo info() const override {
@@ -211,7 +225,7 @@ class LibTorchBackend final : public Backend {
     try {
       return std::make_unique<LibTorchSession>(model, options);
     } catch (const c10::Error& e) {
-      throw Error("cannot load " + model.string() + ": " + e.what_without_backtrace());
+      throw Error("cannot load " + model.string() + ": " + load_error_cause(e.what_without_backtrace()));
     }
   }
 };
