@@ -1,6 +1,8 @@
 #include "harness/comparison.hpp"
 
 #include <fstream>
+#include <functional>
+#include <map>
 
 #include "core/error.hpp"
 #include "harness/child_process.hpp"
@@ -76,17 +78,38 @@ std::string last_line_with(const std::filesystem::path& worker_log, const std::s
 std::string last_stage(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kStagePrefix); }
 std::string last_progress(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kProgressPrefix); }
 
+namespace {
+
+// <model>.<backend>.t<threads>, and .c<concurrency> where cells differ only in that (a
+// --concurrency list), then .<index> for anything still alike, so no cell overwrites another's file.
+std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cells) {
+  std::vector<std::string> names;
+  for (const auto& cell : cells) {
+    const auto threads = cell.options.intra_op_threads;
+    names.push_back(cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default"));
+  }
+  const auto disambiguate = [&names](const std::function<std::string(std::size_t)>& suffix) {
+    std::map<std::string, int> count;
+    for (const auto& name : names) ++count[name];
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (count[names[i]] > 1) names[i] += suffix(i);
+  };
+  disambiguate([&cells](std::size_t i) { return ".c" + std::to_string(cells[i].scenario.concurrency); });
+  disambiguate([](std::size_t i) { return "." + std::to_string(i + 1); });
+  return names;
+}
+
+}  // namespace
+
 std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const BackendRegistry& registry,
                                         const std::atomic<bool>& stop, const CellCallback& on_cell) {
   std::filesystem::create_directories(plan.output_dir);
   std::vector<CellOutcome> outcomes;
+  const auto names = plan.cell_names.empty() ? default_cell_names(plan.cells) : plan.cell_names;
   for (auto cell : plan.cells) {
     if (stop.load()) break;
     cell.isolation = plan.in_process ? "in-process" : "worker process";
-    const auto threads = cell.options.intra_op_threads;
-    const auto stem = plan.cell_names.empty()
-                          ? cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default")
-                          : plan.cell_names.at(outcomes.size());
+    const auto& stem = names.at(outcomes.size());
     CellOutcome outcome;
     outcome.result_path = plan.output_dir / (stem + ".json");
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");

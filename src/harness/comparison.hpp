@@ -23,7 +23,8 @@ struct ComparisonPlan {
   double cell_timeout_s = 600.0;
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
   ProgressCallback on_progress;                    // optional, called while a worker runs
-  // Optional file stems, one per cell (default: <model>.<backend>.t<threads>). With `resume`, a
+  // Optional file stems, one per cell (default: <model>.<backend>.t<threads>, plus .c<concurrency>
+  // where only that tells cells apart). With `resume`, a
   // cell whose result file already holds an ok result is not run again.
   std::vector<std::string> cell_names;
   bool resume = false;

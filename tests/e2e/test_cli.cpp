@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "e2e/cli_test_support.hpp"
@@ -109,6 +110,24 @@ TEST_F(Cli, AThreadListGivesOneCellPerBackendAndCount) {
     references += result.cross_check->is_reference;
   }
   EXPECT_EQ(references, 1);  // one reference cell; every other cell is compared with it
+}
+
+// Cells that differ only in concurrency (a --concurrency list; an LLM's 1,4,16) each keep their own
+// result file: none overwrites another.
+TEST_F(Cli, AConcurrencyListKeepsOneResultPerLevel) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --scenario concurrency --concurrency 1,2" +
+                           quick("onnxruntime"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto all = results();
+  ASSERT_EQ(all.size(), 2u) << r.out;
+  std::set<int> levels;
+  for (const auto& result : all) {
+    EXPECT_EQ(result.status, "ok") << result.error;
+    levels.insert(result.scenario.parameters.at("lanes").get<int>());
+  }
+  EXPECT_EQ(levels, (std::set<int>{1, 2}));
+  EXPECT_NE(r.out.find("tiny_cnn.onnxruntime.t"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".c2.json"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, ATruncatedModelFailsWithTheFrameworksReason) {
