@@ -70,8 +70,7 @@ std::string threads_of(const RunResult& r) {
 std::string shape_of(const RunResult& r) {
   std::string out;
   if (r.scenario.parameters.contains("varying_shapes")) {
-    for (const auto& [name, range] : r.scenario.parameters["varying_shapes"]["ranges"].items())
-      out += (out.empty() ? "" : ", ") + range.get<std::string>();
+    for (const auto& range : r.scenario.parameters["varying_shapes"]["ranges"]) out += (out.empty() ? "" : ", ") + range.get<std::string>();
     return out + " (drawn per query)";
   }
   for (const auto& t : r.scenario.inputs) out += (out.empty() ? "" : ", ") + format_shape(t.shape);
