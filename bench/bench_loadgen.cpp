@@ -18,10 +18,16 @@ class NoOpSystem final : public SystemUnderTest {
  public:
   explicit NoOpSystem(int lanes) : lanes_(lanes) {}
   int lanes() const override { return lanes_; }
-  void issue(int) override { benchmark::ClobberMemory(); }
+  const SampleLibrary& samples() const override { return *library_; }
+  void issue(int, const Query& query, Completion&) override {
+    benchmark::DoNotOptimize(query.sample);
+    benchmark::ClobberMemory();
+  }
+  const SampleLibrary* library_ = &single_;
 
  private:
   int lanes_;
+  SingleSample single_;
 };
 
 void BM_ClosedLoopOverheadPerQuery(benchmark::State& state) {

@@ -102,7 +102,7 @@ int run(const RunCommandOptions& o) {
   std::string model_list;
   for (const auto& model : o.models) model_list += (model_list.empty() ? "" : " ") + model;
   fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", model_list,
-             plan.cells.size(), plan.cells.front().scenario.name, o.measurement.batch, s.warmup_queries, thread_list);
+             plan.cells.size(), loadgen::name_of(plan.cells.front().scenario.name), o.measurement.batch, s.warmup_queries, thread_list);
   // On a terminal, one status line per running cell, redrawn in place; in logs, nothing extra.
   const bool terminal = isatty(STDOUT_FILENO);
   const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);
@@ -111,7 +111,7 @@ int run(const RunCommandOptions& o) {
       fmt::print("\r\033[K[{}/{}] {} ({} threads): {}{}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(), plan.cells[cell].backend,
                  plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage,
                  live.empty() ? std::string() : " [" + live + "]", elapsed_s,
-                 o.measurement.scenario.name == "single-stream" ? std::string()
+                 o.measurement.scenario.name == loadgen::Scenario::kSingleStream ? std::string()
                                                                 : fmt::format(" (scenario up to ~{:.0f} s)", planned_s));
       std::fflush(stdout);
     };

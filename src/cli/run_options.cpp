@@ -46,9 +46,8 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
 
 void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   auto& s = o.scenario;
-  cmd.add_option("--scenario", s.name, "single-stream, concurrency, offline, server, ramp, soak or pulse")
-      ->check(CLI::IsMember({"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse"}))
-      ->capture_default_str();
+  cmd.add_option("--scenario", s.name, loadgen::scenario_choices() + " (default single-stream; LLMs too)")
+      ->transform(CLI::CheckedTransformer(loadgen::scenario_names()));
   cmd.add_option("--concurrency", o.concurrency,
                  "Clients (concurrency, offline), serving lanes (server, soak, pulse) or sequences batched together "
                  "(LLMs); a list gives one cell per level, e.g. 1,4,16")
@@ -67,14 +66,18 @@ void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")->check(kAboveZero)
       ->capture_default_str();
   cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(kAboveZero);
-  cmd.add_option("--arrivals", o.arrivals, "poisson or constant")->check(CLI::IsMember({"poisson", "constant"}))->capture_default_str();
+  cmd.add_option("--arrivals", s.arrivals, "poisson or constant (default poisson)")->transform(CLI::CheckedTransformer(loadgen::arrivals_names()));
   cmd.add_option("--duration", s.duration_s, "Seconds of open-loop load (server, each --find-max-qps trial)")
       ->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee)")->check(kNotNegative);
-  cmd.add_flag("--find-max-qps", s.find_max_qps, "Search the highest arrival rate that meets --p99-ms");
+  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee; LLMs: end-to-end)")->check(kNotNegative);
+  cmd.add_option("--ttft-ms", s.ttft_ms, "LLMs: SLO on time to first token in ms (P99 for verdicts; per request for goodput)")
+      ->check(kNotNegative);
+  cmd.add_option("--tpot-ms", s.tpot_ms, "LLMs: SLO on time per output token in ms (P99 for verdicts; per request for goodput)")
+      ->check(kNotNegative);
+  cmd.add_flag("--find-max-qps", s.find_max_qps, "Search the highest arrival rate that meets the SLOs (--p99-ms, --ttft-ms, --tpot-ms)");
   cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")->check(kAboveZero)
       ->capture_default_str();
-  cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate")->check(CLI::IsMember({"concurrency", "rate"}))->capture_default_str();
+  cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate (default concurrency)")->transform(CLI::CheckedTransformer(loadgen::ramp_by_names()));
   cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(kNotNegative);
   cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(kAboveZero)->capture_default_str();
@@ -153,18 +156,6 @@ std::pair<double, double> parse_token_length(const std::string& text, const std:
   return {mean, colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))};
 }
 
-// Language models are measured by generation: single-stream is C = 1, concurrency is C sequences
-// batched together; the open-loop patterns are not built for them.
-void resolve_generation_scenario(const RunOptions& o, harness::CellRequest& cell) {
-  if (model_format(o.model) != "gguf") return;
-  const auto& name = cell.scenario.name;
-  if (name != "single-stream" && name != "concurrency" && name != "generation")
-    throw Error("--scenario " + name + ": " + o.model + " is a language model; it runs single-stream or --concurrency C " +
-                "(the generation scenario)");
-  cell.scenario.name = "generation";
-  if (cell.scenario.concurrency == 0) cell.scenario.concurrency = 1;
-}
-
 }  // namespace
 
 std::vector<int> thread_counts(const RunOptions& o) {
@@ -218,8 +209,6 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
   cell.scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
   std::tie(cell.scenario.prompt_tokens, cell.scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
   std::tie(cell.scenario.output_tokens, cell.scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
-  resolve_generation_scenario(o, cell);
-  cell.scenario.arrivals = o.arrivals == "constant" ? loadgen::Arrivals::kConstant : loadgen::Arrivals::kPoisson;
   const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
   if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
   cell.scenario.pulse_baseline_s = static_cast<double>(pulse[0]);

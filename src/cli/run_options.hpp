@@ -27,7 +27,6 @@ struct RunOptions {
   std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
   unsigned long long seed = 42;
   long long int_high = 100;              // integer inputs drawn from [0, int_high)
-  std::string arrivals = "poisson";
   std::string pulse_times_text = "10,10,20";
   std::string sessions = "shared";       // "shared" (one session, N request slots) or "separate" (N sessions)
   std::vector<int> concurrency;          // one cell per level; empty: the scenario's default
@@ -47,7 +46,7 @@ std::vector<int> concurrency_levels(const RunOptions& options);
 
 // Builds the cell for `backend` at `threads` and `concurrency` (0: the first level given, or the
 // scenario's default); throws infermark::Error naming the flag for malformed or impossible values,
-// before anything runs. A language model (.gguf) gets the generation scenario.
+// before anything runs.
 harness::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads, int concurrency = 0);
 
 // Flag validator with a readable message ("--qps: -5 must be above 0").

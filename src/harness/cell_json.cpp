@@ -12,11 +12,12 @@ using nlohmann::json;
 }  // namespace
 
 json scenario_json(const loadgen::ScenarioSpec& s) {
-  return {{"name", s.name}, {"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
+  return {{"name", loadgen::name_of(s.name)}, {"concurrency", s.concurrency}, {"warmup_queries", s.warmup_queries}, {"warmup_s", s.warmup_s},
           {"min_queries", s.min_queries}, {"min_duration_s", s.min_duration_s}, {"max_queries", s.max_queries},
-          {"max_duration_s", s.max_duration_s}, {"qps", s.qps}, {"arrivals", s.arrivals == loadgen::Arrivals::kPoisson ? "poisson" : "constant"},
-          {"duration_s", s.duration_s}, {"sla_p99_ms", s.sla_p99_ms}, {"find_max_qps", s.find_max_qps},
-          {"max_queue", s.max_queue}, {"seed", s.seed}, {"ramp_by", s.ramp_by}, {"ramp_step", s.ramp_step},
+          {"max_duration_s", s.max_duration_s}, {"qps", s.qps}, {"arrivals", loadgen::name_of(s.arrivals)},
+          {"duration_s", s.duration_s}, {"sla_p99_ms", s.sla_p99_ms}, {"ttft_ms", s.ttft_ms}, {"tpot_ms", s.tpot_ms},
+          {"find_max_qps", s.find_max_qps},
+          {"max_queue", s.max_queue}, {"seed", s.seed}, {"ramp_by", loadgen::name_of(s.ramp_by)}, {"ramp_step", s.ramp_step},
           {"ramp_start", s.ramp_start}, {"ramp_steps", s.ramp_steps}, {"step_duration_s", s.step_duration_s},
           {"capacity_probe_s", s.capacity_probe_s}, {"soak_share", s.soak_share}, {"soak_duration_s", s.soak_duration_s},
           {"soak_interval_s", s.soak_interval_s}, {"pulse_baseline_share", s.pulse_baseline_share},
@@ -30,7 +31,7 @@ namespace {
 
 loadgen::ScenarioSpec scenario_from(const json& j) {
   loadgen::ScenarioSpec s;
-  s.name = j.at("name");
+  s.name = loadgen::parse_scenario(j.at("name").get<std::string>(), "scenario.name");
   s.concurrency = j.at("concurrency");
   s.warmup_queries = j.at("warmup_queries");
   s.warmup_s = j.at("warmup_s");
@@ -39,13 +40,15 @@ loadgen::ScenarioSpec scenario_from(const json& j) {
   s.max_queries = j.at("max_queries");
   s.max_duration_s = j.at("max_duration_s");
   s.qps = j.at("qps");
-  s.arrivals = j.at("arrivals") == "constant" ? loadgen::Arrivals::kConstant : loadgen::Arrivals::kPoisson;
+  s.arrivals = loadgen::parse_arrivals(j.at("arrivals").get<std::string>(), "scenario.arrivals");
   s.duration_s = j.at("duration_s");
   s.sla_p99_ms = j.at("sla_p99_ms");
+  s.ttft_ms = j.value("ttft_ms", 0.0);
+  s.tpot_ms = j.value("tpot_ms", 0.0);
   s.find_max_qps = j.at("find_max_qps");
   s.max_queue = j.at("max_queue");
   s.seed = j.at("seed");
-  s.ramp_by = j.at("ramp_by");
+  s.ramp_by = loadgen::parse_ramp_by(j.at("ramp_by").get<std::string>(), "scenario.ramp_by");
   s.ramp_step = j.at("ramp_step");
   s.ramp_start = j.at("ramp_start");
   s.ramp_steps = j.at("ramp_steps");

@@ -5,7 +5,8 @@ namespace infermark::harness {
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
                          std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
                          bool separate_sessions, bool few_shapes)
-    : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0) {
+    : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0),
+      library_(input_sets) {
   const auto bind = [&](Session& session, int slots) {
     if (set_count_ == 0) session.set_inputs(input_sets.front(), slots);
     else session.set_input_sets(input_sets, slots, few_shapes);
@@ -24,15 +25,8 @@ LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, c
     for (auto& session : sessions_) routes_.push_back({session.get(), 0});
   }
   if (set_count_ == 0) return;
-  queries_per_set_ = std::make_unique<std::atomic<std::uint64_t>[]>(set_count_);
   for (const auto& route : routes_)
     for (std::size_t set = 0; set < set_count_; ++set) route.session->run_set(route.slot, set);
-}
-
-std::vector<std::uint64_t> LocalSystem::queries_per_set() const {
-  std::vector<std::uint64_t> counts;
-  for (std::size_t set = 0; set < set_count_; ++set) counts.push_back(queries_per_set_[set].load());
-  return counts;
 }
 
 std::string LocalSystem::sharing() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "harness/input_set_library.hpp"
 #include "loadgen/system_under_test.hpp"
 
 namespace infermark::harness {
@@ -21,7 +22,7 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
               std::unique_ptr<Session> first, const std::vector<Tensor>& inputs, int lanes, bool separate_sessions = false)
       : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes, separate_sessions) {}
-  // Varying shapes: more than one input set, each query running the next set in turn. Every set
+  // Varying shapes: more than one input set, each query running the set its sample names. Every set
   // runs once per lane before measuring, so the first sight of a shape (a kernel compiled for it)
   // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
@@ -29,15 +30,12 @@ class LocalSystem final : public loadgen::SystemUnderTest {
               bool separate_sessions, bool few_shapes = false);
 
   int lanes() const override { return lanes_; }
-  void issue(int lane) override {
+  const InputSetLibrary& samples() const override { return library_; }
+  void issue(int lane, const loadgen::Query& query, loadgen::Completion&) override {
     const auto& route = routes_[static_cast<std::size_t>(lane)];
     if (set_count_ == 0) return route.session->run(route.slot);
-    const auto set = next_set_.fetch_add(1, std::memory_order_relaxed) % set_count_;
-    queries_per_set_[set].fetch_add(1, std::memory_order_relaxed);
-    route.session->run_set(route.slot, set);
+    route.session->run_set(route.slot, query.sample);
   }
-  // Varying shapes: queries run on each input set so far (warm-up included); empty otherwise.
-  std::vector<std::uint64_t> queries_per_set() const;
 
   Session& primary() { return *sessions_.front(); }
   // "one session, 4 request slots" or "4 sessions (the framework's session serves one request at a time)".
@@ -52,8 +50,7 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   std::vector<Route> routes_;
   int lanes_;
   std::size_t set_count_ = 0;  // 0: one fixed input set bound with set_inputs
-  std::atomic<std::size_t> next_set_{0};
-  std::unique_ptr<std::atomic<std::uint64_t>[]> queries_per_set_;
+  InputSetLibrary library_;
 };
 
 }  // namespace infermark::harness

@@ -2,7 +2,6 @@
 
 #include <ctime>
 #include <exception>
-#include <set>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -30,20 +29,9 @@ void save_outputs(Session& session, const std::filesystem::path& dir) {
   for (const auto& tensor : session.outputs()) write_npy(tensor, output_file(dir, tensor.name));
 }
 
-// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
-loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome) {
-  if (outcome.headline) {
-    loadgen::QueryRecorder copy = outcome.phases[*outcome.headline].recorder;
-    return copy;
-  }
-  loadgen::QueryRecorder merged = outcome.phases.front().recorder;
-  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.merge(outcome.phases[i].recorder);
-  return merged;
-}
-
 void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome) {
   if (outcome.phases.empty()) return;
-  for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase));
+  for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase, outcome.group_labels));
   result.analysis = outcome.analysis;
   const auto recorder = summarised(outcome);
   const auto& histogram = recorder.latency();
@@ -76,14 +64,14 @@ void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome
 }
 
 void fill_resources(report::RunResult& result, const probes::ResourceSummary& summary, const loadgen::ScenarioOutcome& outcome,
-                    std::int64_t sampler_start_ns) {
+                    std::int64_t sampler_start_ns, loadgen::Scenario scenario) {
   result.resources = probes::to_json(summary);
   double inferences = 0;
   for (const auto& phase : outcome.phases) inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
   const auto per_joule = probes::inferences_per_joule(summary.energy, inferences);
   result.resources["inferences"] = inferences;
   result.resources["inferences_per_joule"] = per_joule ? nlohmann::json(*per_joule) : nlohmann::json(nullptr);
-  if (result.scenario.name != "soak" || outcome.phases.empty()) return;
+  if (scenario != loadgen::Scenario::kSoak || outcome.phases.empty()) return;
   // RSS samples from the soak phase only (after warm-up and the capacity probe).
   const double soak_offset_s = static_cast<double>(outcome.measured_from_ns - sampler_start_ns) * 1e-9;
   std::vector<loadgen::TimedValue> rss;
@@ -92,35 +80,42 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
   result.analysis["soak"] = loadgen::analyse_soak(outcome.phases.front(), rss);
 }
 
-// What a varying-shape run fed: its ranges, every input set's shapes and how many queries ran on
-// it, and the mean input elements per query (the work per query, against a fixed shape's).
-nlohmann::json varying_shapes_json(const VaryingShapes& varying, const std::vector<std::vector<Tensor>>& sets,
-                                   const std::vector<std::uint64_t>& queries) {
+// What a varying-shape run fed: its ranges, every distinct shape with the queries that ran on it
+// and their latency, and the mean input elements per query (the work per query, against a fixed
+// shape's). Counts and latency are the headline phase's (or every phase's).
+nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetLibrary& library,
+                                   const loadgen::ScenarioOutcome& outcome) {
   nlohmann::json j{{"ranges", nlohmann::json::object()}, {"bucketed", bucketed(varying)}, {"sets", nlohmann::json::array()}};
   for (const auto& [name, range] : varying.ranges) j["ranges"][name] = format_shape_range(range);
-  std::set<std::vector<std::vector<std::int64_t>>> distinct;
+  const auto recorder = summarised(outcome);
+  const auto& groups = recorder.latency_by_group();
+  const auto by_group = loadgen::latency_by_group_json(recorder, outcome.group_labels);
   double elements = 0, total = 0;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    nlohmann::json shapes = nlohmann::json::object();
-    std::vector<std::vector<std::int64_t>> key;
-    double set_elements = 0;
-    for (const auto& t : sets[s]) {
-      shapes[t.name] = t.shape;
-      key.push_back(t.shape);
-      set_elements += static_cast<double>(t.element_count());
-    }
-    distinct.insert(key);
-    const auto count = s < queries.size() ? queries[s] : 0;
-    elements += set_elements * static_cast<double>(count);
+  for (std::uint32_t g = 0; g < library.group_count(); ++g) {
+    const auto count = g < groups.size() ? groups[g].count() : 0;
+    elements += library.elements_of_group(g) * static_cast<double>(count);
     total += static_cast<double>(count);
-    j["sets"].push_back({{"shapes", shapes}, {"queries", count}});
+    auto row = g < by_group.size() ? by_group[g] : nlohmann::json{{"group", library.group_label(g)}, {"queries", 0}};
+    j["sets"].push_back(row);
   }
-  j["distinct_shapes"] = distinct.size();
+  j["distinct_shapes"] = library.group_count();
+  j["input_sets"] = library.sample_count();
   j["mean_input_elements"] = total > 0 ? elements / total : 0.0;
   return j;
 }
 
 }  // namespace
+
+// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
+loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome) {
+  if (outcome.headline) {
+    loadgen::QueryRecorder copy = outcome.phases[*outcome.headline].recorder;
+    return copy;
+  }
+  loadgen::QueryRecorder merged = outcome.phases.front().recorder;
+  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.merge(outcome.phases[i].recorder);
+  return merged;
+}
 
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
@@ -135,7 +130,7 @@ report::RunResult result_for_cell(const CellRequest& request) {
   result.model = describe_model(request.model);
   result.requested = request.options;
   result.backend.name = request.backend;
-  result.scenario.name = request.scenario.name;
+  result.scenario.name = loadgen::name_of(request.scenario.name);
   result.scenario.batch = request.inputs.batch;
   result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
   result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
@@ -190,10 +185,20 @@ void record_peak_memory(report::RunResult& result, const CellRequest& request, b
                              std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
 }
 
+void record_outcome(report::RunResult& result, const CellRequest& request, const loadgen::ScenarioOutcome& outcome,
+                    const probes::ResourceSummary& resources, std::int64_t sampler_start_ns) {
+  for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
+  fill_measurements(result, outcome);
+  fill_resources(result, resources, outcome, sampler_start_ns, request.scenario.name);
+  if (outcome.interrupted) {
+    result.status = "interrupted";
+    result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
+  }
+}
+
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
                                const std::atomic<bool>* stop, const StageCallback& on_stage) {
-  if (model_format(request.model) == "gguf" || request.scenario.name == "generation")
-    return measure_generation_cell(registry, request, stop, on_stage);
+  if (model_format(request.model) == "gguf") return measure_generation_cell(registry, request, stop, on_stage);
   return measure_in_stages(request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
     enter("loading the backend plugin");
     check_request(request);
@@ -238,22 +243,17 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
 
     enter("running");
     start = mono_now_ns();
-    system.issue(0);  // the first query pays lazy initialisation; it counts as warm-up
+    loadgen::Completion unused;
+    system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
     result.timing.first_inference_ms = ms_since(start);
     probes::ResourceSampler sampler;
     sampler.start();
     const auto sampler_start_ns = mono_now_ns();
     const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
     const auto resources = sampler.stop();
-    for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
-    fill_measurements(result, outcome);
-    fill_resources(result, resources, outcome, sampler_start_ns);
+    record_outcome(result, request, outcome, resources, sampler_start_ns);
     if (request.inputs.varying.active())
-      result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, input_sets, system.queries_per_set());
-    if (outcome.interrupted) {
-      result.status = "interrupted";
-      result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
-    }
+      result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, system.samples(), outcome);
     record_peak_memory(result, request, peak_reset);
     if (!request.outputs_dir.empty()) {
       enter("saving outputs");

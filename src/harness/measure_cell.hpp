@@ -12,6 +12,7 @@
 #include "core/input_generator.hpp"
 #include "loadgen/scenario.hpp"
 #include "probes/environment.hpp"
+#include "probes/resource_sampler.hpp"
 #include "report/run_result.hpp"
 
 namespace infermark::harness {
@@ -49,6 +50,13 @@ report::RunResult result_for_cell(const CellRequest& request);
 using CellBody = std::function<void(report::RunResult& result, probes::Environment& environment,
                                     const std::function<void(std::string)>& enter)>;
 report::RunResult measure_in_stages(const CellRequest& request, const StageCallback& on_stage, const CellBody& body);
+
+// Everything a scenario outcome gives a result: resolved parameters, phases, headline latency and
+// throughput, resources (and the soak's verdicts), and the interrupted status.
+void record_outcome(report::RunResult& result, const CellRequest& request, const loadgen::ScenarioOutcome& outcome,
+                    const probes::ResourceSummary& resources, std::int64_t sampler_start_ns);
+// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
+loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome);
 
 // The peak RSS after measuring, and what it covers (the worker or this process; since the model
 // load when the kernel let the peak be reset, else since the process started).

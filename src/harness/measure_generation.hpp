@@ -1,6 +1,6 @@
-// Measures one LLM cell: a GGUF model on a generation backend (llama.cpp) under the generation
-// scenario — C requests in flight, continuously batched — and returns its RunResult, whose
-// `generation` section carries TTFT, TPOT, inter-token latency and token rates.
+// Measures one LLM cell: a GGUF model on a generation backend (llama.cpp) under any scenario — each
+// lane a sequence slot of one continuously batched generator — and returns its RunResult, whose
+// `generation` section carries TTFT, TPOT, inter-token latency, token rates and goodput.
 #pragma once
 
 #include "harness/measure_cell.hpp"
@@ -11,10 +11,7 @@ namespace infermark::harness {
 report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage);
 
-// The generation scenario's loop settings from a cell's scenario flags.
-loadgen::GenerationSpec generation_spec(const loadgen::ScenarioSpec& scenario);
-
 // The result JSON of the metrics (schema in docs/result-schema.md, "generation").
-nlohmann::json generation_json(const loadgen::GenerationMetrics& metrics, const loadgen::GenerationSpec& spec);
+nlohmann::json generation_json(const loadgen::GenerationMetrics& metrics, const loadgen::ScenarioSpec& spec, int lanes);
 
 }  // namespace infermark::harness

@@ -18,27 +18,35 @@ struct LoopControl {
   std::int64_t start_ns;
   std::atomic<std::uint64_t> claimed{0};
 
-  // Claims the next query, or says the run is over: max_duration is a hard cap; max_queries
+  // Claims the next query id, or says the run is over: max_duration is a hard cap; max_queries
   // ends the run once min_duration has also passed. Exact under concurrency (compare-exchange).
-  bool claim_next(std::int64_t now_ns) {
+  bool claim_next(std::int64_t now_ns, std::uint64_t& id) {
     const auto elapsed_s = static_cast<double>(now_ns - start_ns) * 1e-9;
     if (elapsed_s >= config.max_duration_s) return false;
     auto n = claimed.load(std::memory_order_relaxed);
     do {
       if (config.max_queries && n >= config.max_queries && elapsed_s >= config.min_duration_s) return false;
     } while (!claimed.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+    id = n;
     return true;
   }
 };
 
 void client(SystemUnderTest& system, int lane, LoopControl& control, QueryRecorder& recorder, const std::atomic<bool>* stop) {
+  const auto& samples = system.samples();
+  const auto sample_count = samples.sample_count();
+  Completion completion;
+  Query query;
   for (;;) {
     const auto issue_ns = mono_now_ns();
-    if (stop_requested(stop) || !control.claim_next(issue_ns)) return;
+    if (stop_requested(stop) || !control.claim_next(issue_ns, query.id)) return;
+    query.sample = sample_for_query(control.config.seed, query.id, sample_count);
+    completion.clear();
     try {
-      system.issue(lane);
+      system.issue(lane, query, completion);
       const auto done_ns = mono_now_ns();
-      recorder.record(done_ns - control.start_ns, done_ns - issue_ns);
+      recorder.record(done_ns - control.start_ns, done_ns - issue_ns, samples.group_of(query.sample));
+      recorder.record_tokens(issue_ns, completion);
     } catch (const std::exception&) {
       recorder.record_error(mono_now_ns() - control.start_ns);
     }
@@ -54,7 +62,7 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
     throw Error("concurrency " + std::to_string(config.concurrency) + " exceeds the " + std::to_string(system.lanes()) +
                 " lanes of the system under test");
   const RecorderLimits limits{config.interval_ns, static_cast<std::int64_t>(config.max_duration_s * 1e9) + 1'000'000'000,
-                              config.max_exact_samples};
+                              config.max_exact_samples, system.samples().group_count(), config.targets};
   Phase phase(limits);
   phase.label = label.empty() ? "concurrency " + std::to_string(config.concurrency) : label;
   phase.concurrency = config.concurrency;
@@ -63,9 +71,11 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
   std::vector<QueryRecorder> recorders;
   recorders.reserve(static_cast<std::size_t>(config.concurrency));
   for (int i = 0; i < config.concurrency; ++i)
-    recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns, limits.max_exact_samples / config.concurrency + 1});
+    recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns, limits.max_exact_samples / config.concurrency + 1,
+                                          limits.groups, limits.targets});
 
   LoopControl control{config, mono_now_ns()};
+  phase.started_ns = control.start_ns;
   if (config.concurrency == 1) {
     client(system, 0, control, recorders[0], stop);
   } else {
@@ -82,7 +92,8 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
   return phase;
 }
 
-void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, const std::atomic<bool>* stop) {
+void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, std::uint64_t seed,
+             const std::atomic<bool>* stop) {
   if (queries == 0 && seconds <= 0) return;
   ClosedLoopConfig config;
   config.concurrency = concurrency;
@@ -92,6 +103,7 @@ void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, do
   config.max_duration_s = std::max(seconds, 3600.0);
   config.max_exact_samples = 0;
   config.interval_ns = 1'000'000'000;
+  config.seed = seed ^ 0x5741524D55505EEDull;  // its own sample stream, apart from the measured one
   run_closed_loop(system, config, stop, "warm-up");
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "loadgen/phase.hpp"
+#include "loadgen/service_targets.hpp"
 #include "loadgen/system_under_test.hpp"
 
 namespace infermark::loadgen {
@@ -22,6 +23,8 @@ struct ClosedLoopConfig {
   double max_duration_s = 60.0;
   std::int64_t interval_ns = 1'000'000'000;
   std::size_t max_exact_samples = 1'000'000;
+  std::uint64_t seed = 42;          // draws each query's sample (sample_for_query)
+  ServiceTargets targets;           // what counts towards goodput
 };
 
 // Runs until the limits say stop or `stop` is set; never throws for a failed query (it is an error).
@@ -29,6 +32,7 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
                       const std::string& label = "");
 
 // Warm-up: `queries` queries or `seconds` (whichever ends later) on every lane, not recorded.
-void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, const std::atomic<bool>* stop);
+void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, std::uint64_t seed,
+             const std::atomic<bool>* stop);
 
 }  // namespace infermark::loadgen

@@ -13,14 +13,19 @@ std::optional<stats::LatencySummary> summary_of(const std::vector<double>& sampl
 }  // namespace
 
 GenerationMetrics summarize_generation(const GenerationOutcome& outcome) {
-  GenerationMetrics m;
-  m.requests = outcome.requests.size();
-  m.wall_s = outcome.wall_s;
+  auto m = summarize_requests(outcome.requests, outcome.wall_s);
   m.steps = outcome.steps;
+  return m;
+}
+
+GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests, double wall_s) {
+  GenerationMetrics m;
+  m.requests = requests.size();
+  m.wall_s = wall_s;
   std::vector<double> ttft, tpot, itl, e2e;
   double ttft_s_total = 0, decode_s_total = 0;
   long long decode_tokens = 0;
-  for (const auto& r : outcome.requests) {
+  for (const auto& r : requests) {
     if (r.token_ns.empty()) continue;
     m.prompt_tokens += r.prompt_tokens;
     m.output_tokens += static_cast<long long>(r.token_ns.size());

@@ -26,5 +26,7 @@ struct GenerationMetrics {
 };
 
 GenerationMetrics summarize_generation(const GenerationOutcome& outcome);
+// The same over one phase's streamed requests, with `wall_s` its duration.
+GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests, double wall_s);
 
 }  // namespace infermark::loadgen

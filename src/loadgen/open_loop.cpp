@@ -14,16 +14,22 @@
 namespace infermark::loadgen {
 namespace {
 
-// A fixed-capacity FIFO of scheduled arrival times, allocated once before the run.
+// One arrival: its query id (arrival order) and scheduled time.
+struct Arrival {
+  std::uint64_t id = 0;
+  std::int64_t scheduled_ns = 0;
+};
+
+// A fixed-capacity FIFO of arrivals, allocated once before the run.
 class ArrivalQueue {
  public:
   explicit ArrivalQueue(std::size_t capacity) : slots_(capacity) {}
 
-  bool try_push(std::int64_t scheduled_ns) {
+  bool try_push(const Arrival& arrival) {
     {
       std::lock_guard lock(mutex_);
       if (size_ == slots_.size()) return false;
-      slots_[(head_ + size_) % slots_.size()] = scheduled_ns;
+      slots_[(head_ + size_) % slots_.size()] = arrival;
       ++size_;
     }
     ready_.notify_one();
@@ -31,11 +37,11 @@ class ArrivalQueue {
   }
 
   // Blocks until an arrival is queued (returns it) or the queue is closed and empty (returns false).
-  bool pop(std::int64_t& scheduled_ns) {
+  bool pop(Arrival& arrival) {
     std::unique_lock lock(mutex_);
     ready_.wait(lock, [&] { return size_ > 0 || closed_; });
     if (size_ == 0) return false;
-    scheduled_ns = slots_[head_];
+    arrival = slots_[head_];
     head_ = (head_ + 1) % slots_.size();
     --size_;
     return true;
@@ -60,7 +66,7 @@ class ArrivalQueue {
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::vector<std::int64_t> slots_;
+  std::vector<Arrival> slots_;
   std::size_t head_ = 0, size_ = 0;
   bool closed_ = false;
 };
@@ -75,13 +81,21 @@ void wait_until(std::int64_t target_ns) {
   }
 }
 
-void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, QueryRecorder& recorder) {
-  std::int64_t scheduled_ns = 0;
-  while (queue.pop(scheduled_ns)) {
+void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, std::uint64_t seed, QueryRecorder& recorder) {
+  const auto& samples = system.samples();
+  const auto sample_count = samples.sample_count();
+  Completion completion;
+  Query query;
+  Arrival arrival;
+  while (queue.pop(arrival)) {
+    query.id = arrival.id;
+    query.sample = sample_for_query(seed, arrival.id, sample_count);
+    completion.clear();
     try {
-      system.issue(lane);
+      system.issue(lane, query, completion);
       const auto done_ns = mono_now_ns();
-      recorder.record(done_ns - start_ns, done_ns - scheduled_ns);
+      recorder.record(done_ns - start_ns, done_ns - arrival.scheduled_ns, samples.group_of(query.sample));
+      recorder.record_tokens(arrival.scheduled_ns, completion);
     } catch (const std::exception&) {
       recorder.record_error(mono_now_ns() - start_ns);
     }
@@ -131,7 +145,8 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   if (config.lanes < 1 || config.lanes > system.lanes())
     throw Error("open loop needs between 1 and " + std::to_string(system.lanes()) + " lanes, not " + std::to_string(config.lanes));
   const auto max_duration_ns = static_cast<std::int64_t>((total_s + config.drain_timeout_s) * 1e9) + 1'000'000'000;
-  Phase phase(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples});
+  const auto groups = system.samples().group_count();
+  Phase phase(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples, groups, config.targets});
   phase.label = label.empty() ? "open loop" : label;
   phase.concurrency = config.lanes;
   phase.target_qps = config.schedule.front().rate_qps;
@@ -140,12 +155,15 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   std::vector<QueryRecorder> recorders;
   recorders.reserve(static_cast<std::size_t>(config.lanes));
   for (int i = 0; i < config.lanes; ++i)
-    recorders.emplace_back(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples / config.lanes + 1});
+    recorders.emplace_back(
+        RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples / config.lanes + 1, groups, config.targets});
 
   const auto start_ns = mono_now_ns();
+  phase.started_ns = start_ns;
   std::vector<std::thread> workers;
   for (int i = 0; i < config.lanes; ++i)
-    workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, std::ref(recorders[static_cast<std::size_t>(i)]));
+    workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, config.seed,
+                         std::ref(recorders[static_cast<std::size_t>(i)]));
 
   // The scheduler: the k-th arrival's time is drawn when it is due, never pre-generated. Linux
   // rounds sleeps up by the thread's timer slack (50 us by default); ask for none while scheduling.
@@ -162,7 +180,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
     const auto issued_ns = mono_now_ns();
     phase.issue_lateness.record(issued_ns - scheduled_ns);
     ++phase.issued;
-    if (!queue.try_push(scheduled_ns)) phase.recorder.record_rejection(issued_ns - start_ns);
+    if (!queue.try_push({phase.issued - 1, scheduled_ns})) phase.recorder.record_rejection(issued_ns - start_ns);
     next_offset_ns = clock.after(next_offset_ns);
   }
 

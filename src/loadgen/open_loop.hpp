@@ -1,7 +1,8 @@
 // Open-loop (server) load: queries arrive on a schedule — Poisson or constant rate — whether or
 // not earlier ones have finished, and wait in a bounded queue for a free lane. Latency runs from
 // each query's *scheduled* arrival, so queueing behind a slow query is never hidden
-// (no coordinated omission). Arrivals are drawn from a seeded generator as the run goes.
+// (no coordinated omission). Arrivals are drawn from a seeded generator as the run goes; the k-th
+// arrival is query k and carries the sample drawn for k from the same seed.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "loadgen/phase.hpp"
+#include "loadgen/service_targets.hpp"
 #include "loadgen/system_under_test.hpp"
 
 namespace infermark::loadgen {
@@ -30,6 +32,7 @@ struct OpenLoopConfig {
   double drain_timeout_s = 30.0;     // queries still queued after this are counted as errors
   std::int64_t interval_ns = 1'000'000'000;
   std::size_t max_exact_samples = 1'000'000;
+  ServiceTargets targets;            // what counts towards goodput
 };
 
 Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "loadgen/generation_metrics.hpp"
 #include "stats/trend.hpp"
 
 namespace infermark::loadgen {
@@ -36,6 +37,16 @@ nlohmann::json trend_verdict(const std::vector<double>& t, const std::vector<dou
 
 double p99_ms(const Phase& phase) { return static_cast<double>(phase.recorder.latency().value_at_percentile(99)) * 1e-6; }
 
+double ttft_p99_ms(const Phase& phase) {
+  const auto metrics = summarize_requests(phase.recorder.requests(), phase.duration_s);
+  return metrics.ttft_ms ? metrics.ttft_ms->at(99).value : 0.0;
+}
+
+double tpot_p99_ms(const Phase& phase) {
+  const auto metrics = summarize_requests(phase.recorder.requests(), phase.duration_s);
+  return metrics.tpot_ms ? metrics.tpot_ms->at(99).value : 0.0;
+}
+
 double measure_capacity(SystemUnderTest& system, int lanes, double seconds, const std::atomic<bool>* stop) {
   ClosedLoopConfig config;
   config.concurrency = lanes;
@@ -65,7 +76,9 @@ std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, c
       open.interval_ns = config.interval_ns;
       steps.push_back(run_open_loop(system, open, stop, "rate " + std::to_string(static_cast<long long>(level)) + "/s"));
     } else {
-      ClosedLoopConfig closed;
+      auto closed = config.closed_loop;
+      closed.min_queries = 1;
+      closed.max_queries = 0;
       closed.concurrency = static_cast<int>(level);
       closed.max_duration_s = config.step_duration_s;
       closed.interval_ns = config.interval_ns;
@@ -75,11 +88,15 @@ std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, c
   return steps;
 }
 
-Knee find_knee(const std::vector<Phase>& steps, double sla_p99_ms, double min_gain) {
+Knee find_knee(const std::vector<Phase>& steps, const SloLimits& limits, double min_gain) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const double p99 = p99_ms(steps[i]);
-    if (sla_p99_ms > 0 && p99 > sla_p99_ms)
-      return {i, fmt::format("P99 {:.3f} ms above the {} ms SLA", p99, sla_p99_ms)};
+    if (limits.p99_ms > 0 && p99 > limits.p99_ms)
+      return {i, fmt::format("P99 {:.3f} ms above the {} ms SLA", p99, limits.p99_ms)};
+    if (limits.ttft_p99_ms > 0 && ttft_p99_ms(steps[i]) > limits.ttft_p99_ms)
+      return {i, fmt::format("P99 TTFT {:.3f} ms above the {} ms SLO", ttft_p99_ms(steps[i]), limits.ttft_p99_ms)};
+    if (limits.tpot_p99_ms > 0 && tpot_p99_ms(steps[i]) > limits.tpot_p99_ms)
+      return {i, fmt::format("P99 TPOT {:.3f} ms above the {} ms SLO", tpot_p99_ms(steps[i]), limits.tpot_p99_ms)};
     if (i == 0) continue;
     const double before = steps[i - 1].achieved_qps(), now = steps[i].achieved_qps();
     const double gain = before > 0 ? now / before - 1 : 1;
@@ -89,12 +106,15 @@ Knee find_knee(const std::vector<Phase>& steps, double sla_p99_ms, double min_ga
   return {std::nullopt, "no knee within the steps run: throughput still rising and P99 within the SLA"};
 }
 
-bool meets_sla(const Phase& phase, double sla_p99_ms) {
-  return phase.recorder.completed() > 0 && p99_ms(phase) <= sla_p99_ms && phase.recorder.errors() == 0 &&
-         phase.recorder.rejected() == 0 && phase.achieved_qps() >= 0.95 * phase.target_qps;
+bool meets_slo(const Phase& phase, const SloLimits& limits) {
+  const bool latency_ok = (limits.p99_ms <= 0 || p99_ms(phase) <= limits.p99_ms) &&
+                          (limits.ttft_p99_ms <= 0 || ttft_p99_ms(phase) <= limits.ttft_p99_ms) &&
+                          (limits.tpot_p99_ms <= 0 || tpot_p99_ms(phase) <= limits.tpot_p99_ms);
+  return phase.recorder.completed() > 0 && latency_ok && phase.recorder.errors() == 0 && phase.recorder.rejected() == 0 &&
+         phase.achieved_qps() >= 0.95 * phase.target_qps;
 }
 
-MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, double sla_p99_ms, double upper_qps, int iterations,
+MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps, int iterations,
                           const std::atomic<bool>* stop) {
   MaxQpsSearch search;
   double low = 0, high = upper_qps;
@@ -104,7 +124,7 @@ MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, double 
     trial.schedule = {RateSegment{duration, rate}};
     trial.seed += 1;  // a fresh arrival sequence per trial
     search.trials.push_back(run_open_loop(system, trial, stop, "trial " + std::to_string(i + 1)));
-    if (meets_sla(search.trials.back(), sla_p99_ms)) {
+    if (meets_slo(search.trials.back(), limits)) {
       low = rate;
       search.best_qps = std::max(search.best_qps, rate);
       if (i == 0) break;  // even the upper bound meets the SLA
@@ -136,10 +156,36 @@ nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& r
   auto memory = trend_verdict(t_rss, rss, std::max(10.0, 0.05 * mean_rss), "MB");
   auto latency = trend_verdict(t_p99, p99, 0.10 * mean_p99, "ms (per-interval P99)");
   const bool leak = memory.value("verdict", "") == "rising";
-  const bool drift = latency.value("verdict", "") == "rising";
-  return {{"memory", memory}, {"latency", latency}, {"leak_suspected", leak}, {"latency_drift", drift},
-          {"verdict", leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
-                                    : "stable"}};
+  bool drift = latency.value("verdict", "") == "rising";
+  nlohmann::json result{{"memory", memory}, {"latency", latency}, {"leak_suspected", leak}};
+  // Streamed requests: time per output token, averaged per interval of completion.
+  if (!phase.recorder.requests().empty()) {
+    const double interval_s = static_cast<double>(series.interval_ns()) * 1e-9;
+    const auto phase_start = phase.started_ns;
+    std::vector<double> sum(series.used_intervals() + 1, 0.0), count(series.used_intervals() + 1, 0.0);
+    for (const auto& r : phase.recorder.requests()) {
+      if (r.token_ns.size() < 2) continue;
+      const auto slot = std::min(sum.size() - 1, static_cast<std::size_t>(std::max<double>(0, static_cast<double>(r.token_ns.back() - phase_start) * 1e-9 / interval_s)));
+      sum[slot] += static_cast<double>(r.token_ns.back() - r.token_ns.front()) * 1e-6 / static_cast<double>(r.token_ns.size() - 1);
+      count[slot] += 1;
+    }
+    std::vector<double> t_tpot, tpot;
+    double mean_tpot = 0;
+    for (std::size_t i = 0; i < sum.size(); ++i)
+      if (count[i] > 0) {
+        t_tpot.push_back(static_cast<double>(i) * interval_s);
+        tpot.push_back(sum[i] / count[i]);
+        mean_tpot += sum[i] / count[i];
+      }
+    if (!tpot.empty()) mean_tpot /= static_cast<double>(tpot.size());
+    auto tpot_trend = trend_verdict(t_tpot, tpot, 0.10 * mean_tpot, "ms (per-interval mean TPOT)");
+    drift = drift || tpot_trend.value("verdict", "") == "rising";
+    result["tpot"] = tpot_trend;
+  }
+  result["latency_drift"] = drift;
+  result["verdict"] = leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
+                                    : "stable";
+  return result;
 }
 
 nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule) {

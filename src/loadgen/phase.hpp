@@ -15,6 +15,7 @@ struct Phase {
   double target_qps = 0.0;           // open loop only
   std::uint64_t issued = 0;
   double duration_s = 0.0;           // first issue to last completion
+  std::int64_t started_ns = 0;       // monotonic start of the phase
   bool interrupted = false;          // stopped by the user
   bool minimums_met = true;          // min queries and min duration reached before the cap
   QueryRecorder recorder;

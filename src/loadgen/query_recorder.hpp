@@ -1,12 +1,17 @@
-// Where one thread records its queries' outcomes: an overall latency histogram, a time series,
-// and (while they fit in the space reserved up front) the exact samples. Each worker thread owns
-// one recorder, so recording takes no lock and never allocates; recorders merge after the run.
+// Where one thread records its queries' outcomes: an overall latency histogram, one per sample
+// group (shape), a time series, (while they fit in the space reserved up front) the exact samples,
+// and for token-streaming systems each request's token times. Each worker thread owns one
+// recorder, so recording takes no lock and, for tensor queries, never allocates; recorders merge
+// after the run.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "loadgen/generation.hpp"
 #include "loadgen/live_stats.hpp"
+#include "loadgen/service_targets.hpp"
+#include "loadgen/system_under_test.hpp"
 #include "stats/histogram.hpp"
 
 namespace infermark::loadgen {
@@ -15,6 +20,8 @@ struct RecorderLimits {
   std::int64_t interval_ns = 1'000'000'000;   // time-series resolution (coarsened to keep <= 300 intervals)
   std::int64_t max_duration_ns = 0;           // the run's bound (sizes the time series)
   std::size_t max_exact_samples = 0;          // exact samples kept; beyond this only the histogram
+  std::uint32_t groups = 1;                   // sample groups with a histogram each (1: none kept apart)
+  ServiceTargets targets;                     // what a query must meet to count as good
 };
 
 class QueryRecorder {
@@ -22,13 +29,18 @@ class QueryRecorder {
   explicit QueryRecorder(const RecorderLimits& limits);
 
   // `completed_at_ns` is relative to the run's start; `latency_ns` as the scenario defines it.
-  void record(std::int64_t completed_at_ns, std::int64_t latency_ns) {
+  void record(std::int64_t completed_at_ns, std::int64_t latency_ns, std::uint32_t group = 0) {
     latency_.record(latency_ns);
     series_.record(completed_at_ns, latency_ns);
     LiveStats::global().record(latency_ns);
+    if (!by_group_.empty()) by_group_[group].record(latency_ns);
     if (samples_ns_.size() < samples_ns_.capacity()) samples_ns_.push_back(latency_ns);
     else samples_complete_ = false;
+    if (targets_.e2e_ns == 0 || latency_ns <= targets_.e2e_ns) ++met_targets_if_untimed_;
   }
+  // A streamed query (after record()): keeps its token times, from `start_ns` (its scheduled
+  // arrival in open loop, its issue in closed loop), and whether it met every target.
+  void record_tokens(std::int64_t start_ns, const Completion& completion);
   void record_error(std::int64_t at_ns) {
     ++errors_;
     series_.record_error(at_ns);
@@ -45,6 +57,12 @@ class QueryRecorder {
   std::uint64_t completed() const { return latency_.count(); }
   std::uint64_t errors() const { return errors_; }
   std::uint64_t rejected() const { return rejected_; }
+  // Per sample group; empty when the library has one group.
+  const std::vector<stats::LatencyHistogram>& latency_by_group() const { return by_group_; }
+  // Streamed requests, in completion order per recorder.
+  const std::vector<RequestRecord>& requests() const { return requests_; }
+  // Completed queries that met every target (goodput's numerator).
+  std::uint64_t met_targets() const { return requests_.empty() ? met_targets_if_untimed_ : met_targets_streamed_; }
   // Exact samples in milliseconds; meaningful only when samples_complete().
   std::vector<double> samples_ms() const;
   bool samples_complete() const { return samples_complete_; }
@@ -52,7 +70,12 @@ class QueryRecorder {
  private:
   stats::LatencyHistogram latency_;
   stats::IntervalSeries series_;
+  std::vector<stats::LatencyHistogram> by_group_;
   std::vector<std::int64_t> samples_ns_;
+  std::vector<RequestRecord> requests_;
+  ServiceTargets targets_;
+  std::uint64_t met_targets_if_untimed_ = 0;  // by end-to-end latency alone
+  std::uint64_t met_targets_streamed_ = 0;    // by TTFT, TPOT and end-to-end latency
   bool samples_complete_ = true;
   std::uint64_t errors_ = 0;
   std::uint64_t rejected_ = 0;

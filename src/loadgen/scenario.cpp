@@ -4,19 +4,20 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "loadgen/generation_metrics.hpp"
 #include "loadgen/live_stats.hpp"
 #include "stats/histogram.hpp"
 
 namespace infermark::loadgen {
 namespace {
 
-const std::vector<std::string> kScenarios{"single-stream", "concurrency", "offline", "server", "ramp", "soak", "pulse", "generation"};
-
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
 }
 
 double ms(std::int64_t ns) { return static_cast<double>(ns) * 1e-6; }
+
+SloLimits slo_limits(const ScenarioSpec& spec) { return {spec.sla_p99_ms, spec.ttft_ms, spec.tpot_ms}; }
 
 ClosedLoopConfig closed_loop_config(const ScenarioSpec& spec, int concurrency) {
   ClosedLoopConfig c;
@@ -25,6 +26,8 @@ ClosedLoopConfig closed_loop_config(const ScenarioSpec& spec, int concurrency) {
   c.min_duration_s = spec.min_duration_s;
   c.max_queries = spec.max_queries;
   c.max_duration_s = spec.max_duration_s;
+  c.seed = spec.seed;
+  c.targets = service_targets(spec);
   return c;
 }
 
@@ -35,11 +38,13 @@ OpenLoopConfig open_loop_config(const ScenarioSpec& spec, int lanes, std::vector
   c.seed = spec.seed;
   c.lanes = lanes;
   c.max_queue = spec.max_queue;
+  c.targets = service_targets(spec);
   return c;
 }
 
 // SLA verdict with the MLPerf-style early-stopping bound on what percentile the run supports.
-nlohmann::json sla_verdict(const Phase& phase, double sla_p99_ms) {
+nlohmann::json sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
+  const double sla_p99_ms = spec.sla_p99_ms;
   const auto& latency = phase.recorder.latency();
   // Queries above the SLA, counted from the histogram (exact up to its precision): values by rank
   // never decrease, so bisect for the highest rank still within the target.
@@ -51,22 +56,37 @@ nlohmann::json sla_verdict(const Phase& phase, double sla_p99_ms) {
   }
   const std::uint64_t over = latency.count() - within;
   const double claim = stats::claimable_percentile(latency.count(), over, 0.99);
-  return {{"p99_ms_target", sla_p99_ms}, {"p99_ms", p99_ms(phase)}, {"passed", meets_sla(phase, sla_p99_ms)},
-          {"queries_over_target", over}, {"claimable_percentile_at_target", claim},
-          {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
-          {"errors", phase.recorder.errors()}, {"rejected", phase.recorder.rejected()}};
+  nlohmann::json verdict{{"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
+                         {"p99_ms", p99_ms(phase)}, {"passed", meets_slo(phase, slo_limits(spec))},
+                         {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
+                         {"errors", phase.recorder.errors()}, {"rejected", phase.recorder.rejected()},
+                         {"goodput_qps", phase.duration_s > 0 ? static_cast<double>(phase.recorder.met_targets()) / phase.duration_s : 0.0},
+                         {"good_queries", phase.recorder.met_targets()}};
+  if (sla_p99_ms > 0) {
+    verdict["queries_over_target"] = over;
+    verdict["claimable_percentile_at_target"] = claim;
+  }
+  if (spec.ttft_ms > 0) verdict["ttft"] = {{"p99_ms_target", spec.ttft_ms}, {"p99_ms", ttft_p99_ms(phase)}};
+  if (spec.tpot_ms > 0) verdict["tpot"] = {{"p99_ms_target", spec.tpot_ms}, {"p99_ms", tpot_p99_ms(phase)}};
+  return verdict;
 }
 
 void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
   if (spec.find_max_qps) {
     const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
     out.parameters["capacity_qps"] = capacity;
-    auto search = find_max_qps(system, open_loop_config(spec, lanes, {{spec.duration_s, capacity}}), spec.sla_p99_ms,
+    auto search = find_max_qps(system, open_loop_config(spec, lanes, {{spec.duration_s, capacity}}), slo_limits(spec),
                                capacity * 1.2, 7, stop);
     nlohmann::json trials = nlohmann::json::array();
     for (auto& trial : search.trials) {
-      trials.push_back({{"target_qps", trial.target_qps}, {"achieved_qps", trial.achieved_qps()}, {"p99_ms", p99_ms(trial)},
-                        {"passed", meets_sla(trial, spec.sla_p99_ms)}});
+      nlohmann::json row{{"target_qps", trial.target_qps}, {"achieved_qps", trial.achieved_qps()}, {"p99_ms", p99_ms(trial)},
+                         {"passed", meets_slo(trial, slo_limits(spec))},
+                         {"goodput_qps", trial.duration_s > 0 ? static_cast<double>(trial.recorder.met_targets()) / trial.duration_s : 0.0}};
+      if (!trial.recorder.requests().empty()) {
+        row["ttft_p99_ms"] = ttft_p99_ms(trial);
+        row["tpot_p99_ms"] = tpot_p99_ms(trial);
+      }
+      trials.push_back(row);
       out.phases.push_back(std::move(trial));
     }
     out.analysis["max_qps_within_sla"] = search.best_qps;
@@ -75,31 +95,39 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
     for (std::size_t i = 0; i < out.phases.size(); ++i)
       if (out.phases[i].target_qps == search.best_qps) out.headline = i;
     if (!out.headline && !out.phases.empty()) out.headline = out.phases.size() - 1;
+    if (out.headline) out.analysis["goodput_qps_at_max"] = trials[*out.headline]["goodput_qps"];
     return;
   }
   out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, "server"));
   out.headline = 0;
-  if (spec.sla_p99_ms > 0) out.analysis["sla"] = sla_verdict(out.phases[0], spec.sla_p99_ms);
+  if (has_slo(spec)) out.analysis["sla"] = sla_verdict(out.phases[0], spec);
 }
 
 void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
   RampConfig ramp;
-  ramp.by_rate = spec.ramp_by == "rate";
+  ramp.by_rate = spec.ramp_by == RampBy::kRate;
   ramp.step = spec.ramp_step;
   ramp.start = spec.ramp_start;
   ramp.steps = spec.ramp_steps;
   ramp.step_duration_s = spec.step_duration_s;
   ramp.open_loop = open_loop_config(spec, lanes, {});
+  ramp.closed_loop = closed_loop_config(spec, 1);
   out.phases = run_ramp(system, ramp, stop);
   if (out.phases.empty()) return;
-  const auto knee = find_knee(out.phases, spec.sla_p99_ms);
+  const auto knee = find_knee(out.phases, slo_limits(spec));
   // The headline is the last step before the knee: the highest load the system still sustains.
   out.headline = knee.step ? (*knee.step > 0 ? *knee.step - 1 : 0) : out.phases.size() - 1;
   out.analysis["summary_step"] = *out.headline;
   nlohmann::json steps = nlohmann::json::array();
-  for (const auto& p : out.phases)
-    steps.push_back({{"label", p.label}, {"throughput_qps", p.achieved_qps()}, {"p99_ms", p99_ms(p)}});
-  out.analysis["ramp_by"] = spec.ramp_by;
+  for (const auto& p : out.phases) {
+    nlohmann::json step{{"label", p.label}, {"throughput_qps", p.achieved_qps()}, {"p99_ms", p99_ms(p)}};
+    if (!p.recorder.requests().empty()) {
+      step["ttft_p99_ms"] = ttft_p99_ms(p);
+      step["tpot_p99_ms"] = tpot_p99_ms(p);
+    }
+    steps.push_back(step);
+  }
+  out.analysis["ramp_by"] = name_of(spec.ramp_by);
   out.analysis["steps"] = steps;
   out.analysis["knee_step"] = knee.step ? nlohmann::json(*knee.step) : nlohmann::json(nullptr);
   out.analysis["knee_label"] = knee.step ? nlohmann::json(out.phases[*knee.step].label) : nlohmann::json(nullptr);
@@ -134,25 +162,158 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
   out.analysis["pulse"] = analyse_pulse(out.phases[0], schedule);
 }
 
+void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
+  const int clients = spec.name == Scenario::kSingleStream ? 1 : lanes;
+  out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, clients), stop, std::string(name_of(spec.name))));
+  out.headline = 0;
+  if (has_slo(spec)) out.analysis["sla"] = sla_verdict(out.phases[0], spec);
+}
+
+constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)
+
+double closed_duration(const ScenarioSpec& s) { return s.max_duration_s; }
+double server_duration(const ScenarioSpec& s) {
+  return s.find_max_qps ? s.capacity_probe_s + 7 * (s.duration_s + kDrain) : s.duration_s + kDrain;
+}
+double ramp_duration(const ScenarioSpec& s) { return s.ramp_steps * (s.step_duration_s + (s.ramp_by == RampBy::kRate ? kDrain : 0)); }
+double soak_duration(const ScenarioSpec& s) { return s.capacity_probe_s + s.soak_duration_s + kDrain; }
+double pulse_duration(const ScenarioSpec& s) {
+  return s.capacity_probe_s + s.pulse_baseline_s + s.pulse_burst_s + s.pulse_recovery_s + kDrain;
+}
+
+int one_lane(const ScenarioSpec&, int) { return 1; }
+int lanes_or_cores(const ScenarioSpec& spec, int logical_cores) {
+  return spec.concurrency > 0 ? spec.concurrency : std::max(1, logical_cores);
+}
+int ramp_lanes(const ScenarioSpec& spec, int logical_cores) {
+  if (spec.ramp_by == RampBy::kRate) return lanes_or_cores(spec, logical_cores);
+  RampConfig ramp;
+  ramp.step = spec.ramp_step;
+  ramp.start = spec.ramp_start;
+  ramp.steps = spec.ramp_steps;
+  const auto levels = ramp_levels(ramp);
+  return static_cast<int>(*std::max_element(levels.begin(), levels.end()));
+}
+
+template <typename Enum>
+struct NamedValue {
+  Enum value;
+  std::string_view name;
+};
+constexpr NamedValue<RampBy> kRampBy[] = {{RampBy::kConcurrency, "concurrency"}, {RampBy::kRate, "rate"}};
+constexpr NamedValue<Arrivals> kArrivals[] = {{Arrivals::kPoisson, "poisson"}, {Arrivals::kConstant, "constant"}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_in(const NamedValue<Enum> (&table)[N], Enum value) {
+  for (const auto& row : table)
+    if (row.value == value) return row.name;
+  return "?";
+}
+
+template <typename Enum, std::size_t N>
+Enum parse_in(const NamedValue<Enum> (&table)[N], const std::string& text, const std::string& flag) {
+  std::string choices;
+  for (const auto& row : table) {
+    if (row.name == text) return row.value;
+    choices += (choices.empty() ? "" : ", ") + std::string(row.name);
+  }
+  throw Error(flag + " " + text + ": unknown (expected " + choices + ")");
+}
+
 }  // namespace
 
+const std::vector<ScenarioRow>& scenario_table() {
+  static const std::vector<ScenarioRow> table{
+      {Scenario::kSingleStream, "single-stream", "one query at a time", closed_duration, one_lane, run_closed},
+      {Scenario::kConcurrency, "concurrency", "N clients in a closed loop (LLMs: N sequences batched together)", closed_duration,
+       lanes_or_cores, run_closed},
+      {Scenario::kOffline, "offline", "every lane busy: the most throughput", closed_duration, lanes_or_cores, run_closed},
+      {Scenario::kServer, "server", "Poisson or constant arrivals at --qps (or --find-max-qps within the SLOs)", server_duration,
+       lanes_or_cores, run_server},
+      {Scenario::kRamp, "ramp", "steps of clients or arrival rate; finds the knee", ramp_duration, ramp_lanes, run_ramp_pattern},
+      {Scenario::kSoak, "soak", "a long steady rate; leak and drift verdicts", soak_duration, lanes_or_cores, run_soak},
+      {Scenario::kPulse, "pulse", "baseline, 200% burst, recovery; time to recover", pulse_duration, lanes_or_cores, run_pulse},
+  };
+  return table;
+}
+
+const ScenarioRow& row_of(Scenario scenario) {
+  for (const auto& row : scenario_table())
+    if (row.scenario == scenario) return row;
+  throw Error("internal error: scenario without a table row");
+}
+
+std::string_view name_of(Scenario scenario) { return row_of(scenario).name; }
+std::string_view name_of(RampBy ramp_by) { return name_in(kRampBy, ramp_by); }
+std::string_view name_of(Arrivals arrivals) { return name_in(kArrivals, arrivals); }
+
+std::string scenario_choices() {
+  std::string choices;
+  for (const auto& row : scenario_table()) choices += (choices.empty() ? "" : ", ") + std::string(row.name);
+  return choices;
+}
+
+std::vector<std::pair<std::string, Scenario>> scenario_names() {
+  std::vector<std::pair<std::string, Scenario>> names;
+  for (const auto& row : scenario_table()) names.emplace_back(row.name, row.scenario);
+  return names;
+}
+
+std::vector<std::pair<std::string, RampBy>> ramp_by_names() {
+  std::vector<std::pair<std::string, RampBy>> names;
+  for (const auto& row : kRampBy) names.emplace_back(row.name, row.value);
+  return names;
+}
+
+std::vector<std::pair<std::string, Arrivals>> arrivals_names() {
+  std::vector<std::pair<std::string, Arrivals>> names;
+  for (const auto& row : kArrivals) names.emplace_back(row.name, row.value);
+  return names;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& flag) {
+  if (text == "generation") return Scenario::kConcurrency;  // results and studies written before every scenario ran LLMs
+  for (const auto& row : scenario_table())
+    if (row.name == text) return row.scenario;
+  throw Error(flag + " " + text + ": unknown (expected " + scenario_choices() + ")");
+}
+
+RampBy parse_ramp_by(const std::string& text, const std::string& flag) { return parse_in(kRampBy, text, flag); }
+Arrivals parse_arrivals(const std::string& text, const std::string& flag) { return parse_in(kArrivals, text, flag); }
+
+ServiceTargets service_targets(const ScenarioSpec& spec) {
+  return {static_cast<std::int64_t>(spec.sla_p99_ms * 1e6), static_cast<std::int64_t>(spec.ttft_ms * 1e6),
+          static_cast<std::int64_t>(spec.tpot_ms * 1e6)};
+}
+
+bool is_open_loop(const ScenarioSpec& spec) {
+  switch (spec.name) {
+    case Scenario::kServer:
+    case Scenario::kSoak:
+    case Scenario::kPulse: return true;
+    case Scenario::kRamp: return spec.ramp_by == RampBy::kRate;
+    default: return false;
+  }
+}
+
+bool has_slo(const ScenarioSpec& spec) { return spec.sla_p99_ms > 0 || spec.ttft_ms > 0 || spec.tpot_ms > 0; }
+
 void validate(const ScenarioSpec& s) {
-  require(std::find(kScenarios.begin(), kScenarios.end(), s.name) != kScenarios.end(),
-          "--scenario " + s.name + ": unknown (single-stream, concurrency, offline, server, ramp, soak, pulse, generation)");
+  const std::string scenario = "--scenario " + std::string(name_of(s.name));
   require(s.concurrency >= 0, "--concurrency " + std::to_string(s.concurrency) + ": must be at least 1");
-  require(s.name != "concurrency" || s.concurrency >= 1, "--scenario concurrency needs --concurrency N (N >= 1)");
+  require(s.name != Scenario::kConcurrency || s.concurrency >= 1, "--scenario concurrency needs --concurrency N (N >= 1)");
   require(s.warmup_s >= 0, "--warmup-s must not be negative");
   require(s.min_duration_s >= 0, "--min-duration must not be negative");
   require(s.max_duration_s > 0, "--max-duration must be above 0 s");
   require(s.min_duration_s <= s.max_duration_s, "--min-duration exceeds --max-duration");
   require(s.max_queries == 0 || s.max_queries >= s.min_queries, "--runs/--max-queries is below --min-queries");
   require(s.sla_p99_ms >= 0, "--p99-ms " + std::to_string(s.sla_p99_ms) + ": an SLA cannot be negative");
+  require(s.ttft_ms >= 0 && s.tpot_ms >= 0, "--ttft-ms and --tpot-ms must not be negative");
   require(s.duration_s > 0, "--duration must be above 0 s");
-  require(s.name != "server" || s.find_max_qps || s.qps > 0, "--scenario server needs --qps above 0 (or --find-max-qps)");
+  require(s.name != Scenario::kServer || s.find_max_qps || s.qps > 0, "--scenario server needs --qps above 0 (or --find-max-qps)");
   require(s.qps >= 0, "--qps must not be negative");
-  require(!s.find_max_qps || s.sla_p99_ms > 0, "--find-max-qps needs an SLA: --p99-ms");
+  require(!s.find_max_qps || has_slo(s), "--find-max-qps needs an SLO: --p99-ms, --ttft-ms or --tpot-ms");
   require(s.max_queue >= 1, "--max-queue must be at least 1");
-  require(s.ramp_by == "concurrency" || s.ramp_by == "rate", "--ramp-by " + s.ramp_by + ": expected concurrency or rate");
   require(s.ramp_step > 0 && s.ramp_steps >= 1 && s.ramp_start >= 0, "--ramp-step and --ramp-steps must be positive");
   require(s.step_duration_s > 0, "--step-duration must be above 0 s");
   require(s.capacity_probe_s > 0, "--capacity-probe must be above 0 s");
@@ -163,56 +324,58 @@ void validate(const ScenarioSpec& s) {
   require(s.prompt_tokens_stddev >= 0 && s.output_tokens_stddev >= 0, "token-length standard deviations must not be negative");
 }
 
-double planned_duration_s(const ScenarioSpec& s) {
-  constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)
-  if (s.name == "server")
-    return s.find_max_qps ? s.capacity_probe_s + 7 * (s.duration_s + kDrain) : s.duration_s + kDrain;
-  if (s.name == "ramp") return s.ramp_steps * (s.step_duration_s + (s.ramp_by == "rate" ? kDrain : 0));
-  if (s.name == "soak") return s.capacity_probe_s + s.soak_duration_s + kDrain;
-  if (s.name == "pulse") return s.capacity_probe_s + s.pulse_baseline_s + s.pulse_burst_s + s.pulse_recovery_s + kDrain;
-  return s.max_duration_s;
-}
+double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned_duration_s(s); }
 
-int lanes_needed(const ScenarioSpec& spec, int logical_cores) {
-  if (spec.name == "single-stream") return 1;
-  if (spec.name == "generation") return std::max(1, spec.concurrency);  // sequences batched together
-  if (spec.name == "ramp" && spec.ramp_by == "concurrency") {
-    RampConfig ramp;
-    ramp.step = spec.ramp_step;
-    ramp.start = spec.ramp_start;
-    ramp.steps = spec.ramp_steps;
-    const auto levels = ramp_levels(ramp);
-    return static_cast<int>(*std::max_element(levels.begin(), levels.end()));
-  }
-  return spec.concurrency > 0 ? spec.concurrency : std::max(1, logical_cores);
-}
+int lanes_needed(const ScenarioSpec& spec, int logical_cores) { return row_of(spec.name).lanes(spec, logical_cores); }
 
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop) {
   validate(spec);
-  require(spec.name != "generation", "--scenario generation: runs language models (.gguf) only");
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
   out.parameters["lanes"] = lanes;
-  warm_up(system, spec.name == "ramp" ? 1 : (spec.name == "single-stream" ? 1 : lanes), spec.warmup_queries, spec.warmup_s, stop);
+  const auto& samples = system.samples();
+  out.parameters["samples"] = {{"count", samples.sample_count()}, {"groups", samples.group_count()},
+                               {"order", "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
+                               {"seed", spec.seed}};
+  for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
+  const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;
+  warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop);
   out.measured_from_ns = mono_now_ns();
   LiveStats::global().reset();  // live progress figures cover the measurement, not the warm-up
-  if (spec.name == "single-stream" || spec.name == "concurrency" || spec.name == "offline") {
-    out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, spec.name == "single-stream" ? 1 : lanes), stop, spec.name));
-    out.headline = 0;
-  } else if (spec.name == "server") {
-    run_server(system, spec, lanes, out, stop);
-  } else if (spec.name == "ramp") {
-    run_ramp_pattern(system, spec, lanes, out, stop);
-  } else if (spec.name == "soak") {
-    run_soak(system, spec, lanes, out, stop);
-  } else {
-    run_pulse(system, spec, lanes, out, stop);
-  }
+  row_of(spec.name).run(system, spec, lanes, out, stop);
   out.interrupted = stop && stop->load();
   return out;
 }
 
-nlohmann::json phase_json(const Phase& p) {
+nlohmann::json latency_by_group_json(const QueryRecorder& recorder, const std::vector<std::string>& group_labels) {
+  nlohmann::json groups = nlohmann::json::array();
+  const auto& histograms = recorder.latency_by_group();
+  for (std::size_t g = 0; g < histograms.size(); ++g) {
+    const auto& h = histograms[g];
+    nlohmann::json row{{"group", g < group_labels.size() ? group_labels[g] : std::to_string(g)}, {"queries", h.count()}};
+    if (h.count()) {
+      row["p50"] = ms(h.value_at_percentile(50));
+      row["p90"] = ms(h.value_at_percentile(90));
+      row["p99"] = ms(h.value_at_percentile(99));
+      row["mean"] = h.mean() * 1e-6;
+    }
+    groups.push_back(row);
+  }
+  return groups;
+}
+
+nlohmann::json generation_phase_json(const Phase& p) {
+  const auto m = summarize_requests(p.recorder.requests(), p.duration_s);
+  auto summary = [](const std::optional<stats::LatencySummary>& s) {
+    return s ? nlohmann::json{{"mean", s->mean}, {"p50", s->at(50).value}, {"p90", s->at(90).value}, {"p99", s->at(99).value}, {"max", s->max}}
+             : nlohmann::json(nullptr);
+  };
+  return {{"requests", m.requests}, {"prompt_tokens", m.prompt_tokens}, {"output_tokens", m.output_tokens},
+          {"ttft_ms", summary(m.ttft_ms)}, {"tpot_ms", summary(m.tpot_ms)}, {"itl_ms", summary(m.itl_ms)},
+          {"e2e_ms", summary(m.e2e_ms)}, {"output_tokens_per_s", m.output_tokens_per_s}, {"requests_per_s", m.requests_per_s}};
+}
+
+nlohmann::json phase_json(const Phase& p, const std::vector<std::string>& group_labels) {
   const auto& h = p.recorder.latency();
   nlohmann::json j{{"label", p.label}, {"concurrency", p.concurrency}, {"issued", p.issued},
                    {"completed", p.recorder.completed()}, {"errors", p.recorder.errors()}, {"rejected", p.recorder.rejected()},
@@ -227,6 +390,10 @@ nlohmann::json phase_json(const Phase& p) {
                                                          {"p99", static_cast<double>(late.value_at_percentile(99)) * 1e-3},
                                                          {"max", static_cast<double>(late.max()) * 1e-3}}
                                         : nlohmann::json(nullptr);
+  if (!p.recorder.latency_by_group().empty()) j["latency_by_group_ms"] = latency_by_group_json(p.recorder, group_labels);
+  if (!p.recorder.requests().empty()) j["generation"] = generation_phase_json(p);
+  j["good_queries"] = p.recorder.met_targets();
+  j["goodput_qps"] = p.duration_s > 0 ? static_cast<double>(p.recorder.met_targets()) / p.duration_s : 0.0;
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,9 +15,27 @@
 
 namespace infermark::loadgen {
 
+// The closed set of scenarios; each has one row in scenario_table().
+enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse };
+enum class RampBy { kConcurrency, kRate };
+
+std::string_view name_of(Scenario scenario);
+std::string_view name_of(RampBy ramp_by);
+std::string_view name_of(Arrivals arrivals);
+// Parse a name; throws infermark::Error naming `flag`, the text and the choices. "generation" (the
+// name LLM runs had before every scenario ran them) reads as concurrency.
+Scenario parse_scenario(const std::string& text, const std::string& flag = "--scenario");
+RampBy parse_ramp_by(const std::string& text, const std::string& flag = "--ramp-by");
+Arrivals parse_arrivals(const std::string& text, const std::string& flag = "--arrivals");
+// "single-stream, concurrency, ..." for help texts and messages.
+std::string scenario_choices();
+// Name and value of every member, for flag parsers (CLI11's CheckedTransformer).
+std::vector<std::pair<std::string, Scenario>> scenario_names();
+std::vector<std::pair<std::string, RampBy>> ramp_by_names();
+std::vector<std::pair<std::string, Arrivals>> arrivals_names();
+
 struct ScenarioSpec {
-  // single-stream | concurrency | offline | server | ramp | soak | pulse | generation (LLMs)
-  std::string name = "single-stream";
+  Scenario name = Scenario::kSingleStream;
   int concurrency = 0;                 // clients or lanes; 0: the scenario's default
   // Warm-up (not recorded): whichever of count and time ends later.
   std::uint64_t warmup_queries = 10;
@@ -30,12 +49,13 @@ struct ScenarioSpec {
   double qps = 0;                      // server: required unless find_max_qps
   Arrivals arrivals = Arrivals::kPoisson;
   double duration_s = 10;              // server run / each find-max-qps trial
-  double sla_p99_ms = 0;               // 0: no SLA
+  double sla_p99_ms = 0;               // 0: no SLA (end-to-end latency for LLMs)
+  double ttft_ms = 0, tpot_ms = 0;     // LLM SLOs on each request (0: none); with sla_p99_ms they define goodput
   bool find_max_qps = false;
   std::size_t max_queue = 10'000;
   std::uint64_t seed = 42;
   // Patterns.
-  std::string ramp_by = "concurrency";  // or "rate"
+  RampBy ramp_by = RampBy::kConcurrency;
   double ramp_step = 10, ramp_start = 0;
   int ramp_steps = 5;
   double step_duration_s = 10;
@@ -58,17 +78,42 @@ double planned_duration_s(const ScenarioSpec& spec);
 // Lanes the scenario needs from the system under test (sessions/slots to prepare).
 int lanes_needed(const ScenarioSpec& spec, int logical_cores);
 
+// Whether latency runs from scheduled arrivals (server, soak, pulse, rate ramps) or from issue.
+bool is_open_loop(const ScenarioSpec& spec);
+
+// The targets a single query must meet to count towards goodput.
+ServiceTargets service_targets(const ScenarioSpec& spec);
+bool has_slo(const ScenarioSpec& spec);
+
 struct ScenarioOutcome {
   std::vector<Phase> phases;            // measured phases, in order
   std::optional<std::size_t> headline;  // the phase that gives the cell's summary; none: all merged
   nlohmann::json parameters = nlohmann::json::object();  // what was resolved (capacity, rates, lanes)
   nlohmann::json analysis = nlohmann::json::object();    // knee, SLA verdict, max QPS, pulse
+  std::vector<std::string> group_labels;  // the sample library's groups (index = group)
   std::int64_t measured_from_ns = 0;    // monotonic start of the first measured phase (after warm-up)
   bool interrupted = false;
 };
 
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop);
 
-nlohmann::json phase_json(const Phase& phase);
+// A phase's figures; with more than one sample group, latency per group (labelled); with streamed
+// requests, TTFT, TPOT, ITL, token rates and goodput.
+nlohmann::json phase_json(const Phase& phase, const std::vector<std::string>& group_labels = {});
+// Latency by sample group: [{"group", "queries", "p50", "p90", "p99", "mean"} ms], empty for one group.
+nlohmann::json latency_by_group_json(const QueryRecorder& recorder, const std::vector<std::string>& group_labels);
+
+// One row per scenario: its name, what it does, and the functions that size and run it. The CLI's
+// choices, validation and dispatch all come from here, so a scenario is one row and one runner.
+struct ScenarioRow {
+  Scenario scenario;
+  std::string_view name;
+  std::string_view summary;
+  double (*planned_duration_s)(const ScenarioSpec&);
+  int (*lanes)(const ScenarioSpec&, int logical_cores);
+  void (*run)(SystemUnderTest&, const ScenarioSpec&, int lanes, ScenarioOutcome&, const std::atomic<bool>*);
+};
+const std::vector<ScenarioRow>& scenario_table();
+const ScenarioRow& row_of(Scenario scenario);
 
 }  // namespace infermark::loadgen

@@ -65,7 +65,7 @@ std::vector<std::string> row_for(const RunResult& r) {
 
 }  // namespace
 
-bool is_generation_result(const RunResult& result) { return result.scenario.name == "generation"; }
+bool is_generation_result(const RunResult& result) { return result.generation.is_object(); }
 
 std::string generation_table(const std::vector<RunResult>& results) {
   std::vector<std::vector<std::string>> rows;

@@ -1,17 +1,23 @@
-// The LLM load loop's own logic — continuous batching, slot reuse, length draws, metrics — on a
-// scripted generator that emits one token per active slot per step. The real llama.cpp
+// The LLM system under test's own logic — continuous batching over lanes, slot reuse, prompt
+// draws, failures, metrics — on a scripted generator that emits one token per active slot per step. The real llama.cpp
 // generator is tested in tests/integration/test_llamacpp_backend.cpp.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
+#include <thread>
 
 #include "core/error.hpp"
-#include "loadgen/generation.hpp"
+#include "harness/generator_system.hpp"
+#include "harness/prompt_library.hpp"
+#include "loadgen/closed_loop.hpp"
 #include "loadgen/generation_metrics.hpp"
+#include "loadgen/scenario.hpp"
 
 namespace infermark::loadgen {
 namespace {
+
+using harness::PromptLibrary;
 
 // Prefill takes one step and yields the first token; each later step yields one token per slot.
 class ScriptedGenerator final : public Generator {
@@ -32,6 +38,7 @@ class ScriptedGenerator final : public Generator {
   }
   void step(const std::function<void(const GeneratedToken&)>& on_token) override {
     ++steps;
+    if (step_time.count() > 0) std::this_thread::sleep_for(step_time);
     for (std::size_t i = 0; i < slots_.size(); ++i)
       if (slots_[i].active && slots_[i].produced < slots_[i].wanted) {
         ++slots_[i].produced;
@@ -52,6 +59,7 @@ class ScriptedGenerator final : public Generator {
 
   std::vector<std::vector<TokenId>> prompts;
   int steps = 0, finished = 0, max_active = 0;
+  std::chrono::microseconds step_time{0};  // a forward pass's duration (requests queue meanwhile)
 
  private:
   struct Slot {
@@ -62,85 +70,121 @@ class ScriptedGenerator final : public Generator {
   int context_;
 };
 
-GenerationSpec spec_of(int concurrency, std::uint64_t requests, double prompt, double output) {
-  GenerationSpec spec;
+PromptLibrary prompts_of(const Generator& generator, double prompt, double output, std::uint64_t seed = 42) {
+  return PromptLibrary({prompt, 0}, {output, 0}, generator, seed, 64);
+}
+
+ScenarioSpec closed_spec(int concurrency, std::uint64_t requests) {
+  ScenarioSpec spec;
+  spec.name = concurrency == 1 ? Scenario::kSingleStream : Scenario::kConcurrency;
   spec.concurrency = concurrency;
-  spec.warmup_requests = 2;
-  spec.requests = requests;
-  spec.prompt_tokens = {prompt, 0};
-  spec.output_tokens = {output, 0};
+  spec.warmup_queries = 2;
+  spec.max_queries = requests;
   return spec;
 }
 
-TEST(GenerationLoop, RecordsEveryRequestWithAllItsTokens) {
+TEST(GeneratorSystem, RecordsEveryRequestWithAllItsTokens) {
   ScriptedGenerator generator(4);
-  const auto outcome = run_generation(generator, spec_of(4, 10, 16, 8));
-  ASSERT_EQ(outcome.requests.size(), 10u);
-  for (const auto& r : outcome.requests) {
+  const auto prompts = prompts_of(generator, 16, 8);
+  harness::GeneratorSystem system(generator, prompts, 4);
+  const auto outcome = run_scenario(system, closed_spec(4, 10), 2, nullptr);
+  ASSERT_EQ(outcome.phases.size(), 1u);
+  const auto& requests = outcome.phases[0].recorder.requests();
+  ASSERT_EQ(requests.size(), 10u);
+  for (const auto& r : requests) {
     EXPECT_EQ(r.prompt_tokens, 16);
     EXPECT_EQ(r.output_tokens, 8);
     ASSERT_EQ(r.token_ns.size(), 8u);
     EXPECT_LE(r.start_ns, r.token_ns.front());
     EXPECT_TRUE(std::is_sorted(r.token_ns.begin(), r.token_ns.end()));
   }
-  EXPECT_EQ(generator.finished, 12);  // warm-up requests are run and freed too
+  EXPECT_GE(generator.finished, 12);  // warm-up requests (2 per lane at least) run and are freed too
   EXPECT_EQ(generator.active(), 0);
-  EXPECT_GT(outcome.wall_s, 0);
+  EXPECT_GE(system.steps(), 8u);
 }
 
-TEST(GenerationLoop, KeepsConcurrencySequencesInFlightAndRefillsFreedSlots) {
+TEST(GeneratorSystem, BatchesConcurrentRequestsIntoOneStep) {
   ScriptedGenerator generator(4);
-  auto spec = spec_of(3, 9, 4, 5);
-  spec.warmup_requests = 0;
-  const auto outcome = run_generation(generator, spec);
-  EXPECT_EQ(generator.max_active, 3);  // never more than asked, even with a fourth slot free
-  // 9 requests of 5 tokens, 3 at a time, a freed slot refilled before the next step: 3 waves of 5 steps.
-  EXPECT_EQ(outcome.steps, 15);
+  generator.step_time = std::chrono::microseconds(300);
+  const auto prompts = prompts_of(generator, 4, 50);
+  harness::GeneratorSystem system(generator, prompts, 3);
+  ClosedLoopConfig config;
+  config.concurrency = 3;
+  config.max_queries = 9;
+  run_closed_loop(system, config);
+  EXPECT_EQ(generator.max_active, 3);  // never more than the lanes, even with a fourth slot free
+  EXPECT_GE(generator.max_active, 2);  // requests share steps: continuous batching
+  // 9 requests of 50 tokens: one at a time would take 450 steps; batched, far fewer.
+  EXPECT_LT(system.steps(), 300u);
 }
 
-TEST(GenerationLoop, DrawnLengthsAreSeededAndClampedToTheContext) {
-  ScriptedGenerator a(2, 64), b(2, 64);
-  auto spec = spec_of(2, 40, 40, 20);
-  spec.prompt_tokens.stddev = 15;
-  spec.output_tokens.stddev = 10;
-  const auto first = run_generation(a, spec);
-  const auto second = run_generation(b, spec);
-  ASSERT_EQ(a.prompts, b.prompts);  // same seed, same prompts and lengths
-  std::set<int> prompt_lengths;
-  for (const auto& r : first.requests) {
-    prompt_lengths.insert(r.prompt_tokens);
-    EXPECT_GE(r.prompt_tokens, 1);
-    EXPECT_GE(r.output_tokens, 1);
-    EXPECT_LE(r.prompt_tokens + r.output_tokens, 64);
+TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
+  ScriptedGenerator a(2, 64), b(2, 64), c(2, 64);
+  const PromptLibrary first({40, 15}, {20, 10}, a, 42, 200), second({40, 15}, {20, 10}, b, 42, 200), other({40, 15}, {20, 10}, c, 7, 200);
+  std::set<std::size_t> prompt_lengths;
+  bool differs = false;
+  for (std::uint32_t i = 0; i < first.sample_count(); ++i) {
+    const auto& p = first.at(i);
+    EXPECT_EQ(p.tokens, second.at(i).tokens);
+    EXPECT_EQ(p.output_tokens, second.at(i).output_tokens);
+    differs = differs || p.tokens != other.at(i).tokens;
+    prompt_lengths.insert(p.tokens.size());
+    EXPECT_GE(p.tokens.size(), 1u);
+    EXPECT_GE(p.output_tokens, 1);
+    EXPECT_LE(static_cast<int>(p.tokens.size()) + p.output_tokens, 64);
+    for (auto token : p.tokens) EXPECT_TRUE(token >= 5 && token <= 7);  // only from the prompt vocabulary
   }
+  EXPECT_TRUE(differs);
   EXPECT_GT(prompt_lengths.size(), 5u);
-  spec.seed = 7;
-  ScriptedGenerator c(2, 64);
-  run_generation(c, spec);
-  EXPECT_NE(a.prompts, c.prompts);
-  for (const auto& prompt : a.prompts)
-    for (auto token : prompt) EXPECT_TRUE(token >= 5 && token <= 7);  // only from the prompt vocabulary
-  (void)second;
 }
 
-TEST(GenerationLoop, RefusesWhatCannotFit) {
+TEST(GeneratorSystem, RefusesWhatCannotFit) {
   ScriptedGenerator generator(2, 128);
-  EXPECT_THROW(run_generation(generator, spec_of(4, 4, 10, 10)), Error);   // more sequences than slots
-  EXPECT_THROW(run_generation(generator, spec_of(1, 4, 120, 10)), Error);  // longer than the context
+  const auto prompts = prompts_of(generator, 10, 10);
+  EXPECT_THROW(harness::GeneratorSystem(generator, prompts, 4), Error);  // more lanes than slots
   try {
-    run_generation(generator, spec_of(1, 4, 120, 10));
+    prompts_of(generator, 120, 10);
+    ADD_FAILURE() << "a prompt longer than the context was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("context of 128 tokens"), std::string::npos) << e.what();
   }
 }
 
-TEST(GenerationLoop, StopFlagKeepsCompletedRequests) {
-  ScriptedGenerator generator(1);
-  std::atomic<bool> stop{true};
-  const auto outcome = run_generation(generator, spec_of(1, 5, 4, 4), &stop);
-  EXPECT_TRUE(outcome.interrupted);
-  EXPECT_TRUE(outcome.requests.empty());
-  EXPECT_EQ(generator.active(), 0);  // in-flight sequences are freed
+// A generator whose step fails on the n-th call: the failed requests are errors, not a crash,
+// and the next requests still run.
+class FailingGenerator final : public Generator {
+ public:
+  int context_length() const override { return 256; }
+  int vocab_size() const override { return 100; }
+  int max_slots() const override { return 2; }
+  std::vector<TokenId> prompt_vocabulary() const override { return {5}; }
+  void start(int slot, const std::vector<TokenId>&, int wanted) override { wanted_[slot] = wanted, produced_[slot] = 0, active_[slot] = true; }
+  void step(const std::function<void(const GeneratedToken&)>& on_token) override {
+    if (++steps == 3) throw Error("planted decode failure");
+    for (int i = 0; i < 2; ++i)
+      if (active_[i] && produced_[i] < wanted_[i]) {
+        ++produced_[i];
+        on_token({i, 1});
+      }
+  }
+  void finish(int slot) override { active_[slot] = false; }
+  std::vector<EffectiveSetting> effective_settings() const override { return {}; }
+  int steps = 0;
+
+ private:
+  int wanted_[2]{}, produced_[2]{};
+  bool active_[2]{};
+};
+
+TEST(GeneratorSystem, AFailedStepFailsItsRequestsOnly) {
+  FailingGenerator generator;
+  const auto prompts = prompts_of(generator, 4, 2);
+  harness::GeneratorSystem system(generator, prompts, 1);
+  ClosedLoopConfig config;
+  config.max_queries = 4;
+  const auto phase = run_closed_loop(system, config);
+  EXPECT_EQ(phase.recorder.errors(), 1u);
+  EXPECT_EQ(phase.recorder.completed(), 3u);
 }
 
 TEST(GenerationMetrics, DerivesTtftTpotAndRatesFromTokenTimes) {

@@ -45,7 +45,7 @@ double coefficient_of_variation(const std::vector<std::int64_t>& times) {
 
 // A phase whose completions are spread over `seconds`, each with latency `latency_ns`.
 Phase synthetic_phase(double qps, double seconds, std::int64_t latency_ns) {
-  Phase p(RecorderLimits{1'000'000'000, static_cast<std::int64_t>(seconds * 1e9) + 1'000'000'000, 0});
+  Phase p(RecorderLimits{1'000'000'000, static_cast<std::int64_t>(seconds * 1e9) + 1'000'000'000, 0, 1, {}});
   const auto n = static_cast<int>(qps * seconds);
   for (int i = 0; i < n; ++i) p.recorder.record(static_cast<std::int64_t>(i * 1e9 / qps), latency_ns);
   p.duration_s = seconds;
@@ -151,7 +151,7 @@ TEST(Ramp, FindsAPlantedKnee) {
   ramp.step_duration_s = 0.5;
   const auto steps = run_ramp(system, ramp, nullptr);
   ASSERT_EQ(steps.size(), 6u);
-  const auto knee = find_knee(steps, 0, 0.10);
+  const auto knee = find_knee(steps, SloLimits{}, 0.10);
   ASSERT_TRUE(knee.step.has_value()) << knee.reason;
   EXPECT_EQ(steps[*knee.step].concurrency, 4) << knee.reason;
 }
@@ -161,15 +161,15 @@ TEST(Ramp, KneeRulesOnSyntheticSteps) {
   steps.push_back(synthetic_phase(100, 2, 1'000'000));
   steps.push_back(synthetic_phase(190, 2, 2'000'000));
   steps.push_back(synthetic_phase(260, 2, 30'000'000));  // throughput still rising, but P99 30 ms
-  EXPECT_EQ(find_knee(steps, 10).step, 2u);               // the SLA binds first
-  EXPECT_FALSE(find_knee(steps, 0).step.has_value());     // without an SLA: no knee yet
+  EXPECT_EQ(find_knee(steps, SloLimits{10}).step, 2u);               // the SLA binds first
+  EXPECT_FALSE(find_knee(steps, SloLimits{}).step.has_value());     // without an SLA: no knee yet
   EXPECT_EQ(ramp_levels(RampConfig{}), (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the seed
 }
 
 TEST(FindMaxQps, StaysWithinThePlantedCapacity) {
   FakeSystem system(4, 4ms, 2);  // capacity: 2 servers / 4 ms = 500 queries/s
   auto trial = open_loop(100, 0.5, Arrivals::kPoisson, 4);
-  const auto search = find_max_qps(system, trial, 40, 1000, 6, nullptr);
+  const auto search = find_max_qps(system, trial, SloLimits{40}, 1000, 6, nullptr);
   EXPECT_GT(search.best_qps, 0.0);
   EXPECT_LE(search.best_qps, 550.0);
   EXPECT_EQ(search.trials.size(), 6u);
@@ -194,7 +194,7 @@ TEST(Soak, FlagsAPlantedLeakAndNotAFlatRun) {
 
 TEST(Pulse, MeasuresPeakAndRecovery) {
   // 10 s at 1 ms, a 5 s burst at 40 ms, 3 s of backlog at 20 ms, then back to 1 ms.
-  Phase phase(RecorderLimits{500'000'000, 40'000'000'000, 0});
+  Phase phase(RecorderLimits{500'000'000, 40'000'000'000, 0, 1, {}});
   for (int ms = 0; ms < 30'000; ms += 10) {
     const double t = ms / 1000.0;
     const std::int64_t latency = t < 10 ? 1'000'000 : t < 15 ? 40'000'000 : t < 18 ? 20'000'000 : 1'000'000;
@@ -217,21 +217,24 @@ TEST(Scenario, ValidationNamesTheFlag) {
     return std::string();
   };
   ScenarioSpec server;
-  server.name = "server";
+  server.name = Scenario::kServer;
   EXPECT_NE(message(server).find("--qps"), std::string::npos);
   ScenarioSpec sla;
   sla.sla_p99_ms = -1;
   EXPECT_NE(message(sla).find("--p99-ms"), std::string::npos);
   ScenarioSpec find;
-  find.name = "server";
+  find.name = Scenario::kServer;
   find.find_max_qps = true;
   EXPECT_NE(message(find).find("--p99-ms"), std::string::npos);
   ScenarioSpec concurrency;
-  concurrency.name = "concurrency";
+  concurrency.name = Scenario::kConcurrency;
   EXPECT_NE(message(concurrency).find("--concurrency"), std::string::npos);
-  ScenarioSpec unknown;
-  unknown.name = "burst";
-  EXPECT_NE(message(unknown).find("--scenario burst"), std::string::npos);
+  try {
+    parse_scenario("burst");
+    ADD_FAILURE() << "an unknown scenario parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--scenario burst: unknown (expected single-stream, concurrency"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(message(ScenarioSpec{}), "");
 }
 
@@ -239,7 +242,7 @@ TEST(Scenario, RunsEachScenarioOnAFakeSystem) {
   FakeSystem system(4, 1ms);
   for (const std::string name : {"single-stream", "concurrency", "offline", "server"}) {
     ScenarioSpec spec;
-    spec.name = name;
+    spec.name = parse_scenario(name);
     spec.concurrency = name == "single-stream" ? 0 : 2;
     spec.max_queries = 40;
     spec.qps = 200;

@@ -1,0 +1,34 @@
+// The sample library of a language model: synthetic prompts of drawn lengths over the model's
+// ordinary vocabulary, each with the number of tokens to generate. Drawn once from the seed, so
+// every backend, scenario and concurrency sees the same requests.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/generator.hpp"
+#include "loadgen/generation.hpp"
+#include "loadgen/system_under_test.hpp"
+
+namespace infermark::harness {
+
+struct PromptSample {
+  std::vector<TokenId> tokens;
+  int output_tokens = 0;
+};
+
+class PromptLibrary final : public loadgen::SampleLibrary {
+ public:
+  // Throws infermark::Error naming the flag when a fixed length cannot fit the context or the
+  // vocabulary has no ordinary tokens; drawn lengths are clamped to what fits.
+  PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, const loadgen::LengthDistribution& output_tokens,
+                const Generator& generator, std::uint64_t seed, std::uint32_t count = 1024);
+
+  std::uint32_t sample_count() const override { return static_cast<std::uint32_t>(samples_.size()); }
+  const PromptSample& at(std::uint32_t sample) const { return samples_[sample]; }
+
+ private:
+  std::vector<PromptSample> samples_;
+};
+
+}  // namespace infermark::harness
