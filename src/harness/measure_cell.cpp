@@ -96,6 +96,7 @@ nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetL
     elements += library.elements_of_group(g) * static_cast<double>(count);
     total += static_cast<double>(count);
     auto row = g < by_group.size() ? by_group[g] : nlohmann::json{{"group", library.group_label(g)}, {"queries", 0}};
+    row["input_elements"] = library.elements_of_group(g);
     j["sets"].push_back(row);
   }
   j["distinct_shapes"] = library.group_count();

@@ -145,6 +145,52 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
                         rows) + "\n";
 }
 
+// Latency per shape of every varying cell (the seam records each query against its shape), in
+// order of work, with each shape's cost per input element against the fixed shape's: the cliff is
+// where that cost jumps, not where inputs merely grow.
+std::string latency_by_shape(const std::vector<LoadedResult>& results) {
+  std::string out;
+  for (const auto& c : results) {
+    const auto& r = c.result;
+    if (!varying(r) || !measured(r)) continue;
+    const auto& sets = r.scenario.parameters["varying_shapes"].value("sets", nlohmann::json::array());
+    if (sets.empty() || !sets[0].contains("group")) continue;  // results from before per-shape latency
+    const RunResult* fixed = nullptr;
+    for (const auto& f : results)
+      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name && f.result.backend.name == r.backend.name)
+        fixed = &f.result;
+    const double fixed_per_element = fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
+    std::vector<nlohmann::json> rows(sets.begin(), sets.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return a.value("input_elements", 0.0) < b.value("input_elements", 0.0);
+    });
+    std::vector<std::vector<std::string>> table;
+    std::string cliff;
+    double worst = 0;
+    for (const auto& row : rows) {
+      if (row.value("queries", 0) == 0) continue;
+      const double p50 = row.value("p50", 0.0), elements = row.value("input_elements", 0.0);
+      const double cost = fixed_per_element > 0 && elements > 0 ? p50 / elements / fixed_per_element : 0;
+      if (cost > worst) {
+        worst = cost;
+        cliff = row.value("group", "");
+      }
+      table.push_back({row.value("group", ""), std::to_string(row.value("queries", 0)), fmt::format("{:.2f}", p50),
+                       fmt::format("{:.2f}", row.value("p99", 0.0)), cost > 0 ? fmt::format("{:.2f}x", cost) : "-"});
+    }
+    if (table.empty()) continue;
+    out += "#### " + r.model.name + ", " + r.backend.name + " (" + std::to_string(table.size()) + " shapes)\n\n";
+    out += markdown_table({{"shape"}, {"queries", true}, {"P50 ms", true}, {"P99 ms", true}, {"cost per element vs fixed", true}}, table);
+    if (fixed_per_element > 0)
+      out += fmt::format("\nCostliest shape per unit of work: {} at {:.2f}x the fixed shape's cost per input element{}.\n", cliff, worst,
+                         worst >= 1.25 ? " (a cliff)" : " (no cliff: within 25%)");
+    out += "\n";
+  }
+  if (out.empty()) return "";
+  return "### Latency by shape\n\nEach query's latency is recorded against the shape it ran. Cost per element: P50 over input "
+         "elements, against the fixed shape's P50 over its elements (1.00x: the shape costs what its size predicts).\n\n" + out;
+}
+
 std::string file_stem(const LoadedResult& c) { return std::filesystem::path(c.path).stem().string(); }
 
 bool meets(const RunResult& r, double target) { return measured(r) && p99(r) <= target; }
@@ -219,6 +265,7 @@ std::string study_summary(const std::vector<LoadedResult>& results, const std::v
   if (has_axis("threads")) out += threads_rule(results);
   if (has_axis("concurrency")) out += instances_memory(results);
   out += shape_cliff(results);
+  out += latency_by_shape(results);
   return out;
 }
 
