@@ -106,6 +106,18 @@ TEST(OpenLoop, PoissonArrivalsHaveTheRateAndExponentialGaps) {
   EXPECT_GT(coefficient_of_variation(system.issue_times_ns), 0.7);
 }
 
+// Arrivals due within microseconds of each other are queued first and woken for together; every
+// one must still reach a lane, on all lanes.
+TEST(OpenLoop, BackToBackArrivalsAreAllServed) {
+  FakeSystem system(3, 0us);
+  auto config = open_loop(50'000, 0.3, Arrivals::kPoisson, 3);
+  config.max_queue = 1'000'000;
+  const auto phase = run_open_loop(system, config);
+  EXPECT_NEAR(static_cast<double>(phase.issued), 15'000.0, 1'000.0);
+  EXPECT_EQ(phase.recorder.completed(), phase.issued);
+  EXPECT_EQ(phase.recorder.errors() + phase.recorder.rejected(), 0u);
+}
+
 TEST(OpenLoop, SameSeedSameSchedule) {
   FakeSystem a(1, 0us), b(1, 0us);
   EXPECT_EQ(run_open_loop(a, open_loop(400, 0.3, Arrivals::kPoisson, 1)).issued,
