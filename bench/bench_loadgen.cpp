@@ -30,8 +30,21 @@ class NoOpSystem final : public SystemUnderTest {
   SingleSample single_;
 };
 
-void BM_ClosedLoopOverheadPerQuery(benchmark::State& state) {
+// 32 input sets in 8 shape groups: what a --shape-range run's queries carry and record.
+class ShapeGroups final : public SampleLibrary {
+ public:
+  std::uint32_t sample_count() const override { return 32; }
+  std::uint32_t group_count() const override { return 8; }
+  std::uint32_t group_of(std::uint32_t sample) const override { return sample % 8; }
+};
+
+// `with_groups`: every query draws one of 32 samples and records into its group's histogram too;
+// without, the single-sample path. Run both in one invocation (random interleaving, repetitions)
+// and compare ns_per_query: the difference is the seam's per-query cost.
+void BM_ClosedLoopOverheadPerQuery(benchmark::State& state, bool with_groups) {
   NoOpSystem system(1);
+  ShapeGroups groups;
+  if (with_groups) system.library_ = &groups;
   ClosedLoopConfig config;
   config.max_queries = static_cast<std::uint64_t>(state.range(0));
   config.max_duration_s = 3600;
@@ -42,7 +55,8 @@ void BM_ClosedLoopOverheadPerQuery(benchmark::State& state) {
                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
                                                       benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_ClosedLoopOverheadPerQuery)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ClosedLoopOverheadPerQuery, one_sample, false)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ClosedLoopOverheadPerQuery, shape_groups, true)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // Reports the issue lateness P50/P99 (us) and achieved/target rate for one second of arrivals.
 // One iteration per run, so each repetition reports its own second; on a shared machine compare

@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   } catch (const infermark::Error& e) {
     fmt::print(stderr, "infermark: {}\n", e.what());
     return 2;
+  } catch (const std::exception& e) {
+    // A bug, not bad input: say so rather than abort; result files already written are kept.
+    fmt::print(stderr, "infermark: internal error: {}\n", e.what());
+    return 70;
   }
   return exit_code;
 }

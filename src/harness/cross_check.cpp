@@ -1,18 +1,66 @@
 #include "harness/cross_check.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "core/npy.hpp"
+#include "harness/measure_cell.hpp"
 
 namespace infermark::harness {
 namespace {
 
 bool has_outputs(const report::RunResult& r) { return r.status == "ok" && !r.outputs_dir.empty(); }
 
-std::vector<Tensor> load_outputs(const report::RunResult& r) {
+std::vector<Tensor> load_outputs(const report::RunResult& r, const std::filesystem::path& dir) {
   std::vector<Tensor> tensors;
-  for (const auto& spec : r.model.outputs) tensors.push_back(read_npy(output_file(r.outputs_dir, spec.name), spec.name));
+  for (const auto& spec : r.model.outputs) tensors.push_back(read_npy(output_file(dir, spec.name), spec.name));
   return tensors;
+}
+
+std::vector<Tensor> load_outputs(const report::RunResult& r) { return load_outputs(r, r.outputs_dir); }
+
+// The shape of each input set whose outputs were saved (varying shapes), else none.
+std::vector<std::string> set_shapes(const report::RunResult& r) {
+  std::vector<std::string> shapes;
+  if (!r.scenario.parameters.contains("varying_shapes")) return shapes;
+  for (const auto& label : r.scenario.parameters["varying_shapes"].value("set_groups", nlohmann::json::array()))
+    shapes.push_back(label.get<std::string>());
+  return shapes;
+}
+
+// Every input set compared, folded per shape: the worst error and cosine, the mean top-1 share.
+std::vector<report::ShapeAgreement> agreement_by_shape(const report::RunResult& reference, const report::RunResult& candidate) {
+  const auto shapes = set_shapes(candidate);
+  if (shapes.empty() || shapes != set_shapes(reference)) return {};
+  std::map<std::string, report::ShapeAgreement> by_shape;
+  std::map<std::string, std::pair<double, int>> top1;  // sum and count per shape
+  std::vector<std::string> order;
+  for (std::uint32_t set = 0; set < shapes.size(); ++set) {
+    auto& a = by_shape[shapes[set]];
+    if (a.sets == 0) {
+      a.shape = shapes[set];
+      order.push_back(shapes[set]);
+    }
+    ++a.sets;
+    const auto agreement = stats::compare_outputs(load_outputs(reference, sample_outputs_dir(reference.outputs_dir, set)),
+                                                  load_outputs(candidate, sample_outputs_dir(candidate.outputs_dir, set)));
+    for (const auto& o : agreement) {
+      a.comparable = a.comparable && o.comparable;
+      a.max_abs_error = std::max(a.max_abs_error, o.max_abs_error);
+      a.min_cosine_similarity = std::min(a.min_cosine_similarity, o.cosine_similarity);
+    }
+    if (!agreement.empty() && agreement.front().top1_agreement) {
+      top1[shapes[set]].first += *agreement.front().top1_agreement;
+      top1[shapes[set]].second += 1;
+    }
+  }
+  std::vector<report::ShapeAgreement> out;
+  for (const auto& shape : order) {
+    auto a = by_shape[shape];
+    if (top1[shape].second > 0) a.top1_agreement = top1[shape].first / top1[shape].second;
+    out.push_back(a);
+  }
+  return out;
 }
 
 const CellOutcome* choose_reference(const std::vector<CellOutcome*>& family, const std::string& preferred) {
@@ -51,7 +99,12 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
     for (auto* o : members) {
       if (!has_outputs(o->result)) continue;
       o->result.cross_check = report::CrossCheck{reference_name, reference_file, o == reference,
-                                                 stats::compare_outputs(reference_outputs, load_outputs(o->result))};
+                                                 stats::compare_outputs(reference_outputs, load_outputs(o->result)), {}};
+      try {
+        o->result.cross_check->by_shape = agreement_by_shape(reference->result, o->result);
+      } catch (const std::exception& e) {  // a missing or unreadable set file loses the per-shape check only
+        o->result.cross_check->outputs.push_back({"(every input set)", false, e.what(), 0, 0, 0, std::nullopt});
+      }
       report::write_run_result(o->result, o->result_path.string());
     }
   }

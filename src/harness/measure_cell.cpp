@@ -1,5 +1,7 @@
 #include "harness/measure_cell.hpp"
 
+#include <fmt/format.h>
+
 #include <ctime>
 #include <exception>
 
@@ -146,6 +148,10 @@ report::ModelDescription describe_model(const std::filesystem::path& model) {
   return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {}};
 }
 
+std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample) {
+  return dir / fmt::format("set-{:04}", sample);
+}
+
 std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name) {
   std::string safe = name;
   for (auto& c : safe)
@@ -258,7 +264,17 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
     record_peak_memory(result, request, peak_reset);
     if (!request.outputs_dir.empty()) {
       enter("saving outputs");
-      if (request.inputs.varying.active()) system.primary().run_set(0, 0);  // every backend saves the first set's outputs
+      if (request.inputs.varying.active()) {
+        // Every input set's outputs, so the cross-check compares backends on every shape drawn.
+        nlohmann::json set_groups = nlohmann::json::array();
+        for (std::uint32_t set = 0; set < system.samples().sample_count(); ++set) {
+          system.primary().run_set(0, set);
+          save_outputs(system.primary(), sample_outputs_dir(request.outputs_dir, set));
+          set_groups.push_back(system.samples().group_label(system.samples().group_of(set)));
+        }
+        result.scenario.parameters["varying_shapes"]["set_groups"] = set_groups;
+        system.primary().run_set(0, 0);  // the top-level outputs are the first set's, as before
+      }
       save_outputs(system.primary(), request.outputs_dir);
       result.outputs_dir = request.outputs_dir.string();
     }

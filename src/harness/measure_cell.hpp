@@ -65,6 +65,9 @@ void record_peak_memory(report::RunResult& result, const CellRequest& request, b
 // Path, name, format and size of a model file (size 0 when it cannot be read).
 report::ModelDescription describe_model(const std::filesystem::path& model);
 
+// Where the outputs of input set `sample` are saved under a cell's outputs folder (varying shapes).
+std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample);
+
 // The .npy file of output `name` in `dir` (names are made safe for file systems).
 std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name);
 

@@ -79,6 +79,18 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     if (r.cross_check && !r.cross_check->is_reference)
       for (const auto& o : r.cross_check->outputs)
         if (!o.comparable) table += fmt::format("  {}: output '{}' not comparable: {}\n", r.backend.name, o.output, o.note);
+  for (const auto& r : results)
+    if (r.cross_check && !r.cross_check->is_reference && !r.cross_check->by_shape.empty()) {
+      // Every input set was compared: name the shape that agrees worst, so a loss at one shape shows.
+      const auto& shapes = r.cross_check->by_shape;
+      const auto worst = std::max_element(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) {
+        return a.top1_agreement.value_or(1.0) > b.top1_agreement.value_or(1.0) ||
+               (a.top1_agreement.value_or(1.0) == b.top1_agreement.value_or(1.0) && a.max_abs_error < b.max_abs_error);
+      });
+      table += fmt::format("  {}: outputs checked against {} on {} shapes; worst {}: max abs err {:.2e}{}\n", r.backend.name,
+                           r.cross_check->reference_backend, shapes.size(), worst->shape, worst->max_abs_error,
+                           worst->top1_agreement ? fmt::format(", top-1 {:.1f}%", *worst->top1_agreement * 100) : std::string());
+    }
   return table + zoo_accuracy_notes(models, "  ");
 }
 
@@ -89,11 +101,26 @@ std::string cell_name(const RunResult& r) {
   return r.backend.name + (threads.empty() ? "" : " (" + threads + " threads)");
 }
 
+// "SLO P99 <= 100 ms, TTFT P99 <= 200 ms (P99 180.2 ms): PASSED ..." from an SLA verdict.
 std::string sla_note(const nlohmann::json& sla) {
-  return fmt::format("SLA P99 <= {} ms: {} (P99 {:.3f} ms; {} over target; the run supports a P{:.2f} claim at 99% confidence)",
-                     sla["p99_ms_target"].get<double>(), sla["passed"].get<bool>() ? "PASSED" : "FAILED",
-                     sla["p99_ms"].get<double>(), sla["queries_over_target"].get<std::uint64_t>(),
-                     sla["claimable_percentile_at_target"].get<double>());
+  std::string targets, measured;
+  auto add = [&](const std::string& what, double target, double value) {
+    targets += (targets.empty() ? "" : ", ") + fmt::format("{} <= {} ms", what, target);
+    measured += (measured.empty() ? "" : ", ") + fmt::format("{} {:.3f} ms", what, value);
+  };
+  if (sla.contains("p99_ms_target") && sla["p99_ms_target"].is_number()) add("P99", sla["p99_ms_target"].get<double>(), sla.value("p99_ms", 0.0));
+  for (const char* slo : {"ttft", "tpot"})
+    if (sla.contains(slo))
+      add(std::string(slo == std::string("ttft") ? "TTFT" : "TPOT") + " P99", sla[slo].value("p99_ms_target", 0.0),
+          sla[slo].value("p99_ms", 0.0));
+  std::string note = fmt::format("SLO {}: {} ({})", targets, sla.value("passed", false) ? "PASSED" : "FAILED", measured);
+  if (sla.contains("queries_over_target"))
+    note += fmt::format("; {} over the P99 target, the run supports a P{:.2f} claim at 99% confidence",
+                        sla["queries_over_target"].get<std::uint64_t>(), sla.value("claimable_percentile_at_target", 0.0));
+  if (sla.contains("goodput_qps"))
+    note += fmt::format("; goodput {:.2f}/s ({} queries within every target)", sla["goodput_qps"].get<double>(),
+                        sla.value("good_queries", std::uint64_t{0}));
+  return note;
 }
 
 std::string pulse_note(const nlohmann::json& p) {
@@ -123,13 +150,28 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
   for (const auto& r : results) {
     const auto& a = r.analysis;
     if (a.contains("sla")) add(r, sla_note(a["sla"]));
-    if (a.contains("max_qps_within_sla")) add(r, fmt::format("highest rate within the SLA: {:.1f} queries/s", a["max_qps_within_sla"].get<double>()));
+    if (a.contains("max_qps_within_sla"))
+      add(r, fmt::format("highest rate within the SLOs: {:.2f} queries/s{}", a["max_qps_within_sla"].get<double>(),
+                         a.contains("goodput_qps_at_max") ? fmt::format(" (goodput there {:.2f}/s)", a["goodput_qps_at_max"].get<double>())
+                                                          : std::string()));
     if (a.contains("knee_reason"))
       add(r, a["knee_step"].is_null() ? a["knee_reason"].get<std::string>()
                                       : fmt::format("knee at {}: {}", a["knee_label"].get<std::string>(), a["knee_reason"].get<std::string>()));
-    if (a.contains("soak")) add(r, "soak: " + a["soak"]["verdict"].get<std::string>() + fmt::format(
-                                       " (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min)", a["soak"]["memory"].value("slope_per_min", 0.0),
-                                       a["soak"]["latency"].value("slope_per_min", 0.0)));
+    if (a.contains("soak"))
+      add(r, "soak: " + a["soak"]["verdict"].get<std::string>() +
+                 fmt::format(" (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min{})", a["soak"]["memory"].value("slope_per_min", 0.0),
+                             a["soak"]["latency"].value("slope_per_min", 0.0),
+                             a["soak"].contains("tpot") ? fmt::format(", TPOT {:+.3f} ms/min ({})", a["soak"]["tpot"].value("slope_per_min", 0.0),
+                                                                      a["soak"]["tpot"].value("verdict", ""))
+                                                        : std::string()));
+    if (a.contains("steps") && !a["steps"].empty() && a["steps"][0].contains("ttft_p99_ms")) {
+      std::string steps;
+      for (const auto& step : a["steps"])
+        steps += fmt::format("{}{}: {:.2f} req/s, TTFT P99 {:.1f} ms, TPOT P99 {:.2f} ms", steps.empty() ? "" : "; ",
+                             step.value("label", ""), step.value("throughput_qps", 0.0), step.value("ttft_p99_ms", 0.0),
+                             step.value("tpot_p99_ms", 0.0));
+      add(r, "ramp steps: " + steps);
+    }
     if (a.contains("pulse")) add(r, pulse_note(a["pulse"]));
     add(r, energy_note(r));
     if (!r.resources.is_null() && !r.resources["energy"].value("available", false))

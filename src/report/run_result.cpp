@@ -104,18 +104,29 @@ json cross_check_json(const std::optional<CrossCheck>& check) {
                        {"max_abs_error", o.max_abs_error}, {"mean_abs_error", o.mean_abs_error},
                        {"cosine_similarity", o.cosine_similarity},
                        {"top1_agreement", o.top1_agreement ? json(*o.top1_agreement) : json(nullptr)}});
+  json by_shape = json::array();
+  for (const auto& a : check->by_shape)
+    by_shape.push_back({{"shape", a.shape}, {"sets", a.sets}, {"max_abs_error", a.max_abs_error},
+                        {"min_cosine_similarity", a.min_cosine_similarity}, {"comparable", a.comparable},
+                        {"top1_agreement", a.top1_agreement ? json(*a.top1_agreement) : json(nullptr)}});
   return {{"reference_backend", check->reference_backend}, {"reference_result", check->reference_result},
-          {"is_reference", check->is_reference}, {"outputs", outputs}};
+          {"is_reference", check->is_reference}, {"outputs", outputs}, {"by_shape", by_shape}};
 }
 
 std::optional<CrossCheck> cross_check_from(const json& j) {
   if (j.is_null()) return std::nullopt;
-  CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}};
+  CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}, {}};
   for (const auto& o : j.at("outputs")) {
     stats::OutputAgreement a{o.at("output"), o.at("comparable"), o.at("note"), o.at("max_abs_error"),
                              o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt};
     if (!o.at("top1_agreement").is_null()) a.top1_agreement = o.at("top1_agreement").get<double>();
     check.outputs.push_back(a);
+  }
+  for (const auto& a : j.value("by_shape", json::array())) {
+    ShapeAgreement shape{a.at("shape"), a.at("sets"), a.at("max_abs_error"), a.at("min_cosine_similarity"), std::nullopt,
+                         a.value("comparable", true)};
+    if (!a.at("top1_agreement").is_null()) shape.top1_agreement = a.at("top1_agreement").get<double>();
+    check.by_shape.push_back(shape);
   }
   return check;
 }

@@ -59,11 +59,22 @@ struct Timing {
 };
 
 // Outputs compared with a reference backend's on the same inputs (filled by the orchestrator).
+// Agreement over the input sets of one shape (varying shapes): the worst of its sets.
+struct ShapeAgreement {
+  std::string shape;                    // the sample group's label, "input=1x3x224x224"
+  int sets = 0;                         // input sets of this shape compared
+  double max_abs_error = 0.0;           // worst over its sets and outputs
+  double min_cosine_similarity = 1.0;
+  std::optional<double> top1_agreement;  // first output's, over its sets
+  bool comparable = true;
+};
+
 struct CrossCheck {
   std::string reference_backend;
   std::string reference_result;  // file name of the reference cell's result
   bool is_reference = false;     // this result is the reference itself
-  std::vector<stats::OutputAgreement> outputs;
+  std::vector<stats::OutputAgreement> outputs;  // the first input set's
+  std::vector<ShapeAgreement> by_shape;         // every input set, per shape (varying shapes only)
 };
 
 struct RunResult {

@@ -225,7 +225,7 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
   cell.backend = "llamacpp";
   cell.model = kTinyLlama;
   cell.options.intra_op_threads = 1;
-  cell.scenario.name = "generation";
+  cell.scenario.name = loadgen::Scenario::kConcurrency;
   cell.scenario.concurrency = 3;
   cell.scenario.warmup_queries = 2;
   cell.scenario.max_queries = 7;
@@ -244,6 +244,39 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
   ASSERT_TRUE(result.latency_ms.has_value());
   EXPECT_EQ(result.latency_ms->count, 7u);
   EXPECT_LE(g.at("ttft_ms").at("max").get<double>(), result.latency_ms->max);  // first token before the last
+  EXPECT_EQ(g.at("ttft_from"), "issue");
+}
+
+// The real generator under open-loop load: Poisson arrivals wait for one of two sequence slots,
+// TTFT runs from the scheduled arrival, and the SLO verdict and goodput are computed.
+TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
+  harness::CellRequest cell;
+  cell.backend = "llamacpp";
+  cell.model = kTinyLlama;
+  cell.options.intra_op_threads = 1;
+  cell.scenario.name = loadgen::Scenario::kServer;
+  cell.scenario.concurrency = 2;
+  cell.scenario.qps = 8;
+  cell.scenario.duration_s = 2;
+  cell.scenario.warmup_queries = 2;
+  cell.scenario.prompt_tokens = 16;
+  cell.scenario.output_tokens = 4;
+  cell.scenario.ttft_ms = 10'000;
+  cell.scenario.tpot_ms = 10'000;
+  const auto result = harness::measure_cell(registry(), cell);
+  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_EQ(result.phases.size(), 1u);
+  const auto& phase = result.phases[0];
+  EXPECT_GT(phase.at("completed").get<int>(), 3);
+  ASSERT_TRUE(phase.contains("generation")) << phase.dump();
+  EXPECT_EQ(phase.at("generation").at("requests"), phase.at("completed"));
+  EXPECT_EQ(phase.at("generation").at("output_tokens"), 4 * phase.at("completed").get<int>());
+  EXPECT_NE(result.generation.at("ttft_from").get<std::string>().find("scheduled arrival"), std::string::npos);
+  const auto& sla = result.analysis.at("sla");
+  EXPECT_TRUE(sla.contains("ttft") && sla.contains("tpot")) << sla.dump();
+  // Generous targets: every completed request is good, so goodput equals throughput.
+  EXPECT_EQ(sla.at("good_queries"), phase.at("completed"));
+  EXPECT_GT(result.generation.at("goodput_rps").get<double>(), 0);
 }
 
 }  // namespace

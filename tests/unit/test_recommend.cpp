@@ -65,7 +65,7 @@ TEST(RecommendConstraints, TheBindingConstraintIsTheOneFurthestPastItsLimit) {
 
 TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithoutOne) {
   auto fp16 = cell("openvino", 10.0, 200.0);
-  fp16.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}};
+  fp16.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
   stats::OutputAgreement logits;
   logits.output = "logits";
   logits.cosine_similarity = 0.9999;
