@@ -1,3 +1,10 @@
+# Backends: one folder per framework, src/backends/<name>/. Its backend.cmake declares the backend
+# (infermark_declare_backend: name, framework, formats and their file extensions), finds the
+# framework and builds the plugin (infermark_add_backend). This file holds only the shared
+# functions: it includes every folder's fragment, and writes the table of all declared backends,
+# built or not, into infermark_core (declared_backends(), src/backends/declared.hpp). Nothing
+# else lists frameworks.
+#
 # One option per backend: INFERMARK_WITH_<NAME>=AUTO|ON|OFF. AUTO builds the backend when its
 # framework is found; ON makes a missing framework a configure error; OFF skips it.
 
@@ -5,6 +12,66 @@ function(infermark_backend_option name)
   string(TOUPPER "${name}" upper)
   set(INFERMARK_WITH_${upper} AUTO CACHE STRING "Build the ${name} backend: AUTO, ON or OFF")
   set_property(CACHE INFERMARK_WITH_${upper} PROPERTY STRINGS AUTO ON OFF)
+endfunction()
+
+# infermark_declare_backend(<name> ORDER <n> FRAMEWORK <human name> DESCRIPTION <one line>
+#                           FORMATS <format>:<.ext>[,<.ext>...] ...)
+# <name> is the folder's name. ORDER places it among the others (lower first: the order
+# comparisons run and list backends). Each format names the file extensions that mean it; folders
+# that read the same format may each name its extensions, but an extension means one format only.
+function(infermark_declare_backend name)
+  cmake_parse_arguments(ARG "" "ORDER;FRAMEWORK;DESCRIPTION" "FORMATS" ${ARGN})
+  set(where "${CMAKE_CURRENT_LIST_FILE}")
+  get_filename_component(folder_name "${CMAKE_CURRENT_LIST_DIR}" NAME)
+  if(NOT name MATCHES "^[a-z][a-z0-9_]*$")
+    message(FATAL_ERROR "${where}: backend name '${name}' must be lower-case letters, digits and _")
+  endif()
+  if(NOT name STREQUAL folder_name)
+    message(FATAL_ERROR "${where}: backend '${name}' must be declared in a folder of its name, not '${folder_name}'")
+  endif()
+  if(NOT ARG_ORDER MATCHES "^[0-9]+$" OR ARG_FRAMEWORK STREQUAL "" OR ARG_DESCRIPTION STREQUAL "" OR NOT ARG_FORMATS)
+    message(FATAL_ERROR "${where}: infermark_declare_backend(${name}) needs ORDER (a number), FRAMEWORK, DESCRIPTION and FORMATS")
+  endif()
+  get_property(declared GLOBAL PROPERTY INFERMARK_DECLARED_BACKENDS)
+  if(name IN_LIST declared)
+    get_property(first GLOBAL PROPERTY INFERMARK_BACKEND_${name}_FOLDER)
+    message(FATAL_ERROR "${where}: backend '${name}' is already declared in ${first}")
+  endif()
+
+  set(formats "")
+  foreach(entry IN LISTS ARG_FORMATS)
+    if(NOT entry MATCHES "^([a-z][a-z0-9-]*):(\\.[A-Za-z0-9_.]+(,\\.[A-Za-z0-9_.]+)*)$")
+      message(FATAL_ERROR "${where}: format '${entry}' must be <format>:<.ext>[,<.ext>...], e.g. onnx:.onnx")
+    endif()
+    set(format "${CMAKE_MATCH_1}")
+    string(REPLACE "," ";" extensions "${CMAKE_MATCH_2}")
+    list(APPEND formats "${format}")
+    get_property(known_formats GLOBAL PROPERTY INFERMARK_DECLARED_FORMATS)
+    if(NOT format IN_LIST known_formats)
+      set_property(GLOBAL APPEND PROPERTY INFERMARK_DECLARED_FORMATS "${format}")
+    endif()
+    foreach(ext IN LISTS extensions)
+      get_property(owner GLOBAL PROPERTY INFERMARK_EXTENSION_${ext}_FORMAT)
+      if(owner AND NOT owner STREQUAL format)
+        get_property(by GLOBAL PROPERTY INFERMARK_EXTENSION_${ext}_DECLARED_BY)
+        message(FATAL_ERROR "${where}: extension ${ext} cannot mean '${format}': ${by} declared it as '${owner}'")
+      endif()
+      if(NOT owner)
+        set_property(GLOBAL PROPERTY INFERMARK_EXTENSION_${ext}_FORMAT "${format}")
+        set_property(GLOBAL PROPERTY INFERMARK_EXTENSION_${ext}_DECLARED_BY "${where}")
+        set_property(GLOBAL APPEND PROPERTY INFERMARK_FORMAT_${format}_EXTENSIONS "${ext}")
+      endif()
+    endforeach()
+  endforeach()
+
+  file(RELATIVE_PATH folder "${CMAKE_SOURCE_DIR}" "${CMAKE_CURRENT_LIST_DIR}")
+  set_property(GLOBAL APPEND PROPERTY INFERMARK_DECLARED_BACKENDS "${name}")
+  set_property(GLOBAL PROPERTY INFERMARK_BACKEND_${name}_ORDER "${ARG_ORDER}")
+  set_property(GLOBAL PROPERTY INFERMARK_BACKEND_${name}_FRAMEWORK "${ARG_FRAMEWORK}")
+  set_property(GLOBAL PROPERTY INFERMARK_BACKEND_${name}_DESCRIPTION "${ARG_DESCRIPTION}")
+  set_property(GLOBAL PROPERTY INFERMARK_BACKEND_${name}_FORMATS "${formats}")
+  set_property(GLOBAL PROPERTY INFERMARK_BACKEND_${name}_FOLDER "${folder}")
+  infermark_backend_option(${name})
 endfunction()
 
 # Decides whether to build backend `name` given whether its framework was `found`.
@@ -25,123 +92,118 @@ function(infermark_backend_decide name found out_var)
   endif()
 endfunction()
 
+# Builds the plugin libinfermark_backend_<name>.so, a MODULE linked to infermark_core, from the
+# SOURCES given or else every .cpp of the calling fragment's folder. Framework headers given as
+# SYSTEM_INCLUDES are included as system headers, so their warnings do not break -Werror.
 function(infermark_add_backend name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;SYSTEM_INCLUDES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    file(GLOB ARG_SOURCES CONFIGURE_DEPENDS "${CMAKE_CURRENT_LIST_DIR}/*.cpp")
+  endif()
   set(target infermark_backend_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
   target_compile_options(${target} PRIVATE ${INFERMARK_WARNINGS})
   target_include_directories(${target} SYSTEM PRIVATE ${ARG_SYSTEM_INCLUDES})
   target_link_libraries(${target} PRIVATE infermark_core ${ARG_LIBRARIES})
-  set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${INFERMARK_PLUGIN_DIR}" PREFIX "lib")
-  add_dependencies(infermark ${target})
+  set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${INFERMARK_BACKEND_OUTPUT_DIR}" PREFIX "lib")
+  add_dependencies(${INFERMARK_BACKEND_BUILT_WITH} ${target})
 endfunction()
 
-# --- ONNX Runtime: npm library + Debian headers in third_party/onnxruntime -------------------
-infermark_backend_option(onnxruntime)
-set(ORT_ROOT "${INFERMARK_THIRD_PARTY}/onnxruntime")
-set(ort_found FALSE)
-if(EXISTS "${ORT_ROOT}/lib/libonnxruntime.so.1" AND EXISTS "${ORT_ROOT}/include/onnxruntime_cxx_api.h")
-  set(ort_found TRUE)
-endif()
-infermark_backend_decide(onnxruntime ${ort_found} build_ort)
-if(build_ort)
-  infermark_add_backend(onnxruntime
-    SOURCES src/backends/onnxruntime/onnxruntime_backend.cpp
-    SYSTEM_INCLUDES "${ORT_ROOT}/include"
-    # The .deb's libonnxruntime.so link is dangling; link the soname file itself.
-    LIBRARIES "${ORT_ROOT}/lib/libonnxruntime.so.1")
-  set_target_properties(infermark_backend_onnxruntime PROPERTIES BUILD_RPATH "${ORT_ROOT}/lib")
-endif()
+# Includes <root>/*/backend.cmake in name order (each declares its backend and may build it).
+# Plugins go to PLUGIN_DIR and are built before target BUILT_WITH. A macro, so that what a
+# framework's CMake package sets (flags, variables) lands in the directory's scope as before.
+macro(infermark_include_backend_folders root)
+  cmake_parse_arguments(INFERMARK_FOLDERS "" "PLUGIN_DIR;BUILT_WITH" "" ${ARGN})
+  set(INFERMARK_BACKEND_OUTPUT_DIR "${INFERMARK_FOLDERS_PLUGIN_DIR}")
+  set(INFERMARK_BACKEND_BUILT_WITH "${INFERMARK_FOLDERS_BUILT_WITH}")
+  file(GLOB infermark_backend_fragments CONFIGURE_DEPENDS "${root}/*/backend.cmake")
+  list(SORT infermark_backend_fragments)
+  foreach(infermark_fragment IN LISTS infermark_backend_fragments)
+    include("${infermark_fragment}")
+  endforeach()
+endmacro()
 
-# --- OpenVINO: the C++ package inside the PyPI wheel in .venv ---------------------------------
-infermark_backend_option(openvino)
-set(ov_found FALSE)
-if(NOT INFERMARK_WITH_OPENVINO STREQUAL "OFF" AND EXISTS "${INFERMARK_VENV}/bin/python")
-  execute_process(
-    COMMAND "${INFERMARK_VENV}/bin/python" -c "from openvino.utils import get_cmake_path; print(get_cmake_path())"
-    OUTPUT_VARIABLE ov_cmake_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE ov_rc)
-  if(ov_rc EQUAL 0 AND EXISTS "${ov_cmake_dir}/OpenVINOConfig.cmake")
-    find_package(OpenVINO QUIET COMPONENTS Runtime PATHS "${ov_cmake_dir}" NO_DEFAULT_PATH)
-    set(ov_found ${OpenVINO_FOUND})
-  endif()
-endif()
-infermark_backend_decide(openvino ${ov_found} build_ov)
-if(build_ov)
-  infermark_add_backend(openvino
-    SOURCES src/backends/openvino/openvino_backend.cpp
-    LIBRARIES openvino::runtime)
-endif()
+function(infermark_cxx_string out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
 
-# --- OpenCV DNN: Debian's libopencv-dnn-dev (libopencv-dev ships the CMake package) ------------
-infermark_backend_option(opencv)
-set(ocv_found FALSE)
-if(NOT INFERMARK_WITH_OPENCV STREQUAL "OFF")
-  find_package(OpenCV QUIET COMPONENTS core dnn)
-  set(ocv_found ${OpenCV_FOUND})
-endif()
-infermark_backend_decide(opencv ${ocv_found} build_ocv)
-if(build_ocv)
-  infermark_add_backend(opencv
-    SOURCES src/backends/opencv/opencv_backend.cpp src/backends/opencv/onnx_input_reader.cpp
-    SYSTEM_INCLUDES ${OpenCV_INCLUDE_DIRS}
-    LIBRARIES opencv_core opencv_dnn)
-endif()
+# Writes OUTPUT, a C++ source defining `const BackendTable& infermark::<FUNCTION>()` with every
+# backend declared so far, sorted by ORDER (then name), and every format they read.
+function(infermark_write_backend_table)
+  cmake_parse_arguments(ARG "" "OUTPUT;FUNCTION" "" ${ARGN})
+  get_property(declared GLOBAL PROPERTY INFERMARK_DECLARED_BACKENDS)
+  set(keyed "")
+  foreach(name IN LISTS declared)
+    get_property(order GLOBAL PROPERTY INFERMARK_BACKEND_${name}_ORDER)
+    list(APPEND keyed "${order}:${name}")
+  endforeach()
+  list(SORT keyed COMPARE NATURAL)
 
-# --- LibTorch: Debian's libtorch-dev (TorchConfig.cmake) ---------------------------------------
-infermark_backend_option(libtorch)
-set(torch_found FALSE)
-if(NOT INFERMARK_WITH_LIBTORCH STREQUAL "OFF")
-  find_package(Torch QUIET)
-  set(torch_found ${Torch_FOUND})
-endif()
-infermark_backend_decide(libtorch ${torch_found} build_torch)
-if(build_torch)
-  infermark_add_backend(libtorch
-    SOURCES src/backends/libtorch/libtorch_backend.cpp
-    LIBRARIES ${TORCH_LIBRARIES}
-    SYSTEM_INCLUDES ${TORCH_INCLUDE_DIRS})
-endif()
+  set(arrays "")
+  set(format_rows "")
+  set(backend_rows "")
+  # Formats in the order the backends, in preference order, first name them.
+  set(formats "")
+  foreach(key IN LISTS keyed)
+    string(REGEX REPLACE "^[0-9]+:" "" name "${key}")
+    get_property(backend_formats GLOBAL PROPERTY INFERMARK_BACKEND_${name}_FORMATS)
+    foreach(format IN LISTS backend_formats)
+      if(NOT format IN_LIST formats)
+        list(APPEND formats "${format}")
+      endif()
+    endforeach()
+  endforeach()
+  set(index 0)
+  foreach(format IN LISTS formats)
+    get_property(extensions GLOBAL PROPERTY INFERMARK_FORMAT_${format}_EXTENSIONS)
+    list(JOIN extensions "\", \"" joined)
+    string(APPEND arrays "constexpr std::string_view kFormat${index}Extensions[] = {\"${joined}\"};\n")
+    string(APPEND format_rows "    {\"${format}\", kFormat${index}Extensions},\n")
+    math(EXPR index "${index} + 1")
+  endforeach()
+  set(index 0)
+  foreach(key IN LISTS keyed)
+    string(REGEX REPLACE "^[0-9]+:" "" name "${key}")
+    foreach(field FRAMEWORK DESCRIPTION FORMATS FOLDER)
+      get_property(${field} GLOBAL PROPERTY INFERMARK_BACKEND_${name}_${field})
+    endforeach()
+    infermark_cxx_string(framework "${FRAMEWORK}")
+    infermark_cxx_string(description "${DESCRIPTION}")
+    list(JOIN FORMATS "\", \"" joined)
+    string(APPEND arrays "constexpr std::string_view kBackend${index}Formats[] = {\"${joined}\"};\n")
+    string(APPEND backend_rows "    {\"${name}\", ${framework}, ${description}, kBackend${index}Formats, \"${FOLDER}\"},\n")
+    math(EXPR index "${index} + 1")
+  endforeach()
 
-# --- llama.cpp: built from the pinned source into third_party/llama.cpp/install by scripts/setup ---
-infermark_backend_option(llamacpp)
-set(LLAMACPP_ROOT "${INFERMARK_THIRD_PARTY}/llama.cpp")
-set(llamacpp_found FALSE)
-if(EXISTS "${LLAMACPP_ROOT}/install/lib/libllama.so" AND EXISTS "${LLAMACPP_ROOT}/install/include/llama.h")
-  set(llamacpp_found TRUE)
-endif()
-infermark_backend_decide(llamacpp ${llamacpp_found} build_llamacpp)
-if(build_llamacpp)
-  file(READ "${LLAMACPP_ROOT}/VERSION" llamacpp_version)
-  file(READ "${LLAMACPP_ROOT}/SOURCE" llamacpp_source)
-  string(STRIP "${llamacpp_version}" llamacpp_version)
-  string(STRIP "${llamacpp_source}" llamacpp_source)
-  infermark_add_backend(llamacpp
-    SOURCES src/backends/llamacpp/llamacpp_backend.cpp
-    SYSTEM_INCLUDES "${LLAMACPP_ROOT}/install/include"
-    LIBRARIES "${LLAMACPP_ROOT}/install/lib/libllama.so")
-  target_compile_definitions(infermark_backend_llamacpp PRIVATE
-    INFERMARK_LLAMACPP_VERSION="${llamacpp_version}" INFERMARK_LLAMACPP_SOURCE="${llamacpp_source}")
-  set_target_properties(infermark_backend_llamacpp PROPERTIES BUILD_RPATH "${LLAMACPP_ROOT}/install/lib")
-endif()
+  file(CONFIGURE OUTPUT "${ARG_OUTPUT}" @ONLY CONTENT [=[
+// Generated by cmake/Backends.cmake from the backend.cmake files of the backend folders; do not edit.
+#include "backends/declared.hpp"
 
-# --- TFLite: LiteRT's interpreter from the PyPI wheel ai-edge-litert in .venv -------------------
-# No registry package ships a TFLite C/C++ library with matching headers, so the backend drives the
-# wheel's Python API from an embedded CPython: the venv's interpreter (Debian's python3.11).
-infermark_backend_option(tflite)
-set(tflite_found FALSE)
-if(NOT INFERMARK_WITH_TFLITE STREQUAL "OFF" AND EXISTS "${INFERMARK_VENV}/bin/python")
-  execute_process(COMMAND "${INFERMARK_VENV}/bin/python" -c "import ai_edge_litert.interpreter"
-                  RESULT_VARIABLE litert_rc OUTPUT_QUIET ERROR_QUIET)
-  if(litert_rc EQUAL 0)
-    set(Python3_EXECUTABLE "${INFERMARK_VENV}/bin/python")
-    find_package(Python3 QUIET COMPONENTS Interpreter Development.Embed)
-    set(tflite_found ${Python3_Development.Embed_FOUND})
-  endif()
-endif()
-infermark_backend_decide(tflite ${tflite_found} build_tflite)
-if(build_tflite)
-  infermark_add_backend(tflite
-    SOURCES src/backends/tflite/tflite_backend.cpp src/backends/tflite/embedded_python.cpp
-    LIBRARIES Python3::Python ${CMAKE_DL_LIBS})
-  target_compile_definitions(infermark_backend_tflite PRIVATE INFERMARK_TFLITE_PYTHON="${INFERMARK_VENV}/bin/python")
-endif()
+namespace infermark {
+namespace {
+
+@arrays@
+constexpr ModelFormatDeclaration kFormats[] = {
+@format_rows@};
+
+constexpr BackendDeclaration kBackends[] = {
+@backend_rows@};
+
+}  // namespace
+
+const BackendTable& @ARG_FUNCTION@();
+
+const BackendTable& @ARG_FUNCTION@() {
+  static constexpr BackendTable table{kBackends, kFormats};
+  return table;
+}
+
+}  // namespace infermark
+]=])
+endfunction()
+
+infermark_include_backend_folders("${CMAKE_SOURCE_DIR}/src/backends" PLUGIN_DIR "${INFERMARK_PLUGIN_DIR}" BUILT_WITH infermark)
+infermark_write_backend_table(OUTPUT "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp" FUNCTION declared_backends)
+target_sources(infermark_core PRIVATE "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp")

@@ -2,9 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <sstream>
 
 #include "backends/plugin.hpp"
@@ -12,18 +10,23 @@
 
 namespace infermark {
 
+namespace {
+
+void check_known_in(const BackendTable& table, const std::string& name) {
+  if (table.find(name)) return;
+  std::string list;
+  for (const auto& k : table.names()) list += (list.empty() ? "" : ", ") + k;
+  throw Error("unknown backend '" + name + "' (known backends: " + list + ")");
+}
+
+}  // namespace
+
 const std::vector<std::string>& known_backend_names() {
-  static const std::vector<std::string> names{"onnxruntime", "openvino", "opencv", "libtorch", "tflite", "llamacpp"};
+  static const std::vector<std::string> names = declared_backends().names();
   return names;
 }
 
-bool backend_reads(const std::string& name, const std::string& format) {
-  static const std::map<std::string, std::vector<std::string>> formats{
-      {"onnxruntime", {"onnx"}}, {"openvino", {"onnx", "openvino-ir"}}, {"opencv", {"onnx"}},
-      {"libtorch", {"torchscript"}}, {"tflite", {"tflite"}}, {"llamacpp", {"gguf"}}};
-  const auto it = formats.find(name);
-  return it != formats.end() && std::find(it->second.begin(), it->second.end(), format) != it->second.end();
-}
+bool backend_reads(const std::string& name, const std::string& format) { return declared_backends().reads(name, format); }
 
 LoadedBackend::~LoadedBackend() {
   backend_.reset();
@@ -32,7 +35,7 @@ LoadedBackend::~LoadedBackend() {
   (void)library_;
 }
 
-BackendRegistry::BackendRegistry(std::filesystem::path default_dir) {
+BackendRegistry::BackendRegistry(std::filesystem::path default_dir, const BackendTable& table) : table_(&table) {
   if (const char* env = std::getenv("INFERMARK_BACKEND_PATH")) {
     std::stringstream dirs(env);
     for (std::string dir; std::getline(dirs, dir, ':');)
@@ -50,23 +53,17 @@ std::filesystem::path BackendRegistry::plugin_path(const std::string& name) cons
 
 std::vector<std::string> BackendRegistry::available() const {
   std::vector<std::string> names;
-  for (const auto& name : known_backend_names())
+  for (const auto& name : table_->names())
     if (!plugin_path(name).empty()) names.push_back(name);
   return names;
 }
 
 bool BackendRegistry::is_available(const std::string& name) const { return !plugin_path(name).empty(); }
 
-void BackendRegistry::check_known(const std::string& name) {
-  const auto& known = known_backend_names();
-  if (std::find(known.begin(), known.end(), name) != known.end()) return;
-  std::string list;
-  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-  throw Error("unknown backend '" + name + "' (known backends: " + list + ")");
-}
+void BackendRegistry::check_known(const std::string& name) { check_known_in(declared_backends(), name); }
 
 std::unique_ptr<LoadedBackend> BackendRegistry::load(const std::string& name) const {
-  check_known(name);
+  check_known_in(*table_, name);
   const auto path = plugin_path(name);
   if (path.empty())
     throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");

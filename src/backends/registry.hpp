@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/declared.hpp"
 
 namespace infermark {
 
-// Backends infermark knows how to build, in the order comparisons list them.
+// Backends infermark knows how to build (declared_backends()), in the order comparisons list them.
 const std::vector<std::string>& known_backend_names();
 
 // Whether backend `name` reads models of `format` (see model_format()). Known without loading
@@ -34,10 +35,11 @@ class LoadedBackend {
 
 class BackendRegistry {
  public:
-  // Searches $INFERMARK_BACKEND_PATH (colon-separated) then `default_dir`.
-  explicit BackendRegistry(std::filesystem::path default_dir);
+  // Searches $INFERMARK_BACKEND_PATH (colon-separated) then `default_dir`, for the backends of
+  // `table` (tests pass one that also holds their fixture backends).
+  explicit BackendRegistry(std::filesystem::path default_dir, const BackendTable& table = declared_backends());
 
-  // Names of the plugins present, in known_backend_names() order.
+  // Names of the plugins present, in the table's order.
   std::vector<std::string> available() const;
   bool is_available(const std::string& name) const;
   // Throws infermark::Error: unknown name (lists the known ones), not built, or fails to load.
@@ -47,6 +49,7 @@ class BackendRegistry {
 
  private:
   std::filesystem::path plugin_path(const std::string& name) const;
+  const BackendTable* table_;
   std::vector<std::filesystem::path> search_dirs_;
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "backends/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_options.hpp"
 #include "cli/stop_signal.hpp"
@@ -138,9 +139,12 @@ int run(const RunCommandOptions& o) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Measure a model on every capable backend and compare them");
   static RunCommandOptions options;
-  cmd->add_option("models", options.models, "Model file(s) (.onnx, .xml, .pt, .tflite, .gguf); several are compared in one table")
+  cmd->add_option("models", options.models,
+                  "Model file(s) (" + declared_backends().extensions_text() + "); several are compared in one table")
       ->required();
-  cmd->add_option("-b,--backends", options.backends, "Backends to compare (comma-separated; default: every capable one)")
+  std::string names;
+  for (const auto& name : known_backend_names()) names += (names.empty() ? "" : ", ") + name;
+  cmd->add_option("-b,--backends", options.backends, "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
       ->delimiter(',');
   cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
   cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");

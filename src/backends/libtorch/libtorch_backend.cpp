@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "backends/backend.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -217,8 +218,8 @@ std::string load_error_cause(const std::string& message) {
 class LibTorchBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    return {kName, "LibTorch", TORCH_VERSION, {"torchscript"}, {"cpu"},
-            "Debian libtorch-dev (version from its headers); TorchScript input specs come from the zoo manifest", kOptions};
+    return declared_backend_info(kName, TORCH_VERSION, {"cpu"},
+                                 "Debian libtorch-dev (version from its headers); TorchScript input specs come from the zoo manifest", kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

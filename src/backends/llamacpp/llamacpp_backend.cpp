@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "backends/generator.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -277,10 +278,10 @@ class LlamaCppBackend final : public Backend {
   }
 
   BackendInfo info() const override {
-    return {kName, "llama.cpp", INFERMARK_LLAMACPP_VERSION, {"gguf"}, {"cpu"},
-            "built from source by scripts/setup (" INFERMARK_LLAMACPP_SOURCE "); CPU build without native tuning; " +
-                std::string(llama_print_system_info()),
-            kOptions};
+    return declared_backend_info(kName, INFERMARK_LLAMACPP_VERSION, {"cpu"},
+                                 "built from source by scripts/setup (" INFERMARK_LLAMACPP_SOURCE "); CPU build without native tuning; " +
+                                     std::string(llama_print_system_info()),
+                                 kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions&) override {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backends/backend.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -252,9 +253,9 @@ class OnnxRuntimeBackend final : public Backend {
   BackendInfo info() const override {
     std::string providers;
     for (const auto& p : Ort::GetAvailableProviders()) providers += (providers.empty() ? "" : ", ") + p;
-    return {kName, "ONNX Runtime", Ort::GetVersionString(), {"onnx"}, {"cpu"},
-            "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers,
-            kOptions};
+    return declared_backend_info(kName, Ort::GetVersionString(), {"cpu"},
+                                 "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers,
+                                 kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

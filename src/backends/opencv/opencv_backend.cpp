@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/opencv/onnx_input_reader.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -183,7 +184,7 @@ class OpenCvSession final : public Session {
 class OpenCvBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    return {kName, "OpenCV DNN", cv::getVersionString(), {"onnx"}, {"cpu"}, "Debian libopencv-dnn-dev", {}};
+    return declared_backend_info(kName, cv::getVersionString(), {"cpu"}, "Debian libopencv-dnn-dev", {});
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "backends/backend.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -272,8 +273,8 @@ class OpenVinoBackend final : public Backend {
  public:
   BackendInfo info() const override {
     const auto version = ov::get_openvino_version();
-    return {kName, "OpenVINO", version.buildNumber, {"onnx", "openvino-ir"}, {"cpu"},
-            "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)", kOptions};
+    return declared_backend_info(kName, version.buildNumber, {"cpu"},
+                                 "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)", kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

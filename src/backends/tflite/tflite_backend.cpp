@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backends/backend.hpp"
+#include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "backends/tflite/embedded_python.hpp"
@@ -245,11 +246,11 @@ class TfliteBackend final : public Backend {
     } catch (const Error& e) {
       python_version = std::string("not started: ") + e.what();
     }
-    return {kName, "TFLite (LiteRT)", version, {"tflite"}, {"cpu"},
-            "TFLite interpreter of the PyPI wheel ai-edge-litert, driven through its Python API in an embedded CPython " +
-                python_version + " (no registry package ships a TFLite C/C++ library with matching headers); "
-                "each timed inference includes one Python call, see docs/backends.md",
-            kOptions};
+    return declared_backend_info(kName, version, {"cpu"},
+                                 "TFLite interpreter of the PyPI wheel ai-edge-litert, driven through its Python API in an embedded CPython " +
+                                     python_version + " (no registry package ships a TFLite C/C++ library with matching headers); "
+                                     "each timed inference includes one Python call, see docs/backends.md",
+                                 kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
