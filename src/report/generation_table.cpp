@@ -73,7 +73,7 @@ std::string generation_table(const std::vector<RunResult>& results) {
   std::string table = markdown_table(kColumns, rows);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
-  table += "  TTFT: queued on a sequence slot to first token; TPOT: mean time per output token after the first;\n"
+  table += "  TTFT: issue (closed loop) or scheduled arrival (open loop) to first token; TPOT: mean time per output token after the first;\n"
            "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n";
   return table;
 }

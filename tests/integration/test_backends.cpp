@@ -368,15 +368,25 @@ TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
   const auto& shapes = result.scenario.parameters.at("varying_shapes");
   EXPECT_EQ(shapes.at("ranges").at("input"), "1x3x24-40/8x24-40/8");
   EXPECT_TRUE(shapes.at("bucketed").get<bool>());
-  ASSERT_EQ(shapes.at("sets").size(), 6u);
+  EXPECT_EQ(shapes.at("input_sets"), 6);
+  // One row per distinct shape, with the timed queries that ran it and their latency.
+  ASSERT_EQ(shapes.at("sets").size(), shapes.at("distinct_shapes").get<std::size_t>());
   std::uint64_t queries = 0;
   for (const auto& set : shapes.at("sets")) {
-    const auto shape = set.at("shapes").at("input").get<std::vector<std::int64_t>>();
-    EXPECT_TRUE(shape[2] == 24 || shape[2] == 32 || shape[2] == 40) << shape[2];
+    const auto label = set.at("group").get<std::string>();  // "input=1x3xHxW"
+    EXPECT_EQ(label.rfind("input=1x3x", 0), 0u) << label;
+    const auto h = std::stoi(label.substr(std::string("input=1x3x").size()));
+    EXPECT_TRUE(h == 24 || h == 32 || h == 40) << label;
+    EXPECT_EQ(set.at("input_elements").get<double>(), 3.0 * h * std::stoi(label.substr(label.rfind('x') + 1)));
     queries += set.at("queries").get<std::uint64_t>();
+    if (set.at("queries").get<std::uint64_t>() > 0) {
+      EXPECT_GT(set.at("p99").get<double>(), 0.0) << set.dump();
+    }
   }
-  EXPECT_GE(queries, 32u);  // warm-up and timed queries
+  EXPECT_EQ(queries, 30u);  // every timed query, counted against the shape it ran
   EXPECT_GT(shapes.at("mean_input_elements").get<double>(), 3.0 * 24 * 24 - 1);
+  ASSERT_FALSE(result.phases.empty());
+  EXPECT_EQ(result.phases[0].at("latency_by_group_ms").size(), shapes.at("sets").size());
   EXPECT_GE(shapes.at("distinct_shapes").get<int>(), 2);
 }
 
