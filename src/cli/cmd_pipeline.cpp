@@ -146,6 +146,9 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
   // The load: any scenario of `run` (default: a closed loop of `requests` at each mode's pipeline
   // depth); --warmup is the pipeline's untimed requests (default: the file's).
   add_scenario_flags(*cmd, o.load);
+  cmd->get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
+  cmd->get_option("--runs")->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")->default_str("");
+  cmd->get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
   o.cmd = cmd;
   cmd->callback([&exit_code] { exit_code = run_pipeline(o); });
 }
