@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/pipeline_file.hpp"
+#include "cli/run_options.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
@@ -21,18 +22,32 @@ struct PipelineOptions {
   std::string file;
   std::string out = "results";
   std::vector<std::string> modes;
-  int requests = 0, warmup = -1, queue_depth = 0, breaker_after = -1;
+  int requests = 0, queue_depth = 0, breaker_after = -1;
   double timeout_ms = -1;
+  RunOptions load;                // the scenario flags, shared with `run`
+  const CLI::App* cmd = nullptr;  // which of them were given
 };
+
+bool given(const PipelineOptions& o, const std::string& flag) { return o.cmd && o.cmd->count(flag) > 0; }
 
 void apply_overrides(const PipelineOptions& o, pipeline::PipelineSpec& spec) {
   if (!o.modes.empty()) spec.modes = o.modes;
   if (o.requests > 0) spec.requests = o.requests;
-  if (o.warmup >= 0) spec.warmup = o.warmup;
+  if (given(o, "--warmup")) spec.warmup = static_cast<int>(o.load.scenario.warmup_queries);
   if (o.queue_depth > 0) spec.queue_depth = o.queue_depth;
   if (o.timeout_ms >= 0) spec.timeout_ms = o.timeout_ms;
   if (o.breaker_after >= 0) spec.breaker_after = o.breaker_after;
   pipeline::validate(spec, o.file);
+}
+
+pipeline::LoadRequest load_request(const PipelineOptions& o) {
+  if (o.load.concurrency.size() > 1) throw Error("--concurrency: a pipeline runs one level per invocation");
+  pipeline::LoadRequest load;
+  load.scenario = scenario_of(o.load);
+  load.scenario_given = given(o, "--scenario");
+  load.runs_given = given(o, "--runs");
+  load.concurrency_given = !o.load.concurrency.empty();
+  return load;
 }
 
 void save_outputs(const std::vector<Tensor>& outputs, const std::filesystem::path& dir) {
@@ -54,6 +69,7 @@ std::string breaker_lines(const pipeline::ModeOutcome& outcome, const pipeline::
 int run_pipeline(const PipelineOptions& o) {
   auto spec = load_pipeline_file(o.file);
   apply_overrides(o, spec);
+  const auto load = load_request(o);
   const auto& stop = install_stop_handler();
   const BackendRegistry registry(default_plugin_dir());
   const auto folder = std::filesystem::path(o.out) / ("pipeline-" + spec.name);
@@ -62,14 +78,16 @@ int run_pipeline(const PipelineOptions& o) {
   settings.executable = std::filesystem::read_symlink("/proc/self/exe");
   settings.work_dir = folder / "work";
   settings.stop = &stop;
-  const auto environment = probes::to_json(probes::capture_environment());
+  const auto captured = probes::capture_environment();
+  settings.logical_cores = captured.logical_cores;
+  const auto environment = probes::to_json(captured);
 
   std::vector<pipeline::ModeOutcome> outcomes;
   for (const auto& mode : spec.modes) {
     if (stop.load()) break;
     fmt::print("pipeline {}: {} ...\n", spec.name, mode);
     std::fflush(stdout);
-    outcomes.push_back(pipeline::run_mode(registry, spec, mode, settings));
+    outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
     if (outcomes.back().status != "ok") fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, outcomes.back().status, outcomes.back().error);
   }
   std::vector<pipeline::ModeFigures> figures;
@@ -91,10 +109,14 @@ int run_pipeline(const PipelineOptions& o) {
     breakers += breaker_lines(outcome, spec);
   }
   std::string summary = "# Pipeline " + spec.name + "\n\n" + (spec.description.empty() ? "" : spec.description + "\n\n");
-  summary += fmt::format("{} timed requests per mode after {} warm-up, batch {}, queue depth {}; predictions from the "
-                         "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage).\n\n",
-                         spec.requests, spec.warmup, spec.inputs.batch, spec.queue_depth);
+  summary += fmt::format("{} per mode after {} warm-up requests, batch {}, queue depth {}; predictions from the "
+                         "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage). Request "
+                         "figures run from stage 1 taking a request to the last stage done.\n\n",
+                         load.scenario_given ? "--scenario " + std::string(loadgen::name_of(load.scenario.name))
+                                             : fmt::format("{} timed requests", spec.requests),
+                         spec.warmup, spec.inputs.batch, spec.queue_depth);
   summary += pipeline::summary_table(spec, figures);
+  if (const auto table = pipeline::load_table(outcomes); !table.empty()) summary += "\nAs the load generator measured it:\n\n" + table;
   if (!breakers.empty()) summary += "\n" + breakers;
   std::ofstream(folder / "summary.md") << summary;
   fmt::print("\n{}\nresults and summary.md: {}\n", summary, folder.string());
@@ -117,11 +139,17 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
   cmd->add_option("file", o.file, "Pipeline file (YAML with a 'pipeline:' section; see docs/studies.md)")->required();
   cmd->add_option("--out", o.out, "Results folder (results go to <out>/pipeline-<name>/)");
   cmd->add_option("--modes", o.modes, "Modes to run: serial, threads, processes (default: the file's)")->delimiter(',');
-  cmd->add_option("--requests", o.requests, "Timed requests per mode (default: the file's)");
-  cmd->add_option("--warmup", o.warmup, "Untimed requests first (default: the file's)");
+  cmd->add_option("--requests", o.requests, "Timed requests per mode in closed-loop scenarios (default: the file's; --runs too)");
   cmd->add_option("--queue-depth", o.queue_depth, "Capacity of each queue between stages (default: the file's)");
   cmd->add_option("--timeout-ms", o.timeout_ms, "Per-request timeout, end to end; 0 = none (default: the file's)");
   cmd->add_option("--breaker-after", o.breaker_after, "Consecutive timeouts that open the circuit breaker; 0 = never");
+  // The load: any scenario of `run` (default: a closed loop of `requests` at each mode's pipeline
+  // depth); --warmup is the pipeline's untimed requests (default: the file's).
+  add_scenario_flags(*cmd, o.load);
+  cmd->get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
+  cmd->get_option("--runs")->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")->default_str("");
+  cmd->get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
+  o.cmd = cmd;
   cmd->callback([&exit_code] { exit_code = run_pipeline(o); });
 }
 

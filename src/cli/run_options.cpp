@@ -44,6 +44,8 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
+}  // namespace
+
 void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   auto& s = o.scenario;
   cmd.add_option("--scenario", s.name, loadgen::scenario_choices() + " (default single-stream; LLMs too)")
@@ -91,8 +93,6 @@ void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
 }
-
-}  // namespace
 
 int default_thread_count() {
   const auto env = probes::capture_environment();
@@ -204,18 +204,23 @@ harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, in
     if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
     cell.inputs.files[name] = file;
   }
-  cell.scenario = o.scenario;
-  cell.scenario.seed = o.seed;
-  cell.scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
-  std::tie(cell.scenario.prompt_tokens, cell.scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
-  std::tie(cell.scenario.output_tokens, cell.scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
-  const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
-  if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
-  cell.scenario.pulse_baseline_s = static_cast<double>(pulse[0]);
-  cell.scenario.pulse_burst_s = static_cast<double>(pulse[1]);
-  cell.scenario.pulse_recovery_s = static_cast<double>(pulse[2]);
+  cell.scenario = scenario_of(o, concurrency);
   loadgen::validate(cell.scenario);
   return cell;
+}
+
+loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
+  auto scenario = o.scenario;
+  scenario.seed = o.seed;
+  scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
+  std::tie(scenario.prompt_tokens, scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
+  std::tie(scenario.output_tokens, scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
+  const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
+  if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
+  scenario.pulse_baseline_s = static_cast<double>(pulse[0]);
+  scenario.pulse_burst_s = static_cast<double>(pulse[1]);
+  scenario.pulse_recovery_s = static_cast<double>(pulse[2]);
+  return scenario;
 }
 
 }  // namespace infermark::cli

@@ -37,6 +37,14 @@ struct RunOptions {
 
 // Adds the measurement and scenario flags with their validators to `cmd`.
 void add_measurement_flags(CLI::App& cmd, RunOptions& options);
+// Only the scenario flags (--scenario, --concurrency, --warmup, --runs, --qps, --duration, patterns,
+// SLOs): what a command whose inputs come from elsewhere (`pipeline`) shares with `run`.
+void add_scenario_flags(CLI::App& cmd, RunOptions& options);
+
+// The scenario the flags describe at `concurrency` (0: the first level given, or the scenario's
+// default); throws infermark::Error naming the flag for malformed values. Not validated as a whole:
+// a caller may still fill in defaults (to_cell validates).
+loadgen::ScenarioSpec scenario_of(const RunOptions& options, int concurrency = 0);
 
 // The thread counts to measure (the default resolved).
 std::vector<int> thread_counts(const RunOptions& options);

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "harness/cell_json.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/markdown_table.hpp"
 
@@ -25,6 +26,24 @@ nlohmann::json summary_json(const std::optional<stats::LatencySummary>& s) {
 }
 
 bool pipelined(const std::string& mode) { return mode != "serial"; }
+
+// How the mode was loaded: lanes, where latency starts, what the default stands for.
+nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outcome) {
+  const bool open = loadgen::is_open_loop(outcome.scenario);
+  nlohmann::json j{{"mode", outcome.mode},
+                   {"queue_depth", spec.queue_depth},
+                   {"pipeline_depth", pipeline_depth(spec, outcome.mode)},
+                   {"handoff", spec.handoff},
+                   {"timeout_ms", spec.timeout_ms},
+                   {"load", std::string(loadgen::name_of(outcome.scenario.name)) + ": each lane issues one request into stage 1 "
+                                "and waits until it leaves the last stage"},
+                   {"latency_from", open ? "scheduled arrival (waiting for a lane and for stage 1 included)"
+                                         : "issue (waiting for stage 1 included)"},
+                   {"failed_queries", "rejected by the breaker, dropped past the timeout, or completed after it"}};
+  if (outcome.load)
+    for (const auto& [key, value] : outcome.load->parameters.items()) j[key] = value;
+  return j;
+}
 
 std::string cell(const std::optional<stats::LatencySummary>& s, double p) {
   return s ? report::format_number(s->at(p).value) : "-";
@@ -145,16 +164,20 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.scenario.name = "pipeline-" + outcome.mode;
   r.scenario.batch = spec.inputs.batch;
   r.scenario.warmup_runs = spec.warmup;
-  r.scenario.timed_runs = spec.requests;
+  r.scenario.timed_runs = static_cast<int>(outcome.scenario.max_queries);
   r.scenario.seed = spec.inputs.seed;
-  r.scenario.parameters = {{"mode", outcome.mode}, {"queue_depth", spec.queue_depth}, {"handoff", spec.handoff},
-                           {"timeout_ms", spec.timeout_ms}, {"load", "closed loop: stage 1 takes the next request as soon as it is free"}};
-  r.latency_ms = f.latency_ms;
-  if (f.latency_ms) {
-    r.percentile_method = "exact";
-    r.samples_ms = f.latency_samples_ms;
+  r.scenario.parameters = harness::scenario_json(outcome.scenario);
+  const auto load = load_parameters(spec, outcome);
+  for (const auto& [key, value] : load.items()) r.scenario.parameters[key] = value;
+  // Latency, throughput, phases and analysis as the load generator measured them, like any cell's.
+  if (outcome.load && !outcome.load->phases.empty()) {
+    harness::CellRequest cell;
+    cell.backend = names;
+    cell.scenario = outcome.scenario;
+    harness::record_outcome(r, cell, *outcome.load, outcome.resources, outcome.sampler_start_ns);
   }
-  r.throughput = {f.wall_s, f.throughput_qps, f.throughput_qps * static_cast<double>(spec.inputs.batch)};
+  r.status = outcome.status;
+  r.error = outcome.error;
   r.memory.peak_scope = "not measured for pipelines";
 
   auto stages = nlohmann::json::array();
@@ -171,6 +194,9 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   const std::string transport = outcome.mode == "serial"    ? "none: one thread runs the stages in turn"
                                 : outcome.mode == "threads" ? "in-process bounded queues; tensors moved, not copied"
                                                             : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
+  // Requested in a closed loop; an open loop's count follows from its rate and duration.
+  const nlohmann::json timed_requests = loadgen::is_open_loop(outcome.scenario) ? nlohmann::json(nullptr)
+                                                                                : nlohmann::json(outcome.scenario.max_queries);
   nlohmann::json diff = nullptr;
   if (f.max_abs_diff_vs_serial) diff = *f.max_abs_diff_vs_serial;
   r.pipeline = {{"mode", outcome.mode},
@@ -178,10 +204,12 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
                 {"handoff", spec.handoff},
                 {"transport", transport},
                 {"queue_depth", spec.queue_depth},
-                {"requests", {{"timed", spec.requests}, {"admitted", f.admitted}, {"completed", f.completed},
+                {"requests", {{"timed", timed_requests}, {"admitted", f.admitted}, {"completed", f.completed},
                               {"completed_on_time", f.on_time}, {"completed_late", f.late}, {"dropped", f.dropped},
                               {"rejected_by_breaker", f.rejected}}},
                 {"timeout_ms", spec.timeout_ms},
+                {"in_pipeline_latency_ms", summary_json(f.latency_ms)},
+                {"in_pipeline_throughput_qps", f.throughput_qps},
                 {"goodput_qps", f.goodput_qps},
                 {"breaker", outcome.breaker},
                 {"prediction", {{"from_mode", f.predicted_from}, {"latency_ms", f.predicted_latency_ms}, {"queries_per_s", f.predicted_qps},
@@ -215,6 +243,25 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
                             k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-", std::to_string(s.dropped_here)});
     }
   return out + "\n" + report::markdown_table(stage_columns, stage_rows);
+}
+
+std::string load_table(const std::vector<ModeOutcome>& outcomes) {
+  std::vector<report::MarkdownColumn> columns{{"mode"}, {"scenario"}, {"phase"}, {"lanes", true}, {"issued", true},
+                                              {"completed", true}, {"failed", true}, {"req/s", true}, {"P50 ms", true},
+                                              {"P99 ms", true}, {"latency from"}};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& o : outcomes) {
+    if (!o.load || o.load->phases.empty()) continue;
+    const auto& load = *o.load;
+    const auto& phase = load.phases[load.headline.value_or(load.phases.size() - 1)];
+    const auto& h = phase.recorder.latency();
+    auto percentile = [&](double p) { return h.count() ? report::format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-"; };
+    rows.push_back({o.mode, std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
+                    std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
+                    std::to_string(phase.recorder.errors() + phase.recorder.rejected()), report::format_number(phase.achieved_qps()),
+                    percentile(50), percentile(99), loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
+  }
+  return rows.empty() ? "" : report::markdown_table(columns, rows);
 }
 
 }  // namespace infermark::pipeline

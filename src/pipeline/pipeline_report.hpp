@@ -45,4 +45,8 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
 // Markdown: one row per mode with throughput, P50/P99 and predictions; then per-stage times.
 std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures);
 
+// Markdown: the load each mode ran and what the load generator measured (its headline phase):
+// lanes, issued, completed, failed queries, achieved rate, P50/P99 from issue or scheduled arrival.
+std::string load_table(const std::vector<ModeOutcome>& outcomes);
+
 }  // namespace infermark::pipeline

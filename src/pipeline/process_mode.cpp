@@ -15,8 +15,8 @@
 
 namespace infermark::pipeline {
 
-ModeOutcome run_in_process(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                           const RunSettings& settings);
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
+                                                int lanes);
 
 namespace {
 
@@ -50,103 +50,123 @@ std::filesystem::path write_worker_config(const PipelineSpec& spec, std::size_t 
   return path;
 }
 
-}  // namespace
+// One stage worker process per stage; lanes write tickets into the first ring (one at a time: a
+// ring has one producer) and the collector thread reads the last ring and wakes each lane.
+class ProcessPipeline final : public PipelinedSystem {
+ public:
+  ProcessPipeline(const PipelineSpec& spec, int lanes, const RunSettings& settings)
+      : PipelinedSystem(spec, lanes), settings_(settings), aborted_([this] { return broken_.load(); }) {
+    try {
+      start();
+    } catch (const std::exception& e) {
+      break_down(e.what());
+      shut_down();
+      throw Error(failure());  // the first failure: a worker's own error says more than the ring wait it aborted
+    }
+  }
+  ~ProcessPipeline() override { close(); }
 
-ModeOutcome run_processes(const PipelineSpec& spec, const RunSettings& settings) {
-  ModeOutcome outcome;
-  outcome.mode = "processes";
-  CircuitBreaker breaker({spec.breaker_after, spec.breaker_cooldown_ms});
-  Collector collector(spec, breaker);
-  const auto origin_ns = mono_now_ns();
-  const auto n = spec.stages.size();
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  auto fail = [&](const std::string& error) {
-    std::lock_guard lock(error_mutex);
-    if (outcome.error.empty()) outcome.error = error;
-    outcome.status = "failed";
-    failed = true;
-  };
-  const AbortCheck aborted = [&] { return failed.load(); };
+  std::vector<StageDescription> stages() const override { return stages_; }
 
-  std::filesystem::create_directories(settings.work_dir);
-  std::unique_ptr<ShmRing> tickets, results;
-  std::vector<std::thread> workers;
-  try {
-    tickets = ShmRing::create(ring_name(0), 1, encoded_size(PipelineMessage{}));
+  void close() override {
+    if (closed_.exchange(true)) return;
+    PipelineMessage end;
+    end.end_of_stream = true;
+    send(end);
+    shut_down();
+  }
+
+ protected:
+  bool send(PipelineMessage& ticket) override {
+    std::lock_guard lock(send_mutex_);
+    auto slot = tickets_->begin_write(aborted_);
+    if (!slot) return false;
+    tickets_->end_write(encode(ticket, *slot));
+    return true;
+  }
+
+ private:
+  void start() {
+    const auto n = spec_.stages.size();
+    std::filesystem::create_directories(settings_.work_dir);
+    tickets_ = ShmRing::create(ring_name(0), 1, encoded_size(PipelineMessage{}));
     for (std::size_t k = 0; k < n; ++k) {
-      const auto config = write_worker_config(spec, k, settings.work_dir);
-      const auto log = settings.work_dir / ("processes.stage" + std::to_string(k) + ".log");
+      const auto config = write_worker_config(spec_, k, settings_.work_dir);
+      const auto log = settings_.work_dir / ("processes.stage" + std::to_string(k) + ".log");
       std::filesystem::remove(log);
-      workers.emplace_back([&, k, config, log] {
-        const std::vector<std::string> argv{settings.executable.string(), "pipeline-stage", "--config", config.string()};
-        const auto ended = harness::run_child(argv, log, settings.worker_timeout_s, &failed);
+      workers_.emplace_back([this, k, config, log] {
+        const std::vector<std::string> argv{settings_.executable.string(), "pipeline-stage", "--config", config.string()};
+        const auto ended = harness::run_child(argv, log, settings_.worker_timeout_s, &broken_);
         if (ended.kind == harness::ChildOutcome::Kind::kExited && ended.exit_code == 0) return;
-        const auto& stage = spec.stages[k];
-        if (!failed) fail("stage '" + stage.name + "' (" + stage.backend + ") worker " + ended.describe() + ": " + last_line(log));
-        tickets->close();
+        const auto& stage = spec_.stages[k];
+        if (!broken_) break_down("stage '" + stage.name + "' (" + stage.backend + ") worker " + ended.describe() + ": " + last_line(log));
       });
     }
-    results = ShmRing::open(ring_name(static_cast<int>(n)), kRingWaitS, aborted);
-    std::thread source([&] {
-      const auto total = static_cast<std::uint64_t>(spec.warmup + spec.requests);
-      auto send = [&](const PipelineMessage& message) {
-        auto slot = tickets->begin_write(aborted);
-        if (!slot) return false;
-        tickets->end_write(encode(message, *slot));
-        return true;
-      };
-      for (std::uint64_t i = 0; i < total && !(settings.stop && settings.stop->load()); ++i) {
-        auto ticket = make_ticket(spec, i, breaker);
-        if (ticket && !send(*ticket)) return;
-      }
-      PipelineMessage end;
-      end.end_of_stream = true;
-      send(end);
-    });
+    // Waits for every worker to load its stage (the last one's ring appears last).
+    results_ = ShmRing::open(ring_name(static_cast<int>(n)), kRingWaitS, aborted_);
+    collector_ = std::thread([this] { collect_loop(); });
+  }
+
+  void collect_loop() {
     try {
       std::vector<TensorView> views;
-      while (auto slot = results->begin_read(aborted)) {
+      while (auto slot = results_->begin_read(aborted_)) {
         auto message = decode(*slot, views);
         for (const auto& v : views) {
           Tensor t{v.name, v.dtype, v.shape, {}};
           t.data.assign(v.data.begin(), v.data.end());
           message.tensors.push_back(std::move(t));
         }
-        results->end_read();
-        if (message.end_of_stream) break;
-        collector.complete(message);
+        results_->end_read();
+        if (message.end_of_stream) return;
+        deliver(message);
       }
     } catch (const std::exception& e) {
-      fail(e.what());  // also unblocks the source
-    }
-    source.join();
-  } catch (const std::exception& e) {
-    fail(e.what());
-  }
-  for (auto& w : workers) w.join();
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto info = settings.work_dir / ("processes.stage" + std::to_string(k) + ".info.json");
-    std::ifstream in(info);
-    if (!in) continue;
-    try {
-      outcome.stages.push_back(stage_description_from_json(nlohmann::json::parse(in)));
-    } catch (const std::exception& e) {
-      fail(info.string() + ": " + e.what());
+      break_down(e.what());
     }
   }
-  for (std::size_t k = 1; k <= n; ++k) shm_unlink(ring_name(static_cast<int>(k)).c_str());  // left by a crashed worker
-  if (outcome.status == "ok" && settings.stop && settings.stop->load()) outcome.status = "interrupted";
-  outcome.records = std::move(collector.records());
-  outcome.last_outputs = std::move(collector.last_outputs());
-  outcome.breaker = breaker.to_json(outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
-  return outcome;
-}
 
-ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                     const RunSettings& settings) {
-  if (mode == "processes") return run_processes(spec, settings);
-  return run_in_process(registry, spec, mode, settings);
+  void break_down(const std::string& error) {
+    fail(error);
+    broken_ = true;  // also stops the workers (run_child's stop) and every ring wait
+    if (tickets_) tickets_->close();
+  }
+
+  void shut_down() {
+    if (collector_.joinable()) collector_.join();
+    for (auto& w : workers_) w.join();
+    workers_.clear();
+    const auto n = spec_.stages.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto info = settings_.work_dir / ("processes.stage" + std::to_string(k) + ".info.json");
+      std::ifstream in(info);
+      if (!in) continue;
+      try {
+        stages_.push_back(stage_description_from_json(nlohmann::json::parse(in)));
+      } catch (const std::exception& e) {
+        break_down(info.string() + ": " + e.what());
+      }
+    }
+    for (std::size_t k = 1; k <= n; ++k) shm_unlink(ring_name(static_cast<int>(k)).c_str());  // left by a crashed worker
+  }
+
+  const RunSettings& settings_;
+  std::atomic<bool> broken_{false};
+  const AbortCheck aborted_;
+  std::unique_ptr<ShmRing> tickets_, results_;
+  std::mutex send_mutex_;
+  std::vector<std::thread> workers_;
+  std::thread collector_;
+  std::vector<StageDescription> stages_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
+                                              int lanes, const RunSettings& settings) {
+  if (mode == "processes") return std::make_unique<ProcessPipeline>(spec, lanes, settings);
+  return open_in_process(registry, spec, mode, lanes);
 }
 
 }  // namespace infermark::pipeline

@@ -4,8 +4,7 @@
 
 namespace infermark::pipeline {
 
-std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64_t index, CircuitBreaker& breaker) {
-  const bool timed = index >= static_cast<std::uint64_t>(spec.warmup);
+std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64_t index, bool timed, CircuitBreaker& breaker) {
   if (timed && !breaker.admit(mono_now_ns())) return std::nullopt;
   PipelineMessage ticket;
   ticket.request = index;
@@ -38,9 +37,9 @@ void process(PipelineStage& stage, PipelineMessage& message, const std::vector<T
   stamps.sent_ns = mono_now_ns();
 }
 
-void Collector::complete(PipelineMessage& message) {
+void Collector::complete(PipelineMessage& message, bool timed) {
   if (message.dropped_at_stage < 0) last_outputs_ = std::move(message.tensors);
-  if (message.request < static_cast<std::uint64_t>(spec_.warmup)) return;
+  if (!timed) return;
   RequestRecord record;
   record.request = message.request;
   record.admitted_ns = message.admitted_ns;

@@ -23,9 +23,9 @@ struct RequestRecord {
   std::array<StageStamps, kMaxStages> stamps{};
 };
 
-// Request `index` as a ticket for stage 1, or nullopt when the open breaker rejects it. Warm-up
-// requests (index < spec.warmup) bypass the breaker and carry no timeout.
-std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64_t index, CircuitBreaker& breaker);
+// Request `index` as a ticket for stage 1, or nullopt when the open breaker rejects it. Untimed
+// (warm-up) requests bypass the breaker and carry no timeout.
+std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64_t index, bool timed, CircuitBreaker& breaker);
 
 // Runs `message` through `stage`: stage 1 starts its clock and deadline; a request past its
 // deadline is dropped (not run, its tensors released); otherwise `inputs` (the previous stage's
@@ -34,11 +34,13 @@ std::optional<PipelineMessage> make_ticket(const PipelineSpec& spec, std::uint64
 void process(PipelineStage& stage, PipelineMessage& message, const std::vector<TensorView>& inputs,
              const std::function<void()>& inputs_consumed = {});
 
-// Gathers finished requests in completion order and tells the breaker their outcome.
+// Gathers finished requests in completion order and tells the breaker their outcome. Not
+// thread-safe: one thread at a time completes requests.
 class Collector {
  public:
   Collector(const PipelineSpec& spec, CircuitBreaker& breaker) : spec_(spec), breaker_(breaker) {}
-  void complete(PipelineMessage& message);
+  // Keeps the last outputs; a timed request is recorded and told to the breaker, a warm-up one not.
+  void complete(PipelineMessage& message, bool timed);
   std::vector<RequestRecord>& records() { return records_; }
   std::vector<Tensor>& last_outputs() { return last_outputs_; }
 

@@ -121,6 +121,35 @@ TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
   }
 }
 
+TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
+  // The same seam as `run`: Poisson arrivals at --qps, latency from each scheduled arrival.
+  const auto file = pipeline_file("tiny_head.onnx", "onnxruntime", "modes: [serial, threads, processes]\nwarmup: 2\n");
+  const auto r = infermark("pipeline " + file.string() + " --scenario server --qps 50 --duration 2 --out " + (dir_ / "results").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("scheduled arrival"), std::string::npos) << r.out;  // the load table says where latency starts
+  for (const std::string mode : {"serial", "threads", "processes"}) {
+    const auto res = result(mode);
+    ASSERT_EQ(res.status, "ok") << mode << ": " << res.error;
+    EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
+    EXPECT_EQ(res.scenario.parameters.at("name"), "server") << mode;
+    EXPECT_EQ(res.scenario.parameters.at("lanes"), mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth
+    ASSERT_EQ(res.phases.size(), 1u) << mode;
+    const auto& phase = res.phases[0];
+    EXPECT_EQ(phase.at("label"), "server") << mode;
+    EXPECT_EQ(phase.at("target_qps"), 50.0) << mode;
+    const auto issued = phase.at("issued").get<int>();
+    EXPECT_GT(issued, 20) << mode;  // ~100 expected; a generous floor, never a timing claim
+    EXPECT_EQ(phase.at("completed").get<int>() + phase.at("errors").get<int>() + phase.at("rejected").get<int>(), issued) << mode;
+    EXPECT_EQ(phase.at("errors"), 0) << mode;
+    ASSERT_TRUE(phase.at("latency_ms").is_object()) << mode;
+    EXPECT_GT(phase.at("latency_ms").at("p99").get<double>(), 0) << mode;
+    ASSERT_TRUE(res.latency_ms.has_value()) << mode;
+    // The pipeline's own per-request figures cover the same requests.
+    EXPECT_EQ(res.pipeline.at("requests").at("completed"), phase.at("completed")) << mode;
+    EXPECT_EQ(res.pipeline.at("stages")[1].at("processed"), phase.at("completed")) << mode;
+  }
+}
+
 TEST_F(Pipeline, BadPipelineFilesAreRefusedWithTheCause) {
   auto write = [&](const std::string& text) {
     std::ofstream(dir_ / "bad.yaml") << text;
