@@ -7,13 +7,13 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
-#include "cli/pipeline_file.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/study.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "harness/cross_check.hpp"
+#include "pipeline/pipeline_file.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
 #include "study/config_search.hpp"
@@ -112,7 +112,7 @@ int search(const SweepOptions& o, const Study& study, const std::vector<StudyCel
 }
 
 int sweep(const SweepOptions& o) {
-  if (is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
+  if (pipeline::is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
   const auto study = load_study(o.study_file);
   const BackendRegistry registry(default_plugin_dir());
   const auto cells = expand(study, registry.available());

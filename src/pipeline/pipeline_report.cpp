@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "core/npy.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/markdown_table.hpp"
 
@@ -215,6 +216,50 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
                             k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-", std::to_string(s.dropped_here)});
     }
   return out + "\n" + report::markdown_table(stage_columns, stage_rows);
+}
+
+std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
+  if (spec.timeout_ms <= 0) return "";
+  const auto& b = outcome.breaker;
+  std::string text = fmt::format("- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
+                                 "{} request(s) rejected, final state {}",
+                                 outcome.mode, spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0),
+                                 b.value("rejected", 0), b.value("final_state", "closed"));
+  for (const auto& e : b.value("events", nlohmann::json::array())) text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
+  return text + "\n";
+}
+
+std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOutcome>& outcomes,
+                             const std::vector<ModeFigures>& figures) {
+  std::string breakers;
+  for (const auto& outcome : outcomes) breakers += breaker_lines(outcome, spec);
+  std::string summary = "# Pipeline " + spec.name + "\n\n" + (spec.description.empty() ? "" : spec.description + "\n\n");
+  summary += fmt::format("{} timed requests per mode after {} warm-up, batch {}, queue depth {}; predictions from the "
+                         "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage).\n\n",
+                         spec.requests, spec.warmup, spec.inputs.batch, spec.queue_depth);
+  summary += summary_table(spec, figures);
+  if (!breakers.empty()) summary += "\n" + breakers;
+  return summary;
+}
+
+std::filesystem::path pipeline_folder(const std::filesystem::path& out, const PipelineSpec& spec) {
+  return out / ("pipeline-" + spec.name);
+}
+
+std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& mode) {
+  return folder / (spec.name + "." + mode + ".json");
+}
+
+void write_mode_result(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& spec_file,
+                       const ModeOutcome& outcome, const ModeFigures& figures, const nlohmann::json& environment) {
+  auto result = to_run_result(spec, spec_file, outcome, figures, environment);
+  if (!outcome.last_outputs.empty()) {
+    const auto dir = folder / "outputs" / outcome.mode;
+    std::filesystem::create_directories(dir);
+    for (const auto& t : outcome.last_outputs) write_npy(t, harness::output_file(dir, t.name));
+    result.outputs_dir = dir.string();
+  }
+  report::write_run_result(result, mode_result_path(folder, spec, outcome.mode).string());
 }
 
 }  // namespace infermark::pipeline
