@@ -1,14 +1,15 @@
-#include "cli/study.hpp"
+#include "study/study.hpp"
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "probes/environment.hpp"
 
-namespace infermark::cli {
+namespace infermark::study {
 namespace {
 
 std::vector<std::string> scalars(const YAML::Node& node, const std::string& what, const std::string& file) {
@@ -27,24 +28,28 @@ std::string resolve_multiple_of_cores(const std::string& value) {
   return std::to_string(std::max(1, static_cast<int>(std::lround(factor * cores))));
 }
 
+bool numeric(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    std::stod(text, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
+}
+
 std::string safe_stem(std::string text) {
   for (auto& c : text)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   return text;
 }
 
-}  // namespace
+Error syntax_error(const std::string& where, const YAML::ParserException& e) {
+  return Error(where + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+}
 
-Study load_study(const std::filesystem::path& file) {
+Study study_from(const YAML::Node& root, const std::filesystem::path& file) {
   const auto where = file.string();
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(where);
-  } catch (const YAML::BadFile&) {
-    throw Error(where + ": cannot read the study file");
-  } catch (const YAML::ParserException& e) {
-    throw Error(where + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  }
   if (!root.IsMap()) throw Error(where + ": a study is a YAML mapping with name, models, backends and axes");
   Study study;
   study.file = file;
@@ -81,6 +86,30 @@ Study load_study(const std::filesystem::path& file) {
   return study;
 }
 
+}  // namespace
+
+Study load_study(const std::filesystem::path& file) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw Error(file.string() + ": cannot read the study file");
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(file.string(), e);
+  }
+  return study_from(root, file);
+}
+
+Study parse_study(const std::string& yaml, const std::filesystem::path& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw syntax_error(file.string(), e);
+  }
+  return study_from(root, file);
+}
+
 std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>& available_backends) {
   std::vector<StudyCell> cells;
   for (const auto& model : study.models) {
@@ -107,25 +136,33 @@ std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>
   return cells;
 }
 
-RunOptions cell_options(const Study& study, const StudyCell& cell) {
-  RunOptions options;
-  options.model = cell.model;
-  CLI::App parser;
-  add_measurement_flags(parser, options);
-  std::vector<std::string> args;
-  auto add = [&](const std::string& flag, const std::string& value) {
-    args.push_back("--" + flag);
-    args.push_back(value);
-  };
-  for (const auto& [flag, value] : study.base) add(flag, value);
-  for (const auto& [flag, value] : cell.settings) add(flag, value);
-  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed argument vector
-  try {
-    parser.parse(args);
-  } catch (const CLI::ParseError& e) {
-    throw Error(study.file.string() + ": cell " + cell.name + ": " + e.what());
-  }
-  return options;
+std::string settings_text(const StudyCell& cell) {
+  std::string text;
+  for (const auto& [flag, value] : cell.settings) text += (text.empty() ? "" : ", ") + flag + "=" + value;
+  return text.empty() ? "-" : text;
 }
 
-}  // namespace infermark::cli
+std::vector<SearchAxis> search_axes(const Study& study) {
+  std::vector<SearchAxis> axes;
+  for (const auto& axis : study.axes)
+    axes.push_back({axis.values.size(), std::all_of(axis.values.begin(), axis.values.end(), numeric)});
+  return axes;
+}
+
+PointScore score_of(const report::RunResult& r) {
+  const bool measured = r.status == "ok" && r.latency_ms && r.throughput.inferences_per_s > 0;
+  return {measured, measured ? r.throughput.inferences_per_s : 0, measured ? r.latency_ms->at(99).value : 0};
+}
+
+double cell_estimate_s(const loadgen::ScenarioSpec& scenario) {
+  constexpr double kLoadingAndWarmupS = 60;
+  return loadgen::planned_duration_s(scenario) + kLoadingAndWarmupS;
+}
+
+std::filesystem::path study_folder(const std::filesystem::path& out, const Study& study) { return out / ("study-" + study.name); }
+
+std::string summary_header(const Study& study) {
+  return "# Study " + study.name + "\n\n" + (study.description.empty() ? "" : study.description + "\n\n");
+}
+
+}  // namespace infermark::study
