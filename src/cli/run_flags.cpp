@@ -109,23 +109,51 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
   add_scenario_flags(cmd, o);
 }
 
-harness::RunOptions cell_options(const study::Study& study, const study::StudyCell& cell) {
-  harness::RunOptions options;
-  options.model = cell.model;
+namespace {
+
+// Parses `flags` (flag without dashes, value) into `options` as `infermark run` would.
+void parse_flags(const std::vector<std::pair<std::string, std::string>>& flags, harness::RunOptions& options) {
   CLI::App parser;
   add_measurement_flags(parser, options);
   std::vector<std::string> args;
-  auto add = [&](const std::string& flag, const std::string& value) {
+  for (const auto& [flag, value] : flags) {
     args.push_back("--" + flag);
     args.push_back(value);
-  };
-  for (const auto& [flag, value] : study.base) add(flag, value);
-  for (const auto& [flag, value] : cell.settings) add(flag, value);
+  }
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed argument vector
+  parser.parse(args);
+}
+
+// Where in the study file the flag that fails on its own is written; the file alone when only
+// the combination fails.
+std::string failing_origin(const study::Study& study, const study::StudyCell& cell) {
+  const auto fails = [](const std::string& flag, const std::string& value) {
+    harness::RunOptions scratch;
+    try {
+      parse_flags({{flag, value}}, scratch);
+      return false;
+    } catch (const CLI::ParseError&) {
+      return true;
+    }
+  };
+  for (const auto& [flag, value] : study.base)
+    if (fails(flag, value)) return study.base_origins.count(flag) ? study.base_origins.at(flag) : study.file.string();
+  for (std::size_t i = 0; i < cell.settings.size(); ++i)
+    if (fails(cell.settings[i].first, cell.settings[i].second) && i < cell.origins.size()) return cell.origins[i];
+  return study.file.string();
+}
+
+}  // namespace
+
+harness::RunOptions cell_options(const study::Study& study, const study::StudyCell& cell) {
+  harness::RunOptions options;
+  options.model = cell.model;
+  std::vector<std::pair<std::string, std::string>> flags(study.base.begin(), study.base.end());
+  flags.insert(flags.end(), cell.settings.begin(), cell.settings.end());
   try {
-    parser.parse(args);
+    parse_flags(flags, options);
   } catch (const CLI::ParseError& e) {
-    throw Error(study.file.string() + ": cell " + cell.name + ": " + e.what());
+    throw Error(failing_origin(study, cell) + ": cell " + cell.name + ": " + e.what());
   }
   return options;
 }

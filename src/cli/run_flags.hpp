@@ -14,7 +14,8 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& options);
 
 // The `run` options of a study cell: the study's base flags, then the cell's settings, parsed by
 // the same flag definitions and checks as `infermark run`. Throws infermark::Error naming the
-// study file and the cell.
+// cell and the line and column of the value that fails (the study file alone when only the
+// combination of flags does).
 harness::RunOptions cell_options(const study::Study& study, const study::StudyCell& cell);
 
 // Flag validator with a readable message ("--qps: -5 must be above 0").

@@ -16,6 +16,7 @@ namespace infermark::study {
 struct StudyAxis {
   std::string flag;                 // a `run` flag without dashes: threads, batch, shape, opt, ...
   std::vector<std::string> values;
+  std::vector<std::string> origins;  // "file:line:column" of each value, for errors
 };
 
 struct Study {
@@ -25,10 +26,12 @@ struct Study {
   std::vector<std::string> models;    // paths relative to the working folder
   std::vector<std::string> backends;  // empty: every built backend that reads the model
   std::map<std::string, std::string> base;  // flags applied to every cell
+  std::map<std::string, std::string> base_origins;  // "file:line:column" of each base value
   std::vector<StudyAxis> axes;
 };
 
-// Throws infermark::Error naming the file, and the line and column for YAML syntax errors.
+// Throws infermark::Error naming the file, with the line and column of the YAML syntax error or
+// of the value that is wrong (unknown key or backend, a list where a value belongs, no values).
 Study load_study(const std::filesystem::path& file);
 
 // The same from YAML text; `file` names the study in errors and gives its default name.
@@ -39,6 +42,7 @@ struct StudyCell {
   std::string backend;
   std::vector<std::pair<std::string, std::string>> settings;  // axis flag -> value, in axis order
   std::string name;                                           // stable file stem, for resuming
+  std::vector<std::string> origins;                           // "file:line:column" of each setting
 };
 
 // Every (model, backend, axis values) combination, in a stable order: models, then backends,
