@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
-#include "cli/run_options.hpp"
+#include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "report/recommend.hpp"
 

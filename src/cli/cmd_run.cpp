@@ -5,16 +5,16 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <ctime>
 
 #include "backends/registry.hpp"
 #include "cli/commands.hpp"
-#include "cli/run_options.hpp"
+#include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
 #include "cli/worker_launch.hpp"
 #include "harness/comparison.hpp"
+#include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
 
 namespace infermark::cli {
@@ -22,7 +22,7 @@ namespace {
 
 struct RunCommandOptions {
   std::vector<std::string> models;  // one comparison over all of them (e.g. a GGUF model's quantisations)
-  RunOptions measurement;
+  harness::RunOptions measurement;
   std::vector<std::string> backends;
   std::string out = "results";
   bool in_process = false;
@@ -30,42 +30,17 @@ struct RunCommandOptions {
   std::string reference = "onnxruntime";
 };
 
-std::filesystem::path run_folder(const RunCommandOptions& o) {
-  const auto extra = o.models.size() > 1 ? "-and-" + std::to_string(o.models.size() - 1) + "-more" : std::string();
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return std::filesystem::path(o.out) / (std::string(stamp) + "-" + std::filesystem::path(o.models.front()).stem().string() + extra);
-}
-
-// Backends named with -b, or every built backend that reads the model's format. Names that
-// cannot run are reported now and skipped; the others still run.
-std::vector<std::string> select_backends(const RunCommandOptions& o, const std::string& model, const BackendRegistry& registry,
-                                         int& exit_code) {
-  const auto format = model_format(model);
-  if (o.backends.empty()) {
-    std::vector<std::string> chosen;
-    for (const auto& name : registry.available())
-      if (backend_reads(name, format)) chosen.push_back(name);
-    if (chosen.empty()) throw Error(model + ": no built backend reads ." + format + " models (see `infermark backends`)");
-    return chosen;
+// -b's backends for `model`, or every built one that reads it; names that cannot run are reported
+// now and skipped (exit code 2 at the end), the others still run.
+std::vector<std::string> backends_for(const RunCommandOptions& o, const std::string& model, const BackendRegistry& registry,
+                                      int& exit_code) {
+  const auto selection = harness::select_backends(o.backends, model, registry.available());
+  for (const auto& [name, why] : selection.rejected) {
+    fmt::print(stderr, "infermark: -b {}: {}\n", name, why);
+    exit_code = 2;
   }
-  std::vector<std::string> chosen;
-  for (const auto& name : o.backends) {
-    try {
-      BackendRegistry::check_known(name);
-      if (!registry.is_available(name)) throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
-      if (!backend_reads(name, format)) throw Error("backend '" + name + "' does not read ." + format + " models (" + model + ")");
-      if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.push_back(name);
-    } catch (const Error& e) {
-      fmt::print(stderr, "infermark: -b {}: {}\n", name, e.what());
-      exit_code = 2;
-    }
-  }
-  if (chosen.empty()) throw Error("-b: none of the requested backends can run");
-  return chosen;
+  if (selection.chosen.empty()) throw Error("-b: none of the requested backends can run");
+  return selection.chosen;
 }
 
 void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
@@ -83,22 +58,20 @@ int run(const RunCommandOptions& o) {
   int exit_code = 0;
   BackendRegistry registry(default_plugin_dir());
   harness::ComparisonPlan plan;
-  const auto threads = thread_counts(o.measurement);
+  const auto threads = harness::thread_counts(o.measurement);
   for (const auto& model : o.models) {
     auto measurement = o.measurement;
     measurement.model = model;
-    for (const auto& backend : select_backends(o, model, registry, exit_code))
-      for (int t : threads)
-        for (int c : concurrency_levels(measurement)) plan.cells.push_back(to_cell(measurement, backend, t, c));
+    for (auto& cell : harness::model_cells(measurement, backends_for(o, model, registry, exit_code)))
+      plan.cells.push_back(std::move(cell));
   }
-  plan.output_dir = run_folder(o);
+  plan.output_dir = harness::run_folder(o.out, o.models, std::time(nullptr));
   plan.in_process = o.in_process;
-  plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : loadgen::planned_duration_s(o.measurement.scenario) + 600;
+  plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : harness::default_cell_timeout_s(o.measurement.scenario);
   plan.reference_backend = o.reference;
   plan.worker_argv = worker_argv;
 
-  std::string thread_list;
-  for (int t : threads) thread_list += (thread_list.empty() ? "" : ",") + (t == 0 ? std::string("framework-default") : std::to_string(t));
+  const auto thread_list = harness::thread_list_text(threads);
   const auto& s = o.measurement.scenario;
   std::string model_list;
   for (const auto& model : o.models) model_list += (model_list.empty() ? "" : " ") + model;

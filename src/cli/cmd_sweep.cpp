@@ -7,16 +7,17 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
-#include "cli/pipeline_file.hpp"
+#include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
-#include "cli/study.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "harness/cross_check.hpp"
+#include "pipeline/pipeline_file.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
 #include "study/config_search.hpp"
+#include "study/study.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -30,29 +31,6 @@ struct SweepOptions {
   bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
   double p99_ms = 0;
 };
-
-// Upper bound of one cell's time: the scenario's planned length plus loading and warm-up.
-constexpr double kCellOverheadS = 60;
-
-std::string settings_text(const StudyCell& cell) {
-  std::string text;
-  for (const auto& [flag, value] : cell.settings) text += (text.empty() ? "" : ", ") + flag + "=" + value;
-  return text.empty() ? "-" : text;
-}
-
-bool numeric(const std::string& text) {
-  std::size_t used = 0;
-  try {
-    std::stod(text, &used);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return used == text.size();
-}
-
-std::string study_header(const Study& study) {
-  return "# Study " + study.name + "\n\n" + (study.description.empty() ? "" : study.description + "\n\n");
-}
 
 int finish(const std::string& summary, const std::filesystem::path& folder, const std::atomic<bool>& stop, bool failed) {
   std::ofstream(folder / "summary.md") << summary;
@@ -73,11 +51,9 @@ std::vector<report::LoadedResult> loaded(const std::vector<harness::CellOutcome>
 // Cells of one (model, backend) form the grid of the axes, laid out by expand() in odometer
 // order; the search walks each grid, running a visited cell exactly as the sweep would (same
 // worker, same result file, so results are resumed and shared with a full sweep of the study).
-int search(const SweepOptions& o, const Study& study, const std::vector<StudyCell>& cells, const harness::ComparisonPlan& plan,
-           const BackendRegistry& registry, const std::atomic<bool>& stop) {
-  std::vector<study::SearchAxis> axes;
-  for (const auto& axis : study.axes)
-    axes.push_back({axis.values.size(), std::all_of(axis.values.begin(), axis.values.end(), numeric)});
+int search(const SweepOptions& o, const study::Study& study, const std::vector<study::StudyCell>& cells,
+           const harness::ComparisonPlan& plan, const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  const auto axes = study::search_axes(study);
   std::size_t grid = 1;
   for (const auto& axis : axes) grid *= axis.size;
   std::vector<harness::CellOutcome> ran;
@@ -91,14 +67,13 @@ int search(const SweepOptions& o, const Study& study, const std::vector<StudyCel
       if (outcome.empty()) return {};  // interrupted
       ran.push_back(outcome.front());
       const auto& r = outcome.front().result;
-      const bool measured = r.status == "ok" && r.latency_ms && r.throughput.inferences_per_s > 0;
-      const double p99 = measured ? r.latency_ms->at(99).value : 0;
-      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, settings_text(cells[index]), r.status,
-                 measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", r.throughput.inferences_per_s, p99,
-                                        p99 <= o.p99_ms ? "" : " (over the target)")
-                          : "");
+      const auto score = study::score_of(r);
+      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]), r.status,
+                 score.measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", score.throughput, score.p99_ms,
+                                              score.p99_ms <= o.p99_ms ? "" : " (over the target)")
+                                : "");
       std::fflush(stdout);
-      return {measured, measured ? r.throughput.inferences_per_s : 0, p99};
+      return score;
     };
     study::guided_search(axes, o.p99_ms, evaluate);
   }
@@ -107,15 +82,15 @@ int search(const SweepOptions& o, const Study& study, const std::vector<StudyCel
   const auto results = loaded(ran);
   bool failed = results.empty();
   for (const auto& r : results) failed = failed || r.result.status != "ok";
-  const auto summary = study_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
+  const auto summary = study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
   return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
 }
 
 int sweep(const SweepOptions& o) {
-  if (is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
-  const auto study = load_study(o.study_file);
+  if (pipeline::is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
+  const auto study = study::load_study(o.study_file);
   const BackendRegistry registry(default_plugin_dir());
-  const auto cells = expand(study, registry.available());
+  const auto cells = study::expand(study, registry.available());
   if (cells.empty()) throw Error(o.study_file + ": the study has no cells (no built backend reads its models?)");
 
   harness::ComparisonPlan plan;
@@ -123,14 +98,14 @@ int sweep(const SweepOptions& o) {
   for (const auto& cell : cells) {
     const auto options = cell_options(study, cell);  // validates every cell before anything runs
     if (!registry.is_available(cell.backend)) throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
-    plan.cells.push_back(to_cell(options, cell.backend, thread_counts(options).front()));
+    plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
     plan.cell_names.push_back(cell.name);
-    estimate_s += loadgen::planned_duration_s(options.scenario) + kCellOverheadS;
+    estimate_s += study::cell_estimate_s(options.scenario);
   }
   fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, cells.size(),
              study.models.size(), estimate_s / 60, o.search ? "; --search runs only the cells its walk visits" : "");
   if (o.dry_run) {
-    for (const auto& cell : cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, settings_text(cell));
+    for (const auto& cell : cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
     return 0;
   }
   if (o.max_duration_s > 0 && estimate_s > o.max_duration_s)
@@ -138,16 +113,17 @@ int sweep(const SweepOptions& o) {
                             o.study_file, estimate_s, o.max_duration_s));
 
   const auto& stop = install_stop_handler();
-  plan.output_dir = std::filesystem::path(o.out) / ("study-" + study.name);
+  plan.output_dir = study::study_folder(o.out, study);
   plan.resume = !o.fresh;
   plan.cell_timeout_s = 0;
-  for (const auto& cell : plan.cells) plan.cell_timeout_s = std::max(plan.cell_timeout_s, loadgen::planned_duration_s(cell.scenario) + 600);
+  for (const auto& cell : plan.cells) plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
   plan.worker_argv = worker_argv;
   if (o.search) return search(o, study, cells, plan, registry, stop);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
-    fmt::print("[{}/{}] {:<14} {:<40} {}\n", done, cells.size(), outcome.result.backend.name, settings_text(cell), outcome.result.status);
+    fmt::print("[{}/{}] {:<14} {:<40} {}\n", done, cells.size(), outcome.result.backend.name, study::settings_text(cell),
+               outcome.result.status);
     std::fflush(stdout);
   });
 
@@ -156,7 +132,7 @@ int sweep(const SweepOptions& o) {
   for (const auto& axis : study.axes) axis_flags.push_back(axis.flag);
   bool failed = false;
   for (const auto& outcome : outcomes) failed = failed || outcome.result.status != "ok";
-  return finish(study_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
+  return finish(study::summary_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
                 plan.output_dir, stop, failed);
 }
 

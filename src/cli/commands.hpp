@@ -2,6 +2,8 @@
 // callback stores its exit code in `exit_code`.
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace infermark::cli {
@@ -17,5 +19,9 @@ void add_worker_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 void add_sweep_command(CLI::App& app, int& exit_code);
 void add_zoo_command(CLI::App& app, int& exit_code);
+
+// `infermark pipeline FILE --out OUT` with the file's own settings (how `sweep` runs a pipeline
+// study; see cmd_pipeline.cpp). Returns the exit code.
+int run_pipeline_study(const std::string& file, const std::string& out);
 
 }  // namespace infermark::cli

@@ -78,10 +78,6 @@ std::string last_line_with(const std::filesystem::path& worker_log, const std::s
 std::string last_stage(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kStagePrefix); }
 std::string last_progress(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kProgressPrefix); }
 
-namespace {
-
-// <model>.<backend>.t<threads>, and .c<concurrency> where cells differ only in that (a
-// --concurrency list), then .<index> for anything still alike, so no cell overwrites another's file.
 std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cells) {
   std::vector<std::string> names;
   for (const auto& cell : cells) {
@@ -98,8 +94,6 @@ std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cell
   disambiguate([](std::size_t i) { return "." + std::to_string(i + 1); });
   return names;
 }
-
-}  // namespace
 
 std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const BackendRegistry& registry,
                                         const std::atomic<bool>& stop, const CellCallback& on_cell) {

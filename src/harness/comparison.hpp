@@ -37,6 +37,11 @@ struct CellOutcome {
   std::filesystem::path result_path;
 };
 
+// Result file stems of cells without names: <model>.<backend>.t<threads> ("tdefault" for 0), then
+// .c<concurrency> where cells differ only in that (a --concurrency list), then .<index> for any
+// still alike, so no cell overwrites another's file.
+std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cells);
+
 // Called after each cell with its outcome (e.g. to print progress).
 using CellCallback = std::function<void(const CellOutcome&)>;
 

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "harness/cell_json.hpp"
+#include "core/npy.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/markdown_table.hpp"
 
@@ -262,6 +263,54 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
                     percentile(50), percentile(99), loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
   }
   return rows.empty() ? "" : report::markdown_table(columns, rows);
+}
+
+std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
+  if (spec.timeout_ms <= 0) return "";
+  const auto& b = outcome.breaker;
+  std::string text = fmt::format("- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
+                                 "{} request(s) rejected, final state {}",
+                                 outcome.mode, spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0),
+                                 b.value("rejected", 0), b.value("final_state", "closed"));
+  for (const auto& e : b.value("events", nlohmann::json::array())) text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
+  return text + "\n";
+}
+
+std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOutcome>& outcomes,
+                             const std::vector<ModeFigures>& figures, const LoadRequest& load) {
+  std::string breakers;
+  for (const auto& outcome : outcomes) breakers += breaker_lines(outcome, spec);
+  std::string summary = "# Pipeline " + spec.name + "\n\n" + (spec.description.empty() ? "" : spec.description + "\n\n");
+  summary += fmt::format("{} per mode after {} warm-up requests, batch {}, queue depth {}; predictions from the "
+                         "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage). Request "
+                         "figures run from stage 1 taking a request to the last stage done.\n\n",
+                         load.scenario_given ? "--scenario " + std::string(loadgen::name_of(load.scenario.name))
+                                             : fmt::format("{} timed requests", spec.requests),
+                         spec.warmup, spec.inputs.batch, spec.queue_depth);
+  summary += summary_table(spec, figures);
+  if (const auto table = load_table(outcomes); !table.empty()) summary += "\nAs the load generator measured it:\n\n" + table;
+  if (!breakers.empty()) summary += "\n" + breakers;
+  return summary;
+}
+
+std::filesystem::path pipeline_folder(const std::filesystem::path& out, const PipelineSpec& spec) {
+  return out / ("pipeline-" + spec.name);
+}
+
+std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& mode) {
+  return folder / (spec.name + "." + mode + ".json");
+}
+
+void write_mode_result(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& spec_file,
+                       const ModeOutcome& outcome, const ModeFigures& figures, const nlohmann::json& environment) {
+  auto result = to_run_result(spec, spec_file, outcome, figures, environment);
+  if (!outcome.last_outputs.empty()) {
+    const auto dir = folder / "outputs" / outcome.mode;
+    std::filesystem::create_directories(dir);
+    for (const auto& t : outcome.last_outputs) write_npy(t, harness::output_file(dir, t.name));
+    result.outputs_dir = dir.string();
+  }
+  report::write_run_result(result, mode_result_path(folder, spec, outcome.mode).string());
 }
 
 }  // namespace infermark::pipeline

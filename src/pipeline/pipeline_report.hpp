@@ -1,9 +1,10 @@
 // From what each mode's requests did to figures: end-to-end latency and throughput, per-stage
 // service time and queue wait, timeouts and the breaker; the seed's predictions (serial latency
 // = sum of the stages, pipelined throughput = 1 / slowest stage); one RunResult per mode and a
-// table comparing the modes.
+// table comparing the modes; the files a pipeline run writes.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,5 +49,24 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
 // Markdown: the load each mode ran and what the load generator measured (its headline phase):
 // lanes, issued, completed, failed queries, achieved rate, P50/P99 from issue or scheduled arrival.
 std::string load_table(const std::vector<ModeOutcome>& outcomes);
+// One line per mode that ran with a timeout: how often the circuit breaker opened, what it
+// rejected and when it changed state; "" without a timeout.
+std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec);
+
+// summary.md: the pipeline's name and description, the load, the table comparing the modes and
+// the breaker lines.
+std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOutcome>& outcomes,
+                             const std::vector<ModeFigures>& figures, const LoadRequest& load);
+
+// <out>/pipeline-<name>: where a pipeline run writes its results and summary.md.
+std::filesystem::path pipeline_folder(const std::filesystem::path& out, const PipelineSpec& spec);
+
+// <folder>/<name>.<mode>.json
+std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& mode);
+
+// Writes the mode's result to mode_result_path(), with the last request's outputs as .npy files
+// under <folder>/outputs/<mode>/ (recorded in the result) when there are any.
+void write_mode_result(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& spec_file,
+                       const ModeOutcome& outcome, const ModeFigures& figures, const nlohmann::json& environment);
 
 }  // namespace infermark::pipeline

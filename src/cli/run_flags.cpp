@@ -1,11 +1,8 @@
-#include "cli/run_options.hpp"
+#include "cli/run_flags.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 #include "core/error.hpp"
-#include "core/model_manifest.hpp"
-#include "probes/environment.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -35,18 +32,7 @@ const CLI::Validator kNotNegative = number_check(true);
 const CLI::Validator& above_zero() { return kAboveZero; }
 const CLI::Validator& not_negative() { return kNotNegative; }
 
-namespace {
-
-std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw Error(flag + " " + text + ": expected NAME=VALUE");
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-}  // namespace
-
-void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
+void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   auto& s = o.scenario;
   cmd.add_option("--scenario", s.name, loadgen::scenario_choices() + " (default single-stream; LLMs too)")
       ->transform(CLI::CheckedTransformer(loadgen::scenario_names()));
@@ -94,12 +80,8 @@ void add_scenario_flags(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
 }
 
-int default_thread_count() {
-  const auto env = probes::capture_environment();
-  return env.physical_cores > 0 ? env.physical_cores : 1;
-}
 
-void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
+void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--threads", o.threads,
                  "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
@@ -127,100 +109,53 @@ void add_measurement_flags(CLI::App& cmd, RunOptions& o) {
   add_scenario_flags(cmd, o);
 }
 
-std::vector<int> concurrency_levels(const RunOptions& o) {
-  if (o.concurrency.empty()) return {0};
-  std::vector<int> levels;
-  for (int c : o.concurrency)
-    if (std::find(levels.begin(), levels.end(), c) == levels.end()) levels.push_back(c);
-  return levels;
-}
-
 namespace {
 
-// "512" or "512:64" (mean:stddev) tokens.
-std::pair<double, double> parse_token_length(const std::string& text, const std::string& flag) {
-  const auto colon = text.find(':');
-  auto number = [&](const std::string& part) {
-    std::size_t used = 0;
-    double value = 0;
+// Parses `flags` (flag without dashes, value) into `options` as `infermark run` would.
+void parse_flags(const std::vector<std::pair<std::string, std::string>>& flags, harness::RunOptions& options) {
+  CLI::App parser;
+  add_measurement_flags(parser, options);
+  std::vector<std::string> args;
+  for (const auto& [flag, value] : flags) {
+    args.push_back("--" + flag);
+    args.push_back(value);
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed argument vector
+  parser.parse(args);
+}
+
+// Where in the study file the flag that fails on its own is written; the file alone when only
+// the combination fails.
+std::string failing_origin(const study::Study& study, const study::StudyCell& cell) {
+  const auto fails = [](const std::string& flag, const std::string& value) {
+    harness::RunOptions scratch;
     try {
-      value = std::stod(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
+      parse_flags({{flag, value}}, scratch);
+      return false;
+    } catch (const CLI::ParseError&) {
+      return true;
     }
-    if (used == 0 || used != part.size() || value < 0) throw Error(flag + " " + text + ": expected MEAN or MEAN:STDDEV tokens");
-    return value;
   };
-  const double mean = number(text.substr(0, colon));
-  if (mean < 1) throw Error(flag + " " + text + ": must be at least 1 token");
-  return {mean, colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))};
+  for (const auto& [flag, value] : study.base)
+    if (fails(flag, value)) return study.base_origins.count(flag) ? study.base_origins.at(flag) : study.file.string();
+  for (std::size_t i = 0; i < cell.settings.size(); ++i)
+    if (fails(cell.settings[i].first, cell.settings[i].second) && i < cell.origins.size()) return cell.origins[i];
+  return study.file.string();
 }
 
 }  // namespace
 
-std::vector<int> thread_counts(const RunOptions& o) {
-  if (o.threads.empty()) return {default_thread_count()};
-  std::vector<int> counts;
-  for (int t : o.threads)
-    if (std::find(counts.begin(), counts.end(), t) == counts.end()) counts.push_back(t);
-  return counts;
-}
-
-harness::CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads, int concurrency) {
-  harness::CellRequest cell;
-  cell.backend = backend;
-  cell.model = o.model;
-  cell.options.intra_op_threads = threads;
-  cell.options.inter_op_threads = o.inter_op_threads;
-  cell.options.precision = o.precision;
-  cell.options.device = o.device;
-  for (const auto& opt : o.backend_opts) {
-    auto [key, value] = split_assignment(opt, "--opt");
-    cell.options.extras[key] = value;
+harness::RunOptions cell_options(const study::Study& study, const study::StudyCell& cell) {
+  harness::RunOptions options;
+  options.model = cell.model;
+  std::vector<std::pair<std::string, std::string>> flags(study.base.begin(), study.base.end());
+  flags.insert(flags.end(), cell.settings.begin(), cell.settings.end());
+  try {
+    parse_flags(flags, options);
+  } catch (const CLI::ParseError& e) {
+    throw Error(failing_origin(study, cell) + ": cell " + cell.name + ": " + e.what());
   }
-  cell.inputs.batch = o.batch;
-  cell.inputs.seed = o.seed;
-  cell.inputs.int_high = o.int_high;
-  cell.separate_sessions = o.sessions == "separate";
-  cell.inputs.int_ranges = read_value_ranges(o.model);
-  for (const auto& shape : o.shapes) {
-    auto [name, dims] = split_assignment(shape, "--shape");
-    cell.inputs.shape_overrides[name] = parse_shape(dims, "--shape " + shape);
-  }
-  for (const auto& text : o.shape_ranges) {
-    auto [name, dims] = split_assignment(text, "--shape-range");
-    const auto range = parse_shape_range(dims, "--shape-range " + text);
-    if (cell.inputs.shape_overrides.count(name) || cell.inputs.varying.ranges.count(name))
-      throw Error("--shape-range " + text + ": input '" + name + "' already has a shape; give one --shape or --shape-range per input");
-    if (varies(range)) {
-      cell.inputs.varying.ranges[name] = range;
-      continue;
-    }
-    for (const auto& dim : range) cell.inputs.shape_overrides[name].push_back(dim.low);
-  }
-  cell.inputs.varying.sets = o.shape_sets;
-  for (const auto& input : o.input_files) {
-    auto [name, file] = split_assignment(input, "--input");
-    if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
-    cell.inputs.files[name] = file;
-  }
-  cell.scenario = scenario_of(o, concurrency);
-  loadgen::validate(cell.scenario);
-  return cell;
-}
-
-loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
-  auto scenario = o.scenario;
-  scenario.seed = o.seed;
-  scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
-  std::tie(scenario.prompt_tokens, scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
-  std::tie(scenario.output_tokens, scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
-  const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
-  if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
-  scenario.pulse_baseline_s = static_cast<double>(pulse[0]);
-  scenario.pulse_burst_s = static_cast<double>(pulse[1]);
-  scenario.pulse_recovery_s = static_cast<double>(pulse[2]);
-  return scenario;
+  return options;
 }
 
 }  // namespace infermark::cli

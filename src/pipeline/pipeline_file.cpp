@@ -1,4 +1,4 @@
-#include "cli/pipeline_file.hpp"
+#include "pipeline/pipeline_file.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 
-namespace infermark::cli {
+namespace infermark::pipeline {
 namespace {
 
 YAML::Node load_yaml(const std::filesystem::path& file) {
@@ -42,11 +42,11 @@ T value(const YAML::Node& node, const std::string& key, T fallback, const std::s
   }
 }
 
-pipeline::StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::string& file) {
+StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::string& file) {
   const auto where = file + ": stage " + std::to_string(index + 1);
   if (!node.IsMap()) throw Error(where + ": a stage maps model, backend and threads");
   check_keys(node, {"name", "model", "backend", "threads", "inter-threads", "precision", "opt"}, where);
-  pipeline::StageSpec stage;
+  StageSpec stage;
   stage.name = value<std::string>(node, "name", "stage" + std::to_string(index + 1), where);
   stage.model = value<std::string>(node, "model", "", where);
   stage.backend = value<std::string>(node, "backend", "", where);
@@ -75,13 +75,13 @@ bool is_pipeline_file(const std::filesystem::path& file) {
   }
 }
 
-pipeline::PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
+PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   const auto where = file.string();
   const auto root = load_yaml(file);
   if (!root.IsMap() || !root["pipeline"]) throw Error(where + ": a pipeline file is a YAML mapping with a 'pipeline:' section");
   check_keys(root, {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed",
                     "timeout_ms", "breaker_after", "breaker_cooldown_ms"}, where);
-  pipeline::PipelineSpec spec;
+  PipelineSpec spec;
   spec.name = value<std::string>(root, "name", file.stem().string(), where);
   spec.description = value<std::string>(root, "description", "", where);
   const auto section = root["pipeline"];
@@ -104,8 +104,18 @@ pipeline::PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   spec.timeout_ms = value<double>(root, "timeout_ms", spec.timeout_ms, where);
   spec.breaker_after = value<int>(root, "breaker_after", spec.breaker_after, where);
   spec.breaker_cooldown_ms = value<double>(root, "breaker_cooldown_ms", spec.breaker_cooldown_ms, where);
-  pipeline::validate(spec, where);
+  validate(spec, where);
   return spec;
 }
 
-}  // namespace infermark::cli
+void apply_overrides(const PipelineOverrides& o, PipelineSpec& spec, const std::string& source) {
+  if (!o.modes.empty()) spec.modes = o.modes;
+  if (o.requests > 0) spec.requests = o.requests;
+  if (o.warmup >= 0) spec.warmup = o.warmup;
+  if (o.queue_depth > 0) spec.queue_depth = o.queue_depth;
+  if (o.timeout_ms >= 0) spec.timeout_ms = o.timeout_ms;
+  if (o.breaker_after >= 0) spec.breaker_after = o.breaker_after;
+  validate(spec, source);
+}
+
+}  // namespace infermark::pipeline
