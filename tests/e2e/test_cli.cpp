@@ -233,11 +233,37 @@ TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
   EXPECT_NE(all[1].error.find("timed out after 3 s while loading the model"), std::string::npos) << all[1].error;
 }
 
+// Shapes drawn per query: every input set's outputs are compared with the reference backend's
+// same set, folded per shape, and the table names the shape that agrees worst.
+TEST_F(Cli, VaryingShapesAreCrossCheckedOnEveryInputSet) {
+  const auto r = infermark("run " + (kModels / "tiny_cnn_dynamic_hw.onnx").string() +
+                           " --shape-range input=1x3x24-40/8x24-40/8 --shape-sets 6" + quick());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto all = results();
+  ASSERT_EQ(all.size(), 2u);
+  const auto& candidate = all[0].backend.name == "openvino" ? all[0] : all[1];
+  ASSERT_TRUE(candidate.cross_check.has_value());
+  EXPECT_EQ(candidate.cross_check->reference_backend, "onnxruntime");
+  const auto& shapes = candidate.cross_check->by_shape;
+  ASSERT_EQ(shapes.size(), candidate.scenario.parameters["varying_shapes"]["distinct_shapes"].get<std::size_t>());
+  int sets = 0;
+  for (const auto& shape : shapes) {
+    sets += shape.sets;
+    EXPECT_TRUE(shape.comparable) << shape.shape;
+    EXPECT_LT(shape.max_abs_error, 1e-2) << shape.shape;  // the same network on the same inputs
+    EXPECT_GT(shape.min_cosine_similarity, 0.99) << shape.shape;
+  }
+  EXPECT_EQ(sets, 6);
+  EXPECT_NE(r.out.find("openvino: outputs checked against onnxruntime on " + std::to_string(shapes.size()) + " shapes; worst input=1x3x"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
   const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() +
                            " --scenario server --qps 200 --duration 1 --p99-ms 50 --concurrency 2" + quick());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("SLA P99 <= 50 ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SLO P99 <= 50 ms"), std::string::npos) << r.out;
   for (const auto& result : results()) {
     EXPECT_EQ(result.scenario.name, "server");
     ASSERT_TRUE(result.analysis.contains("sla")) << result.analysis.dump();

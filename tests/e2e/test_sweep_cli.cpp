@@ -185,13 +185,22 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
       continue;
     }
     ++varying;
-    EXPECT_EQ(c.result.scenario.parameters["varying_shapes"]["sets"].size(), 8u);
+    const auto& shapes = c.result.scenario.parameters["varying_shapes"];
+    EXPECT_EQ(shapes["input_sets"], 8);
+    EXPECT_EQ(shapes["sets"].size(), shapes["distinct_shapes"].get<std::size_t>());  // one row per shape, with its latency
+    std::uint64_t queries = 0;
+    for (const auto& row : shapes["sets"]) queries += row["queries"].get<std::uint64_t>();
+    EXPECT_EQ(queries, 40u);
   }
   EXPECT_EQ(varying, 2);
   EXPECT_NE(r.out.find("Varying shapes against a fixed shape"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("input=1x3x24-40/8x24-40/8"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("not measured"), std::string::npos) << r.out;  // both compared with the fixed cell
   EXPECT_NE(r.out.find("peak MB fixed -> varying"), std::string::npos) << r.out;
+  // Latency per shape, each shape's cost per element against the fixed cell's, and the costliest.
+  EXPECT_NE(r.out.find("### Latency by shape"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cost per element vs fixed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Costliest shape per unit of work: input=1x3x"), std::string::npos) << r.out;
   // The report's shape axis names a varying cell by its ranges, not by the first shape it drew.
   EXPECT_NE(r.out.find("1x3x24-40/8x24-40/8 (drawn per query)"), std::string::npos) << r.out;
 }
