@@ -103,7 +103,7 @@ Knee find_knee(const std::vector<Phase>& steps, const SloLimits& limits, double 
     if (gain < min_gain)
       return {i, fmt::format("throughput changed {:+.1f}% over the previous step (a rise below {:.0f}%)", gain * 100, min_gain * 100)};
   }
-  return {std::nullopt, "no knee within the steps run: throughput still rising and P99 within the SLA"};
+  return {std::nullopt, "no knee within the steps run: throughput still rising and the P99s within the SLOs"};
 }
 
 bool meets_slo(const Phase& phase, const SloLimits& limits) {
