@@ -10,6 +10,7 @@
 
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
+#include "stats/trend.hpp"
 
 namespace infermark::report {
 namespace {
@@ -146,8 +147,10 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
 }
 
 // Latency per shape of every varying cell (the seam records each query against its shape), in
-// order of work, with each shape's cost per input element against the fixed shape's: the cliff is
-// where that cost jumps, not where inputs merely grow.
+// order of work. Each shape's P50 is compared with what its size predicts — a straight line
+// through every shape's (input elements, P50), fixed costs included — so a cliff is a shape slower
+// than the size trend, not a small shape whose fixed costs weigh more per element. The cost per
+// element against the fixed shape's is shown beside it.
 std::string latency_by_shape(const std::vector<LoadedResult>& results) {
   std::string out;
   for (const auto& c : results) {
@@ -157,38 +160,59 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
     if (sets.empty() || !sets[0].contains("group")) continue;  // results from before per-shape latency
     const RunResult* fixed = nullptr;
     for (const auto& f : results)
-      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name && f.result.backend.name == r.backend.name)
+      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name &&
+          f.result.backend.name == r.backend.name)
         fixed = &f.result;
-    const double fixed_per_element = fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
-    std::vector<nlohmann::json> rows(sets.begin(), sets.end());
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-      return a.value("input_elements", 0.0) < b.value("input_elements", 0.0);
-    });
+    const double fixed_per_element =
+        fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
+    std::vector<nlohmann::json> rows;
+    for (const auto& row : sets)
+      if (row.value("queries", 0) > 0) rows.push_back(row);
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.value("input_elements", 0.0) < b.value("input_elements", 0.0); });
+    if (rows.empty()) continue;
+    std::vector<double> elements, p50s;
+    for (const auto& row : rows) {
+      elements.push_back(row.value("input_elements", 0.0));
+      p50s.push_back(row.value("p50", 0.0));
+    }
+    const bool trend_fits = rows.size() >= 3 && elements.front() < elements.back();
+    const auto trend = trend_fits ? stats::fit_trend(elements, p50s) : stats::Trend{};
     std::vector<std::vector<std::string>> table;
     std::string cliff;
     double worst = 0;
-    for (const auto& row : rows) {
-      if (row.value("queries", 0) == 0) continue;
-      const double p50 = row.value("p50", 0.0), elements = row.value("input_elements", 0.0);
-      const double cost = fixed_per_element > 0 && elements > 0 ? p50 / elements / fixed_per_element : 0;
-      if (cost > worst) {
-        worst = cost;
-        cliff = row.value("group", "");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double predicted = trend.intercept + trend.slope * elements[i];
+      const double vs_trend = trend_fits && predicted > 0 ? p50s[i] / predicted : 0;
+      const double cost = fixed_per_element > 0 && elements[i] > 0 ? p50s[i] / elements[i] / fixed_per_element : 0;
+      if (vs_trend > worst) {
+        worst = vs_trend;
+        cliff = rows[i].value("group", "");
       }
-      table.push_back({row.value("group", ""), std::to_string(row.value("queries", 0)), fmt::format("{:.2f}", p50),
-                       fmt::format("{:.2f}", row.value("p99", 0.0)), cost > 0 ? fmt::format("{:.2f}x", cost) : "-"});
+      table.push_back({rows[i].value("group", ""), std::to_string(rows[i].value("queries", 0)), fmt::format("{:.2f}", p50s[i]),
+                       fmt::format("{:.2f}", rows[i].value("p99", 0.0)), vs_trend > 0 ? fmt::format("{:.2f}x", vs_trend) : "-",
+                       cost > 0 ? fmt::format("{:.2f}x", cost) : "-"});
     }
-    if (table.empty()) continue;
     out += "#### " + r.model.name + ", " + r.backend.name + " (" + std::to_string(table.size()) + " shapes)\n\n";
-    out += markdown_table({{"shape"}, {"queries", true}, {"P50 ms", true}, {"P99 ms", true}, {"cost per element vs fixed", true}}, table);
-    if (fixed_per_element > 0)
-      out += fmt::format("\nCostliest shape per unit of work: {} at {:.2f}x the fixed shape's cost per input element{}.\n", cliff, worst,
-                         worst >= 1.25 ? " (a cliff)" : " (no cliff: within 25%)");
+    out += markdown_table({{"shape"},
+                           {"queries", true},
+                           {"P50 ms", true},
+                           {"P99 ms", true},
+                           {"P50 vs size trend", true},
+                           {"cost per element vs fixed", true}},
+                          table);
+    if (trend_fits)
+      out += fmt::format("\nSlowest shape for its size: {} at {:.2f}x the size trend's P50 ({:.4f} ms per 1k input elements{}){}.\n",
+                         cliff, worst, trend.slope * 1000, fmt::format(", R² {:.2f}", trend.r_squared),
+                         worst >= 1.25 ? ": a cliff" : ": no cliff (within 25%)");
     out += "\n";
   }
   if (out.empty()) return "";
-  return "### Latency by shape\n\nEach query's latency is recorded against the shape it ran. Cost per element: P50 over input "
-         "elements, against the fixed shape's P50 over its elements (1.00x: the shape costs what its size predicts).\n\n" + out;
+  return "### Latency by shape\n\nEach query's latency is recorded against the shape it ran. P50 vs size trend: the shape's "
+         "P50 over a straight line fitted through every shape's (input elements, P50), so 1.00x is what its size predicts and "
+         "a cliff is a shape well above it. Cost per element vs fixed: P50 per input element over the fixed shape's (fixed "
+         "costs make small shapes dearer per element).\n\n" +
+         out;
 }
 
 std::string file_stem(const LoadedResult& c) { return std::filesystem::path(c.path).stem().string(); }

@@ -200,7 +200,8 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
   // Latency per shape, each shape's cost per element against the fixed cell's, and the costliest.
   EXPECT_NE(r.out.find("### Latency by shape"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cost per element vs fixed"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Costliest shape per unit of work: input=1x3x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("P50 vs size trend"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Slowest shape for its size: input=1x3x"), std::string::npos) << r.out;
   // The report's shape axis names a varying cell by its ranges, not by the first shape it drew.
   EXPECT_NE(r.out.find("1x3x24-40/8x24-40/8 (drawn per query)"), std::string::npos) << r.out;
 }
