@@ -51,9 +51,9 @@ void BM_ClosedLoopOverheadPerQuery(benchmark::State& state, bool with_groups) {
   config.max_exact_samples = config.max_queries;
   for (auto _ : state) benchmark::DoNotOptimize(run_closed_loop(system, config).recorder.completed());
   state.SetItemsProcessed(state.iterations() * state.range(0));
-  state.counters["ns_per_query"] = benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)),
-                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
-                                                      benchmark::Counter::kIs1000);
+  state.counters["ns_per_query"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * state.range(0)),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 BENCHMARK_CAPTURE(BM_ClosedLoopOverheadPerQuery, one_sample, false)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ClosedLoopOverheadPerQuery, shape_groups, true)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
@@ -87,7 +87,10 @@ void BM_OpenLoopScheduler(benchmark::State& state, Arrivals arrivals) {
 BENCHMARK_CAPTURE(BM_OpenLoopScheduler, constant, Arrivals::kConstant)->Arg(10'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_OpenLoopScheduler, poisson, Arrivals::kPoisson)->Arg(10'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 // Far above what the path can do: achieved_qps is the most it sustains.
-BENCHMARK_CAPTURE(BM_OpenLoopScheduler, saturation, Arrivals::kConstant)->Arg(1'000'000)->Iterations(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_OpenLoopScheduler, saturation, Arrivals::kConstant)
+    ->Arg(1'000'000)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
 
 // The machine's floor for the figure above: a thread that does nothing but spin to each
 // scheduled time at 10k/s (no queue, no workers). On a shared VM the hypervisor deschedules even
@@ -99,8 +102,7 @@ void BM_SpinSchedulerFloor(benchmark::State& state) {
     const auto start = infermark::mono_now_ns();
     for (std::int64_t k = 1; k <= 10'000; ++k) {
       const auto target = start + k * 100'000;
-      while (infermark::mono_now_ns() < target) {
-      }
+      while (infermark::mono_now_ns() < target) {}
       lateness.record(infermark::mono_now_ns() - target);
     }
     p50 = static_cast<double>(lateness.value_at_percentile(50)) * 1e-3;

@@ -38,8 +38,8 @@ struct SessionOptions {
   int inter_op_threads = 0;  // 0: framework default
   std::string device = "cpu";
   std::string precision = "fp32";
-  int expected_concurrency = 1;  // parallel requests the scenario will issue (tunes e.g. OpenVINO's hint)
-  std::string artifacts_dir;     // where a backend may write framework artifacts (profiles); "" = none
+  int expected_concurrency = 1;               // parallel requests the scenario will issue (tunes e.g. OpenVINO's hint)
+  std::string artifacts_dir;                  // where a backend may write framework artifacts (profiles); "" = none
   std::map<std::string, std::string> extras;  // framework-specific --opt key=value
 };
 
@@ -96,8 +96,7 @@ class Backend {
   // Throws infermark::Error naming the model file and the framework's own reason on failure.
   virtual std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) = 0;
   // LLM backends (llama.cpp) also open generators; the others leave this default, which throws.
-  virtual std::unique_ptr<Generator> open_generator(const std::filesystem::path& model,
-                                                    const SessionOptions& /*options*/) {
+  virtual std::unique_ptr<Generator> open_generator(const std::filesystem::path& model, const SessionOptions& /*options*/) {
     throw Error(info().framework + " cannot generate text (" + model.string() + "): it is not an LLM backend");
   }
 };

@@ -36,13 +36,14 @@ std::string BackendTable::extensions_text() const {
   return out;
 }
 
-BackendInfo declared_backend_info(std::string_view name, std::string version, std::vector<std::string> devices,
-                                  std::string notes, std::vector<OptionDoc> options) {
+BackendInfo declared_backend_info(std::string_view name, std::string version, std::vector<std::string> devices, std::string notes,
+                                  std::vector<OptionDoc> options) {
   const auto* b = declared_backends().find(name);
-  if (!b) throw Error("backend '" + std::string(name) + "' has no declaration (src/backends/" + std::string(name) + "/backend.cmake)");
+  if (!b)
+    throw Error("backend '" + std::string(name) + "' has no declaration (src/backends/" + std::string(name) + "/backend.cmake)");
   std::vector<std::string> formats(b->formats.begin(), b->formats.end());
-  return {std::string(b->name), std::string(b->framework), std::move(version), std::move(formats), std::move(devices), std::move(notes),
-          std::move(options)};
+  return {std::string(b->name), std::string(b->framework), std::move(version), std::move(formats),
+          std::move(devices),   std::move(notes),          std::move(options)};
 }
 
 std::string model_format(const std::filesystem::path& model) {

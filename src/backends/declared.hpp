@@ -46,7 +46,7 @@ const BackendTable& declared_backends();
 
 // A plugin's info(): name, framework and formats from its folder's declaration, so the two cannot
 // drift apart, and what only the loaded framework knows. Throws for a name with no declaration.
-BackendInfo declared_backend_info(std::string_view name, std::string version, std::vector<std::string> devices,
-                                  std::string notes, std::vector<OptionDoc> options);
+BackendInfo declared_backend_info(std::string_view name, std::string version, std::vector<std::string> devices, std::string notes,
+                                  std::vector<OptionDoc> options);
 
 }  // namespace infermark

@@ -18,8 +18,7 @@ void check_option_keys(const std::string& backend, const std::map<std::string, s
   }
 }
 
-std::string option_or(const std::map<std::string, std::string>& extras, const std::string& key,
-                      const std::string& fallback) {
+std::string option_or(const std::map<std::string, std::string>& extras, const std::string& key, const std::string& fallback) {
   auto it = extras.find(key);
   return it == extras.end() ? fallback : it->second;
 }

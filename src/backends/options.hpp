@@ -15,8 +15,7 @@ void check_option_keys(const std::string& backend, const std::map<std::string, s
                        const std::vector<OptionDoc>& accepted);
 
 // The value of `key` if present, else `fallback`.
-std::string option_or(const std::map<std::string, std::string>& extras, const std::string& key,
-                      const std::string& fallback);
+std::string option_or(const std::map<std::string, std::string>& extras, const std::string& key, const std::string& fallback);
 
 // Parses a non-negative integer option value; throws infermark::Error naming backend and key.
 int parse_count_option(const std::string& backend, const std::string& key, const std::string& value);

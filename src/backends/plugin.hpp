@@ -14,7 +14,7 @@ struct InfermarkBackendEntry {
 }
 
 // Defines the entry symbol for a backend class with a default constructor.
-#define INFERMARK_DEFINE_BACKEND(BackendClass)                                              \
-  extern "C" __attribute__((visibility("default"))) InfermarkBackendEntry infermark_backend_entry() { \
+#define INFERMARK_DEFINE_BACKEND(BackendClass)                                                          \
+  extern "C" __attribute__((visibility("default"))) InfermarkBackendEntry infermark_backend_entry() {   \
     return {INFERMARK_BACKEND_ABI_VERSION, []() -> infermark::Backend* { return new BackendClass(); }}; \
   }

@@ -65,8 +65,7 @@ void BackendRegistry::check_known(const std::string& name) { check_known_in(decl
 std::unique_ptr<LoadedBackend> BackendRegistry::load(const std::string& name) const {
   check_known_in(*table_, name);
   const auto path = plugin_path(name);
-  if (path.empty())
-    throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
+  if (path.empty()) throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
   // RTLD_LOCAL keeps each framework's bundled protobuf/TBB/OpenMP symbols to itself.
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) throw Error("backend '" + name + "': cannot load " + path.string() + ": " + dlerror());

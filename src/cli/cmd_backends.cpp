@@ -45,9 +45,15 @@ nlohmann::json options_json(const std::vector<OptionDoc>& options) {
 nlohmann::json to_json(const std::vector<BackendListing>& listing) {
   auto out = nlohmann::json::array();
   for (const auto& b : listing)
-    out.push_back({{"name", b.name}, {"built", b.built}, {"error", b.error}, {"framework", b.info.framework},
-                   {"version", b.info.version}, {"formats", b.info.formats}, {"devices", b.info.devices},
-                   {"notes", b.info.notes}, {"options", options_json(b.info.options)}});
+    out.push_back({{"name", b.name},
+                   {"built", b.built},
+                   {"error", b.error},
+                   {"framework", b.info.framework},
+                   {"version", b.info.version},
+                   {"formats", b.info.formats},
+                   {"devices", b.info.devices},
+                   {"notes", b.info.notes},
+                   {"options", options_json(b.info.options)}});
   return out;
 }
 

@@ -23,20 +23,27 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   static CompareCommandOptions o;
   cmd->add_option("baseline", o.baseline, "Baseline result file or folder")->required();
   cmd->add_option("candidate", o.candidate, "Candidate result file or folder")->required();
-  auto* fail = cmd->add_option("--fail-on-regression", o.fail_on_regression_pct,
-                               "Exit 1 when a metric regresses significantly by more than PCT percent (also the practical threshold)")
-                   ->check(above_zero());
-  cmd->add_option("--alpha", o.settings.alpha, "Significance level of the tests")->check(CLI::Range(1e-6, 0.5))->capture_default_str();
-  cmd->add_option("--threshold", o.settings.threshold_pct, "Smallest change in percent that counts (without --fail-on-regression)")
+  auto* fail =
+      cmd->add_option("--fail-on-regression", o.fail_on_regression_pct,
+                      "Exit 1 when a metric regresses significantly by more than PCT percent (also the practical threshold)")
+          ->check(above_zero());
+  cmd->add_option("--alpha", o.settings.alpha, "Significance level of the tests")
+      ->check(CLI::Range(1e-6, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--threshold", o.settings.threshold_pct,
+                  "Smallest change in percent that counts (without --fail-on-regression)")
       ->check(not_negative())
       ->capture_default_str();
-  cmd->add_option("--resamples", o.settings.bootstrap_resamples, "Bootstrap resamples")->check(CLI::Range(100, 1000000))->capture_default_str();
+  cmd->add_option("--resamples", o.settings.bootstrap_resamples, "Bootstrap resamples")
+      ->check(CLI::Range(100, 1000000))
+      ->capture_default_str();
   cmd->add_option("--seed", o.settings.seed, "Bootstrap seed")->capture_default_str();
   cmd->add_flag("--json", o.as_json, "Print JSON instead of Markdown");
   cmd->callback([&exit_code, fail] {
     const bool gate = fail->count() > 0;
     if (gate) o.settings.threshold_pct = o.fail_on_regression_pct;
-    const auto comparison = report::compare_results(report::load_results({o.baseline}), report::load_results({o.candidate}), o.settings);
+    const auto comparison =
+        report::compare_results(report::load_results({o.baseline}), report::load_results({o.candidate}), o.settings);
     fmt::print("{}", o.as_json ? report::to_json(comparison).dump(2) + "\n" : report::to_markdown(comparison));
     exit_code = gate && comparison.regressions() > 0 ? 1 : 0;
   });

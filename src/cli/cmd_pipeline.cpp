@@ -59,7 +59,8 @@ int run_pipeline(PipelineOptions o) {
     fmt::print("pipeline {}: {} ...\n", spec.name, mode);
     std::fflush(stdout);
     outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
-    if (outcomes.back().status != "ok") fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, outcomes.back().status, outcomes.back().error);
+    if (outcomes.back().status != "ok")
+      fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, outcomes.back().status, outcomes.back().error);
   }
   std::vector<pipeline::ModeFigures> figures;
   for (const auto& outcome : outcomes) figures.push_back(pipeline::figures_of(outcome, spec.stages.size()));
@@ -92,7 +93,8 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
   cmd->add_option("file", o.file, "Pipeline file (YAML with a 'pipeline:' section; see docs/studies.md)")->required();
   cmd->add_option("--out", o.out, "Results folder (results go to <out>/pipeline-<name>/)");
   cmd->add_option("--modes", o.overrides.modes, "Modes to run: serial, threads, processes (default: the file's)")->delimiter(',');
-  cmd->add_option("--requests", o.overrides.requests, "Timed requests per mode in closed-loop scenarios (default: the file's; --runs too)");
+  cmd->add_option("--requests", o.overrides.requests,
+                  "Timed requests per mode in closed-loop scenarios (default: the file's; --runs too)");
   cmd->add_option("--queue-depth", o.overrides.queue_depth, "Capacity of each queue between stages (default: the file's)");
   cmd->add_option("--timeout-ms", o.overrides.timeout_ms, "Per-request timeout, end to end; 0 = none (default: the file's)");
   cmd->add_option("--breaker-after", o.overrides.breaker_after, "Consecutive timeouts that open the circuit breaker; 0 = never");
@@ -100,7 +102,9 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
   // depth); --warmup is the pipeline's untimed requests (default: the file's).
   add_scenario_flags(*cmd, o.load);
   cmd->get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
-  cmd->get_option("--runs")->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")->default_str("");
+  cmd->get_option("--runs")
+      ->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")
+      ->default_str("");
   cmd->get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
   o.cmd = cmd;
   cmd->callback([&exit_code] { exit_code = run_pipeline(o); });

@@ -41,11 +41,14 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
                     ->check(above_zero());
   auto* target = cmd->add_option("--target-qps", o.target_qps, "Load to serve (inferences/s), for the number of machines")
                      ->check(above_zero());
-  auto* gflops = cmd->add_option("--model-gflops", o.model_gflops, "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest beside the model, when found)")
+  auto* gflops = cmd->add_option("--model-gflops", o.model_gflops,
+                                 "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest beside "
+                                 "the model, when found)")
                      ->check(above_zero());
-  auto* peak = cmd->add_option("--peak-gflops", o.peak_gflops,
-                               "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)")
-                   ->check(above_zero());
+  auto* peak =
+      cmd->add_option("--peak-gflops", o.peak_gflops,
+                      "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)")
+          ->check(above_zero());
   cmd->add_flag("--json", o.as_json, "Print JSON instead of Markdown");
   cmd->callback([&exit_code, p99, qps, mem, accuracy, price, target, gflops, peak] {
     report::Constraints c;

@@ -33,8 +33,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code] {
     const auto results = report::load_results(paths);
     if (markdown || (csv_path.empty() && html_path.empty())) fmt::print("{}", report::markdown_report(results));
-    if (csv_path == "-") fmt::print("{}", report::csv_report(results));
-    else if (!csv_path.empty()) write_file(csv_path, report::csv_report(results), "--csv");
+    if (csv_path == "-")
+      fmt::print("{}", report::csv_report(results));
+    else if (!csv_path.empty())
+      write_file(csv_path, report::csv_report(results), "--csv");
     if (!html_path.empty()) {
       write_file(html_path, report::render_html_report(results, report::default_web_dir()), "--html");
       fmt::print(stderr, "infermark: wrote {}\n", html_path);

@@ -11,8 +11,8 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
-#include "core/error.hpp"
 #include "cli/worker_launch.hpp"
+#include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
@@ -76,30 +76,32 @@ int run(const RunCommandOptions& o) {
   std::string model_list;
   for (const auto& model : o.models) model_list += (model_list.empty() ? "" : " ") + model;
   fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", model_list,
-             plan.cells.size(), loadgen::name_of(plan.cells.front().scenario.name), o.measurement.batch, s.warmup_queries, thread_list);
+             plan.cells.size(), loadgen::name_of(plan.cells.front().scenario.name), o.measurement.batch, s.warmup_queries,
+             thread_list);
   // On a terminal, one status line per running cell, redrawn in place; in logs, nothing extra.
   const bool terminal = isatty(STDOUT_FILENO);
   const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);
   if (terminal)
     plan.on_progress = [&](std::size_t cell, const std::string& stage, const std::string& live, double elapsed_s) {
-      fmt::print("\r\033[K[{}/{}] {} ({} threads): {}{}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(), plan.cells[cell].backend,
-                 plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage,
+      fmt::print("\r\033[K[{}/{}] {} ({} threads): {}{}, {:.0f} s elapsed{}", cell + 1, plan.cells.size(),
+                 plan.cells[cell].backend, plan.cells[cell].options.intra_op_threads, stage.empty() ? "starting" : stage,
                  live.empty() ? std::string() : " [" + live + "]", elapsed_s,
-                 o.measurement.scenario.name == loadgen::Scenario::kSingleStream ? std::string()
-                                                                : fmt::format(" (scenario up to ~{:.0f} s)", planned_s));
+                 o.measurement.scenario.name == loadgen::Scenario::kSingleStream
+                     ? std::string()
+                     : fmt::format(" (scenario up to ~{:.0f} s)", planned_s));
       std::fflush(stdout);
     };
   std::size_t done = 0;
-  const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
-    print_progress(++done, plan.cells.size(), outcome);
-  });
+  const auto outcomes = harness::run_comparison(
+      plan, registry, stop, [&](const harness::CellOutcome& outcome) { print_progress(++done, plan.cells.size(), outcome); });
 
   std::vector<report::RunResult> results;
   for (const auto& outcome : outcomes) {
     results.push_back(outcome.result);
     if (outcome.result.status != "ok" && exit_code == 0) exit_code = 1;
   }
-  fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results), plan.output_dir.string());
+  fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results),
+             plan.output_dir.string());
   if (stop.load()) {
     fmt::print(stderr, "infermark: interrupted; results measured so far are kept in {}\n", plan.output_dir.string());
     return 130;
@@ -117,7 +119,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->required();
   std::string names;
   for (const auto& name : known_backend_names()) names += (names.empty() ? "" : ", ") + name;
-  cmd->add_option("-b,--backends", options.backends, "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
+  cmd->add_option("-b,--backends", options.backends,
+                  "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
       ->delimiter(',');
   cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
   cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");

@@ -82,7 +82,8 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   const auto results = loaded(ran);
   bool failed = results.empty();
   for (const auto& r : results) failed = failed || r.result.status != "ok";
-  const auto summary = study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
+  const auto summary =
+      study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
   return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
 }
 
@@ -97,7 +98,8 @@ int sweep(const SweepOptions& o) {
   double estimate_s = 0;
   for (const auto& cell : cells) {
     const auto options = cell_options(study, cell);  // validates every cell before anything runs
-    if (!registry.is_available(cell.backend)) throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
+    if (!registry.is_available(cell.backend))
+      throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
     plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
     plan.cell_names.push_back(cell.name);
     estimate_s += study::cell_estimate_s(options.scenario);
@@ -116,7 +118,8 @@ int sweep(const SweepOptions& o) {
   plan.output_dir = study::study_folder(o.out, study);
   plan.resume = !o.fresh;
   plan.cell_timeout_s = 0;
-  for (const auto& cell : plan.cells) plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
+  for (const auto& cell : plan.cells)
+    plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
   plan.worker_argv = worker_argv;
   if (o.search) return search(o, study, cells, plan, registry, stop);
   std::size_t done = 0;

@@ -28,8 +28,9 @@ fs::path zoo_dir() {
     if (fs::exists(dir / "tools" / "zoo" / "zoo.py")) return dir / "tools" / "zoo";
     if (dir == dir.root_path()) break;
   }
-  throw Error("zoo: tools/zoo/zoo.py not found above the infermark executable; set INFERMARK_ZOO_DIR to the "
-              "tools/zoo folder of the infermark repository");
+  throw Error(
+      "zoo: tools/zoo/zoo.py not found above the infermark executable; set INFERMARK_ZOO_DIR to the "
+      "tools/zoo folder of the infermark repository");
 }
 
 // The venv scripts/setup makes (INFERMARK_PYTHON overrides it).
@@ -81,8 +82,7 @@ void add_zoo_command(CLI::App& app, int& /*exit_code*/) {
   build->add_option("names", names, "Catalog names (see `infermark zoo list`)")->required();
   build->add_option("--formats", formats, "onnx, torchscript, openvino-ir, tflite, gguf (default: all the model offers)")
       ->delimiter(',');
-  build->add_option("--precisions", precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")
-      ->delimiter(',');
+  build->add_option("--precisions", precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")->delimiter(',');
   build->add_flag("--force", force, "Rebuild even what is cached");
   build->callback([common] {
     auto args = common();

@@ -39,7 +39,8 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--concurrency", o.concurrency,
                  "Clients (concurrency, offline), serving lanes (server, soak, pulse) or sequences batched together "
                  "(LLMs); a list gives one cell per level, e.g. 1,4,16")
-      ->delimiter(',')->check(kAboveZero);
+      ->delimiter(',')
+      ->check(kAboveZero);
   cmd.add_option("--prompt-tokens", o.prompt_tokens, "LLMs: prompt length in tokens, MEAN or MEAN:STDDEV (seeded draws)")
       ->capture_default_str();
   cmd.add_option("--output-tokens", o.output_tokens,
@@ -51,45 +52,62 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
       ->capture_default_str();
   cmd.add_option("--min-queries", s.min_queries, "Fewest timed queries for a valid run")->capture_default_str();
   cmd.add_option("--min-duration", s.min_duration_s, "Shortest timed run in seconds")->check(kNotNegative);
-  cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")->check(kAboveZero)
+  cmd.add_option("--max-duration", s.max_duration_s, "Hard cap on a closed-loop run in seconds")
+      ->check(kAboveZero)
       ->capture_default_str();
   cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(kAboveZero);
-  cmd.add_option("--arrivals", s.arrivals, "poisson or constant (default poisson)")->transform(CLI::CheckedTransformer(loadgen::arrivals_names()));
+  cmd.add_option("--arrivals", s.arrivals, "poisson or constant (default poisson)")
+      ->transform(CLI::CheckedTransformer(loadgen::arrivals_names()));
   cmd.add_option("--duration", s.duration_s, "Seconds of open-loop load (server, each --find-max-qps trial)")
-      ->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee; LLMs: end-to-end)")->check(kNotNegative);
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--p99-ms", s.sla_p99_ms, "SLA on P99 latency in ms (server pass/fail, ramp knee; LLMs: end-to-end)")
+      ->check(kNotNegative);
   cmd.add_option("--ttft-ms", s.ttft_ms, "LLMs: SLO on time to first token in ms (P99 for verdicts; per request for goodput)")
       ->check(kNotNegative);
   cmd.add_option("--tpot-ms", s.tpot_ms, "LLMs: SLO on time per output token in ms (P99 for verdicts; per request for goodput)")
       ->check(kNotNegative);
-  cmd.add_flag("--find-max-qps", s.find_max_qps, "Search the highest arrival rate that meets the SLOs (--p99-ms, --ttft-ms, --tpot-ms)");
-  cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")->check(kAboveZero)
+  cmd.add_flag("--find-max-qps", s.find_max_qps,
+               "Search the highest arrival rate that meets the SLOs (--p99-ms, --ttft-ms, --tpot-ms)");
+  cmd.add_option("--max-queue", s.max_queue, "Queued arrivals beyond this are rejected (open loop)")
+      ->check(kAboveZero)
       ->capture_default_str();
-  cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate (default concurrency)")->transform(CLI::CheckedTransformer(loadgen::ramp_by_names()));
+  cmd.add_option("--ramp-by", s.ramp_by, "concurrency or rate (default concurrency)")
+      ->transform(CLI::CheckedTransformer(loadgen::ramp_by_names()));
   cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(kNotNegative);
   cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--step-duration", s.step_duration_s, "Seconds per ramp step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--capacity-probe", s.capacity_probe_s, "Seconds of the closed-loop probe sizing soak/pulse/find-max-qps")
-      ->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--soak-share", s.soak_share, "Soak load as a share of measured capacity")->check(kAboveZero)->capture_default_str();
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--soak-share", s.soak_share, "Soak load as a share of measured capacity")
+      ->check(kAboveZero)
+      ->capture_default_str();
   cmd.add_option("--soak-duration", s.soak_duration_s, "Soak length in seconds")->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--soak-interval", s.soak_interval_s, "Seconds per soak reporting interval")->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--pulse-baseline", s.pulse_baseline_share, "Pulse baseline as a share of capacity")->check(kAboveZero)->capture_default_str();
-  cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--soak-interval", s.soak_interval_s, "Seconds per soak reporting interval")
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--pulse-baseline", s.pulse_baseline_share, "Pulse baseline as a share of capacity")
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--pulse-burst", s.pulse_burst_share, "Pulse burst as a share of capacity")
+      ->check(kAboveZero)
+      ->capture_default_str();
   cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
 }
-
 
 void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--threads", o.threads,
                  "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
                  "(0: each framework's own default; default: physical cores)")
-      ->delimiter(',')->check(kNotNegative);
+      ->delimiter(',')
+      ->check(kNotNegative);
   cmd.add_option("--inter-op-threads", o.inter_op_threads, "Inter-op threads (0: framework default)")->check(kNotNegative);
   cmd.add_option("--precision", o.precision, "Inference precision requested: fp32, bf16, fp16")
-      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
   cmd.add_option("--device", o.device, "Device")->check(CLI::IsMember({"cpu"}))->capture_default_str();
   cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
   cmd.add_option("--shape-range", o.shape_ranges,
@@ -97,14 +115,17 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
                  "(buckets); a range with no varying dimension is a fixed --shape (repeatable, or comma-separated)")
       ->delimiter(',');
   cmd.add_option("--shape-sets", o.shape_sets, "Input sets drawn ahead for --shape-range; queries cycle through them")
-      ->check(CLI::Range(2, 4096))->capture_default_str();
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
   cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
   cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
-      ->check(kAboveZero)->capture_default_str();
+      ->check(kAboveZero)
+      ->capture_default_str();
   cmd.add_option("--sessions", o.sessions,
                  "Lanes share one session where the framework can (shared) or each opens its own copy (separate)")
-      ->check(CLI::IsMember({"shared", "separate"}))->capture_default_str();
+      ->check(CLI::IsMember({"shared", "separate"}))
+      ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
   add_scenario_flags(cmd, o);
 }

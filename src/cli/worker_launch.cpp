@@ -7,7 +7,11 @@ namespace infermark::cli {
 std::vector<std::string> worker_argv(const harness::CellRequest& cell, const std::filesystem::path& result_path) {
   const auto cell_file = std::filesystem::path(result_path).replace_extension(".cell");
   harness::write_cell(cell, cell_file);
-  return {std::filesystem::read_symlink("/proc/self/exe").string(), "worker", "--cell", cell_file.string(), "--result",
+  return {std::filesystem::read_symlink("/proc/self/exe").string(),
+          "worker",
+          "--cell",
+          cell_file.string(),
+          "--result",
           result_path.string()};
 }
 

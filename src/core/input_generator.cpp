@@ -22,9 +22,7 @@ std::uint16_t float_to_half(float value) {
   return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) | (mantissa >> 13));
 }
 
-std::uint16_t float_to_bfloat16(float value) {
-  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(value) >> 16);
-}
+std::uint16_t float_to_bfloat16(float value) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(value) >> 16); }
 
 template <typename T>
 void fill_with(Tensor& tensor, auto&& draw) {
@@ -34,18 +32,40 @@ void fill_with(Tensor& tensor, auto&& draw) {
 
 void fill(Tensor& tensor, SeededRandom& random, std::int64_t int_low, std::int64_t int_high) {
   auto normal = [&] { return random.normal(); };
-  auto integer = [&] { return int_low + static_cast<std::int64_t>(random.next() % static_cast<std::uint64_t>(int_high - int_low)); };
+  auto integer = [&] {
+    return int_low + static_cast<std::int64_t>(random.next() % static_cast<std::uint64_t>(int_high - int_low));
+  };
   switch (tensor.dtype) {
-    case DType::kFloat32: fill_with<float>(tensor, normal); break;
-    case DType::kFloat64: fill_with<double>(tensor, normal); break;
-    case DType::kFloat16: fill_with<std::uint16_t>(tensor, [&] { return float_to_half(static_cast<float>(random.normal())); }); break;
-    case DType::kBFloat16: fill_with<std::uint16_t>(tensor, [&] { return float_to_bfloat16(static_cast<float>(random.normal())); }); break;
-    case DType::kInt8: fill_with<std::int8_t>(tensor, [&] { return integer() % 128; }); break;
-    case DType::kUInt8: fill_with<std::uint8_t>(tensor, [&] { return integer() % 256; }); break;
-    case DType::kInt16: fill_with<std::int16_t>(tensor, integer); break;
-    case DType::kInt32: fill_with<std::int32_t>(tensor, integer); break;
-    case DType::kInt64: fill_with<std::int64_t>(tensor, integer); break;
-    case DType::kBool: fill_with<std::uint8_t>(tensor, [&] { return random.next() & 1u; }); break;
+    case DType::kFloat32:
+      fill_with<float>(tensor, normal);
+      break;
+    case DType::kFloat64:
+      fill_with<double>(tensor, normal);
+      break;
+    case DType::kFloat16:
+      fill_with<std::uint16_t>(tensor, [&] { return float_to_half(static_cast<float>(random.normal())); });
+      break;
+    case DType::kBFloat16:
+      fill_with<std::uint16_t>(tensor, [&] { return float_to_bfloat16(static_cast<float>(random.normal())); });
+      break;
+    case DType::kInt8:
+      fill_with<std::int8_t>(tensor, [&] { return integer() % 128; });
+      break;
+    case DType::kUInt8:
+      fill_with<std::uint8_t>(tensor, [&] { return integer() % 256; });
+      break;
+    case DType::kInt16:
+      fill_with<std::int16_t>(tensor, integer);
+      break;
+    case DType::kInt32:
+      fill_with<std::int32_t>(tensor, integer);
+      break;
+    case DType::kInt64:
+      fill_with<std::int64_t>(tensor, integer);
+      break;
+    case DType::kBool:
+      fill_with<std::uint8_t>(tensor, [&] { return random.next() & 1u; });
+      break;
   }
 }
 
@@ -56,10 +76,11 @@ std::string dim_label(const TensorSpec& spec, std::size_t i) {
 }
 
 // `where` names the flag that supplied the shape, for the error message.
-std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vector<std::int64_t>& shape, const std::string& where) {
+std::vector<std::int64_t> check_override(const TensorSpec& spec, const std::vector<std::int64_t>& shape,
+                                         const std::string& where) {
   if (shape.size() != spec.shape.size())
-    throw Error(where + ": input '" + spec.name + "' has rank " + std::to_string(spec.shape.size()) +
-                " (" + format_shape(spec.shape, spec.dim_names) + "), not " + std::to_string(shape.size()));
+    throw Error(where + ": input '" + spec.name + "' has rank " + std::to_string(spec.shape.size()) + " (" +
+                format_shape(spec.shape, spec.dim_names) + "), not " + std::to_string(shape.size()));
   for (std::size_t i = 0; i < shape.size(); ++i)
     if (spec.shape[i] >= 0 && spec.shape[i] != shape[i])
       throw Error(where + ": " + dim_label(spec, i) + " of input '" + spec.name + "' is fixed at " +
@@ -97,13 +118,12 @@ std::vector<std::int64_t> resolve_shape(const TensorSpec& spec, const InputReque
       shape[i] = request.batch;
       continue;
     }
-    throw Error("input '" + spec.name + "' (" + format_shape(spec.shape, spec.dim_names) + ") has dynamic " +
-                dim_label(spec, i) + "; give its size with --shape " + spec.name + "=" +
-                format_shape(shape, spec.dim_names));
+    throw Error("input '" + spec.name + "' (" + format_shape(spec.shape, spec.dim_names) + ") has dynamic " + dim_label(spec, i) +
+                "; give its size with --shape " + spec.name + "=" + format_shape(shape, spec.dim_names));
   }
   if (!shape.empty() && spec.shape[0] >= 0 && request.batch != 1 && spec.shape[0] != request.batch)
-    throw Error("--batch " + std::to_string(request.batch) + ": input '" + spec.name +
-                "' has a fixed batch dimension of " + std::to_string(spec.shape[0]));
+    throw Error("--batch " + std::to_string(request.batch) + ": input '" + spec.name + "' has a fixed batch dimension of " +
+                std::to_string(spec.shape[0]));
   return shape;
 }
 
@@ -121,8 +141,10 @@ std::vector<Tensor> generate_inputs(const std::vector<TensorSpec>& specs, const 
     Tensor tensor{spec.name, spec.dtype, resolve_shape(spec, request), {}};
     tensor.data.resize(tensor.element_count() * dtype_size(spec.dtype));
     const auto range = request.int_ranges.find(spec.name);
-    if (range != request.int_ranges.end()) fill(tensor, random, range->second.first, range->second.second);
-    else fill(tensor, random, 0, request.int_high);
+    if (range != request.int_ranges.end())
+      fill(tensor, random, range->second.first, range->second.second);
+    else
+      fill(tensor, random, 0, request.int_high);
     tensors.push_back(std::move(tensor));
   }
   return tensors;

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/shape_range.hpp"
@@ -16,7 +16,7 @@ namespace infermark {
 struct InputRequest {
   std::int64_t batch = 1;
   std::map<std::string, std::vector<std::int64_t>> shape_overrides;  // from --shape name=AxBxC
-  std::map<std::string, std::string> files;  // from --input name=file.npy: user data, used as is
+  std::map<std::string, std::string> files;                          // from --input name=file.npy: user data, used as is
   std::uint64_t seed = 42;
   // Integer inputs (token ids, indices) are drawn from [0, int_high), or from the input's own
   // [low, high) range where one is given (the model manifest's value_range).

@@ -17,9 +17,15 @@ struct NpyType {
   const char* descr;
 };
 
-constexpr std::array<NpyType, 10> kNpyTypes{{{DType::kFloat32, "<f4"}, {DType::kFloat16, "<f2"}, {DType::kFloat64, "<f8"},
-                                             {DType::kInt8, "|i1"}, {DType::kUInt8, "|u1"}, {DType::kInt16, "<i2"},
-                                             {DType::kInt32, "<i4"}, {DType::kInt64, "<i8"}, {DType::kBool, "|b1"},
+constexpr std::array<NpyType, 10> kNpyTypes{{{DType::kFloat32, "<f4"},
+                                             {DType::kFloat16, "<f2"},
+                                             {DType::kFloat64, "<f8"},
+                                             {DType::kInt8, "|i1"},
+                                             {DType::kUInt8, "|u1"},
+                                             {DType::kInt16, "<i2"},
+                                             {DType::kInt32, "<i4"},
+                                             {DType::kInt64, "<i8"},
+                                             {DType::kBool, "|b1"},
                                              // bfloat16 has no NumPy dtype; ml_dtypes writes it as V2 raw bytes
                                              {DType::kBFloat16, "<V2"}}};
 
@@ -94,7 +100,8 @@ void write_npy(const Tensor& tensor, const std::filesystem::path& path) {
   std::string shape;
   for (auto d : tensor.shape) shape += std::to_string(d) + ",";
   if (tensor.shape.size() > 1) shape.pop_back();  // (3,) for rank 1, (2,3) otherwise
-  std::string header = "{'descr': '" + std::string(descr_of(tensor.dtype)) + "', 'fortran_order': False, 'shape': (" + shape + "), }";
+  std::string header =
+      "{'descr': '" + std::string(descr_of(tensor.dtype)) + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   // Magic (6) + version (2) + length (2) + header + '\n' must be a multiple of 64.
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <utility>
 
 #include "core/error.hpp"
@@ -19,9 +19,15 @@ struct DTypeInfo {
 };
 
 constexpr std::array<DTypeInfo, 10> kDTypes{{
-    {DType::kFloat32, "float32", 4}, {DType::kFloat16, "float16", 2}, {DType::kBFloat16, "bfloat16", 2},
-    {DType::kFloat64, "float64", 8}, {DType::kInt8, "int8", 1},       {DType::kUInt8, "uint8", 1},
-    {DType::kInt16, "int16", 2},     {DType::kInt32, "int32", 4},     {DType::kInt64, "int64", 8},
+    {DType::kFloat32, "float32", 4},
+    {DType::kFloat16, "float16", 2},
+    {DType::kBFloat16, "bfloat16", 2},
+    {DType::kFloat64, "float64", 8},
+    {DType::kInt8, "int8", 1},
+    {DType::kUInt8, "uint8", 1},
+    {DType::kInt16, "int16", 2},
+    {DType::kInt32, "int32", 4},
+    {DType::kInt64, "int64", 8},
     {DType::kBool, "bool", 1},
 }};
 
@@ -73,9 +79,7 @@ double half_to_double(std::uint16_t h) {
   return sign * std::ldexp(mantissa + 1024, exponent - 25);
 }
 
-double bfloat16_to_double(std::uint16_t b) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
+double bfloat16_to_double(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
 template <typename T>
 void widen(const Tensor& t, std::vector<double>& out) {
@@ -87,14 +91,30 @@ void widen(const Tensor& t, std::vector<double>& out) {
 std::vector<double> to_doubles(const Tensor& t) {
   std::vector<double> out(t.element_count());
   switch (t.dtype) {
-    case DType::kFloat32: widen<float>(t, out); break;
-    case DType::kFloat64: widen<double>(t, out); break;
-    case DType::kInt8: widen<std::int8_t>(t, out); break;
-    case DType::kUInt8: widen<std::uint8_t>(t, out); break;
-    case DType::kBool: widen<std::uint8_t>(t, out); break;
-    case DType::kInt16: widen<std::int16_t>(t, out); break;
-    case DType::kInt32: widen<std::int32_t>(t, out); break;
-    case DType::kInt64: widen<std::int64_t>(t, out); break;
+    case DType::kFloat32:
+      widen<float>(t, out);
+      break;
+    case DType::kFloat64:
+      widen<double>(t, out);
+      break;
+    case DType::kInt8:
+      widen<std::int8_t>(t, out);
+      break;
+    case DType::kUInt8:
+      widen<std::uint8_t>(t, out);
+      break;
+    case DType::kBool:
+      widen<std::uint8_t>(t, out);
+      break;
+    case DType::kInt16:
+      widen<std::int16_t>(t, out);
+      break;
+    case DType::kInt32:
+      widen<std::int32_t>(t, out);
+      break;
+    case DType::kInt64:
+      widen<std::int64_t>(t, out);
+      break;
     case DType::kFloat16:
       for (std::size_t i = 0; i < out.size(); ++i) out[i] = half_to_double(t.as<std::uint16_t>()[i]);
       break;

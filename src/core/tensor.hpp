@@ -38,9 +38,13 @@ struct Tensor {
 
   std::size_t element_count() const;
   template <typename T>
-  T* as() { return reinterpret_cast<T*>(data.data()); }
+  T* as() {
+    return reinterpret_cast<T*>(data.data());
+  }
   template <typename T>
-  const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(data.data());
+  }
 };
 
 std::size_t element_count(const std::vector<std::int64_t>& shape);
@@ -50,8 +54,7 @@ void overwrite_data(Tensor& tensor, std::span<const std::byte> data);
 // Every element widened to double (half and bfloat16 decoded), for comparing outputs.
 std::vector<double> to_doubles(const Tensor& tensor);
 // "1x3x224x224"; dynamic dimensions print as their name or "?".
-std::string format_shape(const std::vector<std::int64_t>& shape,
-                         const std::vector<std::string>& dim_names = {});
+std::string format_shape(const std::vector<std::int64_t>& shape, const std::vector<std::string>& dim_names = {});
 // Parses "1x3x224x224" (also accepts ","); throws infermark::Error naming `what` on bad input.
 std::vector<std::int64_t> parse_shape(std::string_view text, std::string_view what);
 

@@ -45,25 +45,37 @@ ChildOutcome classify(int status) {
 
 std::string signal_name(int signal) {
   switch (signal) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "signal " + std::to_string(signal);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "signal " + std::to_string(signal);
   }
 }
 
 std::string ChildOutcome::describe() const {
   switch (kind) {
-    case Kind::kExited: return "exited with code " + std::to_string(exit_code);
+    case Kind::kExited:
+      return "exited with code " + std::to_string(exit_code);
     case Kind::kSignaled:
       return "crashed: " + signal_name(signal) + (signal == SIGKILL ? " (killed, often by the out-of-memory killer)" : "");
-    case Kind::kTimedOut: return "timed out after " + std::to_string(static_cast<long long>(timeout_s)) + " s";
-    case Kind::kFailedToStart: return "worker could not be started";
+    case Kind::kTimedOut:
+      return "timed out after " + std::to_string(static_cast<long long>(timeout_s)) + " s";
+    case Kind::kFailedToStart:
+      return "worker could not be started";
   }
   return "unknown outcome";
 }

@@ -12,8 +12,8 @@ namespace infermark::harness {
 
 struct ChildOutcome {
   enum class Kind { kExited, kSignaled, kTimedOut, kFailedToStart } kind = Kind::kExited;
-  int exit_code = 0;  // kExited
-  int signal = 0;     // kSignaled (also the signal that ended a kTimedOut child)
+  int exit_code = 0;             // kExited
+  int signal = 0;                // kSignaled (also the signal that ended a kTimedOut child)
   std::string describe() const;  // "exited with code 1", "crashed: SIGSEGV", "timed out after 5 s"
   double timeout_s = 0.0;
 };

@@ -25,11 +25,11 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 }
 
 // A result for a worker that ended without writing one (crash, hang, out of memory).
-report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome,
-                                         const std::filesystem::path& log) {
+report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome, const std::filesystem::path& log) {
   auto result = result_for_cell(cell);
-  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut ? "timeout"
-                  : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed" : "failed";
+  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut   ? "timeout"
+                  : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed"
+                                                                  : "failed";
   const auto stage = last_stage(log);
   result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
@@ -43,8 +43,7 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   std::filesystem::remove(log);
   std::filesystem::remove(path);
   std::function<void(double)> tick;
-  if (plan.on_progress)
-    tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
+  if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
   const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop, tick);
   if (!std::filesystem::exists(path)) return result_for_lost_worker(cell, outcome, log);
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
@@ -52,7 +51,8 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
     // A worker stopped at the time limit still writes what it measured until then.
     result.status = "timeout";
-    result.error = cell.backend + ": " + outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
+    result.error =
+        cell.backend + ": " + outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
   } else if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
     std::filesystem::remove(log);
   } else {
@@ -116,7 +116,8 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
         continue;  // measured by an earlier, interrupted run of the same plan
       }
     }
-    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop) : run_in_worker(plan, outcomes.size(), cell, outcome.result_path, stop);
+    outcome.result = plan.in_process ? measure_cell(registry, cell, &stop)
+                                     : run_in_worker(plan, outcomes.size(), cell, outcome.result_path, stop);
     report::write_run_result(outcome.result, outcome.result_path.string());
     if (on_cell) on_cell(outcome);
     outcomes.push_back(std::move(outcome));

@@ -22,7 +22,7 @@ struct ComparisonPlan {
   bool in_process = false;
   double cell_timeout_s = 600.0;
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
-  ProgressCallback on_progress;                    // optional, called while a worker runs
+  ProgressCallback on_progress;                   // optional, called while a worker runs
   // Optional file stems, one per cell (default: <model>.<backend>.t<threads>, plus .c<concurrency>
   // where only that tells cells apart). With `resume`, a
   // cell whose result file already holds an ok result is not run again.

@@ -98,8 +98,8 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
     const auto reference_file = reference->result_path.filename().string();
     for (auto* o : members) {
       if (!has_outputs(o->result)) continue;
-      o->result.cross_check = report::CrossCheck{reference_name, reference_file, o == reference,
-                                                 stats::compare_outputs(reference_outputs, load_outputs(o->result)), {}};
+      o->result.cross_check = report::CrossCheck{
+          reference_name, reference_file, o == reference, stats::compare_outputs(reference_outputs, load_outputs(o->result)), {}};
       try {
         o->result.cross_check->by_shape = agreement_by_shape(reference->result, o->result);
       } catch (const std::exception& e) {  // a missing or unreadable set file loses the per-shape check only

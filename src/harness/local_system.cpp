@@ -5,11 +5,12 @@ namespace infermark::harness {
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
                          std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
                          bool separate_sessions, bool few_shapes)
-    : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0),
-      library_(input_sets) {
+    : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0), library_(input_sets) {
   const auto bind = [&](Session& session, int slots) {
-    if (set_count_ == 0) session.set_inputs(input_sets.front(), slots);
-    else session.set_input_sets(input_sets, slots, few_shapes);
+    if (set_count_ == 0)
+      session.set_inputs(input_sets.front(), slots);
+    else
+      session.set_input_sets(input_sets, slots, few_shapes);
   };
   const bool shared = !separate_sessions && first->max_slots() >= lanes;
   sessions_.push_back(std::move(first));

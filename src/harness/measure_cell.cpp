@@ -69,7 +69,8 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
                     std::int64_t sampler_start_ns, loadgen::Scenario scenario) {
   result.resources = probes::to_json(summary);
   double inferences = 0;
-  for (const auto& phase : outcome.phases) inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
+  for (const auto& phase : outcome.phases)
+    inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
   const auto per_joule = probes::inferences_per_joule(summary.energy, inferences);
   result.resources["inferences"] = inferences;
   result.resources["inferences_per_joule"] = per_joule ? nlohmann::json(*per_joule) : nlohmann::json(nullptr);
@@ -123,7 +124,8 @@ loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome) {
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
   if (std::filesystem::is_directory(model)) throw Error(model.string() + ": is a folder, not a model file");
-  if (model_format(model).empty()) throw Error(model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+  if (model_format(model).empty())
+    throw Error(model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
 }
 
 report::RunResult result_for_cell(const CellRequest& request) {
@@ -188,8 +190,9 @@ report::RunResult measure_in_stages(const CellRequest& request, const StageCallb
 
 void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset) {
   result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
-  result.memory.peak_scope = (request.isolation == "worker process" ? "worker process" : "this process") +
-                             std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
+  result.memory.peak_scope =
+      (request.isolation == "worker process" ? "worker process" : "this process") +
+      std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
 }
 
 void record_outcome(report::RunResult& result, const CellRequest& request, const loadgen::ScenarioOutcome& outcome,
@@ -203,82 +206,83 @@ void record_outcome(report::RunResult& result, const CellRequest& request, const
   }
 }
 
-report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request,
-                               const std::atomic<bool>* stop, const StageCallback& on_stage) {
+report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request, const std::atomic<bool>* stop,
+                               const StageCallback& on_stage) {
   if (model_format(request.model) == "gguf") return measure_generation_cell(registry, request, stop, on_stage);
-  return measure_in_stages(request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
-    enter("loading the backend plugin");
-    check_request(request);
-    auto backend = registry.load(request.backend);
-    result.backend = (*backend)->info();
-    environment.libraries[result.backend.framework] = result.backend.version;
-    const int lanes = loadgen::lanes_needed(request.scenario, environment.logical_cores);
-    auto options = request.options;
-    options.expected_concurrency = lanes;
-    if (!request.outputs_dir.empty()) {
-      std::filesystem::create_directories(request.outputs_dir);
-      options.artifacts_dir = request.outputs_dir.string();
-    }
-    result.requested = options;
-
-    enter("loading the model");
-    const bool peak_reset = probes::reset_peak_rss();
-    result.memory.rss_before_load_mb = probes::read_process_memory().rss_mb;
-    auto start = mono_now_ns();
-    auto session = (*backend)->open(request.model, options);
-    result.timing.load_ms = ms_since(start);
-    result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
-    result.model.inputs = session->input_specs();
-    result.model.outputs = session->output_specs();
-
-    enter("generating inputs");
-    const auto input_sets = generate_input_sets(session->input_specs(), request.inputs);
-    const auto& inputs = input_sets.front();  // with varying shapes, the first set stands for the others here
-    for (const auto& t : inputs) result.scenario.inputs.push_back({t.name, t.dtype, t.shape, {}});
-    // The batch actually fed (a --shape override or a fixed model batch may differ from --batch).
-    if (!inputs.empty() && !inputs[0].shape.empty()) result.scenario.batch = inputs[0].shape[0];
-
-    enter("binding inputs");
-    start = mono_now_ns();
-    LocalSystem system(**backend, request.model, options, std::move(session), input_sets, lanes, request.separate_sessions,
-                       bucketed(request.inputs.varying));
-    result.timing.prepare_ms = ms_since(start);
-    result.effective_settings = system.primary().effective_settings();
-    result.scenario.parameters["lanes"] = lanes;
-    result.scenario.parameters["session_sharing"] = system.sharing();
-    result.scenario.parameters["sessions"] = request.separate_sessions ? "separate" : "shared";
-
-    enter("running");
-    start = mono_now_ns();
-    loadgen::Completion unused;
-    system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
-    result.timing.first_inference_ms = ms_since(start);
-    probes::ResourceSampler sampler;
-    sampler.start();
-    const auto sampler_start_ns = mono_now_ns();
-    const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
-    const auto resources = sampler.stop();
-    record_outcome(result, request, outcome, resources, sampler_start_ns);
-    if (request.inputs.varying.active())
-      result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, system.samples(), outcome);
-    record_peak_memory(result, request, peak_reset);
-    if (!request.outputs_dir.empty()) {
-      enter("saving outputs");
-      if (request.inputs.varying.active()) {
-        // Every input set's outputs, so the cross-check compares backends on every shape drawn.
-        nlohmann::json set_groups = nlohmann::json::array();
-        for (std::uint32_t set = 0; set < system.samples().sample_count(); ++set) {
-          system.primary().run_set(0, set);
-          save_outputs(system.primary(), sample_outputs_dir(request.outputs_dir, set));
-          set_groups.push_back(system.samples().group_label(system.samples().group_of(set)));
+  return measure_in_stages(
+      request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+        enter("loading the backend plugin");
+        check_request(request);
+        auto backend = registry.load(request.backend);
+        result.backend = (*backend)->info();
+        environment.libraries[result.backend.framework] = result.backend.version;
+        const int lanes = loadgen::lanes_needed(request.scenario, environment.logical_cores);
+        auto options = request.options;
+        options.expected_concurrency = lanes;
+        if (!request.outputs_dir.empty()) {
+          std::filesystem::create_directories(request.outputs_dir);
+          options.artifacts_dir = request.outputs_dir.string();
         }
-        result.scenario.parameters["varying_shapes"]["set_groups"] = set_groups;
-        system.primary().run_set(0, 0);  // the top-level outputs are the first set's, as before
-      }
-      save_outputs(system.primary(), request.outputs_dir);
-      result.outputs_dir = request.outputs_dir.string();
-    }
-  });
+        result.requested = options;
+
+        enter("loading the model");
+        const bool peak_reset = probes::reset_peak_rss();
+        result.memory.rss_before_load_mb = probes::read_process_memory().rss_mb;
+        auto start = mono_now_ns();
+        auto session = (*backend)->open(request.model, options);
+        result.timing.load_ms = ms_since(start);
+        result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
+        result.model.inputs = session->input_specs();
+        result.model.outputs = session->output_specs();
+
+        enter("generating inputs");
+        const auto input_sets = generate_input_sets(session->input_specs(), request.inputs);
+        const auto& inputs = input_sets.front();  // with varying shapes, the first set stands for the others here
+        for (const auto& t : inputs) result.scenario.inputs.push_back({t.name, t.dtype, t.shape, {}});
+        // The batch actually fed (a --shape override or a fixed model batch may differ from --batch).
+        if (!inputs.empty() && !inputs[0].shape.empty()) result.scenario.batch = inputs[0].shape[0];
+
+        enter("binding inputs");
+        start = mono_now_ns();
+        LocalSystem system(**backend, request.model, options, std::move(session), input_sets, lanes, request.separate_sessions,
+                           bucketed(request.inputs.varying));
+        result.timing.prepare_ms = ms_since(start);
+        result.effective_settings = system.primary().effective_settings();
+        result.scenario.parameters["lanes"] = lanes;
+        result.scenario.parameters["session_sharing"] = system.sharing();
+        result.scenario.parameters["sessions"] = request.separate_sessions ? "separate" : "shared";
+
+        enter("running");
+        start = mono_now_ns();
+        loadgen::Completion unused;
+        system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
+        result.timing.first_inference_ms = ms_since(start);
+        probes::ResourceSampler sampler;
+        sampler.start();
+        const auto sampler_start_ns = mono_now_ns();
+        const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
+        const auto resources = sampler.stop();
+        record_outcome(result, request, outcome, resources, sampler_start_ns);
+        if (request.inputs.varying.active())
+          result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, system.samples(), outcome);
+        record_peak_memory(result, request, peak_reset);
+        if (!request.outputs_dir.empty()) {
+          enter("saving outputs");
+          if (request.inputs.varying.active()) {
+            // Every input set's outputs, so the cross-check compares backends on every shape drawn.
+            nlohmann::json set_groups = nlohmann::json::array();
+            for (std::uint32_t set = 0; set < system.samples().sample_count(); ++set) {
+              system.primary().run_set(0, set);
+              save_outputs(system.primary(), sample_outputs_dir(request.outputs_dir, set));
+              set_groups.push_back(system.samples().group_label(system.samples().group_of(set)));
+            }
+            result.scenario.parameters["varying_shapes"]["set_groups"] = set_groups;
+            system.primary().run_set(0, 0);  // the top-level outputs are the first set's, as before
+          }
+          save_outputs(system.primary(), request.outputs_dir);
+          result.outputs_dir = request.outputs_dir.string();
+        }
+      });
 }
 
 }  // namespace infermark::harness

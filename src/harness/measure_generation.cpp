@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "backends/generator.hpp"
-#include "harness/generator_system.hpp"
-#include "harness/prompt_library.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "harness/generator_system.hpp"
+#include "harness/prompt_library.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
 #include "probes/resource_sampler.hpp"
@@ -52,54 +52,57 @@ nlohmann::json generation_json(const loadgen::GenerationMetrics& m, const loadge
 
 report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage) {
-  return measure_in_stages(request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
-    enter("loading the backend plugin");
-    check_model_file(request.model);
-    const auto& spec = request.scenario;
-    loadgen::validate(spec);
-    auto backend = registry.load(request.backend);
-    result.backend = (*backend)->info();
-    environment.libraries[result.backend.framework] = result.backend.version;
-    const int lanes = loadgen::lanes_needed(spec, environment.logical_cores);
-    auto options = request.options;
-    options.expected_concurrency = lanes;
-    if (!options.extras.count("ctx")) options.extras["ctx"] = std::to_string(context_for(spec));
-    result.requested = options;
+  return measure_in_stages(
+      request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+        enter("loading the backend plugin");
+        check_model_file(request.model);
+        const auto& spec = request.scenario;
+        loadgen::validate(spec);
+        auto backend = registry.load(request.backend);
+        result.backend = (*backend)->info();
+        environment.libraries[result.backend.framework] = result.backend.version;
+        const int lanes = loadgen::lanes_needed(spec, environment.logical_cores);
+        auto options = request.options;
+        options.expected_concurrency = lanes;
+        if (!options.extras.count("ctx")) options.extras["ctx"] = std::to_string(context_for(spec));
+        result.requested = options;
 
-    enter("loading the model");
-    const bool peak_reset = probes::reset_peak_rss();
-    result.memory.rss_before_load_mb = probes::read_process_memory().rss_mb;
-    auto start = mono_now_ns();
-    auto generator = (*backend)->open_generator(request.model, options);
-    result.timing.load_ms = ms_since(start);
-    result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
-    result.effective_settings = generator->effective_settings();
+        enter("loading the model");
+        const bool peak_reset = probes::reset_peak_rss();
+        result.memory.rss_before_load_mb = probes::read_process_memory().rss_mb;
+        auto start = mono_now_ns();
+        auto generator = (*backend)->open_generator(request.model, options);
+        result.timing.load_ms = ms_since(start);
+        result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
+        result.effective_settings = generator->effective_settings();
 
-    enter("drawing prompts");
-    const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed);
-    GeneratorSystem system(*generator, prompts, lanes);
-    result.scenario.parameters["lanes"] = lanes;
-    result.scenario.parameters["batching"] = "continuous: requests join and leave one running batch";
+        enter("drawing prompts");
+        const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed);
+        GeneratorSystem system(*generator, prompts, lanes);
+        result.scenario.parameters["lanes"] = lanes;
+        result.scenario.parameters["batching"] = "continuous: requests join and leave one running batch";
 
-    enter("running");
-    probes::ResourceSampler sampler;
-    sampler.start();
-    const auto sampler_start_ns = mono_now_ns();
-    const auto outcome = loadgen::run_scenario(system, spec, environment.logical_cores, stop);
-    const auto resources = sampler.stop();
-    record_outcome(result, request, outcome, resources, sampler_start_ns);
-    const auto headline = summarised(outcome);
-    double wall_s = 0;
-    if (outcome.headline) wall_s = outcome.phases[*outcome.headline].duration_s;
-    else
-      for (const auto& phase : outcome.phases) wall_s += phase.duration_s;
-    auto metrics = loadgen::summarize_requests(headline.requests(), wall_s);
-    metrics.steps = static_cast<int>(system.steps());
-    result.generation = generation_json(metrics, spec, lanes);
-    result.generation["ttft_from"] = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
-    result.generation["goodput_rps"] = wall_s > 0 ? static_cast<double>(headline.met_targets()) / wall_s : 0.0;
-    record_peak_memory(result, request, peak_reset);
-  });
+        enter("running");
+        probes::ResourceSampler sampler;
+        sampler.start();
+        const auto sampler_start_ns = mono_now_ns();
+        const auto outcome = loadgen::run_scenario(system, spec, environment.logical_cores, stop);
+        const auto resources = sampler.stop();
+        record_outcome(result, request, outcome, resources, sampler_start_ns);
+        const auto headline = summarised(outcome);
+        double wall_s = 0;
+        if (outcome.headline)
+          wall_s = outcome.phases[*outcome.headline].duration_s;
+        else
+          for (const auto& phase : outcome.phases) wall_s += phase.duration_s;
+        auto metrics = loadgen::summarize_requests(headline.requests(), wall_s);
+        metrics.steps = static_cast<int>(system.steps());
+        result.generation = generation_json(metrics, spec, lanes);
+        result.generation["ttft_from"] =
+            loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
+        result.generation["goodput_rps"] = wall_s > 0 ? static_cast<double>(headline.met_targets()) / wall_s : 0.0;
+        record_peak_memory(result, request, peak_reset);
+      });
 }
 
 }  // namespace infermark::harness

@@ -13,8 +13,7 @@ namespace {
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw Error(flag + " " + text + ": expected NAME=VALUE");
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) throw Error(flag + " " + text + ": expected NAME=VALUE");
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
@@ -89,7 +88,8 @@ CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads
     auto [name, dims] = split_assignment(text, "--shape-range");
     const auto range = parse_shape_range(dims, "--shape-range " + text);
     if (cell.inputs.shape_overrides.count(name) || cell.inputs.varying.ranges.count(name))
-      throw Error("--shape-range " + text + ": input '" + name + "' already has a shape; give one --shape or --shape-range per input");
+      throw Error("--shape-range " + text + ": input '" + name +
+                  "' already has a shape; give one --shape or --shape-range per input");
     if (varies(range)) {
       cell.inputs.varying.ranges[name] = range;
       continue;
@@ -140,7 +140,8 @@ BackendSelection select_backends(const std::vector<std::string>& requested, cons
   if (requested.empty()) {
     for (const auto& name : available)
       if (backend_reads(name, format)) selection.chosen.push_back(name);
-    if (selection.chosen.empty()) throw Error(model + ": no built backend reads ." + format + " models (see `infermark backends`)");
+    if (selection.chosen.empty())
+      throw Error(model + ": no built backend reads ." + format + " models (see `infermark backends`)");
     return selection;
   }
   for (const auto& name : requested) {
@@ -148,8 +149,10 @@ BackendSelection select_backends(const std::vector<std::string>& requested, cons
       BackendRegistry::check_known(name);
       if (std::find(available.begin(), available.end(), name) == available.end())
         throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
-      if (!backend_reads(name, format)) throw Error("backend '" + name + "' does not read ." + format + " models (" + model + ")");
-      if (std::find(selection.chosen.begin(), selection.chosen.end(), name) == selection.chosen.end()) selection.chosen.push_back(name);
+      if (!backend_reads(name, format))
+        throw Error("backend '" + name + "' does not read ." + format + " models (" + model + ")");
+      if (std::find(selection.chosen.begin(), selection.chosen.end(), name) == selection.chosen.end())
+        selection.chosen.push_back(name);
     } catch (const Error& e) {
       selection.rejected.emplace_back(name, e.what());
     }

@@ -22,17 +22,17 @@ struct RunOptions {
   int inter_op_threads = 0;
   std::string precision = "fp32";
   std::string device = "cpu";
-  std::vector<std::string> shapes;       // name=AxBxC
-  std::vector<std::string> shape_ranges; // name=1x3x160-288x160-288/32: shapes drawn per query
-  int shape_sets = 32;                   // input sets drawn ahead for --shape-range
-  std::vector<std::string> input_files;  // name=file.npy
-  std::vector<std::string> backend_opts; // key=value, passed to every backend that runs
+  std::vector<std::string> shapes;        // name=AxBxC
+  std::vector<std::string> shape_ranges;  // name=1x3x160-288x160-288/32: shapes drawn per query
+  int shape_sets = 32;                    // input sets drawn ahead for --shape-range
+  std::vector<std::string> input_files;   // name=file.npy
+  std::vector<std::string> backend_opts;  // key=value, passed to every backend that runs
   unsigned long long seed = 42;
-  long long int_high = 100;              // integer inputs drawn from [0, int_high)
+  long long int_high = 100;  // integer inputs drawn from [0, int_high)
   std::string pulse_times_text = "10,10,20";
-  std::string sessions = "shared";       // "shared" (one session, N request slots) or "separate" (N sessions)
-  std::vector<int> concurrency;          // one cell per level; empty: the scenario's default
-  std::string prompt_tokens = "128";     // LLMs: MEAN or MEAN:STDDEV tokens per request
+  std::string sessions = "shared";    // "shared" (one session, N request slots) or "separate" (N sessions)
+  std::vector<int> concurrency;       // one cell per level; empty: the scenario's default
+  std::string prompt_tokens = "128";  // LLMs: MEAN or MEAN:STDDEV tokens per request
   std::string output_tokens = "32";
   loadgen::ScenarioSpec scenario;
 };

@@ -71,8 +71,8 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
   std::vector<QueryRecorder> recorders;
   recorders.reserve(static_cast<std::size_t>(config.concurrency));
   for (int i = 0; i < config.concurrency; ++i)
-    recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns, limits.max_exact_samples / config.concurrency + 1,
-                                          limits.groups, limits.targets});
+    recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns,
+                                          limits.max_exact_samples / config.concurrency + 1, limits.groups, limits.targets});
 
   LoopControl control{config, mono_now_ns()};
   phase.started_ns = control.start_ns;
@@ -81,7 +81,8 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
   } else {
     std::vector<std::thread> threads;
     for (int i = 0; i < config.concurrency; ++i)
-      threads.emplace_back(client, std::ref(system), i, std::ref(control), std::ref(recorders[static_cast<std::size_t>(i)]), stop);
+      threads.emplace_back(client, std::ref(system), i, std::ref(control), std::ref(recorders[static_cast<std::size_t>(i)]),
+                           stop);
     for (auto& t : threads) t.join();
   }
   phase.duration_s = static_cast<double>(mono_now_ns() - control.start_ns) * 1e-9;

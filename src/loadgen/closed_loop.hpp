@@ -19,12 +19,12 @@ struct ClosedLoopConfig {
   // flagged (Phase::minimums_met), not hidden.
   std::uint64_t min_queries = 1;
   double min_duration_s = 0.0;
-  std::uint64_t max_queries = 0;    // 0 = no count limit: run for max_duration_s
+  std::uint64_t max_queries = 0;  // 0 = no count limit: run for max_duration_s
   double max_duration_s = 60.0;
   std::int64_t interval_ns = 1'000'000'000;
   std::size_t max_exact_samples = 1'000'000;
-  std::uint64_t seed = 42;          // draws each query's sample (sample_for_query)
-  ServiceTargets targets;           // what counts towards goodput
+  std::uint64_t seed = 42;  // draws each query's sample (sample_for_query)
+  ServiceTargets targets;   // what counts towards goodput
 };
 
 // Runs until the limits say stop or `stop` is set; never throws for a failed query (it is an error).

@@ -24,8 +24,8 @@ struct LengthDistribution {
 struct RequestRecord {
   int prompt_tokens = 0;
   int output_tokens = 0;
-  std::int64_t start_ns = 0;             // its scheduled arrival (open loop) or issue (closed loop)
-  std::vector<std::int64_t> token_ns;    // one per output token
+  std::int64_t start_ns = 0;           // its scheduled arrival (open loop) or issue (closed loop)
+  std::vector<std::int64_t> token_ns;  // one per output token
 };
 
 struct GenerationOutcome {

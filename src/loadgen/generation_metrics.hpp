@@ -19,9 +19,9 @@ struct GenerationMetrics {
   std::optional<stats::LatencySummary> tpot_ms;  // per request: (last - first token) / (M - 1); M > 1 only
   std::optional<stats::LatencySummary> itl_ms;   // every gap between consecutive tokens of a request
   std::optional<stats::LatencySummary> e2e_ms;   // start to last token
-  double prefill_tokens_per_s = 0;  // prompt tokens / time to first token, summed over requests
-  double decode_tokens_per_s = 0;   // per sequence: tokens after the first / time spent producing them
-  double output_tokens_per_s = 0;   // the whole system: every output token / wall time
+  double prefill_tokens_per_s = 0;               // prompt tokens / time to first token, summed over requests
+  double decode_tokens_per_s = 0;                // per sequence: tokens after the first / time spent producing them
+  double output_tokens_per_s = 0;                // the whole system: every output token / wall time
   double requests_per_s = 0;
 };
 

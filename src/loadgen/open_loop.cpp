@@ -103,13 +103,12 @@ class ArrivalQueue {
 void wait_until(std::int64_t target_ns) {
   constexpr std::int64_t kSpinWindowNs = 50'000;
   const auto now = mono_now_ns();
-  if (target_ns - now > kSpinWindowNs)
-    std::this_thread::sleep_for(std::chrono::nanoseconds(target_ns - now - kSpinWindowNs));
-  while (mono_now_ns() < target_ns) {
-  }
+  if (target_ns - now > kSpinWindowNs) std::this_thread::sleep_for(std::chrono::nanoseconds(target_ns - now - kSpinWindowNs));
+  while (mono_now_ns() < target_ns) {}
 }
 
-void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, std::uint64_t seed, QueryRecorder& recorder) {
+void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, std::uint64_t seed,
+           QueryRecorder& recorder) {
   const auto& samples = system.samples();
   const auto sample_count = samples.sample_count();
   Completion completion;
@@ -162,7 +161,8 @@ bool stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(s
 
 }  // namespace
 
-Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop, const std::string& label) {
+Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop,
+                    const std::string& label) {
   double total_s = 0;
   for (const auto& segment : config.schedule) {
     if (!(segment.rate_qps > 0)) throw Error("arrival rate must be above 0 queries/s");
@@ -171,7 +171,8 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   }
   if (config.schedule.empty()) throw Error("an open-loop schedule needs at least one segment");
   if (config.lanes < 1 || config.lanes > system.lanes())
-    throw Error("open loop needs between 1 and " + std::to_string(system.lanes()) + " lanes, not " + std::to_string(config.lanes));
+    throw Error("open loop needs between 1 and " + std::to_string(system.lanes()) + " lanes, not " +
+                std::to_string(config.lanes));
   const auto max_duration_ns = static_cast<std::int64_t>((total_s + config.drain_timeout_s) * 1e9) + 1'000'000'000;
   const auto groups = system.samples().group_count();
   Phase phase(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples, groups, config.targets});

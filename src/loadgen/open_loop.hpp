@@ -27,12 +27,12 @@ struct OpenLoopConfig {
   std::vector<RateSegment> schedule;  // scheduling stops at its end; the queue then drains
   Arrivals arrivals = Arrivals::kPoisson;
   std::uint64_t seed = 42;
-  int lanes = 1;                     // worker threads serving the queue
-  std::size_t max_queue = 10'000;    // arrivals beyond this many waiting are rejected
-  double drain_timeout_s = 30.0;     // queries still queued after this are counted as errors
+  int lanes = 1;                   // worker threads serving the queue
+  std::size_t max_queue = 10'000;  // arrivals beyond this many waiting are rejected
+  double drain_timeout_s = 30.0;   // queries still queued after this are counted as errors
   std::int64_t interval_ns = 1'000'000'000;
   std::size_t max_exact_samples = 1'000'000;
-  ServiceTargets targets;            // what counts towards goodput
+  ServiceTargets targets;  // what counts towards goodput
 };
 
 Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,

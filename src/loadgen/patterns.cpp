@@ -20,16 +20,23 @@ double interval_p99_ms(const stats::IntervalSeries::Interval& interval) {
 
 // A trend verdict: significant when the slope's interval excludes zero, material when the change
 // it implies over the run exceeds `material` (in the value's units).
-nlohmann::json trend_verdict(const std::vector<double>& t, const std::vector<double>& y, double material, const std::string& unit) {
+nlohmann::json trend_verdict(const std::vector<double>& t, const std::vector<double>& y, double material,
+                             const std::string& unit) {
   if (t.size() < 3) return {{"verdict", "not enough data"}, {"points", t.size()}};
   const auto trend = stats::fit_trend(t, y);
   const double span = t.back() - t.front();
   const double change = trend.slope * span;
   const bool significant = trend.slope_ci95.low > 0 || trend.slope_ci95.high < 0;
   const bool rising = significant && trend.slope_ci95.low > 0 && change > material;
-  return {{"verdict", rising ? "rising" : significant ? "significant but small" : "flat"},
-          {"slope_per_min", trend.slope * 60}, {"slope_per_min_ci95", {trend.slope_ci95.low * 60, trend.slope_ci95.high * 60}},
-          {"change_over_run", change}, {"material_threshold", material}, {"unit", unit}, {"r_squared", trend.r_squared},
+  return {{"verdict", rising        ? "rising"
+                      : significant ? "significant but small"
+                                    : "flat"},
+          {"slope_per_min", trend.slope * 60},
+          {"slope_per_min_ci95", {trend.slope_ci95.low * 60, trend.slope_ci95.high * 60}},
+          {"change_over_run", change},
+          {"material_threshold", material},
+          {"unit", unit},
+          {"r_squared", trend.r_squared},
           {"points", trend.points}};
 }
 
@@ -101,7 +108,8 @@ Knee find_knee(const std::vector<Phase>& steps, const SloLimits& limits, double 
     const double before = steps[i - 1].achieved_qps(), now = steps[i].achieved_qps();
     const double gain = before > 0 ? now / before - 1 : 1;
     if (gain < min_gain)
-      return {i, fmt::format("throughput changed {:+.1f}% over the previous step (a rise below {:.0f}%)", gain * 100, min_gain * 100)};
+      return {i, fmt::format("throughput changed {:+.1f}% over the previous step (a rise below {:.0f}%)", gain * 100,
+                             min_gain * 100)};
   }
   return {std::nullopt, "no knee within the steps run: throughput still rising and the P99s within the SLOs"};
 }
@@ -114,8 +122,8 @@ bool meets_slo(const Phase& phase, const SloLimits& limits) {
          phase.achieved_qps() >= 0.95 * phase.target_qps;
 }
 
-MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps, int iterations,
-                          const std::atomic<bool>* stop) {
+MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps,
+                          int iterations, const std::atomic<bool>* stop) {
   MaxQpsSearch search;
   double low = 0, high = upper_qps;
   const double duration = trial.schedule.front().duration_s;
@@ -165,8 +173,11 @@ nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& r
     std::vector<double> sum(series.used_intervals() + 1, 0.0), count(series.used_intervals() + 1, 0.0);
     for (const auto& r : phase.recorder.requests()) {
       if (r.token_ns.size() < 2) continue;
-      const auto slot = std::min(sum.size() - 1, static_cast<std::size_t>(std::max<double>(0, static_cast<double>(r.token_ns.back() - phase_start) * 1e-9 / interval_s)));
-      sum[slot] += static_cast<double>(r.token_ns.back() - r.token_ns.front()) * 1e-6 / static_cast<double>(r.token_ns.size() - 1);
+      const auto slot =
+          std::min(sum.size() - 1, static_cast<std::size_t>(std::max<double>(
+                                       0, static_cast<double>(r.token_ns.back() - phase_start) * 1e-9 / interval_s)));
+      sum[slot] +=
+          static_cast<double>(r.token_ns.back() - r.token_ns.front()) * 1e-6 / static_cast<double>(r.token_ns.size() - 1);
       count[slot] += 1;
     }
     std::vector<double> t_tpot, tpot;
@@ -183,8 +194,9 @@ nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& r
     result["tpot"] = tpot_trend;
   }
   result["latency_drift"] = drift;
-  result["verdict"] = leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
-                                    : "stable";
+  result["verdict"] =
+      leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
+                    : "stable";
   return result;
 }
 
@@ -216,10 +228,11 @@ nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>&
     if (interval.completed && interval_p99_ms(interval) > limit) break;
     recovered_at = t;
   }
-  nlohmann::json result{{"baseline_p99_ms", baseline_p99}, {"peak_p99_ms", peak_p99},
-                        {"burst_errors_and_rejections", burst_rejections}, {"recovery_limit_p99_ms", limit},
-                        {"burst_start_s", burst_start}, {"burst_end_s", burst_end}};
-  result["time_to_recover_s"] = recovered_at >= 0 ? nlohmann::json(std::max(0.0, recovered_at - burst_end)) : nlohmann::json(nullptr);
+  nlohmann::json result{
+      {"baseline_p99_ms", baseline_p99}, {"peak_p99_ms", peak_p99},      {"burst_errors_and_rejections", burst_rejections},
+      {"recovery_limit_p99_ms", limit},  {"burst_start_s", burst_start}, {"burst_end_s", burst_end}};
+  result["time_to_recover_s"] =
+      recovered_at >= 0 ? nlohmann::json(std::max(0.0, recovered_at - burst_end)) : nlohmann::json(nullptr);
   result["recovered"] = recovered_at >= 0;
   return result;
 }

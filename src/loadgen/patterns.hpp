@@ -33,12 +33,12 @@ double measure_capacity(SystemUnderTest& system, int lanes, double seconds, cons
 
 // --- ramp --------------------------------------------------------------------------------------
 struct RampConfig {
-  bool by_rate = false;        // steps of arrival rate (open loop) instead of concurrency (closed loop)
-  double step = 10;            // +10 clients per step, as the seed; or +step queries/s
-  double start = 0;            // first level; 0: 1 client (then step, 2*step, ...) or `step` queries/s
+  bool by_rate = false;  // steps of arrival rate (open loop) instead of concurrency (closed loop)
+  double step = 10;      // +10 clients per step, as the seed; or +step queries/s
+  double start = 0;      // first level; 0: 1 client (then step, 2*step, ...) or `step` queries/s
   int steps = 5;
   double step_duration_s = 10;
-  OpenLoopConfig open_loop;    // arrivals, seed, lanes, queue, targets for rate steps
+  OpenLoopConfig open_loop;      // arrivals, seed, lanes, queue, targets for rate steps
   ClosedLoopConfig closed_loop;  // seed and targets for client steps
   std::int64_t interval_ns = 1'000'000'000;
 };
@@ -55,13 +55,13 @@ Knee find_knee(const std::vector<Phase>& steps, const SloLimits& limits, double 
 
 // --- highest rate meeting the SLA -----------------------------------------------------------------
 struct MaxQpsSearch {
-  double best_qps = 0.0;            // highest tried rate that met the SLA; 0 if none did
+  double best_qps = 0.0;  // highest tried rate that met the SLA; 0 if none did
   std::vector<Phase> trials;
 };
 // Bisection on the arrival rate in (0, upper_qps]; a trial passes when its P99s are within the
 // limits, nothing was rejected or failed, and it achieved at least 95% of the target rate.
-MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps, int iterations,
-                          const std::atomic<bool>* stop);
+MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps,
+                          int iterations, const std::atomic<bool>* stop);
 bool meets_slo(const Phase& phase, const SloLimits& limits);
 inline bool meets_sla(const Phase& phase, double sla_p99_ms) { return meets_slo(phase, SloLimits{sla_p99_ms}); }
 

@@ -10,14 +10,14 @@
 namespace infermark::loadgen {
 
 struct Phase {
-  std::string label;                 // "concurrency 10", "rate 50/s", "burst", ...
-  int concurrency = 0;               // closed loop: clients; open loop: lanes serving the queue
-  double target_qps = 0.0;           // open loop only
+  std::string label;        // "concurrency 10", "rate 50/s", "burst", ...
+  int concurrency = 0;      // closed loop: clients; open loop: lanes serving the queue
+  double target_qps = 0.0;  // open loop only
   std::uint64_t issued = 0;
-  double duration_s = 0.0;           // first issue to last completion
-  std::int64_t started_ns = 0;       // monotonic start of the phase
-  bool interrupted = false;          // stopped by the user
-  bool minimums_met = true;          // min queries and min duration reached before the cap
+  double duration_s = 0.0;      // first issue to last completion
+  std::int64_t started_ns = 0;  // monotonic start of the phase
+  bool interrupted = false;     // stopped by the user
+  bool minimums_met = true;     // min queries and min duration reached before the cap
   QueryRecorder recorder;
   // Open loop only: how late the scheduler issued each query versus its scheduled time.
   stats::LatencyHistogram issue_lateness;

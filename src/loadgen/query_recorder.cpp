@@ -33,7 +33,8 @@ void QueryRecorder::record_tokens(std::int64_t start_ns, const Completion& compl
   const auto first = request.token_ns.front(), last = request.token_ns.back();
   const auto tokens_after_first = static_cast<std::int64_t>(request.token_ns.size()) - 1;
   const bool ttft_ok = targets_.ttft_ns == 0 || first - start_ns <= targets_.ttft_ns;
-  const bool tpot_ok = targets_.tpot_ns == 0 || tokens_after_first == 0 || (last - first) / tokens_after_first <= targets_.tpot_ns;
+  const bool tpot_ok =
+      targets_.tpot_ns == 0 || tokens_after_first == 0 || (last - first) / tokens_after_first <= targets_.tpot_ns;
   const bool e2e_ok = targets_.e2e_ns == 0 || last - start_ns <= targets_.e2e_ns;
   if (ttft_ok && tpot_ok && e2e_ok) ++met_targets_streamed_;
   requests_.push_back(std::move(request));

@@ -17,11 +17,11 @@
 namespace infermark::loadgen {
 
 struct RecorderLimits {
-  std::int64_t interval_ns = 1'000'000'000;   // time-series resolution (coarsened to keep <= 300 intervals)
-  std::int64_t max_duration_ns = 0;           // the run's bound (sizes the time series)
-  std::size_t max_exact_samples = 0;          // exact samples kept; beyond this only the histogram
-  std::uint32_t groups = 1;                   // sample groups with a histogram each (1: none kept apart)
-  ServiceTargets targets;                     // what a query must meet to count as good
+  std::int64_t interval_ns = 1'000'000'000;  // time-series resolution (coarsened to keep <= 300 intervals)
+  std::int64_t max_duration_ns = 0;          // the run's bound (sizes the time series)
+  std::size_t max_exact_samples = 0;         // exact samples kept; beyond this only the histogram
+  std::uint32_t groups = 1;                  // sample groups with a histogram each (1: none kept apart)
+  ServiceTargets targets;                    // what a query must meet to count as good
 };
 
 class QueryRecorder {
@@ -34,8 +34,10 @@ class QueryRecorder {
     series_.record(completed_at_ns, latency_ns);
     LiveStats::global().record(latency_ns);
     if (!by_group_.empty()) by_group_[group].record(latency_ns);
-    if (samples_ns_.size() < samples_ns_.capacity()) samples_ns_.push_back(latency_ns);
-    else samples_complete_ = false;
+    if (samples_ns_.size() < samples_ns_.capacity())
+      samples_ns_.push_back(latency_ns);
+    else
+      samples_complete_ = false;
     if (targets_.e2e_ns == 0 || latency_ns <= targets_.e2e_ns) ++met_targets_if_untimed_;
   }
   // A streamed query (after record()): keeps its token times, from `start_ns` (its scheduled

@@ -56,12 +56,15 @@ nlohmann::json sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
   }
   const std::uint64_t over = latency.count() - within;
   const double claim = stats::claimable_percentile(latency.count(), over, 0.99);
-  nlohmann::json verdict{{"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
-                         {"p99_ms", p99_ms(phase)}, {"passed", meets_slo(phase, slo_limits(spec))},
-                         {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
-                         {"errors", phase.recorder.errors()}, {"rejected", phase.recorder.rejected()},
-                         {"goodput_qps", phase.duration_s > 0 ? static_cast<double>(phase.recorder.met_targets()) / phase.duration_s : 0.0},
-                         {"good_queries", phase.recorder.met_targets()}};
+  nlohmann::json verdict{
+      {"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
+      {"p99_ms", p99_ms(phase)},
+      {"passed", meets_slo(phase, slo_limits(spec))},
+      {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
+      {"errors", phase.recorder.errors()},
+      {"rejected", phase.recorder.rejected()},
+      {"goodput_qps", phase.duration_s > 0 ? static_cast<double>(phase.recorder.met_targets()) / phase.duration_s : 0.0},
+      {"good_queries", phase.recorder.met_targets()}};
   if (sla_p99_ms > 0) {
     verdict["queries_over_target"] = over;
     verdict["claimable_percentile_at_target"] = claim;
@@ -71,7 +74,8 @@ nlohmann::json sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
   return verdict;
 }
 
-void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
+void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
+                const std::atomic<bool>* stop) {
   if (spec.find_max_qps) {
     const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
     out.parameters["capacity_qps"] = capacity;
@@ -79,9 +83,12 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
                                capacity * 1.2, 7, stop);
     nlohmann::json trials = nlohmann::json::array();
     for (auto& trial : search.trials) {
-      nlohmann::json row{{"target_qps", trial.target_qps}, {"achieved_qps", trial.achieved_qps()}, {"p99_ms", p99_ms(trial)},
-                         {"passed", meets_slo(trial, slo_limits(spec))},
-                         {"goodput_qps", trial.duration_s > 0 ? static_cast<double>(trial.recorder.met_targets()) / trial.duration_s : 0.0}};
+      nlohmann::json row{
+          {"target_qps", trial.target_qps},
+          {"achieved_qps", trial.achieved_qps()},
+          {"p99_ms", p99_ms(trial)},
+          {"passed", meets_slo(trial, slo_limits(spec))},
+          {"goodput_qps", trial.duration_s > 0 ? static_cast<double>(trial.recorder.met_targets()) / trial.duration_s : 0.0}};
       if (!trial.recorder.requests().empty()) {
         row["ttft_p99_ms"] = ttft_p99_ms(trial);
         row["tpot_p99_ms"] = tpot_p99_ms(trial);
@@ -103,7 +110,8 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
   if (has_slo(spec)) out.analysis["sla"] = sla_verdict(out.phases[0], spec);
 }
 
-void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
+void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
+                      const std::atomic<bool>* stop) {
   RampConfig ramp;
   ramp.by_rate = spec.ramp_by == RampBy::kRate;
   ramp.step = spec.ramp_step;
@@ -146,7 +154,8 @@ void run_soak(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Scen
   out.headline = 0;
 }
 
-void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
+void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
+               const std::atomic<bool>* stop) {
   const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
   const std::vector<RateSegment> schedule{{spec.pulse_baseline_s, spec.pulse_baseline_share * capacity},
                                           {spec.pulse_burst_s, spec.pulse_burst_share * capacity},
@@ -162,7 +171,8 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
   out.analysis["pulse"] = analyse_pulse(out.phases[0], schedule);
 }
 
-void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
+void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
+                const std::atomic<bool>* stop) {
   const int clients = spec.name == Scenario::kSingleStream ? 1 : lanes;
   out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, clients), stop, std::string(name_of(spec.name))));
   out.headline = 0;
@@ -175,7 +185,9 @@ double closed_duration(const ScenarioSpec& s) { return s.max_duration_s; }
 double server_duration(const ScenarioSpec& s) {
   return s.find_max_qps ? s.capacity_probe_s + 7 * (s.duration_s + kDrain) : s.duration_s + kDrain;
 }
-double ramp_duration(const ScenarioSpec& s) { return s.ramp_steps * (s.step_duration_s + (s.ramp_by == RampBy::kRate ? kDrain : 0)); }
+double ramp_duration(const ScenarioSpec& s) {
+  return s.ramp_steps * (s.step_duration_s + (s.ramp_by == RampBy::kRate ? kDrain : 0));
+}
 double soak_duration(const ScenarioSpec& s) { return s.capacity_probe_s + s.soak_duration_s + kDrain; }
 double pulse_duration(const ScenarioSpec& s) {
   return s.capacity_probe_s + s.pulse_baseline_s + s.pulse_burst_s + s.pulse_recovery_s + kDrain;
@@ -290,9 +302,12 @@ bool is_open_loop(const ScenarioSpec& spec) {
   switch (spec.name) {
     case Scenario::kServer:
     case Scenario::kSoak:
-    case Scenario::kPulse: return true;
-    case Scenario::kRamp: return spec.ramp_by == RampBy::kRate;
-    default: return false;
+    case Scenario::kPulse:
+      return true;
+    case Scenario::kRamp:
+      return spec.ramp_by == RampBy::kRate;
+    default:
+      return false;
   }
 }
 
@@ -310,14 +325,16 @@ void validate(const ScenarioSpec& s) {
   require(s.sla_p99_ms >= 0, "--p99-ms " + std::to_string(s.sla_p99_ms) + ": an SLA cannot be negative");
   require(s.ttft_ms >= 0 && s.tpot_ms >= 0, "--ttft-ms and --tpot-ms must not be negative");
   require(s.duration_s > 0, "--duration must be above 0 s");
-  require(s.name != Scenario::kServer || s.find_max_qps || s.qps > 0, "--scenario server needs --qps above 0 (or --find-max-qps)");
+  require(s.name != Scenario::kServer || s.find_max_qps || s.qps > 0,
+          "--scenario server needs --qps above 0 (or --find-max-qps)");
   require(s.qps >= 0, "--qps must not be negative");
   require(!s.find_max_qps || has_slo(s), "--find-max-qps needs an SLO: --p99-ms, --ttft-ms or --tpot-ms");
   require(s.max_queue >= 1, "--max-queue must be at least 1");
   require(s.ramp_step > 0 && s.ramp_steps >= 1 && s.ramp_start >= 0, "--ramp-step and --ramp-steps must be positive");
   require(s.step_duration_s > 0, "--step-duration must be above 0 s");
   require(s.capacity_probe_s > 0, "--capacity-probe must be above 0 s");
-  require(s.soak_share > 0 && s.soak_duration_s > 0 && s.soak_interval_s > 0, "--soak-share, --soak-duration and --soak-interval must be above 0");
+  require(s.soak_share > 0 && s.soak_duration_s > 0 && s.soak_interval_s > 0,
+          "--soak-share, --soak-duration and --soak-interval must be above 0");
   require(s.pulse_baseline_share > 0 && s.pulse_burst_share > 0, "--pulse-baseline and --pulse-burst shares must be above 0");
   require(s.pulse_baseline_s > 0 && s.pulse_burst_s > 0 && s.pulse_recovery_s > 0, "pulse phase durations must be above 0 s");
   require(s.prompt_tokens >= 1 && s.output_tokens >= 1, "--prompt-tokens and --output-tokens must be at least 1");
@@ -328,13 +345,15 @@ double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned
 
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) { return row_of(spec.name).lanes(spec, logical_cores); }
 
-ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop) {
+ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores,
+                             const std::atomic<bool>* stop) {
   validate(spec);
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
   out.parameters["lanes"] = lanes;
   const auto& samples = system.samples();
-  out.parameters["samples"] = {{"count", samples.sample_count()}, {"groups", samples.group_count()},
+  out.parameters["samples"] = {{"count", samples.sample_count()},
+                               {"groups", samples.group_count()},
                                {"order", "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
                                {"seed", spec.seed}};
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
@@ -367,23 +386,42 @@ nlohmann::json latency_by_group_json(const QueryRecorder& recorder, const std::v
 nlohmann::json generation_phase_json(const Phase& p) {
   const auto m = summarize_requests(p.recorder.requests(), p.duration_s);
   auto summary = [](const std::optional<stats::LatencySummary>& s) {
-    return s ? nlohmann::json{{"mean", s->mean}, {"p50", s->at(50).value}, {"p90", s->at(90).value}, {"p99", s->at(99).value}, {"max", s->max}}
+    return s ? nlohmann::json{{"mean", s->mean},
+                              {"p50", s->at(50).value},
+                              {"p90", s->at(90).value},
+                              {"p99", s->at(99).value},
+                              {"max", s->max}}
              : nlohmann::json(nullptr);
   };
-  return {{"requests", m.requests}, {"prompt_tokens", m.prompt_tokens}, {"output_tokens", m.output_tokens},
-          {"ttft_ms", summary(m.ttft_ms)}, {"tpot_ms", summary(m.tpot_ms)}, {"itl_ms", summary(m.itl_ms)},
-          {"e2e_ms", summary(m.e2e_ms)}, {"output_tokens_per_s", m.output_tokens_per_s}, {"requests_per_s", m.requests_per_s}};
+  return {{"requests", m.requests},
+          {"prompt_tokens", m.prompt_tokens},
+          {"output_tokens", m.output_tokens},
+          {"ttft_ms", summary(m.ttft_ms)},
+          {"tpot_ms", summary(m.tpot_ms)},
+          {"itl_ms", summary(m.itl_ms)},
+          {"e2e_ms", summary(m.e2e_ms)},
+          {"output_tokens_per_s", m.output_tokens_per_s},
+          {"requests_per_s", m.requests_per_s}};
 }
 
 nlohmann::json phase_json(const Phase& p, const std::vector<std::string>& group_labels) {
   const auto& h = p.recorder.latency();
-  nlohmann::json j{{"label", p.label}, {"concurrency", p.concurrency}, {"issued", p.issued},
-                   {"completed", p.recorder.completed()}, {"errors", p.recorder.errors()}, {"rejected", p.recorder.rejected()},
-                   {"duration_s", p.duration_s}, {"achieved_qps", p.achieved_qps()}, {"minimums_met", p.minimums_met},
+  nlohmann::json j{{"label", p.label},
+                   {"concurrency", p.concurrency},
+                   {"issued", p.issued},
+                   {"completed", p.recorder.completed()},
+                   {"errors", p.recorder.errors()},
+                   {"rejected", p.recorder.rejected()},
+                   {"duration_s", p.duration_s},
+                   {"achieved_qps", p.achieved_qps()},
+                   {"minimums_met", p.minimums_met},
                    {"interrupted", p.interrupted}};
   j["target_qps"] = p.target_qps > 0 ? nlohmann::json(p.target_qps) : nlohmann::json(nullptr);
-  j["latency_ms"] = h.count() ? nlohmann::json{{"p50", ms(h.value_at_percentile(50))}, {"p90", ms(h.value_at_percentile(90))},
-                                               {"p99", ms(h.value_at_percentile(99))}, {"max", ms(h.max())}, {"mean", h.mean() * 1e-6}}
+  j["latency_ms"] = h.count() ? nlohmann::json{{"p50", ms(h.value_at_percentile(50))},
+                                               {"p90", ms(h.value_at_percentile(90))},
+                                               {"p99", ms(h.value_at_percentile(99))},
+                                               {"max", ms(h.max())},
+                                               {"mean", h.mean() * 1e-6}}
                               : nlohmann::json(nullptr);
   const auto& late = p.issue_lateness;
   j["issue_lateness_us"] = late.count() ? nlohmann::json{{"p50", static_cast<double>(late.value_at_percentile(50)) * 1e-3},

@@ -36,21 +36,21 @@ std::vector<std::pair<std::string, Arrivals>> arrivals_names();
 
 struct ScenarioSpec {
   Scenario name = Scenario::kSingleStream;
-  int concurrency = 0;                 // clients or lanes; 0: the scenario's default
+  int concurrency = 0;  // clients or lanes; 0: the scenario's default
   // Warm-up (not recorded): whichever of count and time ends later.
   std::uint64_t warmup_queries = 10;
   double warmup_s = 0;
   // Limits of a closed-loop measurement (single-stream, concurrency, offline).
   std::uint64_t min_queries = 1;
   double min_duration_s = 0;
-  std::uint64_t max_queries = 100;     // 0: run for max_duration_s
+  std::uint64_t max_queries = 100;  // 0: run for max_duration_s
   double max_duration_s = 600;
   // Open loop (server, and the open-loop patterns).
-  double qps = 0;                      // server: required unless find_max_qps
+  double qps = 0;  // server: required unless find_max_qps
   Arrivals arrivals = Arrivals::kPoisson;
-  double duration_s = 10;              // server run / each find-max-qps trial
-  double sla_p99_ms = 0;               // 0: no SLA (end-to-end latency for LLMs)
-  double ttft_ms = 0, tpot_ms = 0;     // LLM SLOs on each request (0: none); with sla_p99_ms they define goodput
+  double duration_s = 10;           // server run / each find-max-qps trial
+  double sla_p99_ms = 0;            // 0: no SLA (end-to-end latency for LLMs)
+  double ttft_ms = 0, tpot_ms = 0;  // LLM SLOs on each request (0: none); with sla_p99_ms they define goodput
   bool find_max_qps = false;
   std::size_t max_queue = 10'000;
   std::uint64_t seed = 42;
@@ -59,7 +59,7 @@ struct ScenarioSpec {
   double ramp_step = 10, ramp_start = 0;
   int ramp_steps = 5;
   double step_duration_s = 10;
-  double capacity_probe_s = 5;          // closed-loop probe that sizes soak and pulse
+  double capacity_probe_s = 5;  // closed-loop probe that sizes soak and pulse
   double soak_share = 0.8, soak_duration_s = 1800, soak_interval_s = 10;
   double pulse_baseline_share = 0.5, pulse_burst_share = 2.0;
   double pulse_baseline_s = 10, pulse_burst_s = 10, pulse_recovery_s = 20;
@@ -86,12 +86,12 @@ ServiceTargets service_targets(const ScenarioSpec& spec);
 bool has_slo(const ScenarioSpec& spec);
 
 struct ScenarioOutcome {
-  std::vector<Phase> phases;            // measured phases, in order
-  std::optional<std::size_t> headline;  // the phase that gives the cell's summary; none: all merged
+  std::vector<Phase> phases;                             // measured phases, in order
+  std::optional<std::size_t> headline;                   // the phase that gives the cell's summary; none: all merged
   nlohmann::json parameters = nlohmann::json::object();  // what was resolved (capacity, rates, lanes)
   nlohmann::json analysis = nlohmann::json::object();    // knee, SLA verdict, max QPS, pulse
-  std::vector<std::string> group_labels;  // the sample library's groups (index = group)
-  std::int64_t measured_from_ns = 0;    // monotonic start of the first measured phase (after warm-up)
+  std::vector<std::string> group_labels;                 // the sample library's groups (index = group)
+  std::int64_t measured_from_ns = 0;                     // monotonic start of the first measured phase (after warm-up)
   bool interrupted = false;
 };
 

@@ -68,9 +68,12 @@ nlohmann::json CircuitBreaker::to_json(std::int64_t origin_ns) const {
   auto events = nlohmann::json::array();
   for (const auto& e : events_)
     events.push_back({{"at_ms", static_cast<double>(e.at_ns - origin_ns) * 1e-6}, {"state", e.state}});
-  return {{"trip_after", settings_.trip_after}, {"cooldown_ms", settings_.cooldown_ms},
-          {"final_state", state_name(static_cast<int>(state_))}, {"times_opened", times_opened_},
-          {"rejected", rejected_}, {"events", events}};
+  return {{"trip_after", settings_.trip_after},
+          {"cooldown_ms", settings_.cooldown_ms},
+          {"final_state", state_name(static_cast<int>(state_))},
+          {"times_opened", times_opened_},
+          {"rejected", rejected_},
+          {"events", events}};
 }
 
 }  // namespace infermark::pipeline

@@ -13,8 +13,8 @@
 namespace infermark::pipeline {
 
 struct BreakerSettings {
-  int trip_after = 0;        // consecutive timeouts that open it; 0 = never opens
-  double cooldown_ms = 1000; // how long it stays open before a trial request
+  int trip_after = 0;         // consecutive timeouts that open it; 0 = never opens
+  double cooldown_ms = 1000;  // how long it stays open before a trial request
 };
 
 struct BreakerEvent {

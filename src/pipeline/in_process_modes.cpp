@@ -10,8 +10,8 @@
 
 namespace infermark::pipeline {
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                                                int lanes);
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
+                                                const std::string& mode, int lanes);
 
 namespace {
 
@@ -81,7 +81,8 @@ class ThreadedPipeline final : public PipelinedSystem {
 
   ThreadedPipeline(const BackendRegistry& registry, const PipelineSpec& spec, int lanes)
       : PipelinedSystem(spec, lanes), stages_(load_stages(registry, spec)), tickets_(1) {
-    for (std::size_t k = 0; k < stages_.size(); ++k) links_.push_back(std::make_unique<Queue>(static_cast<std::size_t>(spec.queue_depth)));
+    for (std::size_t k = 0; k < stages_.size(); ++k)
+      links_.push_back(std::make_unique<Queue>(static_cast<std::size_t>(spec.queue_depth)));
     for (std::size_t k = 0; k < stages_.size(); ++k) threads_.emplace_back([this, k] { serve_stage(k); });
     threads_.emplace_back([this] { collect_loop(); });
   }
@@ -138,8 +139,8 @@ class ThreadedPipeline final : public PipelinedSystem {
 
 }  // namespace
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                                                int lanes) {
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
+                                                const std::string& mode, int lanes) {
   if (mode == "serial") return std::make_unique<SerialPipeline>(registry, spec, lanes);
   return std::make_unique<ThreadedPipeline>(registry, spec, lanes);
 }

@@ -79,8 +79,10 @@ PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   const auto where = file.string();
   const auto root = load_yaml(file);
   if (!root.IsMap() || !root["pipeline"]) throw Error(where + ": a pipeline file is a YAML mapping with a 'pipeline:' section");
-  check_keys(root, {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed",
-                    "timeout_ms", "breaker_after", "breaker_cooldown_ms"}, where);
+  check_keys(root,
+             {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed", "timeout_ms",
+              "breaker_after", "breaker_cooldown_ms"},
+             where);
   PipelineSpec spec;
   spec.name = value<std::string>(root, "name", file.stem().string(), where);
   spec.description = value<std::string>(root, "description", "", where);
@@ -92,7 +94,8 @@ PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   for (std::size_t i = 0; i < section["stages"].size(); ++i) spec.stages.push_back(parse_stage(section["stages"][i], i, where));
   if (root["modes"]) {
     spec.modes.clear();
-    if (root["modes"].IsScalar()) spec.modes.push_back(root["modes"].as<std::string>());
+    if (root["modes"].IsScalar())
+      spec.modes.push_back(root["modes"].as<std::string>());
     else
       for (const auto& m : root["modes"]) spec.modes.push_back(m.as<std::string>());
   }

@@ -76,8 +76,14 @@ std::size_t encoded_size(const PipelineMessage& message) {
 
 std::size_t encode(const PipelineMessage& message, std::span<std::byte> slot) {
   Writer out(slot);
-  const MessageHeader header{message.request, message.admitted_ns, message.timeout_ns, message.deadline_ns, message.end_of_stream ? 1 : 0,
-                             message.dropped_at_stage, message.stamps, static_cast<std::uint32_t>(message.tensors.size())};
+  const MessageHeader header{message.request,
+                             message.admitted_ns,
+                             message.timeout_ns,
+                             message.deadline_ns,
+                             message.end_of_stream ? 1 : 0,
+                             message.dropped_at_stage,
+                             message.stamps,
+                             static_cast<std::uint32_t>(message.tensors.size())};
   out.put(&header, sizeof header);
   for (const auto& t : message.tensors) {
     const TensorHeader th{static_cast<std::uint32_t>(t.name.size()), static_cast<std::uint32_t>(t.dtype),

@@ -31,7 +31,7 @@ struct PipelineMessage {
   std::int64_t deadline_ns = 0;  // admitted + timeout, set by stage 1; 0 = none
   int dropped_at_stage = -1;     // the stage that found the deadline passed; -1 = not dropped
   std::array<StageStamps, kMaxStages> stamps{};
-  std::vector<Tensor> tensors;   // outputs of the last stage that ran
+  std::vector<Tensor> tensors;  // outputs of the last stage that ran
 };
 
 // A tensor whose bytes live elsewhere (in a message or a shared-memory slot).

@@ -6,8 +6,8 @@
 
 #include <fmt/core.h>
 
-#include "harness/cell_json.hpp"
 #include "core/npy.hpp"
+#include "harness/cell_json.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/markdown_table.hpp"
 
@@ -37,7 +37,7 @@ nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outc
                    {"handoff", spec.handoff},
                    {"timeout_ms", spec.timeout_ms},
                    {"load", std::string(loadgen::name_of(outcome.scenario.name)) + ": each lane issues one request into stage 1 "
-                                "and waits until it leaves the last stage"},
+                                                                                   "and waits until it leaves the last stage"},
                    {"latency_from", open ? "scheduled arrival (waiting for a lane and for stage 1 included)"
                                          : "issue (waiting for stage 1 included)"},
                    {"failed_queries", "rejected by the breaker, dropped past the timeout, or completed after it"}};
@@ -151,7 +151,8 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
       const auto& d = outcome.stages[k];
       frameworks += (k ? " -> " : "") + d.backend.framework;
       versions += sep + d.backend.version;
-      for (const auto& s : d.effective_settings) r.effective_settings.push_back({d.name + "." + s.key, s.requested, s.effective, s.applied, s.note});
+      for (const auto& s : d.effective_settings)
+        r.effective_settings.push_back({d.name + "." + s.key, s.requested, s.effective, s.applied, s.note});
       r.timing.load_ms += d.load_ms;
     }
   }
@@ -196,8 +197,8 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
                                 : outcome.mode == "threads" ? "in-process bounded queues; tensors moved, not copied"
                                                             : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
   // Requested in a closed loop; an open loop's count follows from its rate and duration.
-  const nlohmann::json timed_requests = loadgen::is_open_loop(outcome.scenario) ? nlohmann::json(nullptr)
-                                                                                : nlohmann::json(outcome.scenario.max_queries);
+  const nlohmann::json timed_requests =
+      loadgen::is_open_loop(outcome.scenario) ? nlohmann::json(nullptr) : nlohmann::json(outcome.scenario.max_queries);
   nlohmann::json diff = nullptr;
   if (f.max_abs_diff_vs_serial) diff = *f.max_abs_diff_vs_serial;
   r.pipeline = {{"mode", outcome.mode},
@@ -205,62 +206,88 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
                 {"handoff", spec.handoff},
                 {"transport", transport},
                 {"queue_depth", spec.queue_depth},
-                {"requests", {{"timed", timed_requests}, {"admitted", f.admitted}, {"completed", f.completed},
-                              {"completed_on_time", f.on_time}, {"completed_late", f.late}, {"dropped", f.dropped},
-                              {"rejected_by_breaker", f.rejected}}},
+                {"requests",
+                 {{"timed", timed_requests},
+                  {"admitted", f.admitted},
+                  {"completed", f.completed},
+                  {"completed_on_time", f.on_time},
+                  {"completed_late", f.late},
+                  {"dropped", f.dropped},
+                  {"rejected_by_breaker", f.rejected}}},
                 {"timeout_ms", spec.timeout_ms},
                 {"in_pipeline_latency_ms", summary_json(f.latency_ms)},
                 {"in_pipeline_throughput_qps", f.throughput_qps},
                 {"goodput_qps", f.goodput_qps},
                 {"breaker", outcome.breaker},
-                {"prediction", {{"from_mode", f.predicted_from}, {"latency_ms", f.predicted_latency_ms}, {"queries_per_s", f.predicted_qps},
-                                {"rule", pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"}}},
+                {"prediction",
+                 {{"from_mode", f.predicted_from},
+                  {"latency_ms", f.predicted_latency_ms},
+                  {"queries_per_s", f.predicted_qps},
+                  {"rule", pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"}}},
                 {"max_abs_diff_vs_serial", diff}};
   r.environment = environment;
   return r;
 }
 
 std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures) {
-  std::vector<report::MarkdownColumn> columns{{"mode"}, {"completed", true}, {"timed out", true}, {"rejected", true},
-                                              {"req/s", true}, {"predicted req/s", true}, {"P50 ms", true}, {"P99 ms", true},
-                                              {"predicted ms", true}, {"max abs diff vs serial", true}};
+  std::vector<report::MarkdownColumn> columns{{"mode"},
+                                              {"completed", true},
+                                              {"timed out", true},
+                                              {"rejected", true},
+                                              {"req/s", true},
+                                              {"predicted req/s", true},
+                                              {"P50 ms", true},
+                                              {"P99 ms", true},
+                                              {"predicted ms", true},
+                                              {"max abs diff vs serial", true}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : figures) {
     rows.push_back({f.mode, std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
                     report::format_number(f.throughput_qps), f.predicted_qps > 0 ? report::format_number(f.predicted_qps) : "-",
                     cell(f.latency_ms, 50), cell(f.latency_ms, 99),
                     f.predicted_latency_ms > 0 ? report::format_number(f.predicted_latency_ms) : "-",
-                    f.mode == "serial" ? "(reference)" : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial) : "-"});
+                    f.mode == "serial"         ? "(reference)"
+                    : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial)
+                                               : "-"});
   }
   std::string out = report::markdown_table(columns, rows);
-  std::vector<report::MarkdownColumn> stage_columns{{"mode"}, {"stage"}, {"backend"}, {"service ms (mean)", true},
-                                                    {"inference ms (mean)", true}, {"queue wait ms (mean)", true},
-                                                    {"queue wait ms (P99)", true}, {"dropped here", true}};
+  std::vector<report::MarkdownColumn> stage_columns{{"mode"},
+                                                    {"stage"},
+                                                    {"backend"},
+                                                    {"service ms (mean)", true},
+                                                    {"inference ms (mean)", true},
+                                                    {"queue wait ms (mean)", true},
+                                                    {"queue wait ms (P99)", true},
+                                                    {"dropped here", true}};
   std::vector<std::vector<std::string>> stage_rows;
   for (const auto& f : figures)
     for (std::size_t k = 0; k < f.stages.size(); ++k) {
       const auto& s = f.stages[k];
-      stage_rows.push_back({f.mode, spec.stages[k].name, spec.stages[k].backend, mean_cell(s.service_ms), mean_cell(s.inference_ms),
-                            k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-", std::to_string(s.dropped_here)});
+      stage_rows.push_back({f.mode, spec.stages[k].name, spec.stages[k].backend, mean_cell(s.service_ms),
+                            mean_cell(s.inference_ms), k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-",
+                            std::to_string(s.dropped_here)});
     }
   return out + "\n" + report::markdown_table(stage_columns, stage_rows);
 }
 
 std::string load_table(const std::vector<ModeOutcome>& outcomes) {
-  std::vector<report::MarkdownColumn> columns{{"mode"}, {"scenario"}, {"phase"}, {"lanes", true}, {"issued", true},
-                                              {"completed", true}, {"failed", true}, {"req/s", true}, {"P50 ms", true},
-                                              {"P99 ms", true}, {"latency from"}};
+  std::vector<report::MarkdownColumn> columns{{"mode"},         {"scenario"},        {"phase"},        {"lanes", true},
+                                              {"issued", true}, {"completed", true}, {"failed", true}, {"req/s", true},
+                                              {"P50 ms", true}, {"P99 ms", true},    {"latency from"}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : outcomes) {
     if (!o.load || o.load->phases.empty()) continue;
     const auto& load = *o.load;
     const auto& phase = load.phases[load.headline.value_or(load.phases.size() - 1)];
     const auto& h = phase.recorder.latency();
-    auto percentile = [&](double p) { return h.count() ? report::format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-"; };
+    auto percentile = [&](double p) {
+      return h.count() ? report::format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-";
+    };
     rows.push_back({o.mode, std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
                     std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
-                    std::to_string(phase.recorder.errors() + phase.recorder.rejected()), report::format_number(phase.achieved_qps()),
-                    percentile(50), percentile(99), loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
+                    std::to_string(phase.recorder.errors() + phase.recorder.rejected()),
+                    report::format_number(phase.achieved_qps()), percentile(50), percentile(99),
+                    loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
   }
   return rows.empty() ? "" : report::markdown_table(columns, rows);
 }
@@ -268,11 +295,13 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
 std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
   if (spec.timeout_ms <= 0) return "";
   const auto& b = outcome.breaker;
-  std::string text = fmt::format("- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
-                                 "{} request(s) rejected, final state {}",
-                                 outcome.mode, spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0),
-                                 b.value("rejected", 0), b.value("final_state", "closed"));
-  for (const auto& e : b.value("events", nlohmann::json::array())) text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
+  std::string text = fmt::format(
+      "- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
+      "{} request(s) rejected, final state {}",
+      outcome.mode, spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0), b.value("rejected", 0),
+      b.value("final_state", "closed"));
+  for (const auto& e : b.value("events", nlohmann::json::array()))
+    text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
   return text + "\n";
 }
 
@@ -281,12 +310,13 @@ std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOut
   std::string breakers;
   for (const auto& outcome : outcomes) breakers += breaker_lines(outcome, spec);
   std::string summary = "# Pipeline " + spec.name + "\n\n" + (spec.description.empty() ? "" : spec.description + "\n\n");
-  summary += fmt::format("{} per mode after {} warm-up requests, batch {}, queue depth {}; predictions from the "
-                         "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage). Request "
-                         "figures run from stage 1 taking a request to the last stage done.\n\n",
-                         load.scenario_given ? "--scenario " + std::string(loadgen::name_of(load.scenario.name))
-                                             : fmt::format("{} timed requests", spec.requests),
-                         spec.warmup, spec.inputs.batch, spec.queue_depth);
+  summary += fmt::format(
+      "{} per mode after {} warm-up requests, batch {}, queue depth {}; predictions from the "
+      "serial stage times: serial = 1 / (sum of stages), pipelined = 1 / (slowest stage). Request "
+      "figures run from stage 1 taking a request to the last stage done.\n\n",
+      load.scenario_given ? "--scenario " + std::string(loadgen::name_of(load.scenario.name))
+                          : fmt::format("{} timed requests", spec.requests),
+      spec.warmup, spec.inputs.batch, spec.queue_depth);
   summary += summary_table(spec, figures);
   if (const auto table = load_table(outcomes); !table.empty()) summary += "\nAs the load generator measured it:\n\n" + table;
   if (!breakers.empty()) summary += "\n" + breakers;

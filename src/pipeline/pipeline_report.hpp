@@ -15,8 +15,8 @@
 namespace infermark::pipeline {
 
 struct StageFigures {
-  int processed = 0;       // requests this stage ran
-  int dropped_here = 0;    // requests it found past their deadline
+  int processed = 0;                                   // requests this stage ran
+  int dropped_here = 0;                                // requests it found past their deadline
   std::optional<stats::LatencySummary> service_ms;     // took the request -> outputs fetched
   std::optional<stats::LatencySummary> inference_ms;   // Session::run alone
   std::optional<stats::LatencySummary> queue_wait_ms;  // previous stage done -> this one took it
@@ -31,8 +31,8 @@ struct ModeFigures {
   std::vector<StageFigures> stages;
   // The seed's predictions from the stage service means (the serial mode's where it ran).
   std::string predicted_from;
-  double predicted_latency_ms = 0;  // sum of stage service times
-  double predicted_qps = 0;         // serial: 1 / sum; pipelined: 1 / max
+  double predicted_latency_ms = 0;               // sum of stage service times
+  double predicted_qps = 0;                      // serial: 1 / sum; pipelined: 1 / max
   std::optional<double> max_abs_diff_vs_serial;  // last outputs against the serial mode's
 };
 

@@ -22,21 +22,21 @@ struct ModeOutcome {
   std::string status = "ok";  // ok | failed | interrupted
   std::string error;
   std::vector<StageDescription> stages;
-  std::vector<RequestRecord> records;  // admitted timed requests, in completion order
-  nlohmann::json breaker;              // CircuitBreaker::to_json, times from the first admission
-  std::vector<Tensor> last_outputs;    // the last stage's outputs of the last request completed
-  loadgen::ScenarioSpec scenario;      // the load applied (warm-up: the pipeline's own, before it)
+  std::vector<RequestRecord> records;            // admitted timed requests, in completion order
+  nlohmann::json breaker;                        // CircuitBreaker::to_json, times from the first admission
+  std::vector<Tensor> last_outputs;              // the last stage's outputs of the last request completed
+  loadgen::ScenarioSpec scenario;                // the load applied (warm-up: the pipeline's own, before it)
   std::optional<loadgen::ScenarioOutcome> load;  // what the load generator measured; none when it never ran
-  probes::ResourceSummary resources;   // this process while the scenario ran
+  probes::ResourceSummary resources;             // this process while the scenario ran
   std::int64_t sampler_start_ns = 0;
 };
 
 struct RunSettings {
-  std::filesystem::path executable;  // infermark itself, for the processes mode's stage workers
-  std::filesystem::path work_dir;    // stage worker configurations and logs
+  std::filesystem::path executable;         // infermark itself, for the processes mode's stage workers
+  std::filesystem::path work_dir;           // stage worker configurations and logs
   const std::atomic<bool>* stop = nullptr;  // the user asked to stop: no new requests
-  int logical_cores = 1;             // what scenarios size their default lanes from
-  double worker_timeout_s = 1800;    // a stage worker running longer is killed
+  int logical_cores = 1;                    // what scenarios size their default lanes from
+  double worker_timeout_s = 1800;           // a stage worker running longer is killed
 };
 
 // The load as the command line asks for it; what each mode runs is derived by scenario_for_mode.
@@ -65,8 +65,8 @@ std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, c
 // Warms the pipeline up (`spec.warmup` untimed requests, no breaker, no timeout), then runs the
 // scenario over it. Never throws for a failure while measuring: it becomes the outcome's status and
 // error, and what was measured before is kept.
-ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                     const LoadRequest& load, const RunSettings& settings);
+ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode, const LoadRequest& load,
+                     const RunSettings& settings);
 
 // The stage worker (`infermark pipeline-stage --config FILE`): loads one stage, then serves the
 // requests of its input ring into its output ring until the end of the stream. Throws

@@ -16,7 +16,7 @@
 namespace infermark::pipeline {
 
 struct StageSpec {
-  std::string name;   // "encoder", "detection"; defaults to "stage<N>"
+  std::string name;  // "encoder", "detection"; defaults to "stage<N>"
   std::filesystem::path model;
   std::string backend;
   SessionOptions options;  // threads, precision, --opt extras
@@ -37,13 +37,13 @@ struct PipelineSpec {
   // How stage N's outputs become stage N+1's inputs. "direct": in order, same dtypes and shapes.
   std::string handoff = "direct";
   std::vector<std::string> modes = known_modes();
-  int requests = 100;       // timed requests per mode
-  int warmup = 5;           // untimed requests first (no timeout applies)
-  int queue_depth = 2;      // capacity of each queue / shared-memory ring between stages
-  double timeout_ms = 0;    // per request, end to end; 0 = none
-  int breaker_after = 5;    // consecutive timeouts that open the circuit breaker; 0 = never
+  int requests = 100;     // timed requests per mode
+  int warmup = 5;         // untimed requests first (no timeout applies)
+  int queue_depth = 2;    // capacity of each queue / shared-memory ring between stages
+  double timeout_ms = 0;  // per request, end to end; 0 = none
+  int breaker_after = 5;  // consecutive timeouts that open the circuit breaker; 0 = never
   double breaker_cooldown_ms = 1000;
-  InputRequest inputs;      // batch and seed of stage 1's inputs
+  InputRequest inputs;  // batch and seed of stage 1's inputs
 };
 
 // Throws infermark::Error naming `source` and the field for an impossible spec (no stages,

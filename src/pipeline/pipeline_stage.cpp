@@ -32,7 +32,8 @@ std::string describe(DType dtype, const std::vector<std::int64_t>& shape) {
 nlohmann::json to_json(const StageDescription& stage) {
   auto settings = nlohmann::json::array();
   for (const auto& s : stage.effective_settings)
-    settings.push_back({{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+    settings.push_back(
+        {{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
   return {{"name", stage.name},
           {"model", stage.model},
           {"backend", {{"name", stage.backend.name}, {"framework", stage.backend.framework}, {"version", stage.backend.version}}},
@@ -92,8 +93,8 @@ PipelineStage::~PipelineStage() = default;
 
 void PipelineStage::feed(const std::vector<TensorView>& inputs) {
   if (inputs.size() != bound_.size())
-    throw Error("stage '" + description_.name + "' takes " + std::to_string(bound_.size()) + " inputs but stage '" +
-                previous_ + "' hands over " + std::to_string(inputs.size()) + " outputs (handoff: direct)");
+    throw Error("stage '" + description_.name + "' takes " + std::to_string(bound_.size()) + " inputs but stage '" + previous_ +
+                "' hands over " + std::to_string(inputs.size()) + " outputs (handoff: direct)");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = inputs[i];
     const auto& bound = bound_[i];

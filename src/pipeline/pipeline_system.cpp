@@ -56,7 +56,10 @@ std::string LaneSlots::error() const {
 }
 
 PipelineSystem::PipelineSystem(const PipelineSpec& spec, int lanes)
-    : spec_(spec), lanes_(std::max(lanes, 1)), breaker_({spec.breaker_after, spec.breaker_cooldown_ms}), collector_(spec, breaker_) {}
+    : spec_(spec),
+      lanes_(std::max(lanes, 1)),
+      breaker_({spec.breaker_after, spec.breaker_cooldown_ms}),
+      collector_(spec, breaker_) {}
 
 void PipelineSystem::set_warming(bool warming) {
   warming_ = warming;
@@ -104,7 +107,8 @@ void PipelinedSystem::issue(int lane, const loadgen::Query&, loadgen::Completion
   }
   const auto message = slots_.wait(lane);
   if (message.request != ticket.request)
-    throw Error(fmt::format("internal error: lane {} woke with request {}, not its own {}", lane, message.request, ticket.request));
+    throw Error(
+        fmt::format("internal error: lane {} woke with request {}, not its own {}", lane, message.request, ticket.request));
   check(message);
 }
 

@@ -15,8 +15,8 @@
 
 namespace infermark::pipeline {
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
-                                                int lanes);
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
+                                                const std::string& mode, int lanes);
 
 namespace {
 
@@ -99,7 +99,8 @@ class ProcessPipeline final : public PipelinedSystem {
         const auto ended = harness::run_child(argv, log, settings_.worker_timeout_s, &broken_);
         if (ended.kind == harness::ChildOutcome::Kind::kExited && ended.exit_code == 0) return;
         const auto& stage = spec_.stages[k];
-        if (!broken_) break_down("stage '" + stage.name + "' (" + stage.backend + ") worker " + ended.describe() + ": " + last_line(log));
+        if (!broken_)
+          break_down("stage '" + stage.name + "' (" + stage.backend + ") worker " + ended.describe() + ": " + last_line(log));
       });
     }
     // Waits for every worker to load its stage (the last one's ring appears last).

@@ -19,7 +19,7 @@ struct RequestRecord {
   std::int64_t admitted_ns = 0;
   std::int64_t completed_ns = 0;  // last stage done, or the moment it was dropped
   int dropped_at_stage = -1;
-  bool timed_out = false;         // dropped, or completed after its deadline
+  bool timed_out = false;  // dropped, or completed after its deadline
   std::array<StageStamps, kMaxStages> stamps{};
 };
 

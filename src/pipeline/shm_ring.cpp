@@ -143,7 +143,8 @@ std::unique_ptr<ShmRing> ShmRing::open(const std::string& name, double wait_s, c
     }
     if (abort && abort()) throw Error("shared-memory ring " + name + ": stopped while waiting for it");
     if (std::chrono::steady_clock::now() > give_up)
-      throw Error("shared-memory ring " + name + ": not created within " + std::to_string(wait_s) + " s (the producing stage did not start)");
+      throw Error("shared-memory ring " + name + ": not created within " + std::to_string(wait_s) +
+                  " s (the producing stage did not start)");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }

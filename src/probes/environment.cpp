@@ -48,8 +48,7 @@ std::string clean(std::string_view text) {
 }
 
 std::string unquote(std::string_view text) {
-  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
-      text.back() == text.front()) {
+  if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') && text.back() == text.front()) {
     text = text.substr(1, text.size() - 2);
   }
   return std::string(text);
@@ -184,8 +183,7 @@ std::string readable_size(const std::string& sysfs_size) {
 std::map<std::string, std::string> read_caches() {
   std::map<std::string, std::string> caches;
   std::error_code error;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(kCpuSysfs + "cpu0/cache", error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(kCpuSysfs + "cpu0/cache", error)) {
     if (!entry.path().filename().string().starts_with("index")) continue;
     const auto level = read_first_line(entry.path() / "level");
     const auto type = read_first_line(entry.path() / "type");
@@ -208,9 +206,7 @@ std::string turbo_state() {
 
 // ---- Memory, OS, toolchain ----------------------------------------------------------------
 
-long long kib_to_mib(const std::string& kib_text) {
-  return std::strtoll(kib_text.c_str(), nullptr, 10) / 1024;
-}
+long long kib_to_mib(const std::string& kib_text) { return std::strtoll(kib_text.c_str(), nullptr, 10) / 1024; }
 
 void read_meminfo(Environment& env) {
   for_each_field("/proc/meminfo", ':', [&](const std::string& key, const std::string& value) {
@@ -286,8 +282,7 @@ void fill_cpu(Environment& env) {
 
 void fill_platform(Environment& env) {
   env.caches = read_caches();
-  env.governor =
-      read_first_line(kCpuSysfs + "cpu0/cpufreq/scaling_governor").value_or(kUnavailable);
+  env.governor = read_first_line(kCpuSysfs + "cpu0/cpufreq/scaling_governor").value_or(kUnavailable);
   env.turbo = turbo_state();
   read_meminfo(env);
   env.kernel = kernel_name();

@@ -35,8 +35,10 @@ Clock read_clock() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);)
     if (line.starts_with("cpu MHz"))
-      if (const auto colon = line.find(':'); colon != std::string::npos) clock.mhz = std::max(clock.mhz, std::stod(line.substr(colon + 1)));
-  if (clock.mhz <= 0) throw Error("cannot read this machine's CPU clock (no cpufreq, no \"cpu MHz\" in /proc/cpuinfo); give --peak-gflops");
+      if (const auto colon = line.find(':'); colon != std::string::npos)
+        clock.mhz = std::max(clock.mhz, std::stod(line.substr(colon + 1)));
+  if (clock.mhz <= 0)
+    throw Error("cannot read this machine's CPU clock (no cpufreq, no \"cpu MHz\" in /proc/cpuinfo); give --peak-gflops");
   return clock;
 }
 
@@ -60,8 +62,9 @@ PeakFlops peak_gflops(int physical_cores, double mhz, const std::string& simd_fl
   std::string why;
   const int per_cycle = fp32_flops_per_cycle(simd_flags, why);
   const double gflops = physical_cores * mhz * per_cycle / 1000.0;
-  return {gflops, fmt::format("{} physical cores x {:.0f} MHz ({}) x {} FP32 FLOPs/cycle ({}) = {:.1f} GFLOP/s", physical_cores, mhz,
-                              clock_source, per_cycle, why, gflops),
+  return {gflops,
+          fmt::format("{} physical cores x {:.0f} MHz ({}) x {} FP32 FLOPs/cycle ({}) = {:.1f} GFLOP/s", physical_cores, mhz,
+                      clock_source, per_cycle, why, gflops),
           ""};
 }
 

@@ -37,16 +37,12 @@ constexpr double kMilli = 1e-3;
 const char* const kPowercapDir = "/sys/class/powercap";
 const char* const kNvmlLibrary = "libnvidia-ml.so.1";
 
-double seconds_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
+double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
 
 double percent(double part, double whole) { return whole > 0.0 ? 100.0 * part / whole : 0.0; }
 
 // Counters are monotonic in theory; a reading that goes backwards must not wrap to 2^64.
-std::uint64_t counter_delta(std::uint64_t before, std::uint64_t after) {
-  return after > before ? after - before : 0;
-}
+std::uint64_t counter_delta(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
 
 // ---- Small file reads with errno, for sysfs files whose failure reason matters -------------
 
@@ -93,15 +89,15 @@ double timeval_seconds(const timeval& value) {
 ProcessCounters read_process_counters() {
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) != 0) return {};
-  return {timeval_seconds(usage.ru_utime) + timeval_seconds(usage.ru_stime),
-          static_cast<std::uint64_t>(usage.ru_nvcsw), static_cast<std::uint64_t>(usage.ru_nivcsw),
-          static_cast<std::uint64_t>(usage.ru_minflt), static_cast<std::uint64_t>(usage.ru_majflt)};
+  return {timeval_seconds(usage.ru_utime) + timeval_seconds(usage.ru_stime), static_cast<std::uint64_t>(usage.ru_nvcsw),
+          static_cast<std::uint64_t>(usage.ru_nivcsw), static_cast<std::uint64_t>(usage.ru_minflt),
+          static_cast<std::uint64_t>(usage.ru_majflt)};
 }
 
 // ---- System CPU from the aggregate "cpu " line of /proc/stat -------------------------------
 
 struct SystemCpu {
-  std::uint64_t busy = 0;   // jiffies not idle and not waiting for I/O
+  std::uint64_t busy = 0;  // jiffies not idle and not waiting for I/O
   std::uint64_t total = 0;
 };
 
@@ -138,7 +134,7 @@ Reading take_reading() { return {Clock::now(), read_process_counters(), read_sys
 
 struct RaplZone {
   int index = 0;
-  std::string name;           // "package-0"
+  std::string name;  // "package-0"
   std::string energy_path;
   std::uint64_t max_range_uj = 0;
   std::uint64_t last_uj = 0;
@@ -166,17 +162,14 @@ std::vector<RaplZone> find_rapl_zones() {
     if (!index) continue;
     const std::string dir = entry.path().string() + "/";
     const FileText name = read_small_file(dir + "name");
-    zones.push_back({*index, name.text ? first_line(*name.text) : entry.path().filename().string(),
-                     dir + "energy_uj", 0, 0, 0});
+    zones.push_back({*index, name.text ? first_line(*name.text) : entry.path().filename().string(), dir + "energy_uj", 0, 0, 0});
   }
   // "psys" covers the whole platform, packages included: summing it would count them twice.
-  const bool has_other = std::any_of(zones.begin(), zones.end(),
-                                     [](const RaplZone& zone) { return zone.name != "psys"; });
+  const bool has_other = std::any_of(zones.begin(), zones.end(), [](const RaplZone& zone) { return zone.name != "psys"; });
   if (has_other) {
     std::erase_if(zones, [](const RaplZone& zone) { return zone.name == "psys"; });
   }
-  std::sort(zones.begin(), zones.end(),
-            [](const RaplZone& a, const RaplZone& b) { return a.index < b.index; });
+  std::sort(zones.begin(), zones.end(), [](const RaplZone& a, const RaplZone& b) { return a.index < b.index; });
   return zones;
 }
 
@@ -198,8 +191,7 @@ class RaplMeter {
         if (zones_.empty()) source_ = unreadable_reason(zone.energy_path, energy.error);
         continue;
       }
-      const std::string range_path =
-          zone.energy_path.substr(0, zone.energy_path.rfind('/')) + "/max_energy_range_uj";
+      const std::string range_path = zone.energy_path.substr(0, zone.energy_path.rfind('/')) + "/max_energy_range_uj";
       const FileText range = read_small_file(range_path);
       zone.max_range_uj = range.text ? parse_u64(*range.text).value_or(0) : 0;
       zone.last_uj = *value;
@@ -267,8 +259,8 @@ struct NvmlApi {
   NvmlReturn (*device_count)(unsigned int*) = nullptr;
   NvmlReturn (*device_by_index)(unsigned int, NvmlDevice*) = nullptr;
   NvmlReturn (*memory_info)(NvmlDevice, NvmlMemory*) = nullptr;
-  NvmlReturn (*power_usage)(NvmlDevice, unsigned int*) = nullptr;             // milliwatts
-  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;      // millijoules
+  NvmlReturn (*power_usage)(NvmlDevice, unsigned int*) = nullptr;         // milliwatts
+  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;  // millijoules
 };
 
 template <typename Function>
@@ -376,8 +368,8 @@ class NvmlGpu {
       return;
     }
     reason_ = status != kNvmlSuccess ? "nvmlDeviceGetCount failed: " + nvml_error(status)
-                                     : count == 0 ? "NVML reports no GPUs"
-                                                  : "NVML could not open gpu0";
+              : count == 0           ? "NVML reports no GPUs"
+                                     : "NVML could not open gpu0";
     api_.shutdown();
     initialised_ = false;
   }
@@ -389,8 +381,7 @@ class NvmlGpu {
 
   std::optional<unsigned long long> read_energy_mj() const {
     unsigned long long millijoules = 0;
-    if (!initialised_ || api_.total_energy == nullptr ||
-        api_.total_energy(device_, &millijoules) != kNvmlSuccess) {
+    if (!initialised_ || api_.total_energy == nullptr || api_.total_energy(device_, &millijoules) != kNvmlSuccess) {
       return std::nullopt;
     }
     return millijoules;
@@ -417,20 +408,16 @@ double mean_of(const std::vector<ResourceSample>& samples, Field field) {
   return sum / static_cast<double>(samples.size());
 }
 
-void fill_counters(ResourceSummary& summary, const ProcessCounters& before,
-                   const ProcessCounters& after) {
+void fill_counters(ResourceSummary& summary, const ProcessCounters& before, const ProcessCounters& after) {
   summary.process_cpu_seconds = std::max(0.0, after.cpu_seconds - before.cpu_seconds);
-  summary.voluntary_context_switches =
-      counter_delta(before.voluntary_switches, after.voluntary_switches);
-  summary.involuntary_context_switches =
-      counter_delta(before.involuntary_switches, after.involuntary_switches);
+  summary.voluntary_context_switches = counter_delta(before.voluntary_switches, after.voluntary_switches);
+  summary.involuntary_context_switches = counter_delta(before.involuntary_switches, after.involuntary_switches);
   summary.minor_page_faults = counter_delta(before.minor_faults, after.minor_faults);
   summary.major_page_faults = counter_delta(before.major_faults, after.major_faults);
 }
 
 // Means over the samples; a span too short for any sample falls back to the whole span.
-void fill_means(ResourceSummary& summary, const Reading& start, const Reading& end,
-                const MemoryReading& memory) {
+void fill_means(ResourceSummary& summary, const Reading& start, const Reading& end, const MemoryReading& memory) {
   const auto& samples = summary.samples;
   double peak_sampled = 0.0;
   for (const ResourceSample& sample : samples) peak_sampled = std::max(peak_sampled, sample.rss_mb);
@@ -478,9 +465,8 @@ struct ResourceSampler::State {
     ResourceSample sample;
     sample.t_s = seconds_between(baseline.time, now.time);
     sample.rss_mb = read_process_memory().rss_mb;
-    sample.process_cpu_percent = std::max(
-        0.0, percent(now.process.cpu_seconds - last.process.cpu_seconds,
-                     seconds_between(last.time, now.time)));
+    sample.process_cpu_percent =
+        std::max(0.0, percent(now.process.cpu_seconds - last.process.cpu_seconds, seconds_between(last.time, now.time)));
     sample.system_cpu_percent = system_cpu_percent(last.system, now.system);
     samples.push_back(sample);
     last = now;
@@ -530,13 +516,13 @@ void ResourceSampler::start() {
 
 void ResourceSampler::loop() {
   State& state = *state_;
-  const auto period =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period_s_));
+  const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period_s_));
   auto next = state.baseline.time;
   std::unique_lock lock(state.mutex);
   while (true) {
     // Skip ticks that were missed (a stalled machine) rather than sampling in a burst.
-    do next += period; while (next <= Clock::now());
+    do next += period;
+    while (next <= Clock::now());
     if (state.wake.wait_until(lock, next, [this] { return !running_; })) return;
     lock.unlock();
     state.take_sample();
@@ -592,9 +578,7 @@ nlohmann::json to_json(const ResourceSummary& summary) {
       {"minor_page_faults", summary.minor_page_faults},
       {"major_page_faults", summary.major_page_faults},
       {"energy",
-       {{"available", energy.available},
-        {"source", energy.source},
-        {"joules", number_or_null(energy.available, energy.joules)}}},
+       {{"available", energy.available}, {"source", energy.source}, {"joules", number_or_null(energy.available, energy.joules)}}},
       {"gpu",
        {{"available", gpu.available},
         {"reason", gpu.reason},

@@ -16,30 +16,30 @@
 namespace infermark::probes {
 
 struct ResourceSample {
-  double t_s = 0.0;                 // since start()
+  double t_s = 0.0;  // since start()
   double rss_mb = 0.0;
-  double process_cpu_percent = 0.0; // over the last sampling period; 100 = one core busy
-  double system_cpu_percent = 0.0;  // all cores, 100 = every core busy
+  double process_cpu_percent = 0.0;  // over the last sampling period; 100 = one core busy
+  double system_cpu_percent = 0.0;   // all cores, 100 = every core busy
 };
 
 struct EnergyReading {
   bool available = false;
-  std::string source;               // "rapl:package-0+...", "nvml:gpu0", or why unavailable
-  double joules = 0.0;              // over the sampled span
+  std::string source;   // "rapl:package-0+...", "nvml:gpu0", or why unavailable
+  double joules = 0.0;  // over the sampled span
 };
 
 struct GpuReading {
   bool available = false;
-  std::string reason;               // why unavailable ("no NVIDIA driver (libnvidia-ml.so.1 not found)")
+  std::string reason;  // why unavailable ("no NVIDIA driver (libnvidia-ml.so.1 not found)")
   double peak_memory_mb = 0.0;
   double mean_power_w = 0.0;
 };
 
 struct ResourceSummary {
   double duration_s = 0.0;
-  double peak_rss_mb = 0.0;             // max over samples and the kernel's VmHWM at stop
+  double peak_rss_mb = 0.0;  // max over samples and the kernel's VmHWM at stop
   double mean_rss_mb = 0.0;
-  double process_cpu_seconds = 0.0;     // user + system CPU time of this process over the span
+  double process_cpu_seconds = 0.0;  // user + system CPU time of this process over the span
   double mean_process_cpu_percent = 0.0;
   double mean_system_cpu_percent = 0.0;
   std::uint64_t voluntary_context_switches = 0;
@@ -58,8 +58,8 @@ class ResourceSampler {
   ResourceSampler(const ResourceSampler&) = delete;
   ResourceSampler& operator=(const ResourceSampler&) = delete;
 
-  void start();                 // takes baselines and starts the sampling thread
-  ResourceSummary stop();       // stops, takes final readings, returns deltas over the span
+  void start();            // takes baselines and starts the sampling thread
+  ResourceSummary stop();  // stops, takes final readings, returns deltas over the span
 
  private:
   void loop();

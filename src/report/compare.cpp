@@ -38,7 +38,8 @@ void judge(MetricChange& m, double threshold_pct) {
     m.verdict = Verdict::kImprovement;
   } else {
     m.verdict = Verdict::kNoSignificantChange;
-    if (m.method != kThresholdOnly) m.note = fmt::format("statistically significant but within the {:g}% threshold", threshold_pct);
+    if (m.method != kThresholdOnly)
+      m.note = fmt::format("statistically significant but within the {:g}% threshold", threshold_pct);
   }
 }
 
@@ -157,8 +158,8 @@ std::map<CellKey, const LoadedResult*> index_by_key(const std::vector<LoadedResu
     auto& slot = index[cell_key(r.result)];
     if (slot) {
       const bool newer = r.result.started_at >= slot->result.started_at;
-      notes.push_back(fmt::format("{} has several results for {}; using the latest ({}), ignoring {}", side, describe(cell_key(r.result)),
-                                  newer ? r.path : slot->path, newer ? slot->path : r.path));
+      notes.push_back(fmt::format("{} has several results for {}; using the latest ({}), ignoring {}", side,
+                                  describe(cell_key(r.result)), newer ? r.path : slot->path, newer ? slot->path : r.path));
       if (!newer) continue;
     }
     slot = &r;
@@ -177,7 +178,8 @@ std::string machine_note(const CellComparison& cell, const RunResult& b, const R
   if (base_cpu == cand_cpu && b.backend.version == c.backend.version) return "";
   std::string note = describe(cell.key) + ":";
   if (base_cpu != cand_cpu) note += fmt::format(" baseline ran on '{}', candidate on '{}';", base_cpu, cand_cpu);
-  if (b.backend.version != c.backend.version) note += fmt::format(" {} {} -> {};", b.backend.name, b.backend.version, c.backend.version);
+  if (b.backend.version != c.backend.version)
+    note += fmt::format(" {} {} -> {};", b.backend.name, b.backend.version, c.backend.version);
   note.pop_back();
   return note;
 }
@@ -185,7 +187,8 @@ std::string machine_note(const CellComparison& cell, const RunResult& b, const R
 // Cores kept busy by other processes while the cell ran: the machine's busy share minus this process's.
 std::optional<double> other_load_cores(const RunResult& r) {
   if (!r.resources.is_object() || !r.environment.is_object()) return std::nullopt;
-  const auto system = r.resources.value("mean_system_cpu_percent", json()), process = r.resources.value("mean_process_cpu_percent", json());
+  const auto system = r.resources.value("mean_system_cpu_percent", json()),
+             process = r.resources.value("mean_process_cpu_percent", json());
   const int cores = r.environment.value("logical_cores", 0);
   if (!system.is_number() || !process.is_number() || cores <= 0) return std::nullopt;
   return std::max(0.0, system.get<double>() / 100.0 * cores - process.get<double>() / 100.0);
@@ -195,21 +198,24 @@ std::optional<double> other_load_cores(const RunResult& r) {
 std::string load_note(const CellComparison& cell, const RunResult& b, const RunResult& c) {
   const auto base = other_load_cores(b), cand = other_load_cores(c);
   if (!base || !cand || std::abs(*base - *cand) < 0.25) return "";
-  return fmt::format("{}: other processes kept {:.2f} cores busy during the baseline's run and {:.2f} during the candidate's; "
-                     "part of any change may be that load", describe(cell.key), *base, *cand);
+  return fmt::format(
+      "{}: other processes kept {:.2f} cores busy during the baseline's run and {:.2f} during the candidate's; "
+      "part of any change may be that load",
+      describe(cell.key), *base, *cand);
 }
 
 std::string significance_text(const MetricChange& m) {
   std::vector<std::string> parts;
   if (m.p_value) parts.push_back(fmt::format("p={:.3g}", *m.p_value));
-  if (m.ratio_ci) parts.push_back(fmt::format("ratio {:.3f} [{:.3f}, {:.3f}]", m.candidate / m.baseline, m.ratio_ci->low, m.ratio_ci->high));
+  if (m.ratio_ci)
+    parts.push_back(fmt::format("ratio {:.3f} [{:.3f}, {:.3f}]", m.candidate / m.baseline, m.ratio_ci->low, m.ratio_ci->high));
   return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
 json interval_json(const std::optional<stats::Interval>& i) { return i ? json::array({i->low, i->high}) : json(nullptr); }
 
 json key_json(const CellKey& k) {
-  return {{"model", k.model}, {"backend", k.backend}, {"intra_op_threads", k.threads}, {"precision", k.precision},
+  return {{"model", k.model}, {"backend", k.backend},   {"intra_op_threads", k.threads}, {"precision", k.precision},
           {"batch", k.batch}, {"scenario", k.scenario}, {"label", describe(k)}};
 }
 
@@ -232,10 +238,14 @@ std::string describe(const CellKey& k) {
 
 std::string verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::kRegression: return "regression";
-    case Verdict::kImprovement: return "improvement";
-    case Verdict::kNoSignificantChange: return "no significant change";
-    case Verdict::kNotJudged: return "not judged";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kImprovement:
+      return "improvement";
+    case Verdict::kNoSignificantChange:
+      return "no significant change";
+    case Verdict::kNotJudged:
+      return "not judged";
   }
   return "";
 }
@@ -282,9 +292,10 @@ Comparison compare_results(const std::vector<LoadedResult>& baseline, const std:
     std::vector<std::string> base_cells, cand_cells;
     for (const auto& [key, r] : base_index) base_cells.push_back(describe(key));
     for (const auto& [key, r] : cand_index) cand_cells.push_back(describe(key));
-    throw Error(fmt::format("nothing to compare: no baseline cell matches a candidate cell (matched by model, backend, threads, "
-                            "precision, batch and scenario); baseline: {}; candidate: {}",
-                            fmt::join(base_cells, ", "), fmt::join(cand_cells, ", ")));
+    throw Error(
+        fmt::format("nothing to compare: no baseline cell matches a candidate cell (matched by model, backend, threads, "
+                    "precision, batch and scenario); baseline: {}; candidate: {}",
+                    fmt::join(base_cells, ", "), fmt::join(cand_cells, ", ")));
   }
   return out;
 }
@@ -293,11 +304,12 @@ std::string to_markdown(const Comparison& c) {
   const auto& s = c.settings;
   std::string out = "# infermark compare: baseline vs candidate\n\n";
   out += fmt::format(
-      "Latency with samples: Mann-Whitney U (two-sided, alpha {}) for P50 and mean, a seeded bootstrap ({} resamples) {:g}% CI of "
+      "Latency with samples: Mann-Whitney U (two-sided, alpha {}) for P50 and mean, a seeded bootstrap ({} resamples) {:g}% CI "
+      "of "
       "the candidate/baseline ratio for P50 and P99; without samples: the stored 95% CIs (disjoint = significant). A change is a "
       "regression or improvement when it is significant and larger than {:g}%.\n\n",
       s.alpha, s.bootstrap_resamples, (1.0 - s.alpha) * 100.0, s.threshold_pct);
-  const std::vector<MarkdownColumn> columns{{"metric", false}, {"baseline", true},  {"candidate", true}, {"change", true},
+  const std::vector<MarkdownColumn> columns{{"metric", false}, {"baseline", true},      {"candidate", true}, {"change", true},
                                             {"method", false}, {"p / ratio CI", false}, {"verdict", false}};
   for (const auto& cell : c.cells) {
     out += fmt::format("## {}\n\nbaseline: {}\ncandidate: {}\n\n", describe(cell.key), cell.baseline_path, cell.candidate_path);
@@ -308,8 +320,8 @@ std::string to_markdown(const Comparison& c) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> notes;
     for (const auto& m : cell.metrics) {
-      rows.push_back({m.metric + " " + m.unit, format_number(m.baseline), format_number(m.candidate), fmt::format("{:+.1f}%", m.change_pct), m.method,
-                      significance_text(m), verdict_name(m.verdict)});
+      rows.push_back({m.metric + " " + m.unit, format_number(m.baseline), format_number(m.candidate),
+                      fmt::format("{:+.1f}%", m.change_pct), m.method, significance_text(m), verdict_name(m.verdict)});
       if (!m.note.empty()) notes.push_back(fmt::format("- {}: {}", m.metric, m.note));
     }
     out += markdown_table(columns, rows);
@@ -328,7 +340,8 @@ std::string to_markdown(const Comparison& c) {
   }
   int improvements = 0;
   for (const auto& cell : c.cells)
-    improvements += std::any_of(cell.metrics.begin(), cell.metrics.end(), [](auto& m) { return m.verdict == Verdict::kImprovement; });
+    improvements +=
+        std::any_of(cell.metrics.begin(), cell.metrics.end(), [](auto& m) { return m.verdict == Verdict::kImprovement; });
   out += fmt::format("Summary: {} of {} matched cell(s) regressed, {} improved; {} unmatched.\n", c.regressions(), c.cells.size(),
                      improvements, c.unmatched.size());
   return out;
@@ -339,18 +352,36 @@ json to_json(const Comparison& c) {
   for (const auto& cell : c.cells) {
     json metrics = json::array();
     for (const auto& m : cell.metrics)
-      metrics.push_back({{"metric", m.metric}, {"unit", m.unit}, {"lower_is_better", m.lower_is_better}, {"baseline", m.baseline},
-                         {"candidate", m.candidate}, {"change_pct", m.change_pct}, {"significant", m.significant},
-                         {"method", m.method}, {"p_value", m.p_value ? json(*m.p_value) : json(nullptr)},
-                         {"ratio_ci", interval_json(m.ratio_ci)}, {"verdict", verdict_name(m.verdict)}, {"note", m.note}});
-    cells.push_back({{"cell", key_json(cell.key)}, {"baseline", cell.baseline_path}, {"candidate", cell.candidate_path},
-                     {"problem", cell.problem}, {"regression", cell.has_regression()}, {"metrics", metrics}});
+      metrics.push_back({{"metric", m.metric},
+                         {"unit", m.unit},
+                         {"lower_is_better", m.lower_is_better},
+                         {"baseline", m.baseline},
+                         {"candidate", m.candidate},
+                         {"change_pct", m.change_pct},
+                         {"significant", m.significant},
+                         {"method", m.method},
+                         {"p_value", m.p_value ? json(*m.p_value) : json(nullptr)},
+                         {"ratio_ci", interval_json(m.ratio_ci)},
+                         {"verdict", verdict_name(m.verdict)},
+                         {"note", m.note}});
+    cells.push_back({{"cell", key_json(cell.key)},
+                     {"baseline", cell.baseline_path},
+                     {"candidate", cell.candidate_path},
+                     {"problem", cell.problem},
+                     {"regression", cell.has_regression()},
+                     {"metrics", metrics}});
   }
   json unmatched = json::array();
   for (const auto& u : c.unmatched) unmatched.push_back({{"cell", key_json(u.key)}, {"side", u.side}, {"path", u.path}});
-  return {{"settings", {{"alpha", c.settings.alpha}, {"threshold_pct", c.settings.threshold_pct},
-                        {"bootstrap_resamples", c.settings.bootstrap_resamples}, {"seed", c.settings.seed}}},
-          {"cells", cells}, {"unmatched", unmatched}, {"notes", c.notes}, {"regressions", c.regressions()}};
+  return {{"settings",
+           {{"alpha", c.settings.alpha},
+            {"threshold_pct", c.settings.threshold_pct},
+            {"bootstrap_resamples", c.settings.bootstrap_resamples},
+            {"seed", c.settings.seed}}},
+          {"cells", cells},
+          {"unmatched", unmatched},
+          {"notes", c.notes},
+          {"regressions", c.regressions()}};
 }
 
 }  // namespace infermark::report

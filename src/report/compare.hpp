@@ -39,7 +39,7 @@ struct MetricChange {
   double candidate = 0.0;
   double change_pct = 0.0;  // (candidate - baseline) / baseline x 100
   bool significant = false;
-  std::string method;       // how significance was judged, e.g. "Mann-Whitney U", "stored 95% CIs overlap"
+  std::string method;  // how significance was judged, e.g. "Mann-Whitney U", "stored 95% CIs overlap"
   std::optional<double> p_value;
   std::optional<stats::Interval> ratio_ci;  // bootstrap interval of candidate / baseline
   Verdict verdict = Verdict::kNotJudged;
@@ -61,8 +61,8 @@ struct UnmatchedCell {
 };
 
 struct CompareSettings {
-  double alpha = 0.05;          // significance level of the tests (bootstrap intervals are 1 - alpha)
-  double threshold_pct = 5.0;   // smallest change that matters in practice
+  double alpha = 0.05;         // significance level of the tests (bootstrap intervals are 1 - alpha)
+  double threshold_pct = 5.0;  // smallest change that matters in practice
   int bootstrap_resamples = 2000;
   unsigned long long seed = 42;
 };
@@ -72,7 +72,7 @@ struct Comparison {
   std::vector<CellComparison> cells;
   std::vector<UnmatchedCell> unmatched;
   std::vector<std::string> notes;  // e.g. duplicate cells on one side, different machines
-  int regressions() const;          // cells with at least one regression
+  int regressions() const;         // cells with at least one regression
 };
 
 // Matches cells by CellKey (when one side has several results for a key, the latest run is

@@ -12,10 +12,10 @@
 namespace infermark::report {
 namespace {
 
-const std::vector<MarkdownColumn> kColumns{
-    {"backend", false},  {"version", false},    {"threads", true},    {"mean ms", true}, {"P50 ms", true},
-    {"P99 ms", true},    {"inferences/s", true}, {"peak RSS MB", true}, {"max abs err", true},
-    {"top-1 agree", true}, {"status", false}};
+const std::vector<MarkdownColumn> kColumns{{"backend", false},     {"version", false},    {"threads", true},
+                                           {"mean ms", true},      {"P50 ms", true},      {"P99 ms", true},
+                                           {"inferences/s", true}, {"peak RSS MB", true}, {"max abs err", true},
+                                           {"top-1 agree", true},  {"status", false}};
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
@@ -108,7 +108,8 @@ std::string sla_note(const nlohmann::json& sla) {
     targets += (targets.empty() ? "" : ", ") + fmt::format("{} <= {} ms", what, target);
     measured += (measured.empty() ? "" : ", ") + fmt::format("{} {:.3f} ms", what, value);
   };
-  if (sla.contains("p99_ms_target") && sla["p99_ms_target"].is_number()) add("P99", sla["p99_ms_target"].get<double>(), sla.value("p99_ms", 0.0));
+  if (sla.contains("p99_ms_target") && sla["p99_ms_target"].is_number())
+    add("P99", sla["p99_ms_target"].get<double>(), sla.value("p99_ms", 0.0));
   for (const char* slo : {"ttft", "tpot"})
     if (sla.contains(slo))
       add(std::string(slo == std::string("ttft") ? "TTFT" : "TPOT") + " P99", sla[slo].value("p99_ms_target", 0.0),
@@ -124,11 +125,11 @@ std::string sla_note(const nlohmann::json& sla) {
 }
 
 std::string pulse_note(const nlohmann::json& p) {
-  return fmt::format("pulse: baseline P99 {:.3f} ms, peak P99 {:.3f} ms, {} errors/rejections in the burst, {}",
-                     p["baseline_p99_ms"].get<double>(), p["peak_p99_ms"].get<double>(),
-                     p["burst_errors_and_rejections"].get<std::uint64_t>(),
-                     p["recovered"].get<bool>() ? fmt::format("recovered {:.1f} s after the burst", p["time_to_recover_s"].get<double>())
-                                                : std::string("did not recover before the end"));
+  return fmt::format(
+      "pulse: baseline P99 {:.3f} ms, peak P99 {:.3f} ms, {} errors/rejections in the burst, {}",
+      p["baseline_p99_ms"].get<double>(), p["peak_p99_ms"].get<double>(), p["burst_errors_and_rejections"].get<std::uint64_t>(),
+      p["recovered"].get<bool>() ? fmt::format("recovered {:.1f} s after the burst", p["time_to_recover_s"].get<double>())
+                                 : std::string("did not recover before the end"));
 }
 
 std::string energy_note(const RunResult& r) {
@@ -152,18 +153,21 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
     if (a.contains("sla")) add(r, sla_note(a["sla"]));
     if (a.contains("max_qps_within_sla"))
       add(r, fmt::format("highest rate within the SLOs: {:.2f} queries/s{}", a["max_qps_within_sla"].get<double>(),
-                         a.contains("goodput_qps_at_max") ? fmt::format(" (goodput there {:.2f}/s)", a["goodput_qps_at_max"].get<double>())
-                                                          : std::string()));
+                         a.contains("goodput_qps_at_max")
+                             ? fmt::format(" (goodput there {:.2f}/s)", a["goodput_qps_at_max"].get<double>())
+                             : std::string()));
     if (a.contains("knee_reason"))
-      add(r, a["knee_step"].is_null() ? a["knee_reason"].get<std::string>()
-                                      : fmt::format("knee at {}: {}", a["knee_label"].get<std::string>(), a["knee_reason"].get<std::string>()));
+      add(r, a["knee_step"].is_null()
+                 ? a["knee_reason"].get<std::string>()
+                 : fmt::format("knee at {}: {}", a["knee_label"].get<std::string>(), a["knee_reason"].get<std::string>()));
     if (a.contains("soak"))
       add(r, "soak: " + a["soak"]["verdict"].get<std::string>() +
                  fmt::format(" (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min{})", a["soak"]["memory"].value("slope_per_min", 0.0),
                              a["soak"]["latency"].value("slope_per_min", 0.0),
-                             a["soak"].contains("tpot") ? fmt::format(", TPOT {:+.3f} ms/min ({})", a["soak"]["tpot"].value("slope_per_min", 0.0),
-                                                                      a["soak"]["tpot"].value("verdict", ""))
-                                                        : std::string()));
+                             a["soak"].contains("tpot")
+                                 ? fmt::format(", TPOT {:+.3f} ms/min ({})", a["soak"]["tpot"].value("slope_per_min", 0.0),
+                                               a["soak"]["tpot"].value("verdict", ""))
+                                 : std::string()));
     if (a.contains("steps") && !a["steps"].empty() && a["steps"][0].contains("ttft_p99_ms")) {
       std::string steps;
       for (const auto& step : a["steps"])

@@ -9,10 +9,10 @@ namespace infermark::report {
 namespace {
 
 const std::vector<MarkdownColumn> kColumns{
-    {"backend", false},        {"model", false},         {"threads", true},      {"C", true},
-    {"prompt+output", true},   {"req/s", true},          {"P50 ms", true},       {"P99 ms", true},
-    {"TTFT P50 ms", true},     {"TTFT P99 ms", true},    {"TPOT ms", true},      {"ITL P99 ms", true},
-    {"prefill tok/s", true},   {"decode tok/s", true},   {"output tok/s", true}, {"peak RSS GB", true},
+    {"backend", false},      {"model", false},       {"threads", true},      {"C", true},
+    {"prompt+output", true}, {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
+    {"TTFT P50 ms", true},   {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
+    {"prefill tok/s", true}, {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
     {"status", false}};
 
 // A percentile of one of the generation section's summaries, or "-".
@@ -73,8 +73,10 @@ std::string generation_table(const std::vector<RunResult>& results) {
   std::string table = markdown_table(kColumns, rows);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
-  table += "  TTFT: issue (closed loop) or scheduled arrival (open loop) to first token; TPOT: mean time per output token after the first;\n"
-           "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n";
+  table +=
+      "  TTFT: issue (closed loop) or scheduled arrival (open loop) to first token; TPOT: mean time per output token after the "
+      "first;\n"
+      "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n";
   return table;
 }
 

@@ -36,8 +36,8 @@ std::string read_text(const fs::path& path, const std::string& what, const std::
 fs::path chart_library_path(const fs::path& web_dir) {
   const auto package_dir = web_dir / "node_modules" / "chart.js";
   const auto manifest_path = package_dir / "package.json";
-  const auto manifest = json::parse(read_text(manifest_path, "chart library (npm package chart.js)", kSetupFix),
-                                    nullptr, /*allow_exceptions=*/false);
+  const auto manifest = json::parse(read_text(manifest_path, "chart library (npm package chart.js)", kSetupFix), nullptr,
+                                    /*allow_exceptions=*/false);
   for (const char* field : {"jsdelivr", "unpkg"})
     if (manifest.is_object() && manifest.contains(field) && manifest[field].is_string())
       return (package_dir / manifest[field].get<std::string>()).lexically_normal();
@@ -138,8 +138,8 @@ fs::path executable_dir() {
 
 std::string render_html_report(const std::vector<LoadedResult>& results, const fs::path& web_dir) {
   const auto template_path = web_dir / kTemplateFile;
-  const auto page = read_text(template_path, "HTML report template",
-                              "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository");
+  const auto page =
+      read_text(template_path, "HTML report template", "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository");
   return fill_template(page, template_path,
                        {{kDataMarker, json_for_script(report_data(results))}, {kLibraryMarker, chart_library(web_dir)}});
 }

@@ -27,8 +27,12 @@ std::string table(const Row& header, const std::vector<Row>& rows) {
 std::string ms(double v) { return fmt::format("{:.2f}", v); }
 std::string dash_or(bool present, const std::function<std::string()>& value) { return present ? value() : "-"; }
 
-std::string p50(const RunResult& r) { return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(50).value); }); }
-std::string p99(const RunResult& r) { return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(99).value); }); }
+std::string p50(const RunResult& r) {
+  return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(50).value); });
+}
+std::string p99(const RunResult& r) {
+  return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(99).value); });
+}
 std::string throughput(const RunResult& r) {
   return dash_or(r.throughput.inferences_per_s > 0, [&] { return fmt::format("{:.1f}", r.throughput.inferences_per_s); });
 }
@@ -70,7 +74,8 @@ std::string threads_of(const RunResult& r) {
 std::string shape_of(const RunResult& r) {
   std::string out;
   if (r.scenario.parameters.contains("varying_shapes")) {
-    for (const auto& range : r.scenario.parameters["varying_shapes"]["ranges"]) out += (out.empty() ? "" : ", ") + range.get<std::string>();
+    for (const auto& range : r.scenario.parameters["varying_shapes"]["ranges"])
+      out += (out.empty() ? "" : ", ") + range.get<std::string>();
     return out + " (drawn per query)";
   }
   for (const auto& t : r.scenario.inputs) out += (out.empty() ? "" : ", ") + format_shape(t.shape);
@@ -84,9 +89,17 @@ std::string summary_table(const std::vector<LoadedResult>& cells) {
     rows.push_back({cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, p50(r), p99(r), throughput(r), memory(r),
                     energy_per_inference(r), accuracy(r), r.status});
   }
-  return markdown_table({{"framework"}, {"version"}, {"P50 ms", true}, {"P99 ms", true}, {"inferences/s", true},
-                         {"peak MB", true}, {"energy/inference", true}, {"agreement"}, {"status"}},
-                        rows) + "\n";
+  return markdown_table({{"framework"},
+                         {"version"},
+                         {"P50 ms", true},
+                         {"P99 ms", true},
+                         {"inferences/s", true},
+                         {"peak MB", true},
+                         {"energy/inference", true},
+                         {"agreement"},
+                         {"status"}},
+                        rows) +
+         "\n";
 }
 
 // A pivot: one row per backend, one column per value of `axis`, `value` in the cells.
@@ -161,8 +174,9 @@ std::string markdown_report(const std::vector<LoadedResult>& results) {
                        groups.size());
   for (const auto& [model, cells] : groups) out += model_section(model, cells);
   std::set<std::string> machines;
-  for (const auto& r : results) machines.insert(r.result.environment.value("cpu_model", "?") + ", " +
-                                                std::to_string(r.result.environment.value("logical_cores", 0)) + " logical cores");
+  for (const auto& r : results)
+    machines.insert(r.result.environment.value("cpu_model", "?") + ", " +
+                    std::to_string(r.result.environment.value("logical_cores", 0)) + " logical cores");
   out += "Machine" + std::string(machines.size() > 1 ? "s (results come from different machines!)" : "") + ": ";
   for (const auto& m : machines) out += m + "; ";
   out += "\n";
@@ -170,14 +184,27 @@ std::string markdown_report(const std::vector<LoadedResult>& results) {
 }
 
 std::string csv_report(const std::vector<LoadedResult>& results) {
-  std::string out = "model,backend,version,threads,precision,batch,scenario,status,p50_ms,p99_ms,mean_ms,inferences_per_s,"
-                    "peak_rss_mb,energy_per_inference,agreement,file\n";
+  std::string out =
+      "model,backend,version,threads,precision,batch,scenario,status,p50_ms,p99_ms,mean_ms,inferences_per_s,"
+      "peak_rss_mb,energy_per_inference,agreement,file\n";
   for (const auto& c : results) {
     const auto& r = c.result;
-    const Row row{r.model.name, r.backend.name, r.backend.version, threads_of(r), r.requested.precision,
-                  std::to_string(r.scenario.batch), r.scenario.name, r.status, p50(r), p99(r),
-                  dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean); }), throughput(r), memory(r),
-                  energy_per_inference(r), accuracy(r), c.path};
+    const Row row{r.model.name,
+                  r.backend.name,
+                  r.backend.version,
+                  threads_of(r),
+                  r.requested.precision,
+                  std::to_string(r.scenario.batch),
+                  r.scenario.name,
+                  r.status,
+                  p50(r),
+                  p99(r),
+                  dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean); }),
+                  throughput(r),
+                  memory(r),
+                  energy_per_inference(r),
+                  accuracy(r),
+                  c.path};
     for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
     out += "\n";
   }

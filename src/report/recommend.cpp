@@ -111,7 +111,8 @@ CellFigures figures_of(const RunResult& r, const Constraints& c) {
 ConstraintCheck at_most(std::string name, const std::string& what, double value, double limit, const std::string& unit) {
   const bool met = value <= limit;
   return {std::move(name), met ? Outcome::kMet : Outcome::kFailed,
-          fmt::format("{} {} {} {} {:g} {}", what, format_number(value), unit, met ? "<=" : ">", limit, unit), value / limit, true};
+          fmt::format("{} {} {} {} {:g} {}", what, format_number(value), unit, met ? "<=" : ">", limit, unit), value / limit,
+          true};
 }
 
 std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunResult& r, const Constraints& c) {
@@ -123,9 +124,10 @@ std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunRes
   if (c.p99_ms) checks.push_back(at_most("P99", "P99", f.p99_ms, *c.p99_ms, "ms"));
   if (c.min_qps) {
     const bool met = f.qps >= *c.min_qps;
-    checks.push_back({"QPS", met ? Outcome::kMet : Outcome::kFailed,
-                      fmt::format("QPS {} {} {:g} inferences/s ({})", format_number(f.qps), met ? ">=" : "<", *c.min_qps, f.qps_source),
-                      f.qps > 0 ? *c.min_qps / f.qps : std::numeric_limits<double>::infinity(), true});
+    checks.push_back(
+        {"QPS", met ? Outcome::kMet : Outcome::kFailed,
+         fmt::format("QPS {} {} {:g} inferences/s ({})", format_number(f.qps), met ? ">=" : "<", *c.min_qps, f.qps_source),
+         f.qps > 0 ? *c.min_qps / f.qps : std::numeric_limits<double>::infinity(), true});
   }
   if (c.mem_mb) {
     if (f.peak_rss_mb > 0)
@@ -137,19 +139,22 @@ std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunRes
     if (f.accuracy_loss) {
       const double pct = *f.accuracy_loss * 100.0;
       const bool met = pct <= *c.max_accuracy_loss_pct;
-      checks.push_back({"accuracy", met ? Outcome::kMet : Outcome::kFailed,
-                        fmt::format("accuracy loss {:.3g}% {} {:g}% ({})", pct, met ? "<=" : ">", *c.max_accuracy_loss_pct, f.accuracy_source),
-                        *c.max_accuracy_loss_pct > 0 ? pct / *c.max_accuracy_loss_pct : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0),
-                        true});
+      checks.push_back(
+          {"accuracy", met ? Outcome::kMet : Outcome::kFailed,
+           fmt::format("accuracy loss {:.3g}% {} {:g}% ({})", pct, met ? "<=" : ">", *c.max_accuracy_loss_pct, f.accuracy_source),
+           *c.max_accuracy_loss_pct > 0 ? pct / *c.max_accuracy_loss_pct
+                                        : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0),
+           true});
     } else {
       checks.push_back({"accuracy", Outcome::kUnknown, "accuracy loss cannot be judged: " + f.accuracy_source, 0.0, true});
     }
   }
   // Energy is a preference (rank by inferences per joule), not a limit: unknown never excludes.
   if (c.energy)
-    checks.push_back(f.inferences_per_joule
-                         ? ConstraintCheck{"energy", Outcome::kMet, fmt::format("{:.3g} inferences/J", *f.inferences_per_joule), 0.0, false}
-                         : ConstraintCheck{"energy", Outcome::kUnknown, "energy cannot be judged: " + f.energy_source, 0.0, false});
+    checks.push_back(
+        f.inferences_per_joule
+            ? ConstraintCheck{"energy", Outcome::kMet, fmt::format("{:.3g} inferences/J", *f.inferences_per_joule), 0.0, false}
+            : ConstraintCheck{"energy", Outcome::kUnknown, "energy cannot be judged: " + f.energy_source, 0.0, false});
   return checks;
 }
 
@@ -200,9 +205,12 @@ std::vector<std::string> labels_for(const std::vector<LoadedResult>& cells) {
 double objective_key(const CellAssessment& cell, Objective o) {
   if (!cell.completed) return std::numeric_limits<double>::infinity();
   switch (o) {
-    case Objective::kLatency: return cell.figures.p99_ms;
-    case Objective::kThroughput: return -cell.figures.qps;
-    case Objective::kEnergy: return cell.figures.inferences_per_joule ? -*cell.figures.inferences_per_joule : 0.0;
+    case Objective::kLatency:
+      return cell.figures.p99_ms;
+    case Objective::kThroughput:
+      return -cell.figures.qps;
+    case Objective::kEnergy:
+      return cell.figures.inferences_per_joule ? -*cell.figures.inferences_per_joule : 0.0;
   }
   return 0.0;
 }
@@ -217,18 +225,24 @@ void rank(std::vector<CellAssessment>& cells, Objective o) {
 
 std::string objective_name(Objective o) {
   switch (o) {
-    case Objective::kLatency: return "lowest P99 latency";
-    case Objective::kThroughput: return "highest throughput";
-    case Objective::kEnergy: return "most inferences per joule";
+    case Objective::kLatency:
+      return "lowest P99 latency";
+    case Objective::kThroughput:
+      return "highest throughput";
+    case Objective::kEnergy:
+      return "most inferences per joule";
   }
   return "";
 }
 
 std::string objective_value(const CellAssessment& cell, Objective o) {
   switch (o) {
-    case Objective::kLatency: return fmt::format("P99 {} ms", format_number(cell.figures.p99_ms));
-    case Objective::kThroughput: return fmt::format("{} inferences/s", format_number(cell.figures.qps));
-    case Objective::kEnergy: return fmt::format("{:.3g} inferences/J", cell.figures.inferences_per_joule.value_or(0.0));
+    case Objective::kLatency:
+      return fmt::format("P99 {} ms", format_number(cell.figures.p99_ms));
+    case Objective::kThroughput:
+      return fmt::format("{} inferences/s", format_number(cell.figures.qps));
+    case Objective::kEnergy:
+      return fmt::format("{:.3g} inferences/J", cell.figures.inferences_per_joule.value_or(0.0));
   }
   return "";
 }
@@ -276,9 +290,10 @@ bool any_constraint(const Constraints& c) { return c.p99_ms || c.min_qps || c.me
 std::string pick_explanation(const ModelRecommendation& m, Objective o, std::size_t total) {
   const auto& pick = m.ranked.front();
   const auto& f = pick.figures;
-  return fmt::format("Pick {}: {} among the {} of {} cell(s) that meet every constraint (P99 {} ms, {} inferences/s, peak RSS {} MB).",
-                     pick.label, objective_name(o), m.ranked.size(), total, format_number(f.p99_ms), format_number(f.qps),
-                     format_number(f.peak_rss_mb));
+  return fmt::format(
+      "Pick {}: {} among the {} of {} cell(s) that meet every constraint (P99 {} ms, {} inferences/s, peak RSS {} MB).",
+      pick.label, objective_name(o), m.ranked.size(), total, format_number(f.p99_ms), format_number(f.qps),
+      format_number(f.peak_rss_mb));
 }
 
 std::vector<std::string> explain(const ModelRecommendation& m, Objective o, const Constraints& c, const CellRefs& completed) {
@@ -289,8 +304,9 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
     if (m.ranked.size() > 1) {
       const auto& next = m.ranked[1];
       const double gap = (objective_key(next, o) / objective_key(m.ranked.front(), o) - 1.0) * 100.0;
-      lines.push_back(fmt::format("Runner-up {}: {}, {:.1f}% {} than the pick's {}.", next.label, objective_value(next, o), std::abs(gap),
-                                  o == Objective::kLatency ? "slower" : "lower", objective_value(m.ranked.front(), o)));
+      lines.push_back(fmt::format("Runner-up {}: {}, {:.1f}% {} than the pick's {}.", next.label, objective_value(next, o),
+                                  std::abs(gap), o == Objective::kLatency ? "slower" : "lower",
+                                  objective_value(m.ranked.front(), o)));
     }
     const ConstraintCheck* tightest = nullptr;
     for (const auto& check : m.ranked.front().checks)
@@ -300,7 +316,8 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
                                   tightest->constraint == "QPS" ? "the minimum is" : "at", tightest->excess * 100,
                                   tightest->constraint == "QPS" ? "of the measured rate" : "of the limit"));
     if (!any_constraint(c))
-      lines.push_back("No constraints given, so every completed cell qualifies; add --p99-ms, --min-qps, --mem-mb or --max-accuracy-loss.");
+      lines.push_back(
+          "No constraints given, so every completed cell qualifies; add --p99-ms, --min-qps, --mem-mb or --max-accuracy-loss.");
   } else {
     lines.push_back("No cell meets every constraint.");
     const CellAssessment* closest = nullptr;
@@ -308,13 +325,17 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
       if (cell.completed && (!closest || binding_excess(cell) < binding_excess(*closest))) closest = &cell;
     if (closest) lines.push_back(fmt::format("Closest: {}, ruled out by {}.", closest->label, closest->binding()));
   }
-  if (o == Objective::kThroughput &&
-      std::all_of(completed.begin(), completed.end(), [](const CellAssessment* a) { return a->figures.qps_source == "measured inferences/s"; }))
-    lines.push_back("Throughput here is each run's measured rate; for capacity use --scenario offline or --scenario server --find-max-qps.");
+  if (o == Objective::kThroughput && std::all_of(completed.begin(), completed.end(), [](const CellAssessment* a) {
+        return a->figures.qps_source == "measured inferences/s";
+      }))
+    lines.push_back(
+        "Throughput here is each run's measured rate; for capacity use --scenario offline or --scenario server --find-max-qps.");
   if (c.energy && o != Objective::kEnergy) {
-    const auto without = std::find_if(completed.begin(), completed.end(), [](const CellAssessment* a) { return !a->figures.inferences_per_joule; });
+    const auto without = std::find_if(completed.begin(), completed.end(),
+                                      [](const CellAssessment* a) { return !a->figures.inferences_per_joule; });
     lines.push_back(fmt::format("Energy cannot be judged ({}); ranked by {} instead.",
-                                without != completed.end() ? (*without)->figures.energy_source : "no cell meets the constraints", objective_name(o)));
+                                without != completed.end() ? (*without)->figures.energy_source : "no cell meets the constraints",
+                                objective_name(o)));
   }
   return lines;
 }
@@ -338,7 +359,9 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
   const auto& f = cell.figures;
   const auto& c = rec.constraints;
   auto measured = [&](auto text) { return cell.completed ? text() : std::string("-"); };
-  std::vector<std::string> row{rank, cell.label, measured([&] { return format_number(f.p99_ms); }),
+  std::vector<std::string> row{rank,
+                               cell.label,
+                               measured([&] { return format_number(f.p99_ms); }),
                                measured([&] { return format_number(f.qps); }),
                                measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
                                accuracy_text(f)};
@@ -354,8 +377,8 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
 }
 
 std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops) {
-  std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false}, {"P99 ms", true}, {"QPS", true}, {"peak RSS MB", true},
-                                      {"accuracy loss", true}};
+  std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false},       {"P99 ms", true},
+                                      {"QPS", true},  {"peak RSS MB", true}, {"accuracy loss", true}};
   if (c.energy) columns.push_back({"inferences/J", true});
   if (c.price_per_hour) columns.push_back({"$ per M inferences", true});
   if (c.target_qps) columns.push_back({"machines", true});
@@ -395,8 +418,8 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
   out += fmt::format("QPS: {}. Accuracy loss: {}.\n", fmt::join(qps_sources, "; "),
                      accuracy_sources.empty() ? "no cross-check" : fmt::format("{}", fmt::join(accuracy_sources, "; ")));
   if (rec.constraints.target_qps)
-    out += fmt::format("Machines for {:g} inferences/s = ceil({:g} / QPS at the SLA), with QPS as above.\n", *rec.constraints.target_qps,
-                       *rec.constraints.target_qps);
+    out += fmt::format("Machines for {:g} inferences/s = ceil({:g} / QPS at the SLA), with QPS as above.\n",
+                       *rec.constraints.target_qps, *rec.constraints.target_qps);
   if (rec.constraints.price_per_hour)
     out += fmt::format("Cost per million inferences = {:g} / (3600 x inferences/s) x 1e6.\n", *rec.constraints.price_per_hour);
 
@@ -430,19 +453,36 @@ json cell_json(const CellAssessment& cell) {
   const auto& f = cell.figures;
   json checks = json::array();
   for (const auto& c : cell.checks) checks.push_back(check_json(c));
-  return {{"label", cell.label}, {"path", cell.path}, {"backend", cell.backend}, {"batch", cell.batch}, {"completed", cell.completed},
-          {"p99_ms", f.p99_ms}, {"qps", f.qps}, {"qps_source", f.qps_source}, {"inferences_per_s", f.inferences_per_s},
-          {"peak_rss_mb", f.peak_rss_mb}, {"accuracy_loss", optional_json(f.accuracy_loss)}, {"accuracy_source", f.accuracy_source},
-          {"inferences_per_joule", optional_json(f.inferences_per_joule)}, {"energy_source", f.energy_source},
-          {"cost_per_million", optional_json(cell.cost_per_million)}, {"machines", optional_json(cell.machines)},
-          {"model_gflops", optional_json(f.model_gflops)}, {"gflops_source", f.gflops_source}, {"gflops", optional_json(cell.gflops)}, {"percent_of_peak", optional_json(cell.percent_of_peak)},
-          {"meets_all", cell.meets_all()}, {"binding", cell.binding()}, {"checks", checks}};
+  return {{"label", cell.label},
+          {"path", cell.path},
+          {"backend", cell.backend},
+          {"batch", cell.batch},
+          {"completed", cell.completed},
+          {"p99_ms", f.p99_ms},
+          {"qps", f.qps},
+          {"qps_source", f.qps_source},
+          {"inferences_per_s", f.inferences_per_s},
+          {"peak_rss_mb", f.peak_rss_mb},
+          {"accuracy_loss", optional_json(f.accuracy_loss)},
+          {"accuracy_source", f.accuracy_source},
+          {"inferences_per_joule", optional_json(f.inferences_per_joule)},
+          {"energy_source", f.energy_source},
+          {"cost_per_million", optional_json(cell.cost_per_million)},
+          {"machines", optional_json(cell.machines)},
+          {"model_gflops", optional_json(f.model_gflops)},
+          {"gflops_source", f.gflops_source},
+          {"gflops", optional_json(cell.gflops)},
+          {"percent_of_peak", optional_json(cell.percent_of_peak)},
+          {"meets_all", cell.meets_all()},
+          {"binding", cell.binding()},
+          {"checks", checks}};
 }
 
 }  // namespace
 
 bool CellAssessment::meets_all() const {
-  return std::all_of(checks.begin(), checks.end(), [](const ConstraintCheck& c) { return !c.required || c.outcome == Outcome::kMet; });
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const ConstraintCheck& c) { return !c.required || c.outcome == Outcome::kMet; });
 }
 
 std::string CellAssessment::binding() const {
@@ -491,8 +531,9 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
       if (r.result.environment.is_object()) measured_on.insert(r.result.environment.value("cpu_model", std::string()));
     measured_on.erase(peak->cpu_model);
     if (!measured_on.empty())
-      rec.notes.push_back(fmt::format("the peak is this machine's ({}), but results were measured on {}: % of peak is only indicative",
-                                      peak->cpu_model, fmt::join(measured_on, ", ")));
+      rec.notes.push_back(
+          fmt::format("the peak is this machine's ({}), but results were measured on {}: % of peak is only indicative",
+                      peak->cpu_model, fmt::join(measured_on, ", ")));
   }
   return rec;
 }
@@ -505,7 +546,8 @@ std::string to_markdown(const Recommendation& rec) {
       for (const auto* list : {&m.ranked, &m.rejected})
         for (const auto& cell : *list)
           if (cell.figures.model_gflops)
-            sources.insert(fmt::format("{}: {:g} GFLOP per inference ({})", m.model, *cell.figures.model_gflops, cell.figures.gflops_source));
+            sources.insert(fmt::format("{}: {:g} GFLOP per inference ({})", m.model, *cell.figures.model_gflops,
+                                       cell.figures.gflops_source));
     out += fmt::format("Model FLOPs: {}; GFLOP/s = that x inferences/s.\n", fmt::join(sources, "; "));
     out += rec.peak ? fmt::format("Peak: {}.\n", rec.peak->derivation) : std::string("Peak: unknown, so no % of peak.\n");
   }
@@ -524,15 +566,28 @@ json to_json(const Recommendation& rec) {
     for (const auto& cell : m.ranked) ranked.push_back(cell_json(cell));
     for (const auto& cell : m.rejected) rejected.push_back(cell_json(cell));
     for (const auto& r : m.rules) rules.push_back({{"rule", r.rule}, {"status", r.status}, {"detail", r.detail}});
-    models.push_back({{"model", m.model}, {"objective", m.objective}, {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
-                      {"ranked", ranked}, {"rejected", rejected}, {"rules_of_thumb", rules}, {"explanation", m.explanation}});
+    models.push_back({{"model", m.model},
+                      {"objective", m.objective},
+                      {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
+                      {"ranked", ranked},
+                      {"rejected", rejected},
+                      {"rules_of_thumb", rules},
+                      {"explanation", m.explanation}});
   }
-  return {{"constraints", {{"p99_ms", optional_json(c.p99_ms)}, {"min_qps", optional_json(c.min_qps)}, {"mem_mb", optional_json(c.mem_mb)},
-                           {"max_accuracy_loss_pct", optional_json(c.max_accuracy_loss_pct)}, {"dynamic_shapes", c.dynamic_shapes},
-                           {"energy", c.energy}, {"price_per_hour", optional_json(c.price_per_hour)},
-                           {"target_qps", optional_json(c.target_qps)}, {"model_gflops", optional_json(c.model_gflops)}}},
+  return {{"constraints",
+           {{"p99_ms", optional_json(c.p99_ms)},
+            {"min_qps", optional_json(c.min_qps)},
+            {"mem_mb", optional_json(c.mem_mb)},
+            {"max_accuracy_loss_pct", optional_json(c.max_accuracy_loss_pct)},
+            {"dynamic_shapes", c.dynamic_shapes},
+            {"energy", c.energy},
+            {"price_per_hour", optional_json(c.price_per_hour)},
+            {"target_qps", optional_json(c.target_qps)},
+            {"model_gflops", optional_json(c.model_gflops)}}},
           {"peak", rec.peak ? json{{"gflops", rec.peak->gflops}, {"derivation", rec.peak->derivation}} : json(nullptr)},
-          {"models", models}, {"notes", rec.notes}, {"every_model_has_a_pick", rec.every_model_has_a_pick()}};
+          {"models", models},
+          {"notes", rec.notes},
+          {"every_model_has_a_pick", rec.every_model_has_a_pick()}};
 }
 
 }  // namespace infermark::report

@@ -30,9 +30,9 @@ enum class Outcome { kMet, kFailed, kUnknown };
 struct ConstraintCheck {
   std::string constraint;  // "P99", "QPS", "memory", "accuracy", "energy", "status"
   Outcome outcome = Outcome::kMet;
-  std::string detail;      // "P99 123.4 ms > 100 ms"
-  double excess = 0.0;     // how far past the limit (value / limit, or limit / value for minimums)
-  bool required = true;    // false for preferences (energy) that rank but never exclude
+  std::string detail;    // "P99 123.4 ms > 100 ms"
+  double excess = 0.0;   // how far past the limit (value / limit, or limit / value for minimums)
+  bool required = true;  // false for preferences (energy) that rank but never exclude
 };
 
 // What was measured for a cell, each figure with where it came from.
@@ -45,9 +45,9 @@ struct CellFigures {
   std::optional<double> accuracy_loss;  // fraction
   std::string accuracy_source;          // "1 - top-1 agreement with onnxruntime", or why unknown
   std::optional<double> inferences_per_joule;
-  std::string energy_source;            // why energy is unavailable, or its source
-  std::optional<double> model_gflops;   // GFLOP of one inference
-  std::string gflops_source;            // "--model-gflops" or "zoo manifest models/resnet50.json"
+  std::string energy_source;           // why energy is unavailable, or its source
+  std::optional<double> model_gflops;  // GFLOP of one inference
+  std::string gflops_source;           // "--model-gflops" or "zoo manifest models/resnet50.json"
 };
 
 struct CellAssessment {

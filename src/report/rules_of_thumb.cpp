@@ -31,7 +31,8 @@ bool uses_throughput_hint(const CellAssessment& c) {
 }
 
 RuleCheck verdict(std::string rule, bool agrees, const std::string& agreed, const std::string& contradicted) {
-  return {std::move(rule), agrees ? "agrees" : "contradicted", agrees ? agreed : "the data contradicts the rule of thumb: " + contradicted};
+  return {std::move(rule), agrees ? "agrees" : "contradicted",
+          agrees ? agreed : "the data contradicts the rule of thumb: " + contradicted};
 }
 
 RuleCheck latency_rule(const CellRefs& completed, bool x86) {
@@ -47,7 +48,8 @@ RuleCheck latency_rule(const CellRefs& completed, bool x86) {
   if (picks.empty()) return {name, "not testable", "neither OpenVINO nor ONNX Runtime was measured at batch 1"};
   const auto* winner = lowest_p99(batch1);
   const auto* pick = lowest_p99(picks);
-  return verdict(name, winner == pick, fmt::format("lowest P99 at batch 1: {} ({} ms)", winner->label, format_number(winner->figures.p99_ms)),
+  return verdict(name, winner == pick,
+                 fmt::format("lowest P99 at batch 1: {} ({} ms)", winner->label, format_number(winner->figures.p99_ms)),
                  fmt::format("the lowest P99 at batch 1 is {} ({} ms); the rule's best, {}, has {} ms ({:+.1f}%)", winner->label,
                              format_number(winner->figures.p99_ms), pick->label, format_number(pick->figures.p99_ms),
                              (pick->figures.p99_ms / winner->figures.p99_ms - 1.0) * 100.0));
@@ -66,7 +68,8 @@ RuleCheck throughput_rule(const CellRefs& completed) {
             "--scenario offline"};
   const auto* winner = highest_qps(completed);
   const auto* pick = highest_qps(picks);
-  return verdict(name, winner == pick, fmt::format("highest throughput: {} ({} inferences/s)", winner->label, format_number(winner->figures.qps)),
+  return verdict(name, winner == pick,
+                 fmt::format("highest throughput: {} ({} inferences/s)", winner->label, format_number(winner->figures.qps)),
                  fmt::format("the highest throughput is {} ({} inferences/s); the rule's best, {}, reaches {} inferences/s",
                              winner->label, format_number(winner->figures.qps), pick->label, format_number(pick->figures.qps)));
 }
@@ -75,7 +78,8 @@ RuleCheck throughput_rule(const CellRefs& completed) {
 RuleCheck pick_rule(std::string name, const std::string& backend, const std::string& framework, const RuleInputs& in,
                     const std::string& caveat) {
   if (!in.winner) return {std::move(name), "not testable", "no completed cell"};
-  const bool measured = std::any_of(in.completed.begin(), in.completed.end(), [&](const CellAssessment* c) { return c->backend == backend; });
+  const bool measured =
+      std::any_of(in.completed.begin(), in.completed.end(), [&](const CellAssessment* c) { return c->backend == backend; });
   if (!measured) return {std::move(name), "not testable", framework + " was not measured"};
   return verdict(std::move(name), in.winner->backend == backend, fmt::format("the measured winner is {}", in.winner->label),
                  fmt::format("the measured winner is {}, not {}{}", in.winner->label, framework, caveat));

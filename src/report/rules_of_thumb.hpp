@@ -11,10 +11,10 @@ namespace infermark::report {
 using CellRefs = std::vector<const CellAssessment*>;
 
 struct RuleInputs {
-  CellRefs completed;                       // cells of one model that completed
-  const CellAssessment* winner = nullptr;   // the recommendation (or the best measured when none fits)
-  bool x86 = false;                         // the results were measured on an x86 CPU
-  bool dynamic_shapes = false;              // the user said inputs vary in shape
+  CellRefs completed;                      // cells of one model that completed
+  const CellAssessment* winner = nullptr;  // the recommendation (or the best measured when none fits)
+  bool x86 = false;                        // the results were measured on an x86 CPU
+  bool dynamic_shapes = false;             // the user said inputs vary in shape
 };
 
 // One check per rule: latency at batch 1 on x86 -> OpenVINO or ONNX Runtime; throughput ->

@@ -1,7 +1,7 @@
 #include "report/run_result.hpp"
 
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.hpp"
 
@@ -46,10 +46,15 @@ std::string percentile_key(double p) {
 json latency_json(const stats::LatencySummary& s) {
   json percentiles = json::object();
   for (const auto& p : s.percentiles)
-    percentiles[percentile_key(p.percentile)] = {{"percentile", p.percentile}, {"value", p.value},
-                                                 {"ci95", p.ci95 ? interval_json(*p.ci95) : json(nullptr)}};
-  return {{"count", s.count}, {"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max},
-          {"mean_ci95", interval_json(s.mean_ci95)}, {"percentiles", percentiles}};
+    percentiles[percentile_key(p.percentile)] = {
+        {"percentile", p.percentile}, {"value", p.value}, {"ci95", p.ci95 ? interval_json(*p.ci95) : json(nullptr)}};
+  return {{"count", s.count},
+          {"mean", s.mean},
+          {"stddev", s.stddev},
+          {"min", s.min},
+          {"max", s.max},
+          {"mean_ci95", interval_json(s.mean_ci95)},
+          {"percentiles", percentiles}};
 }
 
 stats::LatencySummary latency_from(const json& j) {
@@ -74,13 +79,15 @@ namespace {
 json settings_json(const std::vector<EffectiveSetting>& settings) {
   json out = json::array();
   for (const auto& s : settings)
-    out.push_back({{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+    out.push_back(
+        {{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
   return out;
 }
 
 std::vector<EffectiveSetting> settings_from(const json& j) {
   std::vector<EffectiveSetting> out;
-  for (const auto& s : j) out.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.value("note", "")});
+  for (const auto& s : j)
+    out.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.value("note", "")});
   return out;
 }
 
@@ -100,31 +107,41 @@ json cross_check_json(const std::optional<CrossCheck>& check) {
   if (!check) return nullptr;
   json outputs = json::array();
   for (const auto& o : check->outputs)
-    outputs.push_back({{"output", o.output}, {"comparable", o.comparable}, {"note", o.note},
-                       {"max_abs_error", o.max_abs_error}, {"mean_abs_error", o.mean_abs_error},
+    outputs.push_back({{"output", o.output},
+                       {"comparable", o.comparable},
+                       {"note", o.note},
+                       {"max_abs_error", o.max_abs_error},
+                       {"mean_abs_error", o.mean_abs_error},
                        {"cosine_similarity", o.cosine_similarity},
                        {"top1_agreement", o.top1_agreement ? json(*o.top1_agreement) : json(nullptr)}});
   json by_shape = json::array();
   for (const auto& a : check->by_shape)
-    by_shape.push_back({{"shape", a.shape}, {"sets", a.sets}, {"max_abs_error", a.max_abs_error},
-                        {"min_cosine_similarity", a.min_cosine_similarity}, {"comparable", a.comparable},
+    by_shape.push_back({{"shape", a.shape},
+                        {"sets", a.sets},
+                        {"max_abs_error", a.max_abs_error},
+                        {"min_cosine_similarity", a.min_cosine_similarity},
+                        {"comparable", a.comparable},
                         {"top1_agreement", a.top1_agreement ? json(*a.top1_agreement) : json(nullptr)}});
-  return {{"reference_backend", check->reference_backend}, {"reference_result", check->reference_result},
-          {"is_reference", check->is_reference}, {"outputs", outputs}, {"by_shape", by_shape}};
+  return {{"reference_backend", check->reference_backend},
+          {"reference_result", check->reference_result},
+          {"is_reference", check->is_reference},
+          {"outputs", outputs},
+          {"by_shape", by_shape}};
 }
 
 std::optional<CrossCheck> cross_check_from(const json& j) {
   if (j.is_null()) return std::nullopt;
   CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}, {}};
   for (const auto& o : j.at("outputs")) {
-    stats::OutputAgreement a{o.at("output"), o.at("comparable"), o.at("note"), o.at("max_abs_error"),
+    stats::OutputAgreement a{o.at("output"),         o.at("comparable"),        o.at("note"), o.at("max_abs_error"),
                              o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt};
     if (!o.at("top1_agreement").is_null()) a.top1_agreement = o.at("top1_agreement").get<double>();
     check.outputs.push_back(a);
   }
   for (const auto& a : j.value("by_shape", json::array())) {
-    ShapeAgreement shape{a.at("shape"), a.at("sets"), a.at("max_abs_error"), a.at("min_cosine_similarity"), std::nullopt,
-                         a.value("comparable", true)};
+    ShapeAgreement shape{a.at("shape"),         a.at("sets"),
+                         a.at("max_abs_error"), a.at("min_cosine_similarity"),
+                         std::nullopt,          a.value("comparable", true)};
     if (!a.at("top1_agreement").is_null()) shape.top1_agreement = a.at("top1_agreement").get<double>();
     check.by_shape.push_back(shape);
   }
@@ -141,23 +158,32 @@ json to_json(const RunResult& r) {
   j["error"] = r.error;
   j["started_at"] = r.started_at;
   j["isolation"] = r.isolation;
-  j["model"] = {{"path", r.model.path}, {"name", r.model.name}, {"format", r.model.format},
-                {"size_bytes", r.model.size_bytes}, {"inputs", specs_json(r.model.inputs)},
+  j["model"] = {{"path", r.model.path},
+                {"name", r.model.name},
+                {"format", r.model.format},
+                {"size_bytes", r.model.size_bytes},
+                {"inputs", specs_json(r.model.inputs)},
                 {"outputs", specs_json(r.model.outputs)}};
-  j["backend"] = {{"name", r.backend.name}, {"framework", r.backend.framework}, {"version", r.backend.version},
-                  {"formats", r.backend.formats}, {"devices", r.backend.devices}, {"notes", r.backend.notes}};
-  j["settings"] = {{"requested", {{"intra_op_threads", r.requested.intra_op_threads},
-                                  {"inter_op_threads", r.requested.inter_op_threads},
-                                  {"device", r.requested.device}, {"precision", r.requested.precision},
-                                  {"expected_concurrency", r.requested.expected_concurrency},
-                                  {"artifacts_dir", r.requested.artifacts_dir},
-                                  {"extras", r.requested.extras}}},
+  j["backend"] = {{"name", r.backend.name},       {"framework", r.backend.framework}, {"version", r.backend.version},
+                  {"formats", r.backend.formats}, {"devices", r.backend.devices},     {"notes", r.backend.notes}};
+  j["settings"] = {{"requested",
+                    {{"intra_op_threads", r.requested.intra_op_threads},
+                     {"inter_op_threads", r.requested.inter_op_threads},
+                     {"device", r.requested.device},
+                     {"precision", r.requested.precision},
+                     {"expected_concurrency", r.requested.expected_concurrency},
+                     {"artifacts_dir", r.requested.artifacts_dir},
+                     {"extras", r.requested.extras}}},
                    {"effective", settings_json(r.effective_settings)}};
-  j["scenario"] = {{"name", r.scenario.name}, {"batch", r.scenario.batch}, {"warmup_runs", r.scenario.warmup_runs},
-                   {"timed_runs", r.scenario.timed_runs}, {"seed", r.scenario.seed},
-                   {"inputs", inputs_fed_json(r.scenario.inputs)}, {"parameters", r.scenario.parameters}};
-  j["timing_ms"] = {{"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms},
-                    {"first_inference", r.timing.first_inference_ms}};
+  j["scenario"] = {{"name", r.scenario.name},
+                   {"batch", r.scenario.batch},
+                   {"warmup_runs", r.scenario.warmup_runs},
+                   {"timed_runs", r.scenario.timed_runs},
+                   {"seed", r.scenario.seed},
+                   {"inputs", inputs_fed_json(r.scenario.inputs)},
+                   {"parameters", r.scenario.parameters}};
+  j["timing_ms"] = {
+      {"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms}, {"first_inference", r.timing.first_inference_ms}};
   j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
   j["percentile_method"] = r.percentile_method;
   j["samples_ms"] = r.samples_ms;
@@ -167,10 +193,13 @@ json to_json(const RunResult& r) {
   j["analysis"] = r.analysis;
   j["resources"] = r.resources;
   j["generation"] = r.generation;
-  j["throughput"] = {{"wall_s", r.throughput.wall_s}, {"queries_per_s", r.throughput.queries_per_s},
+  j["throughput"] = {{"wall_s", r.throughput.wall_s},
+                     {"queries_per_s", r.throughput.queries_per_s},
                      {"inferences_per_s", r.throughput.inferences_per_s}};
-  j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb}, {"rss_after_load_mb", r.memory.rss_after_load_mb},
-                 {"peak_rss_mb", r.memory.peak_rss_mb}, {"peak_scope", r.memory.peak_scope}};
+  j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb},
+                 {"rss_after_load_mb", r.memory.rss_after_load_mb},
+                 {"peak_rss_mb", r.memory.peak_rss_mb},
+                 {"peak_scope", r.memory.peak_scope}};
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
   if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
@@ -192,15 +221,21 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.started_at = j.at("started_at");
     r.isolation = j.at("isolation");
     const auto& m = j.at("model");
-    r.model = {m.at("path"), m.at("name"), m.at("format"), m.at("size_bytes"), specs_from(m.at("inputs")), specs_from(m.at("outputs"))};
+    r.model = {
+        m.at("path"), m.at("name"), m.at("format"), m.at("size_bytes"), specs_from(m.at("inputs")), specs_from(m.at("outputs"))};
     const auto& b = j.at("backend");
     r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", ""), {}};
     const auto& req = j.at("settings").at("requested");
-    r.requested = {req.at("intra_op_threads"), req.at("inter_op_threads"), req.at("device"), req.at("precision"),
+    r.requested = {req.at("intra_op_threads"),           req.at("inter_op_threads"),     req.at("device"), req.at("precision"),
                    req.value("expected_concurrency", 1), req.value("artifacts_dir", ""), req.at("extras")};
     r.effective_settings = settings_from(j.at("settings").at("effective"));
     const auto& s = j.at("scenario");
-    r.scenario = {s.at("name"), s.at("batch"), s.at("warmup_runs"), s.at("timed_runs"), s.at("seed"), inputs_fed_from(s.at("inputs")),
+    r.scenario = {s.at("name"),
+                  s.at("batch"),
+                  s.at("warmup_runs"),
+                  s.at("timed_runs"),
+                  s.at("seed"),
+                  inputs_fed_from(s.at("inputs")),
                   s.value("parameters", json::object())};
     const auto& t = j.at("timing_ms");
     r.timing = {t.at("load"), t.at("prepare"), t.at("first_inference")};

@@ -23,7 +23,7 @@ struct ModelDescription {
   std::string name;    // file stem
   std::string format;  // see model_format()
   long long size_bytes = 0;
-  std::vector<TensorSpec> inputs;   // as the backend declared them (dynamic dims -1)
+  std::vector<TensorSpec> inputs;  // as the backend declared them (dynamic dims -1)
   std::vector<TensorSpec> outputs;
 };
 
@@ -40,9 +40,9 @@ struct ScenarioDescription {
 };
 
 struct Throughput {
-  double wall_s = 0.0;             // timed loop, first issue to last completion
-  double queries_per_s = 0.0;      // completed queries / wall_s
-  double inferences_per_s = 0.0;   // queries_per_s x batch
+  double wall_s = 0.0;            // timed loop, first issue to last completion
+  double queries_per_s = 0.0;     // completed queries / wall_s
+  double inferences_per_s = 0.0;  // queries_per_s x batch
 };
 
 struct MemoryUse {
@@ -53,17 +53,17 @@ struct MemoryUse {
 };
 
 struct Timing {
-  double load_ms = 0.0;              // Backend::open (parse, optimise, compile)
-  double prepare_ms = 0.0;           // binding inputs (and compiling for concrete shapes)
-  double first_inference_ms = 0.0;   // first warm-up query
+  double load_ms = 0.0;             // Backend::open (parse, optimise, compile)
+  double prepare_ms = 0.0;          // binding inputs (and compiling for concrete shapes)
+  double first_inference_ms = 0.0;  // first warm-up query
 };
 
 // Outputs compared with a reference backend's on the same inputs (filled by the orchestrator).
 // Agreement over the input sets of one shape (varying shapes): the worst of its sets.
 struct ShapeAgreement {
-  std::string shape;                    // the sample group's label, "input=1x3x224x224"
-  int sets = 0;                         // input sets of this shape compared
-  double max_abs_error = 0.0;           // worst over its sets and outputs
+  std::string shape;           // the sample group's label, "input=1x3x224x224"
+  int sets = 0;                // input sets of this shape compared
+  double max_abs_error = 0.0;  // worst over its sets and outputs
   double min_cosine_similarity = 1.0;
   std::optional<double> top1_agreement;  // first output's, over its sets
   bool comparable = true;
@@ -71,8 +71,8 @@ struct ShapeAgreement {
 
 struct CrossCheck {
   std::string reference_backend;
-  std::string reference_result;  // file name of the reference cell's result
-  bool is_reference = false;     // this result is the reference itself
+  std::string reference_result;                 // file name of the reference cell's result
+  bool is_reference = false;                    // this result is the reference itself
   std::vector<stats::OutputAgreement> outputs;  // the first input set's
   std::vector<ShapeAgreement> by_shape;         // every input set, per shape (varying shapes only)
 };
@@ -89,17 +89,17 @@ struct RunResult {
   ScenarioDescription scenario;
   Timing timing;
   std::optional<stats::LatencySummary> latency_ms;
-  std::string percentile_method;  // "exact" (every sample kept) or "histogram" (<= 1% relative error)
-  std::vector<double> samples_ms; // every sample when the method is exact, else empty
-  nlohmann::json latency_histogram = nullptr;  // mergeable log-linear histogram (ns) of the summarised phases
-  nlohmann::json time_series = nullptr;        // per-interval completions, errors, throughput, P50/P99
-  nlohmann::json phases = nlohmann::json::array();   // every measured phase (ramp steps, trials, ...)
-  nlohmann::json analysis = nlohmann::json::object(); // knee, SLA verdict, max QPS, soak and pulse verdicts
-  nlohmann::json resources = nullptr;           // CPU, RSS over time, context switches, faults, energy, GPU
-  nlohmann::json generation = nullptr;          // LLM cells: TTFT, TPOT, inter-token latency, token rates
+  std::string percentile_method;                       // "exact" (every sample kept) or "histogram" (<= 1% relative error)
+  std::vector<double> samples_ms;                      // every sample when the method is exact, else empty
+  nlohmann::json latency_histogram = nullptr;          // mergeable log-linear histogram (ns) of the summarised phases
+  nlohmann::json time_series = nullptr;                // per-interval completions, errors, throughput, P50/P99
+  nlohmann::json phases = nlohmann::json::array();     // every measured phase (ramp steps, trials, ...)
+  nlohmann::json analysis = nlohmann::json::object();  // knee, SLA verdict, max QPS, soak and pulse verdicts
+  nlohmann::json resources = nullptr;                  // CPU, RSS over time, context switches, faults, energy, GPU
+  nlohmann::json generation = nullptr;                 // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
-  std::string outputs_dir;               // .npy outputs of the last run, "" when not saved
+  std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
   nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
   nlohmann::json environment = nlohmann::json::object();

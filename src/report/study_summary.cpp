@@ -56,15 +56,17 @@ std::string threads_rule(const std::vector<LoadedResult>& results) {
   }
   if (by_backend.empty() || cores == 0) return "";
   const int rule = static_cast<int>(std::lround(1.5 * cores));
-  std::string out = fmt::format("### Thread count against the rule of thumb (1.5 x {} physical cores = {} threads)\n\n", cores, rule);
+  std::string out =
+      fmt::format("### Thread count against the rule of thumb (1.5 x {} physical cores = {} threads)\n\n", cores, rule);
   for (const auto& [backend, by_threads] : by_backend) {
-    const auto best = std::max_element(by_threads.begin(), by_threads.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    const auto best =
+        std::max_element(by_threads.begin(), by_threads.end(), [](auto& a, auto& b) { return a.second < b.second; });
     const auto at_rule = by_threads.find(rule);
     out += fmt::format("- {}: best at {} threads ({:.1f} inferences/s); ", backend, best->first, best->second);
-    out += at_rule == by_threads.end()
-               ? fmt::format("{} threads was not measured\n", rule)
-               : fmt::format("at {} threads {:.1f} ({:+.1f}%) — the rule {}\n", rule, at_rule->second,
-                             (at_rule->second / best->second - 1) * 100, at_rule->first == best->first ? "holds" : "does not hold here");
+    out += at_rule == by_threads.end() ? fmt::format("{} threads was not measured\n", rule)
+                                       : fmt::format("at {} threads {:.1f} ({:+.1f}%) — the rule {}\n", rule, at_rule->second,
+                                                     (at_rule->second / best->second - 1) * 100,
+                                                     at_rule->first == best->first ? "holds" : "does not hold here");
   }
   return out + "\n";
 }
@@ -93,9 +95,14 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
                       fmt::format("{:.2f}x", static_cast<double>(s.max_lanes) / s.min_lanes)});
   if (rows.empty()) return "";
   return "### Instances and memory (seed: shared weights keep 10 instances near 1.2x one; copies grow linearly)\n\n" +
-         markdown_table({{"backend, sessions"}, {"instances"}, {"peak MB at fewest", true}, {"peak MB at most", true},
-                         {"memory ratio", true}, {"instance ratio", true}},
-                        rows) + "\n";
+         markdown_table({{"backend, sessions"},
+                         {"instances"},
+                         {"peak MB at fewest", true},
+                         {"peak MB at most", true},
+                         {"memory ratio", true},
+                         {"instance ratio", true}},
+                        rows) +
+         "\n";
 }
 
 bool varying(const RunResult& r) { return r.scenario.parameters.contains("varying_shapes"); }
@@ -116,21 +123,23 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
     if (!varying(r) || !measured(r)) continue;
     const RunResult* fixed = nullptr;
     for (const auto& f : results)
-      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name && f.result.backend.name == r.backend.name) {
+      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name &&
+          f.result.backend.name == r.backend.name) {
         fixed = &f.result;
         break;
       }
     const auto& shapes = r.scenario.parameters["varying_shapes"];
     std::string ranges;
-    for (const auto& [name, range] : shapes["ranges"].items()) ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
+    for (const auto& [name, range] : shapes["ranges"].items())
+      ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
     auto preparation = effective_setting(r, "shape_mode");
     if (preparation.empty()) preparation = effective_setting(r, "shape_preparation");
     const double work = fixed ? shapes.value("mean_input_elements", 0.0) / input_elements(*fixed) : 0;
     const double slowdown = fixed ? r.latency_ms->mean / fixed->latency_ms->mean : 0;
     rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.value("distinct_shapes", 0)),
-                    fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured", fmt::format("{:.2f}", r.latency_ms->mean),
-                    fixed ? fmt::format("{:.2f}x", slowdown) : "-", fixed ? fmt::format("{:.2f}x", work) : "-",
-                    fixed && work > 0 ? fmt::format("{:.2f}x", slowdown / work) : "-",
+                    fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured",
+                    fmt::format("{:.2f}", r.latency_ms->mean), fixed ? fmt::format("{:.2f}x", slowdown) : "-",
+                    fixed ? fmt::format("{:.2f}x", work) : "-", fixed && work > 0 ? fmt::format("{:.2f}x", slowdown / work) : "-",
                     fixed ? fmt::format("{:.1f} -> {:.1f}", qps(*fixed), qps(r)) : fmt::format("{:.1f}", qps(r)),
                     fixed ? fmt::format("{:.0f} -> {:.0f}", fixed->memory.peak_rss_mb, r.memory.peak_rss_mb)
                           : fmt::format("{:.0f}", r.memory.peak_rss_mb)});
@@ -139,11 +148,21 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
   return "### Varying shapes against a fixed shape (the cliff)\n\n"
          "Slowdown: mean latency with shapes drawn per query over the fixed shape's. Work: mean input elements per "
          "query over the fixed shape's (bucketing rounds sizes up, so it feeds more). Per unit of work: slowdown / work, "
-         "the cost of the shape changes themselves. Peak MB: the worker's peak RSS (a compiled model per shape costs memory).\n\n" +
-         markdown_table({{"model, backend"}, {"shapes"}, {"preparation"}, {"distinct shapes", true}, {"fixed mean ms", true},
-                         {"varying mean ms", true}, {"slowdown", true}, {"work", true}, {"per unit of work", true},
-                         {"inferences/s fixed -> varying", true}, {"peak MB fixed -> varying", true}},
-                        rows) + "\n";
+         "the cost of the shape changes themselves. Peak MB: the worker's peak RSS (a compiled model per shape costs "
+         "memory).\n\n" +
+         markdown_table({{"model, backend"},
+                         {"shapes"},
+                         {"preparation"},
+                         {"distinct shapes", true},
+                         {"fixed mean ms", true},
+                         {"varying mean ms", true},
+                         {"slowdown", true},
+                         {"work", true},
+                         {"per unit of work", true},
+                         {"inferences/s fixed -> varying", true},
+                         {"peak MB fixed -> varying", true}},
+                        rows) +
+         "\n";
 }
 
 // Latency per shape of every varying cell (the seam records each query against its shape), in
@@ -202,9 +221,10 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
                            {"cost per element vs fixed", true}},
                           table);
     if (trend_fits)
-      out += fmt::format("\nSlowest shape for its size: {} at {:.2f}x the size trend's P50 ({:.4f} ms per 1k input elements{}){}.\n",
-                         cliff, worst, trend.slope * 1000, fmt::format(", R² {:.2f}", trend.r_squared),
-                         worst >= 1.25 ? ": a cliff" : ": no cliff (within 25%)");
+      out +=
+          fmt::format("\nSlowest shape for its size: {} at {:.2f}x the size trend's P50 ({:.4f} ms per 1k input elements{}){}.\n",
+                      cliff, worst, trend.slope * 1000, fmt::format(", R² {:.2f}", trend.r_squared),
+                      worst >= 1.25 ? ": a cliff" : ": no cliff (within 25%)");
     out += "\n";
   }
   if (out.empty()) return "";
@@ -220,7 +240,8 @@ std::string file_stem(const LoadedResult& c) { return std::filesystem::path(c.pa
 bool meets(const RunResult& r, double target) { return measured(r) && p99(r) <= target; }
 
 // The highest-throughput cell meeting the target among `cells` (indices into `ran`), or none.
-std::optional<std::size_t> best_meeting(const std::vector<LoadedResult>& ran, const std::vector<std::size_t>& cells, double target) {
+std::optional<std::size_t> best_meeting(const std::vector<LoadedResult>& ran, const std::vector<std::size_t>& cells,
+                                        double target) {
   std::optional<std::size_t> best;
   for (auto i : cells)
     if (meets(ran[i].result, target) && (!best || qps(ran[i].result) > qps(ran[*best].result))) best = i;
@@ -241,10 +262,11 @@ std::string search_summary(const std::vector<LoadedResult>& ran, std::size_t mat
     all.push_back(i);
   }
   std::string out = fmt::format("### Guided search: highest throughput with P99 <= {:g} ms\n\n", p99_target_ms);
-  out += fmt::format("Ran {} of the {} cells of the full matrix. The search stops at a local best: a cell that no "
-                     "step along one axis, or one step along two, improves; where noise or the model gives throughput "
-                     "more than one peak, the full matrix (`sweep` without `--search`) may find a better one.\n\n",
-                     ran.size(), matrix_size);
+  out += fmt::format(
+      "Ran {} of the {} cells of the full matrix. The search stops at a local best: a cell that no "
+      "step along one axis, or one step along two, improves; where noise or the model gives throughput "
+      "more than one peak, the full matrix (`sweep` without `--search`) may find a better one.\n\n",
+      ran.size(), matrix_size);
   if (const auto chosen = best_meeting(ran, all, p99_target_ms))
     out += fmt::format("**Chosen: {}** ({}): {:.1f} inferences/s, P99 {:.2f} ms\n\n", file_stem(ran[*chosen]),
                        cell_label(ran[*chosen].result), qps(ran[*chosen].result), p99(ran[*chosen].result));
@@ -254,10 +276,12 @@ std::string search_summary(const std::vector<LoadedResult>& ran, std::size_t mat
   for (const auto& [group, cells] : groups) {
     const auto best = best_meeting(ran, cells, p99_target_ms);
     rows.push_back({group, best ? file_stem(ran[*best]) : "none meets the target",
-                    best ? fmt::format("{:.1f}", qps(ran[*best].result)) : "-", best ? fmt::format("{:.2f}", p99(ran[*best].result)) : "-",
-                    std::to_string(cells.size())});
+                    best ? fmt::format("{:.1f}", qps(ran[*best].result)) : "-",
+                    best ? fmt::format("{:.2f}", p99(ran[*best].result)) : "-", std::to_string(cells.size())});
   }
-  out += markdown_table({{"model, backend"}, {"best cell"}, {"inferences/s", true}, {"P99 ms", true}, {"cells run", true}}, rows) + "\n";
+  out +=
+      markdown_table({{"model, backend"}, {"best cell"}, {"inferences/s", true}, {"P99 ms", true}, {"cells run", true}}, rows) +
+      "\n";
   std::string missed;
   for (const auto& c : ran)
     if (!meets(c.result, p99_target_ms))
@@ -285,7 +309,9 @@ std::vector<std::size_t> pareto_frontier(const std::vector<LoadedResult>& result
 
 std::string study_summary(const std::vector<LoadedResult>& results, const std::vector<std::string>& axis_flags) {
   std::string out = best_per_backend(results) + frontier(results);
-  const auto has_axis = [&](const char* flag) { return std::find(axis_flags.begin(), axis_flags.end(), flag) != axis_flags.end(); };
+  const auto has_axis = [&](const char* flag) {
+    return std::find(axis_flags.begin(), axis_flags.end(), flag) != axis_flags.end();
+  };
   if (has_axis("threads")) out += threads_rule(results);
   if (has_axis("concurrency")) out += instances_memory(results);
   out += shape_cliff(results);

@@ -24,7 +24,8 @@ std::string output_figures(const nlohmann::json& o) {
   if (o.contains("top1_agreement")) parts.push_back(fmt::format("top-1 {:.1f}%", percent("top1_agreement")));
   if (o.contains("top5_agreement")) parts.push_back(fmt::format("top-5 {:.1f}%", percent("top5_agreement")));
   if (o.contains("threshold_agreement"))
-    parts.push_back(fmt::format("{:.2f}% of positions alike at {}", percent("threshold_agreement"), o["threshold"].get<double>()));
+    parts.push_back(
+        fmt::format("{:.2f}% of positions alike at {}", percent("threshold_agreement"), o["threshold"].get<double>()));
   if (o.contains("kld_mean"))
     parts.push_back(fmt::format("KL divergence mean {:.3g}, P99 {:.3g}, perplexity ratio {:.4f}", o["kld_mean"].get<double>(),
                                 o.at("kld_p99").get<double>(), o.at("ppl_ratio").get<double>()));

@@ -32,12 +32,10 @@ double tolerant_ceil(double x) { return std::ceil(x - std::abs(x) * kCeilSlack);
 
 void validate_settings(std::int64_t significant_digits, std::int64_t highest_trackable) {
   if (significant_digits < kMinSignificantDigits || significant_digits > kMaxSignificantDigits) {
-    throw std::invalid_argument("histogram significant_digits must be in [1, 4], got " +
-                                std::to_string(significant_digits));
+    throw std::invalid_argument("histogram significant_digits must be in [1, 4], got " + std::to_string(significant_digits));
   }
   if (highest_trackable < kMinHighestTrackable) {
-    throw std::invalid_argument("histogram highest_trackable must be at least 2, got " +
-                                std::to_string(highest_trackable));
+    throw std::invalid_argument("histogram highest_trackable must be at least 2, got " + std::to_string(highest_trackable));
   }
 }
 
@@ -71,8 +69,7 @@ BucketPosition position_of(std::size_t index, int sub_bucket_half_count_magnitud
   const std::int64_t half_count = std::int64_t{1} << sub_bucket_half_count_magnitude;
   BucketPosition pos;
   pos.bucket = static_cast<int>(index >> sub_bucket_half_count_magnitude) - 1;
-  pos.sub_bucket = static_cast<std::int64_t>(index & static_cast<std::size_t>(half_count - 1)) +
-                   half_count;
+  pos.sub_bucket = static_cast<std::int64_t>(index & static_cast<std::size_t>(half_count - 1)) + half_count;
   if (pos.bucket < 0) {
     pos.sub_bucket -= half_count;
     pos.bucket = 0;
@@ -81,9 +78,7 @@ BucketPosition position_of(std::size_t index, int sub_bucket_half_count_magnitud
 }
 
 // HdrHistogram's "median equivalent": the middle of the values sharing a bucket.
-double midpoint(std::int64_t lowest, std::int64_t highest) {
-  return static_cast<double>(lowest + (highest - lowest + 1) / 2);
-}
+double midpoint(std::int64_t lowest, std::int64_t highest) { return static_cast<double>(lowest + (highest - lowest + 1) / 2); }
 
 template <typename Visit>
 void for_each_nonzero(const std::vector<std::uint64_t>& counts, Visit visit) {
@@ -105,28 +100,22 @@ const json& field(const json& j, const char* name) {
 std::int64_t as_int64(const json& value, const std::string& what) {
   const bool fits = value.is_number_integer() &&
                     (!value.is_number_unsigned() ||
-                     value.get<std::uint64_t>() <=
-                         static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
+                     value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()));
   if (!fits) throw std::invalid_argument("histogram json: " + what + " must be a 64-bit integer");
   return value.get<std::int64_t>();
 }
 
 std::uint64_t as_uint64(const json& value, const std::string& what) {
-  const bool fits = value.is_number_unsigned() ||
-                    (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+  const bool fits = value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
   if (!fits) {
     throw std::invalid_argument("histogram json: " + what + " must be a non-negative integer");
   }
   return value.get<std::uint64_t>();
 }
 
-std::int64_t int_field(const json& j, const char* name) {
-  return as_int64(field(j, name), std::string("\"") + name + "\"");
-}
+std::int64_t int_field(const json& j, const char* name) { return as_int64(field(j, name), std::string("\"") + name + "\""); }
 
-std::uint64_t uint_field(const json& j, const char* name) {
-  return as_uint64(field(j, name), std::string("\"") + name + "\"");
-}
+std::uint64_t uint_field(const json& j, const char* name) { return as_uint64(field(j, name), std::string("\"") + name + "\""); }
 
 // Adds the [index, count] pairs of `buckets` into `counts`; returns the sum of the counts.
 std::uint64_t load_buckets(const json& buckets, std::vector<std::uint64_t>& counts) {
@@ -142,12 +131,10 @@ std::uint64_t load_buckets(const json& buckets, std::vector<std::uint64_t>& coun
     const std::uint64_t count = as_uint64(entry[1], "bucket count");
     if (index >= counts.size()) {
       throw std::invalid_argument("histogram json: bucket index " + std::to_string(index) +
-                                  " is out of range (the settings give " +
-                                  std::to_string(counts.size()) + " buckets)");
+                                  " is out of range (the settings give " + std::to_string(counts.size()) + " buckets)");
     }
     if (counts[index] != 0) {
-      throw std::invalid_argument("histogram json: bucket index " + std::to_string(index) +
-                                  " is listed twice");
+      throw std::invalid_argument("histogram json: bucket index " + std::to_string(index) + " is listed twice");
     }
     if (count > std::numeric_limits<std::uint64_t>::max() - total) {
       throw std::invalid_argument("histogram json: bucket counts overflow");
@@ -172,8 +159,7 @@ std::size_t interval_index(std::int64_t at_ns, std::int64_t interval_ns, std::si
 
 // log P(X = i) for X ~ Binomial(n, t); lgamma keeps this finite for n in the hundreds of millions.
 double log_binomial_pmf(double n, double i, double log_t, double log_not_t) {
-  return std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) + i * log_t +
-         (n - i) * log_not_t;
+  return std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) + i * log_t + (n - i) * log_not_t;
 }
 
 // sum_i P(X = i) / P(X = start), walking from `start` away from the mode (so every step
@@ -202,12 +188,12 @@ double binomial_cdf(std::uint64_t n, std::uint64_t k, double t) {
   const double mode = std::floor((dn + 1.0) * t);
   const double dk = static_cast<double>(k);
   if (dk < mode) {
-    const double log_lower = log_binomial_pmf(dn, dk, log_t, log_not_t) +
-                             std::log(relative_tail_sum(n, k, odds, /*downward=*/true));
+    const double log_lower =
+        log_binomial_pmf(dn, dk, log_t, log_not_t) + std::log(relative_tail_sum(n, k, odds, /*downward=*/true));
     return std::min(1.0, std::exp(log_lower));
   }
-  const double log_upper = log_binomial_pmf(dn, dk + 1.0, log_t, log_not_t) +
-                           std::log(relative_tail_sum(n, k + 1, odds, /*downward=*/false));
+  const double log_upper =
+      log_binomial_pmf(dn, dk + 1.0, log_t, log_not_t) + std::log(relative_tail_sum(n, k + 1, odds, /*downward=*/false));
   return std::clamp(-std::expm1(log_upper), 0.0, 1.0);
 }
 
@@ -230,8 +216,7 @@ LatencyHistogram::LatencyHistogram(int significant_digits, std::int64_t highest_
   sub_bucket_half_count_ = sub_bucket_count_ / 2;
   sub_bucket_mask_ = sub_bucket_count_ - 1;
   const int buckets = bucket_count_for(highest_trackable, sub_bucket_count_);
-  const auto slots =
-      static_cast<std::size_t>(buckets + 1) * static_cast<std::size_t>(sub_bucket_half_count_);
+  const auto slots = static_cast<std::size_t>(buckets + 1) * static_cast<std::size_t>(sub_bucket_half_count_);
   counts_.assign(slots, 0);
 }
 
@@ -272,13 +257,11 @@ void LatencyHistogram::record_n(std::int64_t value, std::uint64_t n) {
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& other) {
-  if (significant_digits_ != other.significant_digits_ ||
-      highest_trackable_ != other.highest_trackable_) {
-    throw std::invalid_argument(
-        "cannot merge histograms with different settings (significant_digits " +
-        std::to_string(significant_digits_) + " vs " + std::to_string(other.significant_digits_) +
-        ", highest_trackable " + std::to_string(highest_trackable_) + " vs " +
-        std::to_string(other.highest_trackable_) + ")");
+  if (significant_digits_ != other.significant_digits_ || highest_trackable_ != other.highest_trackable_) {
+    throw std::invalid_argument("cannot merge histograms with different settings (significant_digits " +
+                                std::to_string(significant_digits_) + " vs " + std::to_string(other.significant_digits_) +
+                                ", highest_trackable " + std::to_string(highest_trackable_) + " vs " +
+                                std::to_string(other.highest_trackable_) + ")");
   }
   for (std::size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
   total_ += other.total_;
@@ -342,15 +325,11 @@ std::int64_t LatencyHistogram::value_at_rank(std::uint64_t rank) const {
   return max_;  // unreachable while the counts sum to total_
 }
 
-double LatencyHistogram::relative_precision() const {
-  return 1.0 / static_cast<double>(sub_bucket_half_count_);
-}
+double LatencyHistogram::relative_precision() const { return 1.0 / static_cast<double>(sub_bucket_half_count_); }
 
 nlohmann::json LatencyHistogram::to_json() const {
   json buckets = json::array();
-  for_each_nonzero(counts_, [&](std::size_t i, std::uint64_t count) {
-    buckets.push_back(json::array({i, count}));
-  });
+  for_each_nonzero(counts_, [&](std::size_t i, std::uint64_t count) { buckets.push_back(json::array({i, count})); });
   return json{{"significant_digits", significant_digits_},
               {"highest_trackable", highest_trackable_},
               {"count", total_},
@@ -371,14 +350,12 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j) {
   const std::uint64_t saturated = uint_field(j, "saturated");
   const std::int64_t min = int_field(j, "min");
   const std::int64_t max = int_field(j, "max");
-  require(load_buckets(field(j, "buckets"), h.counts_) == count,
-          "the bucket counts do not add up to \"count\"");
+  require(load_buckets(field(j, "buckets"), h.counts_) == count, "the bucket counts do not add up to \"count\"");
   require(saturated <= count, "\"saturated\" exceeds \"count\"");
   if (count == 0) {
     require(min == 0 && max == 0, "an empty histogram must have min and max 0");
   } else {
-    require(0 <= min && min <= max && max <= highest,
-            "min and max must satisfy 0 <= min <= max <= highest_trackable");
+    require(0 <= min && min <= max && max <= highest, "min and max must satisfy 0 <= min <= max <= highest_trackable");
     const auto nonzero = [](std::uint64_t c) { return c != 0; };
     const auto first = std::find_if(h.counts_.begin(), h.counts_.end(), nonzero);
     const auto last = std::find_if(h.counts_.rbegin(), h.counts_.rend(), nonzero);
@@ -397,30 +374,25 @@ LatencyHistogram LatencyHistogram::from_json(const nlohmann::json& j) {
 
 // ============================== IntervalSeries ==============================================
 
-IntervalSeries::IntervalSeries(std::int64_t interval_ns, std::int64_t max_duration_ns,
-                               int significant_digits)
+IntervalSeries::IntervalSeries(std::int64_t interval_ns, std::int64_t max_duration_ns, int significant_digits)
     : interval_ns_(interval_ns) {
   if (interval_ns <= 0) {
-    throw std::invalid_argument("interval length must be positive, got " +
-                                std::to_string(interval_ns) + " ns");
+    throw std::invalid_argument("interval length must be positive, got " + std::to_string(interval_ns) + " ns");
   }
   if (max_duration_ns < 0) {
-    throw std::invalid_argument("maximum run duration must not be negative, got " +
-                                std::to_string(max_duration_ns) + " ns");
+    throw std::invalid_argument("maximum run duration must not be negative, got " + std::to_string(max_duration_ns) + " ns");
   }
   // ceil(max / interval) + 1: the extra interval takes completions that overrun the maximum.
   const auto whole = static_cast<std::uint64_t>(max_duration_ns / interval_ns);
   const std::uint64_t count = whole + (max_duration_ns % interval_ns != 0 ? 1 : 0) + 1;
   if (count > kMaxIntervals) {
-    throw std::invalid_argument("a " + std::to_string(max_duration_ns) + " ns run in " +
-                                std::to_string(interval_ns) + " ns intervals needs " +
-                                std::to_string(count) + " intervals, more than the " +
+    throw std::invalid_argument("a " + std::to_string(max_duration_ns) + " ns run in " + std::to_string(interval_ns) +
+                                " ns intervals needs " + std::to_string(count) + " intervals, more than the " +
                                 std::to_string(kMaxIntervals) + " allowed; use a longer interval");
   }
   intervals_.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
-    intervals_.push_back(Interval{static_cast<std::int64_t>(i) * interval_ns, 0, 0,
-                                  LatencyHistogram(significant_digits)});
+    intervals_.push_back(Interval{static_cast<std::int64_t>(i) * interval_ns, 0, 0, LatencyHistogram(significant_digits)});
   }
 }
 
@@ -493,9 +465,7 @@ double claimable_percentile(std::uint64_t n, std::uint64_t k_over_target, double
   const double alpha = 1.0 - confidence;
   // If the true over-target fraction were 1 - q, seeing only k over target must be improbable.
   // P(X <= k) grows with q, so the claim holds exactly below one boundary: bisect for it.
-  const auto claim_holds = [&](double q) {
-    return binomial_cdf(n, k_over_target, 1.0 - q) <= alpha;
-  };
+  const auto claim_holds = [&](double q) { return binomial_cdf(n, k_over_target, 1.0 - q) <= alpha; };
   double holds = 0.0;
   double fails = 1.0;
   while (fails - holds > kQuantileTolerance) {
@@ -507,8 +477,7 @@ double claimable_percentile(std::uint64_t n, std::uint64_t k_over_target, double
 
 std::uint64_t min_queries_for_percentile(double percentile, double confidence) {
   if (!(percentile > 0.0 && percentile < 100.0)) {
-    throw std::invalid_argument("percentile for early stopping must be in (0, 100), got " +
-                                std::to_string(percentile));
+    throw std::invalid_argument("percentile for early stopping must be in (0, 100), got " + std::to_string(percentile));
   }
   validate_confidence(confidence);
   // With no query over target the claim holds once (p / 100)^n <= 1 - confidence.

@@ -17,7 +17,7 @@ class LatencyHistogram {
   // clamped to highest_trackable and counted in `saturated()`. significant_digits in [1, 4].
   explicit LatencyHistogram(int significant_digits = 2, std::int64_t highest_trackable = 3'600'000'000'000);
 
-  void record(std::int64_t value);                 // never allocates; negative values count as 0
+  void record(std::int64_t value);  // never allocates; negative values count as 0
   void record_n(std::int64_t value, std::uint64_t n);
   // Throws std::invalid_argument when the two were built with different precision or range.
   void merge(const LatencyHistogram& other);
@@ -25,10 +25,10 @@ class LatencyHistogram {
 
   std::uint64_t count() const { return total_; }
   std::uint64_t saturated() const { return saturated_; }
-  std::int64_t min() const;   // exact (tracked outside the buckets); 0 when empty
-  std::int64_t max() const;   // exact; 0 when empty
-  double mean() const;        // from bucket midpoints
-  double stddev() const;      // population, from bucket midpoints
+  std::int64_t min() const;  // exact (tracked outside the buckets); 0 when empty
+  std::int64_t max() const;  // exact; 0 when empty
+  double mean() const;       // from bucket midpoints
+  double stddev() const;     // population, from bucket midpoints
   // Nearest-rank percentile, p in (0, 100]: a value equivalent (within the precision) to the
   // smallest recorded value with at least p% of the count at or below it. 0 when empty.
   std::int64_t value_at_percentile(double p) const;

@@ -16,10 +16,9 @@ constexpr double kZ95 = 1.959963984540054;
 
 // Exact 97.5% quantiles of Student's t for df = 1..30; index 0 is df = 1.
 constexpr std::array<double, 30> kStudentT95Table = {
-    12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
-    2.364624252,  2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830,
-    2.160368656,  2.144786688, 2.131449546, 2.119905299, 2.109815578, 2.100922040,
-    2.093024054,  2.085963447, 2.079613845, 2.073873068, 2.068657610, 2.063898562,
+    12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851, 2.364624252, 2.306004135,
+    2.262157163,  2.228138852, 2.200985160, 2.178812830, 2.160368656, 2.144786688, 2.131449546, 2.119905299,
+    2.109815578,  2.100922040, 2.093024054, 2.085963447, 2.079613845, 2.073873068, 2.068657610, 2.063898562,
     2.059538553,  2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456,
 };
 
@@ -30,8 +29,7 @@ double cornish_fisher_t(double z, double df) {
   const double g1 = z * (z2 + 1.0) / 4.0;
   const double g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0;
   const double g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0;
-  const double g4 =
-      z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0;
+  const double g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0;
   return z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df;
 }
 
@@ -49,8 +47,7 @@ void validate_percentile(double p) {
 }
 
 double mean_of(std::span<const double> samples) {
-  return std::accumulate(samples.begin(), samples.end(), 0.0) /
-         static_cast<double>(samples.size());
+  return std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
 }
 
 // Two-pass formula: subtracting the mean first avoids the cancellation of sum(x^2) - n*mean^2.
@@ -91,8 +88,8 @@ std::optional<Interval> percentile_interval(std::size_t count, const RankedValue
 }  // namespace
 
 const PercentileEstimate& LatencySummary::at(double p) const {
-  const auto found = std::find_if(percentiles.begin(), percentiles.end(),
-                                  [p](const PercentileEstimate& e) { return e.percentile == p; });
+  const auto found =
+      std::find_if(percentiles.begin(), percentiles.end(), [p](const PercentileEstimate& e) { return e.percentile == p; });
   if (found == percentiles.end()) {
     throw std::out_of_range("percentile " + format_percentile(p) + " was not requested");
   }
@@ -104,14 +101,13 @@ const std::vector<double>& default_percentiles() {
   return percentiles;
 }
 
-LatencySummary summarize(std::span<const double> samples,
-                         const std::vector<double>& percentiles) {
+LatencySummary summarize(std::span<const double> samples, const std::vector<double>& percentiles) {
   if (samples.empty()) throw std::invalid_argument("no samples to summarise");
   std::vector<double> sorted(samples.begin(), samples.end());
   std::sort(sorted.begin(), sorted.end());
   const double mean = mean_of(sorted);
-  return summarize_ranked(sorted.size(), [&](std::size_t rank) { return sorted[rank - 1]; }, mean,
-                          sample_stddev(sorted, mean), percentiles);
+  return summarize_ranked(
+      sorted.size(), [&](std::size_t rank) { return sorted[rank - 1]; }, mean, sample_stddev(sorted, mean), percentiles);
 }
 
 LatencySummary summarize_ranked(std::size_t count, const RankedValue& value_at_rank, double mean, double stddev,

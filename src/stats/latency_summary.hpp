@@ -29,7 +29,7 @@ struct LatencySummary {
   double stddev = 0.0;  // sample standard deviation (n - 1)
   double min = 0.0;
   double max = 0.0;
-  Interval mean_ci95;   // Student-t interval for the mean
+  Interval mean_ci95;                           // Student-t interval for the mean
   std::vector<PercentileEstimate> percentiles;  // in the order requested
 
   // The estimate for `p`, which must have been requested.
@@ -41,8 +41,7 @@ const std::vector<double>& default_percentiles();
 
 // Summarises `samples` (any unit; results are in the same unit). Throws std::invalid_argument
 // for an empty sample or a percentile outside (0, 100].
-LatencySummary summarize(std::span<const double> samples,
-                         const std::vector<double>& percentiles = default_percentiles());
+LatencySummary summarize(std::span<const double> samples, const std::vector<double>& percentiles = default_percentiles());
 
 // The value of 1-based rank r in ascending order, for distributions known only by rank (e.g. a
 // histogram, where each rank maps to a bucket's representative value).

@@ -39,8 +39,13 @@ OutputAgreement compare_one(const Tensor& reference, const Tensor* candidate) {
   OutputAgreement agreement{reference.name, true, "", 0, 0, 0, std::nullopt};
   if (!candidate) return {reference.name, false, "the candidate has no output of this name", 0, 0, 0, std::nullopt};
   if (candidate->shape != reference.shape)
-    return {reference.name, false, "shape " + format_shape(candidate->shape) + " differs from the reference's " + format_shape(reference.shape),
-            0, 0, 0, std::nullopt};
+    return {reference.name,
+            false,
+            "shape " + format_shape(candidate->shape) + " differs from the reference's " + format_shape(reference.shape),
+            0,
+            0,
+            0,
+            std::nullopt};
   const auto a = to_doubles(reference), b = to_doubles(*candidate);
   double sum_abs = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {

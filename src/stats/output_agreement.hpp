@@ -11,12 +11,12 @@
 namespace infermark::stats {
 
 struct OutputAgreement {
-  std::string output;                 // output tensor name
-  bool comparable = true;             // false when the output is missing or shapes differ
-  std::string note;                   // why it is not comparable
+  std::string output;      // output tensor name
+  bool comparable = true;  // false when the output is missing or shapes differ
+  std::string note;        // why it is not comparable
   double max_abs_error = 0.0;
   double mean_abs_error = 0.0;
-  double cosine_similarity = 0.0;     // 1 for identical directions; NaN-free (0 vectors give 1 if both 0)
+  double cosine_similarity = 0.0;        // 1 for identical directions; NaN-free (0 vectors give 1 if both 0)
   std::optional<double> top1_agreement;  // share of rows with the same argmax over the last axis (rank >= 2)
 };
 

@@ -70,7 +70,7 @@ MannWhitney mann_whitney_u(std::span<const double> baseline, std::span<const dou
   result.u = candidate_rank_sum - n1 * (n1 + 1.0) / 2.0;
   const double mean_u = n1 * n2 / 2.0;
   const double variance = n1 * n2 / 12.0 * ((total + 1.0) - tie_term / (total * (total - 1.0)));
-  if (!(variance > 0.0)) return result;  // every value tied: no evidence of any shift
+  if (!(variance > 0.0)) return result;                                      // every value tied: no evidence of any shift
   const double distance = std::max(0.0, std::abs(result.u - mean_u) - 0.5);  // continuity correction
   result.z = std::copysign(distance / std::sqrt(variance), result.u - mean_u);
   result.p_value = std::min(1.0, std::erfc(std::abs(result.z) / std::sqrt(2.0)));
@@ -82,7 +82,8 @@ std::vector<RatioEstimate> bootstrap_percentile_ratios(std::span<const double> b
                                                        const BootstrapSettings& settings) {
   require_samples(baseline, candidate);
   if (settings.resamples < 10) throw std::invalid_argument("bootstrap needs at least 10 resamples");
-  if (!(settings.confidence > 0.0 && settings.confidence < 1.0)) throw std::invalid_argument("bootstrap confidence must be in (0, 1)");
+  if (!(settings.confidence > 0.0 && settings.confidence < 1.0))
+    throw std::invalid_argument("bootstrap confidence must be in (0, 1)");
   std::vector<double> sorted_base(baseline.begin(), baseline.end()), sorted_cand(candidate.begin(), candidate.end());
   std::sort(sorted_base.begin(), sorted_base.end());
   std::sort(sorted_cand.begin(), sorted_cand.end());
@@ -122,7 +123,8 @@ std::vector<RatioEstimate> bootstrap_percentile_ratios(std::span<const double> b
   // Back to the order the caller asked for.
   std::vector<RatioEstimate> ordered;
   for (double p : percentiles)
-    ordered.push_back(*std::find_if(estimates.begin(), estimates.end(), [p](const RatioEstimate& e) { return e.percentile == p; }));
+    ordered.push_back(
+        *std::find_if(estimates.begin(), estimates.end(), [p](const RatioEstimate& e) { return e.percentile == p; }));
   return ordered;
 }
 

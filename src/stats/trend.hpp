@@ -9,9 +9,9 @@
 namespace infermark::stats {
 
 struct Trend {
-  double slope = 0.0;        // y units per x unit
+  double slope = 0.0;  // y units per x unit
   double intercept = 0.0;
-  Interval slope_ci95;       // Student-t, n - 2 degrees of freedom
+  Interval slope_ci95;  // Student-t, n - 2 degrees of freedom
   double r_squared = 0.0;
   std::size_t points = 0;
 };

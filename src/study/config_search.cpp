@@ -95,7 +95,9 @@ void guided_walk(const std::vector<SearchAxis>& axes, double p99_target_ms, Memo
         for (int da : {-1, 1})
           for (int db : {-1, 1}) {
             if (!axes[a].ordered || !axes[b].ordered) continue;
-            const auto can_step = [&](std::size_t axis, int d) { return d < 0 ? current[axis] > 0 : current[axis] + 1 < axes[axis].size; };
+            const auto can_step = [&](std::size_t axis, int d) {
+              return d < 0 ? current[axis] > 0 : current[axis] + 1 < axes[axis].size;
+            };
             if (!can_step(a, da) || !can_step(b, db)) continue;
             GridPoint candidate = current;
             candidate[a] = da < 0 ? current[a] - 1 : current[a] + 1;

@@ -28,10 +28,10 @@ struct PointScore {
 using Evaluate = std::function<PointScore(const GridPoint&)>;
 
 struct SearchOutcome {
-  std::optional<GridPoint> best;          // highest throughput meeting the target; none if no point does
-  std::vector<GridPoint> evaluated;       // every point measured, in order, each once
-  std::vector<PointScore> scores;         // their scores, same order
-  std::size_t grid_size = 0;              // points in the full matrix
+  std::optional<GridPoint> best;     // highest throughput meeting the target; none if no point does
+  std::vector<GridPoint> evaluated;  // every point measured, in order, each once
+  std::vector<PointScore> scores;    // their scores, same order
+  std::size_t grid_size = 0;         // points in the full matrix
 };
 
 bool meets_target(const PointScore& score, double p99_target_ms);

@@ -72,7 +72,8 @@ std::string safe_stem(std::string text) {
 }
 
 Error syntax_error(const std::string& where, const YAML::ParserException& e) {
-  return Error(where + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+  return Error(where + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+               ": YAML syntax error: " + e.msg);
 }
 
 Study study_from(const YAML::Node& root, const std::filesystem::path& file) {
@@ -80,8 +81,10 @@ Study study_from(const YAML::Node& root, const std::filesystem::path& file) {
   if (!root.IsMap()) throw Error(where + ": a study is a YAML mapping with name, models, backends and axes");
   for (const auto& kv : root) {
     const auto key = scalar(kv.first, "key", where);
-    if (key != "name" && key != "description" && key != "models" && key != "model" && key != "backends" && key != "base" && key != "axes")
-      throw Error(origin(where, kv.first) + ": unknown key '" + key + "' (a study has name, description, models, backends, base, axes)");
+    if (key != "name" && key != "description" && key != "models" && key != "model" && key != "backends" && key != "base" &&
+        key != "axes")
+      throw Error(origin(where, kv.first) + ": unknown key '" + key +
+                  "' (a study has name, description, models, backends, base, axes)");
   }
   Study study;
   study.file = file;

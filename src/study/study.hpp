@@ -14,7 +14,7 @@
 namespace infermark::study {
 
 struct StudyAxis {
-  std::string flag;                 // a `run` flag without dashes: threads, batch, shape, opt, ...
+  std::string flag;  // a `run` flag without dashes: threads, batch, shape, opt, ...
   std::vector<std::string> values;
   std::vector<std::string> origins;  // "file:line:column" of each value, for errors
 };
@@ -23,9 +23,9 @@ struct Study {
   std::filesystem::path file;
   std::string name;
   std::string description;
-  std::vector<std::string> models;    // paths relative to the working folder
-  std::vector<std::string> backends;  // empty: every built backend that reads the model
-  std::map<std::string, std::string> base;  // flags applied to every cell
+  std::vector<std::string> models;                  // paths relative to the working folder
+  std::vector<std::string> backends;                // empty: every built backend that reads the model
+  std::map<std::string, std::string> base;          // flags applied to every cell
   std::map<std::string, std::string> base_origins;  // "file:line:column" of each base value
   std::vector<StudyAxis> axes;
 };

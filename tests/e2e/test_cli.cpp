@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "e2e/cli_test_support.hpp"
 #include "core/npy.hpp"
+#include "e2e/cli_test_support.hpp"
 #include "report/comparison_table.hpp"
 #include "report/run_result.hpp"
 
@@ -92,7 +92,8 @@ TEST_F(Cli, UserInputFilesAreFedAsGiven) {
     EXPECT_EQ(result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{2, 3, 32, 32}));
     EXPECT_EQ(result.scenario.batch, 2);
   }
-  const auto missing = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + (dir_ / "nope.npy").string() + quick());
+  const auto missing =
+      infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + (dir_ / "nope.npy").string() + quick());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("nope.npy: no such file"), std::string::npos) << missing.err;
 }
@@ -186,8 +187,8 @@ TEST_F(Cli, UnknownBackendIsReportedAndTheOthersStillRun) {
 
 TEST_F(Cli, ImpossibleFlagValuesAreRejectedBeforeAnythingRuns) {
   const auto model = (kModels / "tiny_cnn.onnx").string();
-  for (const std::string flags : {"--runs 0", "--batch -1", "--threads -2", "--warmup x", "--precision fp8",
-                                  "--shape input=1x3xx32", "--timeout 0"}) {
+  for (const std::string flags :
+       {"--runs 0", "--batch -1", "--threads -2", "--warmup x", "--precision fp8", "--shape input=1x3xx32", "--timeout 0"}) {
     const auto r = infermark("run " + model + " " + flags + quick());
     EXPECT_NE(r.exit_code, 0) << flags;
     const auto flag = flags.substr(0, flags.find(' '));
@@ -254,7 +255,8 @@ TEST_F(Cli, VaryingShapesAreCrossCheckedOnEveryInputSet) {
     EXPECT_GT(shape.min_cosine_similarity, 0.99) << shape.shape;
   }
   EXPECT_EQ(sets, 6);
-  EXPECT_NE(r.out.find("openvino: outputs checked against onnxruntime on " + std::to_string(shapes.size()) + " shapes; worst input=1x3x"),
+  EXPECT_NE(r.out.find("openvino: outputs checked against onnxruntime on " + std::to_string(shapes.size()) +
+                       " shapes; worst input=1x3x"),
             std::string::npos)
       << r.out;
 }
@@ -274,7 +276,8 @@ TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
     EXPECT_FALSE(result.time_series.empty());
     EXPECT_EQ(result.scenario.parameters["lanes"], 2);
     EXPECT_TRUE(result.resources.contains("energy"));
-    EXPECT_TRUE(result.resources["energy"]["available"].get<bool>() || !result.resources["energy"]["source"].get<std::string>().empty());
+    EXPECT_TRUE(result.resources["energy"]["available"].get<bool>() ||
+                !result.resources["energy"]["source"].get<std::string>().empty());
     EXPECT_EQ(result.throughput.inferences_per_s > 0, true);
   }
 }
@@ -297,7 +300,8 @@ TEST_F(Cli, PulseAndSoakRunWithShortPhases) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& result : results()) EXPECT_TRUE(result.analysis.contains("pulse")) << result.analysis.dump();
   fs::remove_all(dir_ / "results");
-  r = infermark("run " + model + " --scenario soak --soak-duration 2 --soak-interval 0.5 --capacity-probe 0.3" + quick("onnxruntime"));
+  r = infermark("run " + model + " --scenario soak --soak-duration 2 --soak-interval 0.5 --capacity-probe 0.3" +
+                quick("onnxruntime"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& result : results()) {
     ASSERT_TRUE(result.analysis.contains("soak")) << result.analysis.dump();
@@ -308,9 +312,9 @@ TEST_F(Cli, PulseAndSoakRunWithShortPhases) {
 
 TEST_F(Cli, ImpossibleScenarioSettingsFailBeforeAnythingRuns) {
   const auto model = (kModels / "tiny_cnn.onnx").string();
-  for (const std::string flags : {"--scenario server", "--scenario server --qps -5", "--scenario server --qps 10 --duration 0",
-                                  "--scenario concurrency --concurrency 0", "--p99-ms -1", "--scenario nonsense",
-                                  "--scenario server --find-max-qps"}) {
+  for (const std::string flags :
+       {"--scenario server", "--scenario server --qps -5", "--scenario server --qps 10 --duration 0",
+        "--scenario concurrency --concurrency 0", "--p99-ms -1", "--scenario nonsense", "--scenario server --find-max-qps"}) {
     const auto r = infermark("run " + model + " " + flags + quick());
     EXPECT_NE(r.exit_code, 0) << flags;
     EXPECT_FALSE(r.err.empty()) << flags;
@@ -322,8 +326,9 @@ TEST_F(Cli, ImpossibleScenarioSettingsFailBeforeAnythingRuns) {
 // One SIGINT, as a terminal's Ctrl-C sends (timeout --foreground signals only infermark itself;
 // a second signal would end infermark at once, by design).
 TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
-  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
-                           "timeout --foreground --preserve-status -s INT 3");
+  const auto r = infermark(
+      "run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
+      "timeout --foreground --preserve-status -s INT 3");
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
   const auto all = results();
   ASSERT_EQ(all.size(), 1u);
@@ -388,7 +393,9 @@ TEST_F(Cli, ConcurrentLanesShareOneSessionOrOpenSeparateOnes) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "one session, 3 concurrent request slots");
   fs::remove_all(dir_ / "results");
-  ASSERT_EQ(infermark("run " + model + " --scenario concurrency --concurrency 3 --sessions separate" + quick("onnxruntime")).exit_code, 0);
+  ASSERT_EQ(
+      infermark("run " + model + " --scenario concurrency --concurrency 3 --sessions separate" + quick("onnxruntime")).exit_code,
+      0);
   all = results();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "3 separate sessions, one per lane");

@@ -23,7 +23,8 @@ class DecideCli : public CliTest {
 
   // One ONNX Runtime cell of tiny_cnn into `folder`; returns its result file.
   fs::path run_into(const std::string& folder) {
-    const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime --runs 200 --out " + (dir_ / folder).string());
+    const auto r =
+        infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime --runs 200 --out " + (dir_ / folder).string());
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const auto loaded = infermark::report::load_results({(dir_ / folder).string()});
     EXPECT_EQ(loaded.size(), 1u);
@@ -51,8 +52,10 @@ TEST_F(DecideCli, CompareFindsNoRegressionBetweenRepeatRunsAndFlagsAPlantedOne) 
   const auto first = run_into("a");
   // A rerun of the same configuration: the same samples with +-2% jitter (deterministic; two real
   // runs on this shared machine differ by far more than that, which a test must not depend on).
-  write_scaled_copy(first, dir_ / "b" / "tiny_cnn.onnxruntime.json", [](std::size_t i) { return 1.0 + 0.02 * std::sin(i * 2.3); });
-  const auto same = infermark("compare " + (dir_ / "a").string() + " " + (dir_ / "b").string() + " --fail-on-regression 10 --json");
+  write_scaled_copy(first, dir_ / "b" / "tiny_cnn.onnxruntime.json",
+                    [](std::size_t i) { return 1.0 + 0.02 * std::sin(i * 2.3); });
+  const auto same =
+      infermark("compare " + (dir_ / "a").string() + " " + (dir_ / "b").string() + " --fail-on-regression 10 --json");
   ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
   const auto json = nlohmann::json::parse(same.out);
   EXPECT_EQ(json["regressions"], 0);

@@ -21,8 +21,10 @@ class Pipeline : public CliTest {
   fs::path pipeline_file(const std::string& second_model, const std::string& second_backend, const std::string& extra) {
     const auto path = dir_ / "pipeline.yaml";
     std::ofstream(path) << "name: tiny\npipeline:\n  stages:\n"
-                        << "    - {name: encoder, model: " << (kModels / "tiny_encoder.onnx").string() << ", backend: onnxruntime, threads: 1}\n"
-                        << "    - {name: head, model: " << (kModels / second_model).string() << ", backend: " << second_backend << ", threads: 1}\n"
+                        << "    - {name: encoder, model: " << (kModels / "tiny_encoder.onnx").string()
+                        << ", backend: onnxruntime, threads: 1}\n"
+                        << "    - {name: head, model: " << (kModels / second_model).string() << ", backend: " << second_backend
+                        << ", threads: 1}\n"
                         << extra;
     return path;
   }
@@ -37,7 +39,8 @@ class Pipeline : public CliTest {
 }  // namespace
 
 TEST_F(Pipeline, EveryModeCompletesEveryRequestAndComputesTheWholeModel) {
-  const auto file = pipeline_file("tiny_head.onnx", "onnxruntime", "modes: [serial, threads, processes]\nrequests: 30\nwarmup: 2\n");
+  const auto file =
+      pipeline_file("tiny_head.onnx", "onnxruntime", "modes: [serial, threads, processes]\nrequests: 30\nwarmup: 2\n");
   const auto r = infermark("pipeline " + file.string() + " --out " + (dir_ / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("predicted req/s"), std::string::npos) << r.out;
@@ -124,7 +127,8 @@ TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
 TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
   // The same seam as `run`: Poisson arrivals at --qps, latency from each scheduled arrival.
   const auto file = pipeline_file("tiny_head.onnx", "onnxruntime", "modes: [serial, threads, processes]\nwarmup: 2\n");
-  const auto r = infermark("pipeline " + file.string() + " --scenario server --qps 50 --duration 2 --out " + (dir_ / "results").string());
+  const auto r =
+      infermark("pipeline " + file.string() + " --scenario server --qps 50 --duration 2 --out " + (dir_ / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("scheduled arrival"), std::string::npos) << r.out;  // the load table says where latency starts
   for (const std::string mode : {"serial", "threads", "processes"}) {
@@ -158,10 +162,15 @@ TEST_F(Pipeline, BadPipelineFilesAreRefusedWithTheCause) {
   auto r = write("name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("at least two stages"), std::string::npos) << r.err;
-  r = write("name: x\nmodes: [serial, warp]\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  r = write(
+      "name: x\nmodes: [serial, warp]\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, "
+      "backend: onnxruntime}\n");
   EXPECT_NE(r.err.find("mode 'warp'"), std::string::npos) << r.err;
-  r = write("name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: nosuch}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  r = write(
+      "name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: nosuch}\n    - {model: b.onnx, backend: onnxruntime}\n");
   EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
-  r = write("name: x\nqueue_depth: 0\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, backend: onnxruntime}\n");
+  r = write(
+      "name: x\nqueue_depth: 0\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, "
+      "backend: onnxruntime}\n");
   EXPECT_NE(r.err.find("queue_depth"), std::string::npos) << r.err;
 }

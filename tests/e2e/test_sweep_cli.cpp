@@ -208,8 +208,9 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
 
 TEST_F(Sweep, BadShapeRangesFailBeforeAnythingRuns) {
   const auto model = (kModels / "tiny_cnn_dynamic_hw.onnx").string();
-  const auto r = infermark("sweep " + study("name: x\nmodels: [" + model + "]\naxes:\n  shape-range: [input=1x3x40-24x32]\n").string() +
-                           " --out " + (dir_ / "results").string());
+  const auto r =
+      infermark("sweep " + study("name: x\nmodels: [" + model + "]\naxes:\n  shape-range: [input=1x3x40-24x32]\n").string() +
+                " --out " + (dir_ / "results").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--shape-range input=1x3x40-24x32: range 40-24 runs backwards"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "results"));

@@ -37,8 +37,8 @@ class Zoo : public CliTest {
 TEST_F(Zoo, ListsEveryModelFormatAndPrecision) {
   const auto r = infermark(zoo("list"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto* text : {"resnet50", "bert-base", "clip-vit-b32", "ocr", "llama-tiny", "llama-medium", "onnx",
-                           "torchscript", "openvino-ir", "gguf", "int8", "q4_0", "missing"})
+  for (const auto* text : {"resnet50", "bert-base", "clip-vit-b32", "ocr", "llama-tiny", "llama-medium", "onnx", "torchscript",
+                           "openvino-ir", "gguf", "int8", "q4_0", "missing"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 
   const auto j = infermark(zoo("list --json"));
@@ -56,8 +56,8 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   auto r = infermark(zoo("build tinynet"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto models = dir_ / "models";
-  for (const auto* file : {"tinynet.onnx", "tinynet_fp16.onnx", "tinynet_int8.onnx", "tinynet.pt", "tinynet.xml",
-                           "tinynet.bin", "tinynet_fp16.xml", "tinynet_int8.xml", "tinynet_int8.bin"})
+  for (const auto* file : {"tinynet.onnx", "tinynet_fp16.onnx", "tinynet_int8.onnx", "tinynet.pt", "tinynet.xml", "tinynet.bin",
+                           "tinynet_fp16.xml", "tinynet_int8.xml", "tinynet_int8.bin"})
     EXPECT_TRUE(fs::exists(models / file)) << file;
   EXPECT_FALSE(staging_left());
 
@@ -98,15 +98,15 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   r = infermark("run " + (models / "tinynet_int8.onnx").string() + " -b onnxruntime --runs 5 --warmup 1 --out " +
                 (dir_ / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("zoo accuracy of tinynet_int8.onnx against its FP32 original (onnxruntime"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("zoo accuracy of tinynet_int8.onnx against its FP32 original (onnxruntime"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("logits top-1 "), std::string::npos) << r.out;
 }
 
 TEST_F(Zoo, UnknownNamesFailWithOneClearLine) {
   auto r = infermark(zoo("build nosuchmodel"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("unknown model 'nosuchmodel' (known: resnet50, resnet50-dynamic-hw, bert-base"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown model 'nosuchmodel' (known: resnet50, resnet50-dynamic-hw, bert-base"), std::string::npos)
+      << r.err;
   r = infermark(zoo("build tinynet --formats onxx"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown format 'onxx' (known: onnx, torchscript, openvino-ir, tflite, gguf)"), std::string::npos)
@@ -129,8 +129,7 @@ TEST_F(Zoo, AnInterruptedBuildLeavesNothingHalfWritten) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    if (!freopen((dir_ / "stdout.txt").c_str(), "w", stdout) || !freopen((dir_ / "stderr.txt").c_str(), "w", stderr))
-      _exit(126);
+    if (!freopen((dir_ / "stdout.txt").c_str(), "w", stdout) || !freopen((dir_ / "stderr.txt").c_str(), "w", stderr)) _exit(126);
     execl(INFERMARK_EXECUTABLE, INFERMARK_EXECUTABLE, "zoo", "--models-dir", models.c_str(), "build", "tinynet", nullptr);
     _exit(127);
   }

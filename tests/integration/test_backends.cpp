@@ -332,8 +332,8 @@ TEST_P(VaryingShapes, EachSetRunsAtItsShapeLikeASessionBoundToItAlone) {
     for (int slot = slots - 1; slot >= 0; --slot) session->run_set(slot, s);  // slot 0 last: outputs() reads it
     const auto agreement = stats::compare_outputs(expected, session->outputs()).at(0);
     ASSERT_TRUE(agreement.comparable) << GetParam() << " set " << s << ": " << agreement.note;
-    EXPECT_LT(agreement.max_abs_error, 1e-3) << GetParam() << " set " << s << " " << sets[s][0].shape[2] << "x"
-                                             << sets[s][0].shape[3];
+    EXPECT_LT(agreement.max_abs_error, 1e-3)
+        << GetParam() << " set " << s << " " << sets[s][0].shape[2] << "x" << sets[s][0].shape[3];
   }
 }
 

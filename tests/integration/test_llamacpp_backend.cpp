@@ -66,7 +66,7 @@ class LlamaCppBackendTest : public ::testing::Test {
 
 TEST_F(LlamaCppBackendTest, ReportsTheModelAndItsSettings) {
   const auto generator = open(4, 96);
-  EXPECT_EQ(generator->vocab_size(), 512);  // the tiny export's vocabulary
+  EXPECT_EQ(generator->vocab_size(), 512);     // the tiny export's vocabulary
   EXPECT_GE(generator->context_length(), 96);  // llama.cpp pads the KV cache; the padded size is what it reports
   EXPECT_EQ(generator->max_slots(), 4);
   const auto vocabulary = generator->prompt_vocabulary();
@@ -120,7 +120,8 @@ TEST_F(LlamaCppBackendTest, SequencesBatchedTogetherDecodeAsTheyDoAlone) {
 
 // The zoo's F16, Q8_0 and Q4_0 copies (llama-quantize) load, generate, and report their own type.
 TEST_F(LlamaCppBackendTest, QuantisedCopiesGenerateAndReportTheirType) {
-  for (const auto& [suffix, type] : std::vector<std::pair<std::string, std::string>>{{"_fp16", "F16"}, {"_q8_0", "Q8_0"}, {"_q4_0", "Q4_0"}}) {
+  for (const auto& [suffix, type] :
+       std::vector<std::pair<std::string, std::string>>{{"_fp16", "F16"}, {"_q8_0", "Q8_0"}, {"_q4_0", "Q4_0"}}) {
     const auto file = kModels / ("llama-tiny" + suffix + ".gguf");
     ASSERT_TRUE(std::filesystem::exists(file)) << file << ": scripts/setup builds it";
     SessionOptions options;

@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
   }
   try {
     const std::vector<std::string> inputs(argv + 2, argv + argc);
-    const auto html = infermark::report::render_html_report(infermark::report::load_results(inputs),
-                                                            infermark::report::default_web_dir());
+    const auto html =
+        infermark::report::render_html_report(infermark::report::load_results(inputs), infermark::report::default_web_dir());
     std::ofstream out(argv[1], std::ios::binary);
     out << html;
     if (!out.flush()) throw infermark::Error(std::string(argv[1]) + ": cannot write the report");

@@ -44,13 +44,13 @@ class FakeSystem final : public loadgen::SystemUnderTest {
   }
 
   std::atomic<long> issued{0};
-  long fail_every = 0;                          // every n-th query throws
-  long stall_at = -1;                           // this query takes `stall` instead
+  long fail_every = 0;  // every n-th query throws
+  long stall_at = -1;   // this query takes `stall` instead
   std::chrono::microseconds stall{0};
   std::vector<std::int64_t> issue_times_ns;
-  std::vector<loadgen::Query> queries;           // in issue order
+  std::vector<loadgen::Query> queries;                      // in issue order
   std::vector<std::chrono::microseconds> service_by_group;  // overrides the service time per sample group
-  int tokens = 0;                                // > 0: stream this many tokens per query
+  int tokens = 0;                                           // > 0: stream this many tokens per query
   std::chrono::microseconds token_gap{0};
   // The samples queries draw from; a single sample unless a test plants groups.
   const loadgen::SampleLibrary* library_ = &single_;

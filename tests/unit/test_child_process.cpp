@@ -49,8 +49,9 @@ TEST(ChildProcess, ReportsAProgramThatCannotStart) {
 
 TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {
   const auto log = temp_log("stages");
-  run_child({"/bin/sh", "-c", "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
-                              "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
+  run_child({"/bin/sh", "-c",
+             "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
+             "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
             log, 10);
   EXPECT_EQ(last_stage(log), "running");
   std::ifstream in(log);

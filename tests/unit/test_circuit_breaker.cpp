@@ -30,7 +30,7 @@ TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
   CircuitBreaker breaker({1, 100});
   breaker.record(true, 0);
   ASSERT_EQ(breaker.state(), "open");
-  EXPECT_TRUE(breaker.admit(100 * kMs));   // cooldown over: the trial
+  EXPECT_TRUE(breaker.admit(100 * kMs));  // cooldown over: the trial
   EXPECT_EQ(breaker.state(), "half-open");
   EXPECT_FALSE(breaker.admit(101 * kMs));  // one trial at a time
   breaker.record(true, 150 * kMs);         // the trial timed out: open again
@@ -38,7 +38,7 @@ TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
   EXPECT_EQ(breaker.times_opened(), 2);
   EXPECT_FALSE(breaker.admit(200 * kMs));
   EXPECT_TRUE(breaker.admit(250 * kMs));
-  breaker.record(false, 260 * kMs);        // the trial succeeded: closed
+  breaker.record(false, 260 * kMs);  // the trial succeeded: closed
   EXPECT_EQ(breaker.state(), "closed");
   EXPECT_TRUE(breaker.admit(261 * kMs));
   const auto json = breaker.to_json(0);
@@ -120,9 +120,9 @@ TEST(PipelineFigures, PredictsFromTheSerialStageTimes) {
   std::vector<ModeFigures> figures{figures_of(serial, 2), figures_of(threads, 2)};
   compare_modes(figures, outcomes);
   EXPECT_EQ(figures[1].predicted_from, "serial");
-  EXPECT_DOUBLE_EQ(figures[0].predicted_latency_ms, 40.0);  // det + rec
-  EXPECT_DOUBLE_EQ(figures[0].predicted_qps, 25.0);         // 1 / (det + rec)
-  EXPECT_NEAR(figures[1].predicted_qps, 1000.0 / 30, 1e-9); // 1 / max(det, rec)
+  EXPECT_DOUBLE_EQ(figures[0].predicted_latency_ms, 40.0);   // det + rec
+  EXPECT_DOUBLE_EQ(figures[0].predicted_qps, 25.0);          // 1 / (det + rec)
+  EXPECT_NEAR(figures[1].predicted_qps, 1000.0 / 30, 1e-9);  // 1 / max(det, rec)
   EXPECT_FALSE(figures[0].max_abs_diff_vs_serial.has_value());
   ASSERT_TRUE(figures[1].max_abs_diff_vs_serial.has_value());
   EXPECT_DOUBLE_EQ(*figures[1].max_abs_diff_vs_serial, 0.25);

@@ -122,11 +122,13 @@ TEST(CompareResults, PlantedTwentyPercentShiftIsARegression) {
 
 TEST(CompareResults, ASpeedUpIsAnImprovementAndASmallShiftStaysBelowTheThreshold) {
   const auto base = latency_samples(2000, 10.0, 1);
-  const auto faster = report::compare_results({synthetic_result(base)}, {synthetic_result(scaled(latency_samples(2000, 10.0, 2), 0.8))});
+  const auto faster =
+      report::compare_results({synthetic_result(base)}, {synthetic_result(scaled(latency_samples(2000, 10.0, 2), 0.8))});
   EXPECT_EQ(metric(faster.cells[0], "P50 latency").verdict, Verdict::kImprovement);
   EXPECT_EQ(faster.regressions(), 0);
   // 3% slower with 2000 samples a side: significant, yet under the 5% that matters.
-  const auto slightly = report::compare_results({synthetic_result(base)}, {synthetic_result(scaled(latency_samples(2000, 10.0, 2), 1.03))});
+  const auto slightly =
+      report::compare_results({synthetic_result(base)}, {synthetic_result(scaled(latency_samples(2000, 10.0, 2), 1.03))});
   const auto& p50 = metric(slightly.cells[0], "P50 latency");
   EXPECT_TRUE(p50.significant);
   EXPECT_EQ(p50.verdict, Verdict::kNoSignificantChange);
@@ -199,7 +201,8 @@ TEST(CompareMatching, CompetingLoadOnTheMachineIsPointedOut) {
   busy.result.resources = {{"mean_process_cpu_percent", 98.0}, {"mean_system_cpu_percent", 100.0}};  // another process had a core
   const auto c = report::compare_results({quiet}, {busy});
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("0.01 cores busy during the baseline's run and 1.02 during the candidate's"), std::string::npos) << c.notes[0];
+  EXPECT_NE(c.notes[0].find("0.01 cores busy during the baseline's run and 1.02 during the candidate's"), std::string::npos)
+      << c.notes[0];
   EXPECT_TRUE(report::compare_results({quiet}, {quiet}).notes.empty());
 }
 

@@ -120,7 +120,8 @@ TEST(GeneratorSystem, BatchesConcurrentRequestsIntoOneStep) {
 
 TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
   ScriptedGenerator a(2, 64), b(2, 64), c(2, 64);
-  const PromptLibrary first({40, 15}, {20, 10}, a, 42, 200), second({40, 15}, {20, 10}, b, 42, 200), other({40, 15}, {20, 10}, c, 7, 200);
+  const PromptLibrary first({40, 15}, {20, 10}, a, 42, 200), second({40, 15}, {20, 10}, b, 42, 200),
+      other({40, 15}, {20, 10}, c, 7, 200);
   std::set<std::size_t> prompt_lengths;
   bool differs = false;
   for (std::uint32_t i = 0; i < first.sample_count(); ++i) {
@@ -158,7 +159,9 @@ class FailingGenerator final : public Generator {
   int vocab_size() const override { return 100; }
   int max_slots() const override { return 2; }
   std::vector<TokenId> prompt_vocabulary() const override { return {5}; }
-  void start(int slot, const std::vector<TokenId>&, int wanted) override { wanted_[slot] = wanted, produced_[slot] = 0, active_[slot] = true; }
+  void start(int slot, const std::vector<TokenId>&, int wanted) override {
+    wanted_[slot] = wanted, produced_[slot] = 0, active_[slot] = true;
+  }
   void step(const std::function<void(const GeneratedToken&)>& on_token) override {
     if (++steps == 3) throw Error("planted decode failure");
     for (int i = 0; i < 2; ++i)

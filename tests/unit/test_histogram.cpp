@@ -69,8 +69,7 @@ void expect_percentiles_within_precision(const Samples& samples) {
     const std::int64_t exact = exact_percentile(samples, p);
     const std::int64_t reported = h.value_at_percentile(p);
     EXPECT_GE(reported, exact);  // a bucket's top edge: never optimistic
-    EXPECT_LE(static_cast<double>(reported - exact),
-              h.relative_precision() * static_cast<double>(exact));
+    EXPECT_LE(static_cast<double>(reported - exact), h.relative_precision() * static_cast<double>(exact));
   }
 }
 
@@ -282,9 +281,7 @@ TEST(LatencyHistogram, JsonRoundTrip) {
 TEST(LatencyHistogram, FromJsonRejectsBadInput) {
   const json good = histogram_of({1'000, 2'000, 3'000'000}).to_json();
   ASSERT_NO_THROW(LatencyHistogram::from_json(good));
-  const auto rejects = [](const json& j) {
-    EXPECT_THROW(LatencyHistogram::from_json(j), std::invalid_argument) << j.dump();
-  };
+  const auto rejects = [](const json& j) { EXPECT_THROW(LatencyHistogram::from_json(j), std::invalid_argument) << j.dump(); };
   const auto with = [&](const char* key, const json& value) {
     json j = good;
     j[key] = value;
@@ -299,11 +296,11 @@ TEST(LatencyHistogram, FromJsonRejectsBadInput) {
   rejects(with("significant_digits", 4294967298LL));  // would wrap to 2 as an int
   rejects(with("highest_trackable", "an hour"));
   rejects(with("count", -3));
-  rejects(with("count", 4));                  // buckets add up to 3
-  rejects(with("min", 5'000'000));            // min > max
-  rejects(with("min", 1'500));                // not in the lowest bucket
-  rejects(with("max", 2'500'000));            // not in the highest bucket
-  rejects(with("saturated", 1));              // max is not highest_trackable
+  rejects(with("count", 4));        // buckets add up to 3
+  rejects(with("min", 5'000'000));  // min > max
+  rejects(with("min", 1'500));      // not in the lowest bucket
+  rejects(with("max", 2'500'000));  // not in the highest bucket
+  rejects(with("saturated", 1));    // max is not highest_trackable
   rejects(with("buckets", json::object()));
   rejects(with("buckets", json::array({json::array({1})})));
   rejects(with("buckets", json::array({json::array({1'000'000'000, 3})})));  // index out of range
@@ -401,8 +398,7 @@ TEST(IntervalSeries, ConstructorRejectsBadArguments) {
 double naive_binomial_cdf(int n, int k, double t) {
   double cdf = 0.0;
   for (int i = 0; i <= k; ++i) {
-    const double log_choose =
-        std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0);
+    const double log_choose = std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0);
     cdf += std::exp(log_choose + i * std::log(t) + (n - i) * std::log1p(-t));
   }
   return cdf;

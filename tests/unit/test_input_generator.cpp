@@ -34,7 +34,8 @@ TEST(InputGenerator, FillsDynamicBatchFromRequest) {
 TEST(InputGenerator, SameSeedSameData_DifferentSeedDifferentData) {
   InputRequest a, b, c;
   c.seed = 43;
-  const auto x = generate_inputs({image_spec()}, a), y = generate_inputs({image_spec()}, b), z = generate_inputs({image_spec()}, c);
+  const auto x = generate_inputs({image_spec()}, a), y = generate_inputs({image_spec()}, b),
+             z = generate_inputs({image_spec()}, c);
   EXPECT_EQ(x[0].data, y[0].data);
   EXPECT_NE(x[0].data, z[0].data);
 }

@@ -48,8 +48,7 @@ TEST(LatencySummary, PercentilesMatchExactNearestRank) {
     ASSERT_EQ(summary.percentiles.size(), default_percentiles().size());
     for (const auto& estimate : summary.percentiles) {
       const long p_tenths = std::lround(estimate.percentile * 10.0);
-      EXPECT_EQ(estimate.value, reference_percentile(samples, p_tenths))
-          << "n=" << n << " p=" << estimate.percentile;
+      EXPECT_EQ(estimate.value, reference_percentile(samples, p_tenths)) << "n=" << n << " p=" << estimate.percentile;
     }
   }
 }
@@ -142,9 +141,7 @@ TEST(PercentileInterval, DependsOnSampleSizeAtTheTail) {
   EXPECT_EQ(summary.at(50.0).ci95->high, 61.0);
 }
 
-TEST(LatencySummary, RejectsEmptySample) {
-  EXPECT_THROW(summarize(std::vector<double>{}), std::invalid_argument);
-}
+TEST(LatencySummary, RejectsEmptySample) { EXPECT_THROW(summarize(std::vector<double>{}), std::invalid_argument); }
 
 TEST(LatencySummary, RejectsPercentilesOutsideRange) {
   const auto samples = one_to(10);

@@ -109,7 +109,8 @@ TEST(OnnxInputReader, ADimensionWithNeitherValueNorNameIsDynamic) {
 }
 
 TEST(OnnxInputReader, RefusesWhatItCannotRepresentNamingTheTensor) {
-  EXPECT_NE(error_of(model(input(tensor_value_info("text", 8, dim(1))))).find("'text' has ONNX element type 8"), std::string::npos);
+  EXPECT_NE(error_of(model(input(tensor_value_info("text", 8, dim(1))))).find("'text' has ONNX element type 8"),
+            std::string::npos);
   const auto sequence = bytes_field(1, "seq") + bytes_field(2, bytes_field(4, ""));  // TypeProto.sequence_type
   EXPECT_NE(error_of(model(input(sequence))).find("'seq' is not a tensor"), std::string::npos);
 }

@@ -133,7 +133,7 @@ TEST(PipelineSystem, EveryLaneGetsItsOwnRequestBackUnderAClosedLoop) {
   ASSERT_EQ(outcome.phases.size(), 1u);
   EXPECT_EQ(outcome.phases[0].recorder.completed(), 200u);
   EXPECT_EQ(outcome.phases[0].recorder.errors(), 0u);  // an internal mix-up would throw
-  EXPECT_GT(pipeline.out_of_order.load(), 0);           // requests did come back out of order
+  EXPECT_GT(pipeline.out_of_order.load(), 0);          // requests did come back out of order
   const auto records = pipeline.take_records();
   ASSERT_EQ(records.size(), 200u);
   std::set<std::uint64_t> ids;
@@ -151,10 +151,10 @@ TEST(PipelineSystem, DroppedRequestsAreFailedQueriesAndWarmUpIsNotRecorded) {
   loadgen::warm_up(pipeline, 1, 3, 0, 1, nullptr);  // requests 0-2, request 1 dropped: not recorded
   pipeline.set_warming(false);
   loadgen::Completion completion;
-  pipeline.issue(0, {}, completion);                                   // request 3
-  pipeline.issue(1, {}, completion);                                   // request 4
-  EXPECT_THROW(pipeline.issue(0, {}, completion), Error);              // request 5, dropped
-  EXPECT_THROW(pipeline.issue(1, {}, completion), Error);              // request 6, dropped
+  pipeline.issue(0, {}, completion);                       // request 3
+  pipeline.issue(1, {}, completion);                       // request 4
+  EXPECT_THROW(pipeline.issue(0, {}, completion), Error);  // request 5, dropped
+  EXPECT_THROW(pipeline.issue(1, {}, completion), Error);  // request 6, dropped
   pipeline.close();
   const auto records = pipeline.take_records();
   ASSERT_EQ(records.size(), 4u);

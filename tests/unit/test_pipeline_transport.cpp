@@ -25,9 +25,7 @@ Tensor float_tensor(const std::string& name, std::vector<std::int64_t> shape, fl
   return t;
 }
 
-std::string unique_ring(const std::string& what) {
-  return "/infermark-test-" + std::to_string(getpid()) + "-" + what;
-}
+std::string unique_ring(const std::string& what) { return "/infermark-test-" + std::to_string(getpid()) + "-" + what; }
 
 }  // namespace
 

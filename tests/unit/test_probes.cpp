@@ -29,11 +29,9 @@ TEST(Environment, JsonHasEveryFieldUnderItsMemberName) {
   Environment env = capture_environment();
   env.libraries["onnxruntime"] = "1.17.0";
   const nlohmann::json json = to_json(env);
-  for (const char* key :
-       {"cpu_model", "cpu_vendor", "logical_cores", "physical_cores", "sockets",
-        "cpu_flags_simd", "caches", "governor", "turbo", "hypervisor", "memory_total_mb",
-        "memory_available_mb", "kernel", "os", "hostname", "compiler", "build_type",
-        "libraries"}) {
+  for (const char* key : {"cpu_model", "cpu_vendor", "logical_cores", "physical_cores", "sockets", "cpu_flags_simd", "caches",
+                          "governor", "turbo", "hypervisor", "memory_total_mb", "memory_available_mb", "kernel", "os", "hostname",
+                          "compiler", "build_type", "libraries"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json.at("logical_cores"), env.logical_cores);
@@ -58,8 +56,7 @@ TEST(ProcessMemory, PeakFollowsLargeAllocationAndCanBeReset) {
   const MemoryReading before = read_process_memory();
 
   // mmap rather than new: the compiler cannot elide it, and munmap really returns the pages.
-  void* block = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* block = ::mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(block, MAP_FAILED);
   std::memset(block, 1, kBlockBytes);  // only touched pages become resident
   const MemoryReading during = read_process_memory();

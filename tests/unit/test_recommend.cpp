@@ -16,8 +16,10 @@ using testing::latency_samples;
 using testing::synthetic_result;
 
 // A cell whose P99 is close to `p99_ms` (narrow spread) and whose peak RSS is `rss_mb`.
-report::LoadedResult cell(const std::string& backend, double median_ms, double rss_mb, std::uint64_t seed = 1, long long batch = 1) {
-  return synthetic_result(latency_samples(500, median_ms, seed, 0.02), {.backend = backend, .batch = batch, .peak_rss_mb = rss_mb});
+report::LoadedResult cell(const std::string& backend, double median_ms, double rss_mb, std::uint64_t seed = 1,
+                          long long batch = 1) {
+  return synthetic_result(latency_samples(500, median_ms, seed, 0.02),
+                          {.backend = backend, .batch = batch, .peak_rss_mb = rss_mb});
 }
 
 const report::CellAssessment& find(const report::ModelRecommendation& m, const std::string& backend) {
@@ -55,8 +57,8 @@ TEST(RecommendConstraints, CellsPastALimitAreRuledOutWithTheConstraintNamed) {
 
 TEST(RecommendConstraints, TheBindingConstraintIsTheOneFurthestPastItsLimit) {
   report::Constraints c;
-  c.p99_ms = 45.0;   // opencv misses by ~15%
-  c.mem_mb = 50.0;   // and every cell by far more on memory
+  c.p99_ms = 45.0;  // opencv misses by ~15%
+  c.mem_mb = 50.0;  // and every cell by far more on memory
   const auto rec = report::recommend(three_backends(), c);
   const auto& opencv = find(rec.models[0], "opencv");
   EXPECT_EQ(opencv.binding(), "peak RSS 100.0 MB > 50 MB");
@@ -134,7 +136,7 @@ TEST(RecommendCost, CostPerMillionAndMachineCount) {
   const auto rec = report::recommend({r, searched}, c);
   const auto& plain = find(rec.models[0], "onnxruntime");
   EXPECT_DOUBLE_EQ(*plain.cost_per_million, 1.0);  // 3.6 / (3600 x 1000) x 1e6
-  EXPECT_EQ(*plain.machines, 3);                    // ceil(2500 / 1000)
+  EXPECT_EQ(*plain.machines, 3);                   // ceil(2500 / 1000)
   EXPECT_EQ(plain.figures.qps_source, "measured inferences/s");
   const auto& sla = find(rec.models[0], "openvino");
   EXPECT_EQ(*sla.machines, 5);  // ceil(2500 / 600)
@@ -174,9 +176,10 @@ TEST(RecommendCost, ModelFlopsComeFromTheZooManifestWhenNotGiven) {
 
 TEST(RecommendPeakFlops, DerivedFromCoresClockAndSimdFlags) {
   EXPECT_DOUBLE_EQ(probes::peak_gflops(2, 2500.0, "avx avx2 avx512f fma", "test").gflops, 320.0);  // 2 x 2.5 GHz x 64
-  EXPECT_DOUBLE_EQ(probes::peak_gflops(4, 3000.0, "avx avx2 fma", "test").gflops, 384.0);         // 4 x 3 GHz x 32
+  EXPECT_DOUBLE_EQ(probes::peak_gflops(4, 3000.0, "avx avx2 fma", "test").gflops, 384.0);          // 4 x 3 GHz x 32
   EXPECT_DOUBLE_EQ(probes::peak_gflops(1, 1000.0, "sse4_1 sse4_2", "test").gflops, 8.0);
-  EXPECT_NE(probes::peak_gflops(2, 2500.0, "avx512f", "cpuinfo").derivation.find("2 physical cores x 2500 MHz"), std::string::npos);
+  EXPECT_NE(probes::peak_gflops(2, 2500.0, "avx512f", "cpuinfo").derivation.find("2 physical cores x 2500 MHz"),
+            std::string::npos);
 }
 
 TEST(RecommendRulesOfThumb, AgreementAndContradictionAreBothSaid) {
@@ -218,7 +221,8 @@ TEST(RecommendNoneMeet, EmptyRankingWithAReasonForEveryCell) {
   const auto& m = rec.models[0];
   EXPECT_TRUE(m.ranked.empty());
   ASSERT_EQ(m.rejected.size(), 3u);
-  for (const auto& cell : m.rejected) EXPECT_TRUE(std::regex_match(cell.binding(), std::regex(R"(P99 \S+ ms > 1e-06 ms)"))) << cell.binding();
+  for (const auto& cell : m.rejected)
+    EXPECT_TRUE(std::regex_match(cell.binding(), std::regex(R"(P99 \S+ ms > 1e-06 ms)"))) << cell.binding();
   EXPECT_FALSE(rec.every_model_has_a_pick());
   EXPECT_EQ(m.explanation[0], "No cell meets every constraint.");
   const auto json = report::to_json(rec);

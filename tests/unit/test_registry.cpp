@@ -86,7 +86,8 @@ TEST(Registry, FormatsAndModelFiles) {
     EXPECT_FALSE(format.extensions.empty()) << format.name;
     for (const auto& ext : format.extensions) EXPECT_EQ(model_format("dir/model" + std::string(ext)), format.name) << ext;
     bool read = false;
-    for (const auto& b : declared_backends().backends) read = read || backend_reads(std::string(b.name), std::string(format.name));
+    for (const auto& b : declared_backends().backends)
+      read = read || backend_reads(std::string(b.name), std::string(format.name));
     EXPECT_TRUE(read) << format.name;
   }
 }

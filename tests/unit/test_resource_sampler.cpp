@@ -1,10 +1,10 @@
-#include "probes/resource_sampler.hpp"
 #include "probes/memory.hpp"
+#include "probes/resource_sampler.hpp"
 
 #include <gtest/gtest.h>
 
-#include <ctime>
 #include <sys/mman.h>
+#include <ctime>
 
 #include <chrono>
 #include <cmath>
@@ -229,11 +229,9 @@ TEST(ResourceSampler, JsonHasEveryField) {
   const ResourceSummary summary = sampler.stop();
   const nlohmann::json json = to_json(summary);
 
-  for (const char* key :
-       {"duration_s", "peak_rss_mb", "mean_rss_mb", "process_cpu_seconds",
-        "mean_process_cpu_percent", "mean_system_cpu_percent", "voluntary_context_switches",
-        "involuntary_context_switches", "minor_page_faults", "major_page_faults", "energy", "gpu",
-        "samples"}) {
+  for (const char* key : {"duration_s", "peak_rss_mb", "mean_rss_mb", "process_cpu_seconds", "mean_process_cpu_percent",
+                          "mean_system_cpu_percent", "voluntary_context_switches", "involuntary_context_switches",
+                          "minor_page_faults", "major_page_faults", "energy", "gpu", "samples"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json.at("peak_rss_mb"), summary.peak_rss_mb);

@@ -50,7 +50,7 @@ std::string flag_error(std::vector<std::string> args) {
 
 TEST(RunOptions, ThreadsAndConcurrencyListsGiveOneCellEachPerBackend) {
   const auto options = parse_run_flags("models/tiny_cnn.onnx", {"--threads", "1,2", "--concurrency", "1,4", "--batch", "8",
-                                                               "--scenario", "concurrency", "--seed", "7"});
+                                                                "--scenario", "concurrency", "--seed", "7"});
   const auto cells = harness::model_cells(options, {"onnxruntime", "openvino"});
   ASSERT_EQ(cells.size(), 8u);
   // Backend, then threads, then concurrency.
@@ -110,9 +110,11 @@ TEST(RunOptions, FileStemsAddConcurrencyOnlyWhereItAloneTellsCellsApart) {
 
 TEST(RunOptions, FlagsReachTheirPlaceInTheCell) {
   const auto options = parse_run_flags(
-      "m.onnx", {"--opt", "a=b", "--opt", "c=d=e", "--sessions", "separate", "--arrivals", "constant", "--prompt-tokens", "512:64",
-                 "--output-tokens", "16", "--pulse-times", "5,6,7", "--shape", "x=1x3x8x8", "--shape-range", "y=1x3x24-40/8x32",
-                 "--shape-range", "z=2x5", "--shape-sets", "4", "--inter-op-threads", "2", "--precision", "bf16", "--int-high", "9"});
+      "m.onnx", {"--opt",         "a=b",      "--opt",           "c=d=e",     "--sessions",         "separate",
+                 "--arrivals",    "constant", "--prompt-tokens", "512:64",    "--output-tokens",    "16",
+                 "--pulse-times", "5,6,7",    "--shape",         "x=1x3x8x8", "--shape-range",      "y=1x3x24-40/8x32",
+                 "--shape-range", "z=2x5",    "--shape-sets",    "4",         "--inter-op-threads", "2",
+                 "--precision",   "bf16",     "--int-high",      "9"});
   const auto cell = harness::to_cell(options, "onnxruntime", 3);
   EXPECT_EQ(cell.options.extras, (std::map<std::string, std::string>{{"a", "b"}, {"c", "d=e"}}));
   EXPECT_TRUE(cell.separate_sessions);
@@ -171,8 +173,8 @@ TEST(RunOptions, LanguageModelsRunEveryScenario) {
   cell = harness::to_cell(parse_run_flags("m.gguf", {"--concurrency", "4"}), "llamacpp", 2);
   EXPECT_EQ(cell.scenario.name, loadgen::Scenario::kConcurrency);  // C sequences batched together
   EXPECT_EQ(cell.scenario.concurrency, 4);
-  cell = harness::to_cell(parse_run_flags("m.gguf", {"--scenario", "server", "--qps", "5", "--ttft-ms", "200", "--tpot-ms", "20"}),
-                          "llamacpp", 2);
+  cell = harness::to_cell(
+      parse_run_flags("m.gguf", {"--scenario", "server", "--qps", "5", "--ttft-ms", "200", "--tpot-ms", "20"}), "llamacpp", 2);
   EXPECT_EQ(cell.scenario.name, loadgen::Scenario::kServer);
   EXPECT_EQ(cell.scenario.ttft_ms, 200);
   EXPECT_EQ(cell.scenario.tpot_ms, 20);
@@ -195,13 +197,15 @@ TEST(RunOptions, BackendSelection) {
     EXPECT_EQ(std::string(e.what()), "m.gguf: no built backend reads .gguf models (see `infermark backends`)");
   }
   // Requested: those that cannot run are set aside with the reason, duplicates count once.
-  const auto selection = harness::select_backends({"openvino", "tensorflowz", "opencv", "openvino", "libtorch"}, "m.onnx", available);
+  const auto selection =
+      harness::select_backends({"openvino", "tensorflowz", "opencv", "openvino", "libtorch"}, "m.onnx", available);
   EXPECT_EQ(selection.chosen, std::vector<std::string>{"openvino"});
   ASSERT_EQ(selection.rejected.size(), 3u);
   EXPECT_EQ(selection.rejected[0].first, "tensorflowz");
   EXPECT_NE(selection.rejected[0].second.find("unknown backend 'tensorflowz'"), std::string::npos);
-  EXPECT_EQ(selection.rejected[1], (std::pair<std::string, std::string>{
-                                       "opencv", "backend 'opencv' is not built into this infermark (see `infermark backends`)"}));
+  EXPECT_EQ(selection.rejected[1],
+            (std::pair<std::string, std::string>{
+                "opencv", "backend 'opencv' is not built into this infermark (see `infermark backends`)"}));
   EXPECT_EQ(selection.rejected[2],
             (std::pair<std::string, std::string>{"libtorch", "backend 'libtorch' does not read .onnx models (m.onnx)"}));
   EXPECT_TRUE(harness::select_backends({"libtorch"}, "m.onnx", available).chosen.empty());

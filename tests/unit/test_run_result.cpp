@@ -14,7 +14,11 @@ RunResult sample_result() {
   RunResult r;
   r.started_at = "2026-12-02T10:00:00Z";
   r.isolation = "worker process";
-  r.model = {"models/m.onnx", "m", "onnx", 1234, {{"input", DType::kFloat32, {-1, 3}, {"batch", ""}}},
+  r.model = {"models/m.onnx",
+             "m",
+             "onnx",
+             1234,
+             {{"input", DType::kFloat32, {-1, 3}, {"batch", ""}}},
              {{"logits", DType::kFloat32, {-1, 10}, {"batch", ""}}}};
   r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm", {}};
   r.requested.intra_op_threads = 2;

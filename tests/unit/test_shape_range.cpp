@@ -118,7 +118,8 @@ TEST(ShapeRange, RangesThatDoNotFitTheModelAreRefused) {
   request.varying = {{{"input", parse_shape_range("1x3x16-40", "x")}}, 4};
   EXPECT_NE(error_of([&] { generate_input_sets({image_spec()}, request); }).find("has rank 4"), std::string::npos);
   request.varying.ranges["input"] = parse_shape_range("1x1-3x16-40x16-40", "x");
-  EXPECT_NE(error_of([&] { generate_input_sets({image_spec()}, request); }).find("is fixed at 3 in the model"), std::string::npos);
+  EXPECT_NE(error_of([&] { generate_input_sets({image_spec()}, request); }).find("is fixed at 3 in the model"),
+            std::string::npos);
   request.varying.ranges = {{"pixels", parse_shape_range("1x3x16-40x16-40", "x")}};
   EXPECT_NE(error_of([&] { generate_input_sets({image_spec()}, request); }).find("no input named 'pixels'"), std::string::npos);
   request.varying.ranges = {{"input", parse_shape_range("1x3x16-40x16-40", "x")}};

@@ -69,7 +69,7 @@ axes:
   batch: [1, 4, 16]
 )",
                                  "s.yaml");
-  EXPECT_EQ(study.name, "s");  // the file's stem
+  EXPECT_EQ(study.name, "s");                         // the file's stem
   const auto cells = expand(study, {"onnxruntime"});  // named backends are taken as given
   ASSERT_EQ(cells.size(), 2u * 2u * 2u * 3u);
   const auto all = names(cells);
@@ -102,9 +102,10 @@ TEST(Study, WithoutBackendsEveryAvailableOneThatReadsTheModel) {
 }
 
 TEST(Study, ValuesBecomeSafeFileStems) {
-  const auto study = parse_study("models: [a.onnx]\nbackends: [onnxruntime]\naxes:\n  shape: [\"input=1x3x32x32\"]\n"
-                                 "  opt: [\"mode=a b/c\"]\n",
-                                 "s.yaml");
+  const auto study = parse_study(
+      "models: [a.onnx]\nbackends: [onnxruntime]\naxes:\n  shape: [\"input=1x3x32x32\"]\n"
+      "  opt: [\"mode=a b/c\"]\n",
+      "s.yaml");
   const auto cells = expand(study, {});
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].name, "a.onnxruntime.shape-input_1x3x32x32.opt-mode_a_b_c");
@@ -115,7 +116,8 @@ TEST(Study, ThreadsAsMultiplesOfTheCoresAreResolvedAndDeduplicated) {
   const int cores = probes::capture_environment().physical_cores;
   const auto study = parse_study("models: [a.onnx]\naxes:\n  threads: [1, 1x, 2x, 2]\n  batch: [1, 1]\n", "s.yaml");
   std::vector<std::string> expected;
-  for (const auto& v : {std::string("1"), std::to_string(std::max(1, cores)), std::to_string(std::max(1, 2 * cores)), std::string("2")})
+  for (const auto& v :
+       {std::string("1"), std::to_string(std::max(1, cores)), std::to_string(std::max(1, 2 * cores)), std::string("2")})
     if (std::find(expected.begin(), expected.end(), v) == expected.end()) expected.push_back(v);
   EXPECT_EQ(study.axes[0].values, expected);
   EXPECT_EQ(study.axes[0].origins.size(), expected.size());
@@ -159,11 +161,13 @@ TEST(Study, ErrorsPointAtTheLineAndColumn) {
             "studies/s.yaml:4:1: YAML syntax error: end of sequence flow not found");
   EXPECT_EQ(study_error("models: [a.onnx]\nwibble: 3\n"),
             "studies/s.yaml:2:1: unknown key 'wibble' (a study has name, description, models, backends, base, axes)");
-  EXPECT_EQ(study_error("models: [a.onnx]\nbackends: [onnxruntime, tensorflowz]\n").rfind("studies/s.yaml:2:25: unknown backend 'tensorflowz'", 0),
+  EXPECT_EQ(study_error("models: [a.onnx]\nbackends: [onnxruntime, tensorflowz]\n")
+                .rfind("studies/s.yaml:2:25: unknown backend 'tensorflowz'", 0),
             0u)
       << study_error("models: [a.onnx]\nbackends: [onnxruntime, tensorflowz]\n");
   EXPECT_EQ(study_error("models: [a.onnx]\naxes:\n  batch: []\n"), "studies/s.yaml:3:10: axis 'batch' has no values");
-  EXPECT_EQ(study_error("models: [a.onnx]\naxes:\n  batch: [[1, 2]]\n"), "studies/s.yaml:3:11: 'batch' takes a single value here");
+  EXPECT_EQ(study_error("models: [a.onnx]\naxes:\n  batch: [[1, 2]]\n"),
+            "studies/s.yaml:3:11: 'batch' takes a single value here");
   EXPECT_EQ(study_error("models: [a.onnx]\naxes: [threads, batch]\n"),
             "studies/s.yaml:2:7: 'axes' must map run flags to lists of values");
   EXPECT_EQ(study_error("models: [a.onnx]\nbase: 3\n"), "studies/s.yaml:2:7: 'base' must map run flags to values");
@@ -216,7 +220,8 @@ axes:
 }
 
 TEST(StudyCellOptions, ABadValueNamesItsLineColumnCellAndFlag) {
-  const auto study = parse_study("models: [m/tiny_cnn.onnx]\nbackends: [onnxruntime]\naxes:\n  threads: [1]\n  batch: [4, 0]\n", "s.yaml");
+  const auto study =
+      parse_study("models: [m/tiny_cnn.onnx]\nbackends: [onnxruntime]\naxes:\n  threads: [1]\n  batch: [4, 0]\n", "s.yaml");
   const auto cells = expand(study, {});
   ASSERT_EQ(cells.size(), 2u);
   EXPECT_NO_THROW(cli::cell_options(study, cells[0]));

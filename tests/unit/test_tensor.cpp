@@ -8,8 +8,8 @@
 namespace infermark {
 
 TEST(Tensor, DTypeNamesRoundTripWithSizes) {
-  for (auto d : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8,
-                 DType::kInt16, DType::kInt32, DType::kInt64, DType::kBool})
+  for (auto d : {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
+                 DType::kInt32, DType::kInt64, DType::kBool})
     EXPECT_EQ(parse_dtype(dtype_name(d)), d);
   EXPECT_EQ(dtype_size(DType::kFloat32), 4u);
   EXPECT_EQ(dtype_size(DType::kInt64), 8u);
@@ -53,8 +53,8 @@ namespace infermark {
 
 TEST(Npy, RoundTripsEveryDType) {
   const auto path = std::filesystem::temp_directory_path() / "infermark_npy_roundtrip.npy";
-  for (auto dtype : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16,
-                     DType::kInt32, DType::kInt64, DType::kBool}) {
+  for (auto dtype : {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32,
+                     DType::kInt64, DType::kBool}) {
     Tensor t{"x", dtype, {2, 3}, {}};
     t.data.resize(6 * dtype_size(dtype));
     for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<std::byte>((i * 37) & 0x3F);

@@ -24,39 +24,60 @@ constexpr const char* kName = "libtorch";
 
 // Off by default: with Debian's LibTorch 1.13 on ResNet-50 (2 threads) a frozen module ran ~25x
 // slower (2.1 s vs 81 ms P50) and frozen + optimised ~9x slower (0.93 s) than the plain module.
-const std::vector<OptionDoc> kOptions{
-    {"freeze", "on|off", "off", "torch::jit::freeze: inline parameters and fold constants"},
-    {"optimize_for_inference", "on|off", "off", "torch::jit::optimize_for_inference after freeze (conv-bn folding, MKLDNN where built)"}};
+const std::vector<OptionDoc> kOptions{{"freeze", "on|off", "off", "torch::jit::freeze: inline parameters and fold constants"},
+                                      {"optimize_for_inference", "on|off", "off",
+                                       "torch::jit::optimize_for_inference after freeze (conv-bn folding, MKLDNN where built)"}};
 
 c10::ScalarType to_torch(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return torch::kFloat32;
-    case DType::kFloat16: return torch::kFloat16;
-    case DType::kBFloat16: return torch::kBFloat16;
-    case DType::kFloat64: return torch::kFloat64;
-    case DType::kInt8: return torch::kInt8;
-    case DType::kUInt8: return torch::kUInt8;
-    case DType::kInt16: return torch::kInt16;
-    case DType::kInt32: return torch::kInt32;
-    case DType::kInt64: return torch::kInt64;
-    case DType::kBool: return torch::kBool;
+    case DType::kFloat32:
+      return torch::kFloat32;
+    case DType::kFloat16:
+      return torch::kFloat16;
+    case DType::kBFloat16:
+      return torch::kBFloat16;
+    case DType::kFloat64:
+      return torch::kFloat64;
+    case DType::kInt8:
+      return torch::kInt8;
+    case DType::kUInt8:
+      return torch::kUInt8;
+    case DType::kInt16:
+      return torch::kInt16;
+    case DType::kInt32:
+      return torch::kInt32;
+    case DType::kInt64:
+      return torch::kInt64;
+    case DType::kBool:
+      return torch::kBool;
   }
   return torch::kFloat32;
 }
 
 DType from_torch(c10::ScalarType type) {
   switch (type) {
-    case torch::kFloat32: return DType::kFloat32;
-    case torch::kFloat16: return DType::kFloat16;
-    case torch::kBFloat16: return DType::kBFloat16;
-    case torch::kFloat64: return DType::kFloat64;
-    case torch::kInt8: return DType::kInt8;
-    case torch::kUInt8: return DType::kUInt8;
-    case torch::kInt16: return DType::kInt16;
-    case torch::kInt32: return DType::kInt32;
-    case torch::kInt64: return DType::kInt64;
-    case torch::kBool: return DType::kBool;
-    default: throw Error(std::string("LibTorch output of type ") + c10::toString(type) + " is not supported");
+    case torch::kFloat32:
+      return DType::kFloat32;
+    case torch::kFloat16:
+      return DType::kFloat16;
+    case torch::kBFloat16:
+      return DType::kBFloat16;
+    case torch::kFloat64:
+      return DType::kFloat64;
+    case torch::kInt8:
+      return DType::kInt8;
+    case torch::kUInt8:
+      return DType::kUInt8;
+    case torch::kInt16:
+      return DType::kInt16;
+    case torch::kInt32:
+      return DType::kInt32;
+    case torch::kInt64:
+      return DType::kInt64;
+    case torch::kBool:
+      return DType::kBool;
+    default:
+      throw Error(std::string("LibTorch output of type ") + c10::toString(type) + " is not supported");
   }
 }
 
@@ -106,7 +127,8 @@ class LibTorchSession final : public Session {
   LibTorchSession(const std::filesystem::path& model, const SessionOptions& options) {
     check_option_keys(kName, options.extras, kOptions);
     const bool freeze = parse_bool_option(kName, "freeze", option_or(options.extras, "freeze", "off"));
-    const bool optimize = parse_bool_option(kName, "optimize_for_inference", option_or(options.extras, "optimize_for_inference", "off"));
+    const bool optimize =
+        parse_bool_option(kName, "optimize_for_inference", option_or(options.extras, "optimize_for_inference", "off"));
     if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'libtorch' is built for the CPU here");
     inputs_ = read_manifest_tensors(model, "inputs");
     outputs_ = read_manifest_tensors(model, "outputs");
@@ -179,8 +201,10 @@ class LibTorchSession final : public Session {
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const auto t = tensors[i].contiguous();
-      Tensor out{i < outputs_.size() ? outputs_[i].name : "output" + std::to_string(i), from_torch(t.scalar_type()),
-                 t.sizes().vec(), {}};
+      Tensor out{i < outputs_.size() ? outputs_[i].name : "output" + std::to_string(i),
+                 from_torch(t.scalar_type()),
+                 t.sizes().vec(),
+                 {}};
       out.data.resize(t.nbytes());
       std::memcpy(out.data.data(), t.data_ptr(), out.data.size());
       result.push_back(std::move(out));
@@ -196,8 +220,8 @@ class LibTorchSession final : public Session {
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::vector<std::vector<c10::IValue>> slot_inputs_;
-  std::vector<std::vector<Tensor>> input_sets_;           // varying shapes: every input set
-  std::vector<std::vector<c10::IValue>> set_values_;      // their torch values
+  std::vector<std::vector<Tensor>> input_sets_;       // varying shapes: every input set
+  std::vector<std::vector<c10::IValue>> set_values_;  // their torch values
   std::vector<c10::IValue> slot_outputs_;
   std::vector<EffectiveSetting> settings_;
 };
@@ -211,15 +235,17 @@ std::string load_error_cause(const std::string& message) {
   std::smatch m;
   if (std::regex_search(cause, m, newer))
     return "TorchScript archive format version " + m[1].str() + " was written by a newer PyTorch than LibTorch " + TORCH_VERSION +
-           " reads (at most version " + m[2].str() + "); export it with the python3-torch that matches this LibTorch (tools/zoo does)";
+           " reads (at most version " + m[2].str() +
+           "); export it with the python3-torch that matches this LibTorch (tools/zoo does)";
   return cause;
 }
 
 class LibTorchBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    return declared_backend_info(kName, TORCH_VERSION, {"cpu"},
-                                 "Debian libtorch-dev (version from its headers); TorchScript input specs come from the zoo manifest", kOptions);
+    return declared_backend_info(
+        kName, TORCH_VERSION, {"cpu"},
+        "Debian libtorch-dev (version from its headers); TorchScript input specs come from the zoo manifest", kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

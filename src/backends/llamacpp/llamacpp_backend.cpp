@@ -8,8 +8,8 @@
 #include <fstream>
 #include <mutex>
 
-#include "backends/generator.hpp"
 #include "backends/declared.hpp"
+#include "backends/generator.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -199,8 +199,11 @@ class LlamaCppGenerator final : public Generator {
     }
     if (batch_.n_tokens == 0) return;
     const int rc = llama_decode(context_, batch_);
-    if (rc == 1) throw Error("llama.cpp: no room in the KV cache for this batch (context " + std::to_string(context_length()) + " per sequence)");
-    if (rc != 0) throw Error("llama.cpp: llama_decode failed with code " + std::to_string(rc) + ": " + LogCapture::instance().errors());
+    if (rc == 1)
+      throw Error("llama.cpp: no room in the KV cache for this batch (context " + std::to_string(context_length()) +
+                  " per sequence)");
+    if (rc != 0)
+      throw Error("llama.cpp: llama_decode failed with code " + std::to_string(rc) + ": " + LogCapture::instance().errors());
     const int vocabulary = vocab_size();
     for (const auto& [slot, index] : sampled) {
       const float* logits = llama_get_logits_ith(context_, index);
@@ -244,11 +247,13 @@ class LlamaCppGenerator final : public Generator {
          std::to_string(llama_n_threads(context_)), true, "n_threads and n_threads_batch"},
         {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "n/a",
          options.inter_op_threads == 0, "llama.cpp has one thread pool per context"},
-        {"precision", options.precision, description, false, "weight precision is fixed by the GGUF file (" + std::string(description) + "); the KV cache is F16"},
+        {"precision", options.precision, description, false,
+         "weight precision is fixed by the GGUF file (" + std::string(description) + "); the KV cache is F16"},
         {"architecture", "", architecture_, true, ""},
         {"sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)), true,
          "sequences decoded together in one batch"},
-        {"ctx", requested("ctx"), std::to_string(llama_n_ctx_seq(context_)), static_cast<int>(llama_n_ctx_seq(context_)) == per_sequence,
+        {"ctx", requested("ctx"), std::to_string(llama_n_ctx_seq(context_)),
+         static_cast<int>(llama_n_ctx_seq(context_)) == per_sequence,
          "tokens per sequence; the model was trained for " + std::to_string(ctx_train)},
         {"n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), true, ""},
         {"n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), true, ""},
@@ -279,7 +284,8 @@ class LlamaCppBackend final : public Backend {
 
   BackendInfo info() const override {
     return declared_backend_info(kName, INFERMARK_LLAMACPP_VERSION, {"cpu"},
-                                 "built from source by scripts/setup (" INFERMARK_LLAMACPP_SOURCE "); CPU build without native tuning; " +
+                                 "built from source by scripts/setup (" INFERMARK_LLAMACPP_SOURCE
+                                 "); CPU build without native tuning; " +
                                      std::string(llama_print_system_info()),
                                  kOptions);
   }

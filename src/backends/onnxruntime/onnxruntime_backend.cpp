@@ -27,32 +27,53 @@ const std::vector<OptionDoc> kOptions{
 
 DType to_dtype(ONNXTensorElementDataType type, const std::string& tensor) {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return DType::kFloat32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return DType::kFloat16;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return DType::kBFloat16;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return DType::kFloat64;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return DType::kInt8;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return DType::kUInt8;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return DType::kInt16;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return DType::kInt32;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return DType::kInt64;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return DType::kBool;
-    default: throw Error("tensor '" + tensor + "' has ONNX element type " + std::to_string(type) + ", which infermark cannot feed");
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      return DType::kFloat32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return DType::kFloat16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
+      return DType::kBFloat16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      return DType::kFloat64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      return DType::kInt8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      return DType::kUInt8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
+      return DType::kInt16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return DType::kInt32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      return DType::kInt64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+      return DType::kBool;
+    default:
+      throw Error("tensor '" + tensor + "' has ONNX element type " + std::to_string(type) + ", which infermark cannot feed");
   }
 }
 
 ONNXTensorElementDataType to_onnx(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-    case DType::kFloat16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
-    case DType::kBFloat16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
-    case DType::kFloat64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
-    case DType::kInt8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
-    case DType::kUInt8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
-    case DType::kInt16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
-    case DType::kInt32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
-    case DType::kInt64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
-    case DType::kBool: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+    case DType::kFloat32:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    case DType::kFloat16:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    case DType::kBFloat16:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
+    case DType::kFloat64:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+    case DType::kInt8:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
+    case DType::kUInt8:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    case DType::kInt16:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16;
+    case DType::kInt32:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+    case DType::kInt64:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+    case DType::kBool:
+      return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
   }
   return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
@@ -119,7 +140,8 @@ class OnnxRuntimeSession final : public Session {
     const auto threads = [](int n) { return n > 0 ? std::to_string(n) : std::string(); };
     settings_ = {
         {"intra_op_threads", threads(options.intra_op_threads),
-         options.intra_op_threads > 0 ? threads(options.intra_op_threads) : "framework default (one per physical core)", true, ""},
+         options.intra_op_threads > 0 ? threads(options.intra_op_threads) : "framework default (one per physical core)", true,
+         ""},
         {"inter_op_threads", threads(options.inter_op_threads),
          options.inter_op_threads > 0 ? threads(options.inter_op_threads) : "framework default", true,
          execution_mode == "sequential" ? "only used with execution_mode=parallel" : ""},
@@ -131,9 +153,11 @@ class OnnxRuntimeSession final : public Session {
         {"execution_provider", options.device, "CPUExecutionProvider", options.device == "cpu",
          options.device == "cpu" ? "" : "only the CPU provider is in this build"},
         {"precision", options.precision, "as stored in the model", options.precision == "fp32",
-         options.precision == "fp32" ? "" : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
+         options.precision == "fp32" ? ""
+                                     : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
         {"profile", option_or(options.extras, "profile", ""),
-         profiling_ ? profile_prefix + "_<time>.json, written when the session closes (timings include its overhead)" : "off", true, ""},
+         profiling_ ? profile_prefix + "_<time>.json, written when the session closes (timings include its overhead)" : "off",
+         true, ""},
         {"io_binding", "", "inputs and outputs preallocated and bound once", true,
          "binding runs one inference to learn the output shapes, so timing.first_inference is the second run"},
     };
@@ -153,8 +177,8 @@ class OnnxRuntimeSession final : public Session {
     bound_inputs_ = inputs;  // ORT tensors below point into these buffers
     input_values_.clear();
     for (auto& tensor : bound_inputs_)
-      input_values_.push_back(Ort::Value::CreateTensor(cpu_memory_, tensor.data.data(), tensor.data.size(),
-                                                       tensor.shape.data(), tensor.shape.size(), to_onnx(tensor.dtype)));
+      input_values_.push_back(Ort::Value::CreateTensor(cpu_memory_, tensor.data.data(), tensor.data.size(), tensor.shape.data(),
+                                                       tensor.shape.size(), to_onnx(tensor.dtype)));
     slots_.clear();
     slots_.reserve(static_cast<std::size_t>(slots));
     for (int i = 0; i < slots; ++i) slots_.push_back(bind_slot(bound_inputs_, input_values_));
@@ -241,10 +265,10 @@ class OnnxRuntimeSession final : public Session {
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::vector<Ort::Value> input_values_;
-  std::vector<std::vector<Tensor>> input_sets_;           // varying shapes: every input set
+  std::vector<std::vector<Tensor>> input_sets_;  // varying shapes: every input set
   std::vector<std::vector<Ort::Value>> set_values_;
-  std::vector<std::vector<Slot>> set_slots_;              // [set][slot]
-  std::size_t last_set_ = 0;                              // the set slot 0 ran last
+  std::vector<std::vector<Slot>> set_slots_;  // [set][slot]
+  std::size_t last_set_ = 0;                  // the set slot 0 ran last
   std::vector<EffectiveSetting> settings_;
 };
 
@@ -253,9 +277,10 @@ class OnnxRuntimeBackend final : public Backend {
   BackendInfo info() const override {
     std::string providers;
     for (const auto& p : Ort::GetAvailableProviders()) providers += (providers.empty() ? "" : ", ") + p;
-    return declared_backend_info(kName, Ort::GetVersionString(), {"cpu"},
-                                 "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers,
-                                 kOptions);
+    return declared_backend_info(
+        kName, Ort::GetVersionString(), {"cpu"},
+        "prebuilt library from the npm package onnxruntime-node, C++ API; execution providers in this build: " + providers,
+        kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {

@@ -65,11 +65,20 @@ class WireReader {
 
   void skip() {
     switch (wire_type_) {
-      case kVarint: read_varint(); return;
-      case kFixed64: take(8); return;
-      case kLengthDelimited: take(read_varint()); return;
-      case kFixed32: take(4); return;
-      default: throw Error("malformed protobuf (wire type " + std::to_string(wire_type_) + ")");
+      case kVarint:
+        read_varint();
+        return;
+      case kFixed64:
+        take(8);
+        return;
+      case kLengthDelimited:
+        take(read_varint());
+        return;
+      case kFixed32:
+        take(4);
+        return;
+      default:
+        throw Error("malformed protobuf (wire type " + std::to_string(wire_type_) + ")");
     }
   }
 
@@ -107,16 +116,26 @@ class WireReader {
 // TensorProto.DataType values infermark has a DType for.
 DType to_dtype(std::uint64_t elem_type, const std::string& tensor) {
   switch (elem_type) {
-    case 1: return DType::kFloat32;
-    case 2: return DType::kUInt8;
-    case 3: return DType::kInt8;
-    case 5: return DType::kInt16;
-    case 6: return DType::kInt32;
-    case 7: return DType::kInt64;
-    case 9: return DType::kBool;
-    case 10: return DType::kFloat16;
-    case 11: return DType::kFloat64;
-    case 16: return DType::kBFloat16;
+    case 1:
+      return DType::kFloat32;
+    case 2:
+      return DType::kUInt8;
+    case 3:
+      return DType::kInt8;
+    case 5:
+      return DType::kInt16;
+    case 6:
+      return DType::kInt32;
+    case 7:
+      return DType::kInt64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kFloat16;
+    case 11:
+      return DType::kFloat64;
+    case 16:
+      return DType::kBFloat16;
     default:
       throw Error("tensor '" + tensor + "' has ONNX element type " + std::to_string(elem_type) + ", which infermark cannot feed");
   }
@@ -143,17 +162,22 @@ void append_dimension(std::string_view dimension, TensorSpec& spec) {
 
 void read_shape(std::string_view shape, TensorSpec& spec) {
   for (WireReader r(shape); r.next_field();) {
-    if (r.field() == kShapeDim) append_dimension(r.length_delimited(), spec);
-    else r.skip();
+    if (r.field() == kShapeDim)
+      append_dimension(r.length_delimited(), spec);
+    else
+      r.skip();
   }
 }
 
 void read_tensor_type(std::string_view tensor_type, TensorSpec& spec) {
   std::uint64_t elem_type = 0;  // 0 is UNDEFINED, refused by to_dtype
   for (WireReader r(tensor_type); r.next_field();) {
-    if (r.field() == kTensorElemType) elem_type = r.varint();
-    else if (r.field() == kTensorShape) read_shape(r.length_delimited(), spec);
-    else r.skip();
+    if (r.field() == kTensorElemType)
+      elem_type = r.varint();
+    else if (r.field() == kTensorShape)
+      read_shape(r.length_delimited(), spec);
+    else
+      r.skip();
   }
   spec.dtype = to_dtype(elem_type, spec.name);
 }
@@ -168,9 +192,12 @@ struct ValueInfo {
 ValueInfo read_value_info(std::string_view value_info) {
   ValueInfo info;
   for (WireReader r(value_info); r.next_field();) {
-    if (r.field() == kValueInfoName) info.name = r.length_delimited();
-    else if (r.field() == kValueInfoType) info.type = r.length_delimited();
-    else r.skip();
+    if (r.field() == kValueInfoName)
+      info.name = r.length_delimited();
+    else if (r.field() == kValueInfoType)
+      info.type = r.length_delimited();
+    else
+      r.skip();
   }
   return info;
 }
@@ -203,10 +230,17 @@ OnnxSignature read_graph(std::string_view graph) {
   std::vector<ValueInfo> inputs, outputs;
   for (WireReader r(graph); r.next_field();) {
     switch (r.field()) {
-      case kGraphInitializer: initializers.insert(read_tensor_name(r.length_delimited())); break;
-      case kGraphInput: inputs.push_back(read_value_info(r.length_delimited())); break;
-      case kGraphOutput: outputs.push_back(read_value_info(r.length_delimited())); break;
-      default: r.skip();
+      case kGraphInitializer:
+        initializers.insert(read_tensor_name(r.length_delimited()));
+        break;
+      case kGraphInput:
+        inputs.push_back(read_value_info(r.length_delimited()));
+        break;
+      case kGraphOutput:
+        outputs.push_back(read_value_info(r.length_delimited()));
+        break;
+      default:
+        r.skip();
     }
   }
   OnnxSignature signature;

@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "backends/backend.hpp"
-#include "backends/opencv/onnx_input_reader.hpp"
 #include "backends/declared.hpp"
+#include "backends/opencv/onnx_input_reader.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
@@ -126,7 +126,8 @@ class OpenCvSession final : public Session {
   void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
     if (slots != 1) throw Error("opencv: a cv::dnn::Net serves one request at a time");
     for (const auto& tensor : inputs)
-      rethrow_opencv_errors("OpenCV DNN rejected input '" + tensor.name + "'", [&] { net_.setInput(to_blob(tensor), tensor.name); });
+      rethrow_opencv_errors("OpenCV DNN rejected input '" + tensor.name + "'",
+                            [&] { net_.setInput(to_blob(tensor), tensor.name); });
   }
 
   // cv::dnn::Net is not safe to share between threads; concurrent clients get their own sessions.

@@ -41,16 +41,26 @@ DType to_dtype(const ov::element::Type& type, const std::string& tensor) {
 
 ov::element::Type to_element(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return ov::element::f32;
-    case DType::kFloat16: return ov::element::f16;
-    case DType::kBFloat16: return ov::element::bf16;
-    case DType::kFloat64: return ov::element::f64;
-    case DType::kInt8: return ov::element::i8;
-    case DType::kUInt8: return ov::element::u8;
-    case DType::kInt16: return ov::element::i16;
-    case DType::kInt32: return ov::element::i32;
-    case DType::kInt64: return ov::element::i64;
-    case DType::kBool: return ov::element::boolean;
+    case DType::kFloat32:
+      return ov::element::f32;
+    case DType::kFloat16:
+      return ov::element::f16;
+    case DType::kBFloat16:
+      return ov::element::bf16;
+    case DType::kFloat64:
+      return ov::element::f64;
+    case DType::kInt8:
+      return ov::element::i8;
+    case DType::kUInt8:
+      return ov::element::u8;
+    case DType::kInt16:
+      return ov::element::i16;
+    case DType::kInt32:
+      return ov::element::i32;
+    case DType::kInt64:
+      return ov::element::i64;
+    case DType::kBool:
+      return ov::element::boolean;
   }
   return ov::element::dynamic;
 }
@@ -92,7 +102,8 @@ class OpenVinoSession final : public Session {
  public:
   OpenVinoSession(const std::filesystem::path& model, const SessionOptions& options) : options_(options) {
     check_option_keys(kName, options.extras, kOptions);
-    if (options.device != "cpu") throw Error("--device " + options.device + ": backend 'openvino' is built for the CPU device only here");
+    if (options.device != "cpu")
+      throw Error("--device " + options.device + ": backend 'openvino' is built for the CPU device only here");
     parse_hint(option_or(options.extras, "performance_hint", "latency"));
     parse_precision(options.precision);
     model_ = shared_core().read_model(model.string());
@@ -140,15 +151,16 @@ class OpenVinoSession final : public Session {
       if (!compiled) {
         auto model = model_->clone();
         std::map<std::size_t, ov::PartialShape> static_shapes;
-        for (std::size_t i = 0; i < shapes.size(); ++i) static_shapes[i] = ov::PartialShape(std::vector<ov::Dimension>(shapes[i].begin(), shapes[i].end()));
+        for (std::size_t i = 0; i < shapes.size(); ++i)
+          static_shapes[i] = ov::PartialShape(std::vector<ov::Dimension>(shapes[i].begin(), shapes[i].end()));
         model->reshape(static_shapes);
         compiled = std::make_shared<ov::CompiledModel>(compile_model(model));
       }
       for (auto& requests : set_requests_) {
         requests.push_back(compiled->create_infer_request());
         for (std::size_t i = 0; i < set.size(); ++i)
-          requests.back().set_input_tensor(i, ov::Tensor(to_element(set[i].dtype), ov::Shape(set[i].shape.begin(), set[i].shape.end()),
-                                                         set[i].data.data()));
+          requests.back().set_input_tensor(
+              i, ov::Tensor(to_element(set[i].dtype), ov::Shape(set[i].shape.begin(), set[i].shape.end()), set[i].data.data()));
       }
     }
     compiled_ = *by_shape.begin()->second;  // for the effective settings, which every compilation shares
@@ -181,8 +193,10 @@ class OpenVinoSession final : public Session {
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const auto out = (set_requests_.empty() ? requests_.at(0) : set_requests_.at(0).at(last_set_)).get_output_tensor(i);
       const auto shape = out.get_shape();
-      Tensor tensor{outputs_[i].name, to_dtype(out.get_element_type(), outputs_[i].name),
-                    std::vector<std::int64_t>(shape.begin(), shape.end()), {}};
+      Tensor tensor{outputs_[i].name,
+                    to_dtype(out.get_element_type(), outputs_[i].name),
+                    std::vector<std::int64_t>(shape.begin(), shape.end()),
+                    {}};
       tensor.data.resize(out.get_byte_size());
       std::memcpy(tensor.data.data(), out.data(), tensor.data.size());
       result.push_back(std::move(tensor));
@@ -216,7 +230,8 @@ class OpenVinoSession final : public Session {
 
   ov::CompiledModel compile_model(const std::shared_ptr<ov::Model>& model) {
     // Parallel clients get the THROUGHPUT hint sized to them, as benchmark_app does; one client gets LATENCY.
-    const auto hint = option_or(options_.extras, "performance_hint", options_.expected_concurrency > 1 ? "throughput" : "latency");
+    const auto hint =
+        option_or(options_.extras, "performance_hint", options_.expected_concurrency > 1 ? "throughput" : "latency");
     ov::AnyMap config{ov::hint::performance_mode(parse_hint(hint)),
                       ov::hint::inference_precision(parse_precision(options_.precision))};
     if (options_.expected_concurrency > 1)
@@ -237,12 +252,15 @@ class OpenVinoSession final : public Session {
     const auto mode = c.get_property(ov::hint::performance_mode);
     const auto pinning = c.get_property(ov::hint::enable_cpu_pinning);
     const auto requested_threads = options_.intra_op_threads > 0 ? std::to_string(options_.intra_op_threads) : "";
-    const auto precision_name = precision == ov::element::f32 ? "fp32" : precision == ov::element::bf16 ? "bf16"
-                              : precision == ov::element::f16 ? "fp16" : precision.get_type_name();
+    const auto precision_name = precision == ov::element::f32    ? "fp32"
+                                : precision == ov::element::bf16 ? "bf16"
+                                : precision == ov::element::f16  ? "fp16"
+                                                                 : precision.get_type_name();
     settings_ = {
         {"intra_op_threads", requested_threads, std::to_string(threads),
          requested_threads.empty() || requested_threads == std::to_string(threads),
-         requested_threads.empty() || requested_threads == std::to_string(threads) ? "" : "OpenVINO chose a different thread count"},
+         requested_threads.empty() || requested_threads == std::to_string(threads) ? ""
+                                                                                   : "OpenVINO chose a different thread count"},
         {"precision", options_.precision, precision_name, options_.precision == precision_name,
          options_.precision == precision_name ? "" : "the CPU plugin does not support the requested precision here"},
         {"performance_hint", option_or(options_.extras, "performance_hint", ""), lower(ov::util::to_string(mode)), true, ""},
@@ -250,7 +268,8 @@ class OpenVinoSession final : public Session {
         {"pinning", option_or(options_.extras, "pinning", ""), pinning ? "on" : "off", true, ""},
         {"device", options_.device, "CPU", true, ""},
         {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
-         options_.inter_op_threads == 0, options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting; use --opt streams=N"},
+         options_.inter_op_threads == 0,
+         options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting; use --opt streams=N"},
         {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_, true, ""},
     };
   }
@@ -259,10 +278,10 @@ class OpenVinoSession final : public Session {
   std::shared_ptr<ov::Model> model_;
   std::optional<ov::CompiledModel> compiled_;
   std::vector<ov::InferRequest> requests_;
-  std::vector<std::vector<Tensor>> input_sets_;                // varying shapes: every input set
+  std::vector<std::vector<Tensor>> input_sets_;                 // varying shapes: every input set
   std::vector<std::shared_ptr<ov::CompiledModel>> set_models_;  // the compilations their requests come from
-  std::vector<std::vector<ov::InferRequest>> set_requests_;    // [slot][set]
-  std::size_t last_set_ = 0;                                   // the set slot 0 ran last
+  std::vector<std::vector<ov::InferRequest>> set_requests_;     // [slot][set]
+  std::size_t last_set_ = 0;                                    // the set slot 0 ran last
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<Tensor> bound_inputs_;
   std::string reshaped_to_;

@@ -132,11 +132,12 @@ class TfliteSession final : public Session {
         {"intra_op_threads", threads > 0 ? std::to_string(threads) : "",
          threads > 0 ? std::to_string(threads) : "1 (the default of LiteRT's Python API)", true,
          "the interpreter's num_threads, also used by the XNNPACK delegate"},
-        {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "",
-         "not applicable", options_.inter_op_threads <= 0, "TFLite runs one operator at a time"},
+        {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
+         options_.inter_op_threads <= 0, "TFLite runs one operator at a time"},
         {"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack_effective, delegated == xnnpack_,
          delegated == xnnpack_ ? "" : "the XNNPACK delegate took no operator of this model"},
-        {"device", options_.device, "cpu", options_.device == "cpu", options_.device == "cpu" ? "" : "this backend runs on the CPU only"},
+        {"device", options_.device, "cpu", options_.device == "cpu",
+         options_.device == "cpu" ? "" : "this backend runs on the CPU only"},
         {"precision", options_.precision, "as stored in the model", options_.precision == "fp32",
          options_.precision == "fp32" ? "" : "TFLite runs the model's own precision; convert a reduced-precision model instead"},
     };
@@ -199,9 +200,11 @@ class TfliteSession final : public Session {
       if (inputs[i].dtype != inputs_[i].spec.dtype)
         throw Error("tflite: input '" + inputs_[i].spec.name + "' is " + std::string(dtype_name(inputs_[i].spec.dtype)));
       py::Ref bytes = py::check(PyBytes_FromStringAndSize(reinterpret_cast<const char*>(inputs[i].data.data()),
-                                                          static_cast<Py_ssize_t>(inputs[i].data.size())), "bytes");
-      py::Ref flat = py::check(PyObject_CallFunction(numpy_frombuffer_.get(), "Os", bytes.get(),
-                                                     std::string(dtype_name(inputs[i].dtype)).c_str()), "numpy");
+                                                          static_cast<Py_ssize_t>(inputs[i].data.size())),
+                                "bytes");
+      py::Ref flat = py::check(
+          PyObject_CallFunction(numpy_frombuffer_.get(), "Os", bytes.get(), std::string(dtype_name(inputs[i].dtype)).c_str()),
+          "numpy");
       py::Ref shape = py::check(PyTuple_New(static_cast<Py_ssize_t>(inputs[i].shape.size())), "tuple");
       for (std::size_t d = 0; d < inputs[i].shape.size(); ++d)
         PyTuple_SetItem(shape.get(), static_cast<Py_ssize_t>(d), PyLong_FromLongLong(inputs[i].shape[d]));  // steals
@@ -246,11 +249,13 @@ class TfliteBackend final : public Backend {
     } catch (const Error& e) {
       python_version = std::string("not started: ") + e.what();
     }
-    return declared_backend_info(kName, version, {"cpu"},
-                                 "TFLite interpreter of the PyPI wheel ai-edge-litert, driven through its Python API in an embedded CPython " +
-                                     python_version + " (no registry package ships a TFLite C/C++ library with matching headers); "
-                                     "each timed inference includes one Python call, see docs/backends.md",
-                                 kOptions);
+    return declared_backend_info(
+        kName, version, {"cpu"},
+        "TFLite interpreter of the PyPI wheel ai-edge-litert, driven through its Python API in an embedded CPython " +
+            python_version +
+            " (no registry package ships a TFLite C/C++ library with matching headers); "
+            "each timed inference includes one Python call, see docs/backends.md",
+        kOptions);
   }
 
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
