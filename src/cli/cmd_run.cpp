@@ -46,7 +46,7 @@ std::vector<std::string> backends_for(const RunCommandOptions& o, const std::str
 void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
   if (isatty(STDOUT_FILENO)) fmt::print("\r\033[K");  // clear the live status line
   const auto& r = outcome.result;
-  auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, r.status);
+  auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, report::name_of(r.status));
   if (r.latency_ms) line += fmt::format("  mean {:.3f} ms over {} runs", r.latency_ms->mean, r.latency_ms->count);
   fmt::print("{}  -> {}\n", line, outcome.result_path.string());
   std::fflush(stdout);
@@ -98,7 +98,7 @@ int run(const RunCommandOptions& o) {
   std::vector<report::RunResult> results;
   for (const auto& outcome : outcomes) {
     results.push_back(outcome.result);
-    if (outcome.result.status != "ok" && exit_code == 0) exit_code = 1;
+    if (outcome.result.status != report::CellStatus::kOk && exit_code == 0) exit_code = 1;
   }
   fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results),
              plan.output_dir.string());

@@ -68,7 +68,8 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
       ran.push_back(outcome.front());
       const auto& r = outcome.front().result;
       const auto score = study::score_of(r);
-      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]), r.status,
+      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]),
+                 report::name_of(r.status),
                  score.measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", score.throughput, score.p99_ms,
                                               score.p99_ms <= o.p99_ms ? "" : " (over the target)")
                                 : "");
@@ -81,7 +82,7 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   harness::cross_check_outputs(ran, plan.reference_backend);
   const auto results = loaded(ran);
   bool failed = results.empty();
-  for (const auto& r : results) failed = failed || r.result.status != "ok";
+  for (const auto& r : results) failed = failed || r.result.status != report::CellStatus::kOk;
   const auto summary =
       study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
   return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
@@ -126,7 +127,7 @@ int sweep(const SweepOptions& o) {
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
     fmt::print("[{}/{}] {:<14} {:<40} {}\n", done, cells.size(), outcome.result.backend.name, study::settings_text(cell),
-               outcome.result.status);
+               report::name_of(outcome.result.status));
     std::fflush(stdout);
   });
 
@@ -134,7 +135,7 @@ int sweep(const SweepOptions& o) {
   std::vector<std::string> axis_flags;
   for (const auto& axis : study.axes) axis_flags.push_back(axis.flag);
   bool failed = false;
-  for (const auto& outcome : outcomes) failed = failed || outcome.result.status != "ok";
+  for (const auto& outcome : outcomes) failed = failed || outcome.result.status != report::CellStatus::kOk;
   return finish(study::summary_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
                 plan.output_dir, stop, failed);
 }

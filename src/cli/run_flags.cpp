@@ -123,9 +123,8 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
       ->check(kAboveZero)
       ->capture_default_str();
   cmd.add_option("--sessions", o.sessions,
-                 "Lanes share one session where the framework can (shared) or each opens its own copy (separate)")
-      ->check(CLI::IsMember({"shared", "separate"}))
-      ->capture_default_str();
+                 "Lanes share one session where the framework can (shared, the default) or each opens its own copy (separate)")
+      ->transform(CLI::CheckedTransformer(harness::session_sharing_names()));
   cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
   add_scenario_flags(cmd, o);
 }

@@ -102,7 +102,7 @@ json to_json(const CellRequest& c) {
           {"model", c.model.string()},
           {"isolation", c.isolation},
           {"outputs_dir", c.outputs_dir.string()},
-          {"separate_sessions", c.separate_sessions},
+          {"sessions", name_of(c.sessions)},
           {"options",
            {{"intra_op_threads", c.options.intra_op_threads},
             {"inter_op_threads", c.options.inter_op_threads},
@@ -130,7 +130,7 @@ CellRequest cell_from_json(const json& j) {
     c.model = j.at("model").get<std::string>();
     c.isolation = j.at("isolation");
     c.outputs_dir = j.at("outputs_dir").get<std::string>();
-    c.separate_sessions = j.value("separate_sessions", false);
+    c.sessions = parse_session_sharing(j.value("sessions", "shared"), "sessions");
     const auto& o = j.at("options");
     c.options = {o.at("intra_op_threads"),     o.at("inter_op_threads"), o.at("device"), o.at("precision"),
                  o.at("expected_concurrency"), o.at("artifacts_dir"),    o.at("extras")};

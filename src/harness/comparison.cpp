@@ -27,9 +27,9 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 // A result for a worker that ended without writing one (crash, hang, out of memory).
 report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome, const std::filesystem::path& log) {
   auto result = result_for_cell(cell);
-  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut   ? "timeout"
-                  : outcome.kind == ChildOutcome::Kind::kSignaled ? "crashed"
-                                                                  : "failed";
+  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut   ? report::CellStatus::kTimeout
+                  : outcome.kind == ChildOutcome::Kind::kSignaled ? report::CellStatus::kCrashed
+                                                                  : report::CellStatus::kFailed;
   const auto stage = last_stage(log);
   result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
@@ -50,7 +50,7 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   auto result = report::read_run_result(path.string());
   if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
     // A worker stopped at the time limit still writes what it measured until then.
-    result.status = "timeout";
+    result.status = report::CellStatus::kTimeout;
     result.error =
         cell.backend + ": " + outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
   } else if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
@@ -109,7 +109,7 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
     if (plan.resume && std::filesystem::exists(outcome.result_path)) {
       auto previous = report::read_run_result(outcome.result_path.string());
-      if (previous.status == "ok") {
+      if (previous.status == report::CellStatus::kOk) {
         outcome.result = std::move(previous);
         if (on_cell) on_cell(outcome);
         outcomes.push_back(std::move(outcome));

@@ -9,7 +9,7 @@
 namespace infermark::harness {
 namespace {
 
-bool has_outputs(const report::RunResult& r) { return r.status == "ok" && !r.outputs_dir.empty(); }
+bool has_outputs(const report::RunResult& r) { return r.status == report::CellStatus::kOk && !r.outputs_dir.empty(); }
 
 std::vector<Tensor> load_outputs(const report::RunResult& r, const std::filesystem::path& dir) {
   std::vector<Tensor> tensors;

@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "harness/input_set_library.hpp"
+#include "harness/session_sharing.hpp"
 #include "loadgen/system_under_test.hpp"
 
 namespace infermark::harness {
@@ -18,16 +19,15 @@ namespace infermark::harness {
 class LocalSystem final : public loadgen::SystemUnderTest {
  public:
   // Takes the already opened `first` session; opens more from `backend` when the framework's
-  // session cannot serve `lanes` concurrent requests, or when `separate_sessions` asks for copies.
+  // session cannot serve `lanes` concurrent requests, or when `sessions` asks for separate copies.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
-              const std::vector<Tensor>& inputs, int lanes, bool separate_sessions = false)
-      : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes,
-                    separate_sessions) {}
+              const std::vector<Tensor>& inputs, int lanes, SessionSharing sessions = SessionSharing::kShared)
+      : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes, sessions) {}
   // Varying shapes: more than one input set, each query running the set its sample names. Every set
   // runs once per lane before measuring, so the first sight of a shape (a kernel compiled for it)
   // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
-              const std::vector<std::vector<Tensor>>& input_sets, int lanes, bool separate_sessions, bool few_shapes = false);
+              const std::vector<std::vector<Tensor>>& input_sets, int lanes, SessionSharing sessions, bool few_shapes = false);
 
   int lanes() const override { return lanes_; }
   const InputSetLibrary& samples() const override { return library_; }

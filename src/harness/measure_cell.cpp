@@ -181,7 +181,7 @@ report::RunResult measure_in_stages(const CellRequest& request, const StageCallb
   try {
     body(result, environment, enter);
   } catch (const std::exception& e) {
-    result.status = "failed";
+    result.status = report::CellStatus::kFailed;
     result.error = request.backend + ": " + e.what() + " (while " + stage + ")";
   }
   result.environment = probes::to_json(environment);
@@ -201,7 +201,7 @@ void record_outcome(report::RunResult& result, const CellRequest& request, const
   fill_measurements(result, outcome);
   fill_resources(result, resources, outcome, sampler_start_ns, request.scenario.name);
   if (outcome.interrupted) {
-    result.status = "interrupted";
+    result.status = report::CellStatus::kInterrupted;
     result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
   }
 }
@@ -244,13 +244,13 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
 
         enter("binding inputs");
         start = mono_now_ns();
-        LocalSystem system(**backend, request.model, options, std::move(session), input_sets, lanes, request.separate_sessions,
+        LocalSystem system(**backend, request.model, options, std::move(session), input_sets, lanes, request.sessions,
                            bucketed(request.inputs.varying));
         result.timing.prepare_ms = ms_since(start);
         result.effective_settings = system.primary().effective_settings();
         result.scenario.parameters["lanes"] = lanes;
         result.scenario.parameters["session_sharing"] = system.sharing();
-        result.scenario.parameters["sessions"] = request.separate_sessions ? "separate" : "shared";
+        result.scenario.parameters["sessions"] = name_of(request.sessions);
 
         enter("running");
         start = mono_now_ns();

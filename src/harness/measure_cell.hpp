@@ -10,6 +10,7 @@
 
 #include "backends/registry.hpp"
 #include "core/input_generator.hpp"
+#include "harness/session_sharing.hpp"
 #include "loadgen/scenario.hpp"
 #include "probes/environment.hpp"
 #include "probes/resource_sampler.hpp"
@@ -27,7 +28,7 @@ struct CellRequest {
   std::filesystem::path outputs_dir;  // where to save the last run's outputs as .npy ("" = don't)
   // Lanes share one session (its weights) where the framework allows, or each gets its own
   // session ("separate": N copies, the instances study's other half).
-  bool separate_sessions = false;
+  SessionSharing sessions = SessionSharing::kShared;
 };
 
 // Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be

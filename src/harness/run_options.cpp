@@ -78,7 +78,7 @@ CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads
   cell.inputs.batch = o.batch;
   cell.inputs.seed = o.seed;
   cell.inputs.int_high = o.int_high;
-  cell.separate_sessions = o.sessions == "separate";
+  cell.sessions = o.sessions;
   cell.inputs.int_ranges = read_value_ranges(o.model);
   for (const auto& shape : o.shapes) {
     auto [name, dims] = split_assignment(shape, "--shape");

@@ -30,9 +30,9 @@ struct RunOptions {
   unsigned long long seed = 42;
   long long int_high = 100;  // integer inputs drawn from [0, int_high)
   std::string pulse_times_text = "10,10,20";
-  std::string sessions = "shared";    // "shared" (one session, N request slots) or "separate" (N sessions)
-  std::vector<int> concurrency;       // one cell per level; empty: the scenario's default
-  std::string prompt_tokens = "128";  // LLMs: MEAN or MEAN:STDDEV tokens per request
+  SessionSharing sessions = SessionSharing::kShared;  // one session, N request slots; or N sessions
+  std::vector<int> concurrency;                       // one cell per level; empty: the scenario's default
+  std::string prompt_tokens = "128";                  // LLMs: MEAN or MEAN:STDDEV tokens per request
   std::string output_tokens = "32";
   loadgen::ScenarioSpec scenario;
 };

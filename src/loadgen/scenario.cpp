@@ -4,6 +4,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/named_enum.hpp"
 #include "loadgen/generation_metrics.hpp"
 #include "loadgen/live_stats.hpp"
 #include "stats/histogram.hpp"
@@ -207,30 +208,8 @@ int ramp_lanes(const ScenarioSpec& spec, int logical_cores) {
   return static_cast<int>(*std::max_element(levels.begin(), levels.end()));
 }
 
-template <typename Enum>
-struct NamedValue {
-  Enum value;
-  std::string_view name;
-};
 constexpr NamedValue<RampBy> kRampBy[] = {{RampBy::kConcurrency, "concurrency"}, {RampBy::kRate, "rate"}};
 constexpr NamedValue<Arrivals> kArrivals[] = {{Arrivals::kPoisson, "poisson"}, {Arrivals::kConstant, "constant"}};
-
-template <typename Enum, std::size_t N>
-std::string_view name_in(const NamedValue<Enum> (&table)[N], Enum value) {
-  for (const auto& row : table)
-    if (row.value == value) return row.name;
-  return "?";
-}
-
-template <typename Enum, std::size_t N>
-Enum parse_in(const NamedValue<Enum> (&table)[N], const std::string& text, const std::string& flag) {
-  std::string choices;
-  for (const auto& row : table) {
-    if (row.name == text) return row.value;
-    choices += (choices.empty() ? "" : ", ") + std::string(row.name);
-  }
-  throw Error(flag + " " + text + ": unknown (expected " + choices + ")");
-}
 
 }  // namespace
 
@@ -271,17 +250,8 @@ std::vector<std::pair<std::string, Scenario>> scenario_names() {
   return names;
 }
 
-std::vector<std::pair<std::string, RampBy>> ramp_by_names() {
-  std::vector<std::pair<std::string, RampBy>> names;
-  for (const auto& row : kRampBy) names.emplace_back(row.name, row.value);
-  return names;
-}
-
-std::vector<std::pair<std::string, Arrivals>> arrivals_names() {
-  std::vector<std::pair<std::string, Arrivals>> names;
-  for (const auto& row : kArrivals) names.emplace_back(row.name, row.value);
-  return names;
-}
+std::vector<std::pair<std::string, RampBy>> ramp_by_names() { return names_in(kRampBy); }
+std::vector<std::pair<std::string, Arrivals>> arrivals_names() { return names_in(kArrivals); }
 
 Scenario parse_scenario(const std::string& text, const std::string& flag) {
   if (text == "generation") return Scenario::kConcurrency;  // results and studies written before every scenario ran LLMs

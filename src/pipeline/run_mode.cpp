@@ -62,13 +62,13 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
     watch.request_stop();
     system->close();
   } catch (const std::exception& e) {
-    outcome.status = "failed";
+    outcome.status = report::CellStatus::kFailed;
     outcome.error = e.what();
   }
   if (system) {
     system->close();
     if (const auto failure = system->failure(); !failure.empty()) {
-      outcome.status = "failed";
+      outcome.status = report::CellStatus::kFailed;
       outcome.error = failure;
     }
     outcome.stages = system->stages();
@@ -81,7 +81,8 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
     outcome.last_outputs = system->take_last_outputs();
     outcome.breaker = system->breaker().to_json(outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
   }
-  if (outcome.status == "ok" && settings.stop && settings.stop->load()) outcome.status = "interrupted";
+  if (outcome.status == report::CellStatus::kOk && settings.stop && settings.stop->load())
+    outcome.status = report::CellStatus::kInterrupted;
   return outcome;
 }
 

@@ -3,8 +3,9 @@
 namespace infermark::report {
 
 std::string failure_text(const RunResult& r) {
-  if (r.error.empty()) return r.status == "ok" ? "no latency measured" : r.status;
-  return r.error.starts_with(r.status) ? r.error : r.status + ": " + r.error;
+  const std::string status(name_of(r.status));
+  if (r.error.empty()) return r.status == CellStatus::kOk ? "no latency measured" : status;
+  return r.error.starts_with(status) ? r.error : status + ": " + r.error;
 }
 
 }  // namespace infermark::report

@@ -136,8 +136,8 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
   CellComparison cell{key, base.path, cand.path, {}, {}};
   const auto& b = base.result;
   const auto& c = cand.result;
-  const bool base_ok = b.status == "ok" && b.latency_ms;
-  const bool cand_ok = c.status == "ok" && c.latency_ms;
+  const bool base_ok = b.status == CellStatus::kOk && b.latency_ms;
+  const bool cand_ok = c.status == CellStatus::kOk && c.latency_ms;
   if (!base_ok || !cand_ok) {
     if (!cand_ok) cell.problem = status_problem("candidate", c);
     if (!base_ok) cell.problem += (cell.problem.empty() ? "" : "; ") + status_problem("baseline", b);

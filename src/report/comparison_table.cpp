@@ -44,7 +44,7 @@ std::vector<std::string> row_for(const RunResult& r) {
   row.push_back(r.memory.peak_rss_mb > 0 ? fixed(r.memory.peak_rss_mb, 0) : "-");
   const auto agreement = agreement_cells(r);
   row.insert(row.end(), agreement.begin(), agreement.end());
-  row.push_back(r.status);
+  row.push_back(std::string(name_of(r.status)));
   return row;
 }
 

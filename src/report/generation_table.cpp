@@ -59,7 +59,7 @@ std::vector<std::string> row_for(const RunResult& r) {
     row.insert(row.end(), 10, "-");
   }
   row.push_back(r.memory.peak_rss_mb > 0 ? fmt::format("{:.2f}", r.memory.peak_rss_mb / 1024) : "-");
-  row.push_back(r.status);
+  row.push_back(std::string(name_of(r.status)));
   return row;
 }
 

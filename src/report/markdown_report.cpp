@@ -87,7 +87,7 @@ std::string summary_table(const std::vector<LoadedResult>& cells) {
   for (const auto& c : cells) {
     const auto& r = c.result;
     rows.push_back({cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, p50(r), p99(r), throughput(r), memory(r),
-                    energy_per_inference(r), accuracy(r), r.status});
+                    energy_per_inference(r), accuracy(r), std::string(name_of(r.status))});
   }
   return markdown_table({{"framework"},
                          {"version"},
@@ -196,7 +196,7 @@ std::string csv_report(const std::vector<LoadedResult>& results) {
                   r.requested.precision,
                   std::to_string(r.scenario.batch),
                   r.scenario.name,
-                  r.status,
+                  std::string(name_of(r.status)),
                   p50(r),
                   p99(r),
                   dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean); }),

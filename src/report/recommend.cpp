@@ -179,7 +179,7 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   cell.model_format = r.model.format;
   cell.batch = r.scenario.batch;
   cell.performance_hint = effective_setting(r, "performance_hint");
-  cell.completed = r.status == "ok" && r.latency_ms.has_value();
+  cell.completed = r.status == CellStatus::kOk && r.latency_ms.has_value();
   if (cell.completed) cell.figures = figures_of(r, c);
   cell.checks = checks_for(cell, r, c);
   fill_economics(cell, c, peak);

@@ -154,7 +154,7 @@ json to_json(const RunResult& r) {
   json j;
   j["schema"] = kSchemaName;
   j["schema_version"] = kSchemaVersion;
-  j["status"] = r.status;
+  j["status"] = name_of(r.status);
   j["error"] = r.error;
   j["started_at"] = r.started_at;
   j["isolation"] = r.isolation;
@@ -216,7 +216,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
                 std::to_string(kSchemaVersion) + "); upgrade infermark");
   try {
     RunResult r;
-    r.status = j.at("status");
+    r.status = parse_cell_status(j.at("status").get<std::string>(), "status");
     r.error = j.at("error");
     r.started_at = j.at("started_at");
     r.isolation = j.at("isolation");

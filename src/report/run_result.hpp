@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
+#include "report/cell_status.hpp"
 #include "stats/latency_summary.hpp"
 #include "stats/output_agreement.hpp"
 
@@ -78,10 +79,10 @@ struct CrossCheck {
 };
 
 struct RunResult {
-  std::string status = "ok";  // ok | failed | crashed | timeout | interrupted
-  std::string error;          // the cause when status is not ok
-  std::string started_at;     // UTC, ISO 8601
-  std::string isolation;      // "worker process" or "in-process"
+  CellStatus status = CellStatus::kOk;
+  std::string error;       // the cause when status is not ok
+  std::string started_at;  // UTC, ISO 8601
+  std::string isolation;   // "worker process" or "in-process"
   ModelDescription model;
   BackendInfo backend;
   SessionOptions requested;

@@ -15,7 +15,7 @@
 namespace infermark::report {
 namespace {
 
-bool measured(const RunResult& r) { return r.status == "ok" && r.latency_ms && r.throughput.inferences_per_s > 0; }
+bool measured(const RunResult& r) { return r.status == CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
 double p99(const RunResult& r) { return r.latency_ms->at(99).value; }
 double qps(const RunResult& r) { return r.throughput.inferences_per_s; }
 
@@ -81,7 +81,7 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
   std::map<std::string, Span> spans;  // "backend, shared|separate"
   for (const auto& c : results) {
     const auto& r = c.result;
-    if (r.status != "ok" || r.memory.peak_rss_mb <= 0) continue;
+    if (r.status != CellStatus::kOk || r.memory.peak_rss_mb <= 0) continue;
     const int lanes = r.scenario.parameters.value("lanes", 1);
     auto& s = spans[r.backend.name + ", " + r.scenario.parameters.value("sessions", std::string("shared"))];
     if (lanes < s.min_lanes) s.min_lanes = lanes, s.rss_at_min = r.memory.peak_rss_mb;
@@ -286,7 +286,7 @@ std::string search_summary(const std::vector<LoadedResult>& ran, std::size_t mat
   for (const auto& c : ran)
     if (!meets(c.result, p99_target_ms))
       missed += measured(c.result) ? fmt::format("- {}: P99 {:.2f} ms\n", file_stem(c), p99(c.result))
-                                   : fmt::format("- {}: {} ({})\n", file_stem(c), c.result.status, c.result.error);
+                                   : fmt::format("- {}: {} ({})\n", file_stem(c), name_of(c.result.status), c.result.error);
   out += missed.empty() ? "Every cell run met the target.\n\n" : "Cells that missed the target:\n\n" + missed + "\n";
   return out;
 }

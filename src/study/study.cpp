@@ -196,7 +196,7 @@ std::vector<SearchAxis> search_axes(const Study& study) {
 }
 
 PointScore score_of(const report::RunResult& r) {
-  const bool measured = r.status == "ok" && r.latency_ms && r.throughput.inferences_per_s > 0;
+  const bool measured = r.status == report::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0;
   return {measured, measured ? r.throughput.inferences_per_s : 0, measured ? r.latency_ms->at(99).value : 0};
 }
 

@@ -63,7 +63,7 @@ TEST_F(Cli, RunComparesBothBackendsAndWritesValidResults) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
     EXPECT_EQ(result.isolation, "worker process");
     ASSERT_TRUE(result.latency_ms.has_value());
     EXPECT_EQ(result.latency_ms->count, 15u);
@@ -105,7 +105,7 @@ TEST_F(Cli, AThreadListGivesOneCellPerBackendAndCount) {
   ASSERT_EQ(all.size(), 4u);
   int references = 0;
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
     EXPECT_EQ(result.requested.intra_op_threads, infermark::report::effective_setting(result, "intra_op_threads") == "1" ? 1 : 2);
     ASSERT_TRUE(result.cross_check.has_value());
     references += result.cross_check->is_reference;
@@ -123,7 +123,7 @@ TEST_F(Cli, AConcurrencyListKeepsOneResultPerLevel) {
   ASSERT_EQ(all.size(), 2u) << r.out;
   std::set<int> levels;
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
     levels.insert(result.scenario.parameters.at("lanes").get<int>());
   }
   EXPECT_EQ(levels, (std::set<int>{1, 2}));
@@ -138,7 +138,7 @@ TEST_F(Cli, ATruncatedModelFailsWithTheFrameworksReason) {
   const auto r = infermark("run " + truncated.string() + quick());
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& result : results()) {
-    EXPECT_EQ(result.status, "failed");
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
     EXPECT_NE(result.error.find("truncated.onnx"), std::string::npos) << result.error;
     EXPECT_NE(result.error.find("while loading the model"), std::string::npos) << result.error;
   }
@@ -151,7 +151,7 @@ TEST_F(Cli, InProcessModeGivesTheSameShapeOfResult) {
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
     EXPECT_EQ(result.isolation, "in-process");
-    EXPECT_EQ(result.status, "ok") << result.error;
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
   }
 }
 
@@ -170,7 +170,7 @@ TEST_F(Cli, FileThatIsNotAModelFailsEachBackendWithItsReason) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, "failed");
+    EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
     EXPECT_NE(result.error.find("notes.onnx"), std::string::npos) << result.error;
     EXPECT_NE(result.error.find(result.backend.name), std::string::npos) << result.error;
   }
@@ -182,7 +182,7 @@ TEST_F(Cli, UnknownBackendIsReportedAndTheOthersStillRun) {
   EXPECT_NE(r.err.find("unknown backend 'tensorflowz'"), std::string::npos) << r.err;
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
-  for (const auto& result : all) EXPECT_EQ(result.status, "ok") << result.error;
+  for (const auto& result : all) EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
 }
 
 TEST_F(Cli, ImpossibleFlagValuesAreRejectedBeforeAnythingRuns) {
@@ -215,10 +215,10 @@ TEST_F(Cli, ACrashingFrameworkDoesNotTakeDownTheComparison) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].backend.name, "onnxruntime");
-  EXPECT_EQ(all[0].status, "crashed");
+  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kCrashed);
   EXPECT_NE(all[0].error.find("SIGSEGV while loading the model"), std::string::npos) << all[0].error;
   EXPECT_EQ(all[1].backend.name, "openvino");
-  EXPECT_EQ(all[1].status, "ok") << all[1].error;
+  EXPECT_EQ(all[1].status, infermark::report::CellStatus::kOk) << all[1].error;
 }
 
 TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
@@ -228,9 +228,9 @@ TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].backend.name, "onnxruntime");
-  EXPECT_EQ(all[0].status, "ok") << all[0].error;
+  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kOk) << all[0].error;
   EXPECT_EQ(all[1].backend.name, "openvino");
-  EXPECT_EQ(all[1].status, "timeout");
+  EXPECT_EQ(all[1].status, infermark::report::CellStatus::kTimeout);
   EXPECT_NE(all[1].error.find("timed out after 3 s while loading the model"), std::string::npos) << all[1].error;
 }
 
@@ -332,7 +332,7 @@ TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
   const auto all = results();
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].status, "interrupted") << all[0].error;
+  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kInterrupted) << all[0].error;
   ASSERT_TRUE(all[0].latency_ms.has_value());
   EXPECT_GT(all[0].latency_ms->count, 10u);
 }

@@ -56,7 +56,7 @@ TEST_F(Pipeline, EveryModeCompletesEveryRequestAndComputesTheWholeModel) {
 
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
-    ASSERT_EQ(res.status, "ok") << mode << ": " << res.error;
+    ASSERT_EQ(res.status, infermark::report::CellStatus::kOk) << mode << ": " << res.error;
     EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
     const auto& counts = res.pipeline.at("requests");
     EXPECT_EQ(counts.at("completed"), 30) << mode;
@@ -118,7 +118,7 @@ TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   for (const std::string mode : {"threads", "processes"}) {
     const auto res = result(mode);
-    EXPECT_EQ(res.status, "failed") << mode;
+    EXPECT_EQ(res.status, infermark::report::CellStatus::kFailed) << mode;
     EXPECT_NE(res.error.find("stage 'head'"), std::string::npos) << mode << ": " << res.error;
     EXPECT_NE(res.error.find("stage 'encoder'"), std::string::npos) << mode << ": " << res.error;
   }
@@ -133,7 +133,7 @@ TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
   EXPECT_NE(r.out.find("scheduled arrival"), std::string::npos) << r.out;  // the load table says where latency starts
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
-    ASSERT_EQ(res.status, "ok") << mode << ": " << res.error;
+    ASSERT_EQ(res.status, infermark::report::CellStatus::kOk) << mode << ": " << res.error;
     EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
     EXPECT_EQ(res.scenario.parameters.at("name"), "server") << mode;
     EXPECT_EQ(res.scenario.parameters.at("lanes"), mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth

@@ -40,7 +40,7 @@ TEST_F(Sweep, RunsEveryCellWritesASummaryAndResumes) {
   const auto folder = out / "study-small";
   auto results = infermark::report::load_results({folder.string()});
   ASSERT_EQ(results.size(), 4u);
-  for (const auto& c : results) EXPECT_EQ(c.result.status, "ok") << c.result.error;
+  for (const auto& c : results) EXPECT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
   EXPECT_TRUE(fs::exists(folder / "summary.md"));
   EXPECT_NE(r.out.find("Highest throughput per backend"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rule of thumb"), std::string::npos) << r.out;
@@ -122,7 +122,7 @@ TEST_F(Sweep, SearchAgreesWithTheFullMatrixAndRunsFewerCells) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::map<std::string, study::PointScore> measured;
   for (const auto& c : infermark::report::load_results({folder.string()})) {
-    ASSERT_EQ(c.result.status, "ok") << c.result.error;
+    ASSERT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
     measured[fs::path(c.path).stem().string()] = {true, c.result.throughput.inferences_per_s, c.result.latency_ms->at(99).value};
   }
   ASSERT_EQ(measured.size(), 14u);
@@ -179,7 +179,7 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
   ASSERT_EQ(results.size(), 3u);
   int varying = 0;
   for (const auto& c : results) {
-    ASSERT_EQ(c.result.status, "ok") << c.result.error;
+    ASSERT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
     if (!c.result.scenario.parameters.contains("varying_shapes")) {
       EXPECT_EQ(c.result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 32, 32}));
       continue;

@@ -156,7 +156,7 @@ TEST_P(RealBackend, MeasureCellProducesACompleteResult) {
   request.scenario.max_queries = 30;
   std::vector<std::string> stages;
   const auto result = harness::measure_cell(registry(), request, nullptr, [&](const std::string& s) { stages.push_back(s); });
-  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
   ASSERT_TRUE(result.latency_ms.has_value());
   EXPECT_EQ(result.latency_ms->count, 30u);
   EXPECT_EQ(result.samples_ms.size(), 30u);
@@ -192,7 +192,7 @@ TEST(MeasureCell, AFailureIsRecordedNotThrown) {
   request.backend = "onnxruntime";
   request.model = kModels / "tiny_cnn_dynamic_hw.onnx";
   const auto result = harness::measure_cell(registry(), request);
-  EXPECT_EQ(result.status, "failed");
+  EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
   EXPECT_NE(result.error.find("--shape input="), std::string::npos) << result.error;
   EXPECT_NE(result.error.find("while generating inputs"), std::string::npos) << result.error;
   EXPECT_FALSE(result.latency_ms.has_value());
@@ -364,7 +364,7 @@ TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
   request.scenario.max_queries = 30;
   request.scenario.warmup_queries = 2;
   const auto result = harness::measure_cell(registry(), request);
-  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
   const auto& shapes = result.scenario.parameters.at("varying_shapes");
   EXPECT_EQ(shapes.at("ranges").at("input"), "1x3x24-40/8x24-40/8");
   EXPECT_TRUE(shapes.at("bucketed").get<bool>());

@@ -233,7 +233,7 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
   cell.scenario.prompt_tokens = 24;
   cell.scenario.output_tokens = 6;
   const auto result = harness::measure_cell(registry(), cell);
-  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
   const auto& g = result.generation;
   EXPECT_EQ(g.at("requests"), 7);
   EXPECT_EQ(g.at("output_tokens").at("total"), 42);
@@ -265,7 +265,7 @@ TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
   cell.scenario.ttft_ms = 10'000;
   cell.scenario.tpot_ms = 10'000;
   const auto result = harness::measure_cell(registry(), cell);
-  ASSERT_EQ(result.status, "ok") << result.error;
+  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
   ASSERT_EQ(result.phases.size(), 1u);
   const auto& phase = result.phases[0];
   EXPECT_GT(phase.at("completed").get<int>(), 3);

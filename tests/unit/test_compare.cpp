@@ -221,7 +221,7 @@ TEST(CompareMatching, NothingInCommonIsAnErrorThatNamesTheModels) {
 
 TEST(CompareMatching, ACandidateThatNoLongerCompletesIsARegression) {
   auto crashed = synthetic_result(latency_samples(100, 10.0, 1));
-  crashed.result.status = "crashed";
+  crashed.result.status = infermark::report::CellStatus::kCrashed;
   crashed.result.error = "crashed: SIGSEGV while running";
   crashed.result.latency_ms.reset();
   const auto c = report::compare_results({synthetic_result(latency_samples(100, 10.0, 1))}, {crashed});

@@ -232,7 +232,7 @@ TEST(RecommendNoneMeet, EmptyRankingWithAReasonForEveryCell) {
 
 TEST(RecommendNoneMeet, AFailedCellIsRuledOutByItsStatus) {
   auto crashed = cell("openvino", 10.0, 100.0);
-  crashed.result.status = "crashed";
+  crashed.result.status = infermark::report::CellStatus::kCrashed;
   crashed.result.error = "crashed: SIGSEGV while running";
   crashed.result.latency_ms.reset();
   const auto rec = report::recommend({crashed, cell("onnxruntime", 20.0, 100.0)}, {});

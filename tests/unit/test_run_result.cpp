@@ -59,7 +59,7 @@ TEST(RunResult, JsonRoundTripKeepsEveryField) {
 
 TEST(RunResult, FailedResultHasNullLatency) {
   RunResult failed;
-  failed.status = "crashed";
+  failed.status = infermark::report::CellStatus::kCrashed;
   failed.error = "crashed: SIGSEGV while loading the model";
   const auto json = to_json(failed);
   EXPECT_TRUE(json["latency_ms"].is_null());
@@ -94,7 +94,7 @@ TEST(ComparisonTable, ShowsRowsAndFailures) {
   auto ok = sample_result();
   RunResult failed;
   failed.backend.name = "openvino";
-  failed.status = "crashed";
+  failed.status = infermark::report::CellStatus::kCrashed;
   failed.error = "openvino: crashed: SIGSEGV while loading the model";
   const auto table = comparison_table({ok, failed});
   EXPECT_NE(table.find("| onnxruntime |"), std::string::npos) << table;
