@@ -16,10 +16,6 @@ namespace {
 
 double ms_since(std::int64_t start_ns) { return static_cast<double>(mono_now_ns() - start_ns) * 1e-6; }
 
-nlohmann::json summary_json(const std::optional<stats::LatencySummary>& summary) {
-  return summary ? report::latency_json(*summary) : nlohmann::json(nullptr);
-}
-
 loadgen::LengthDistribution prompt_lengths(const loadgen::ScenarioSpec& s) { return {s.prompt_tokens, s.prompt_tokens_stddev}; }
 loadgen::LengthDistribution output_lengths(const loadgen::ScenarioSpec& s) { return {s.output_tokens, s.output_tokens_stddev}; }
 
@@ -33,21 +29,23 @@ int context_for(const loadgen::ScenarioSpec& s) {
 
 }  // namespace
 
-nlohmann::json generation_json(const loadgen::GenerationMetrics& m, const loadgen::ScenarioSpec& spec, int lanes) {
-  return {{"concurrency", lanes},
-          {"prompt_tokens", {{"mean", spec.prompt_tokens}, {"stddev", spec.prompt_tokens_stddev}, {"total", m.prompt_tokens}}},
-          {"output_tokens", {{"mean", spec.output_tokens}, {"stddev", spec.output_tokens_stddev}, {"total", m.output_tokens}}},
-          {"requests", m.requests},
-          {"steps", m.steps},
-          {"wall_s", m.wall_s},
-          {"ttft_ms", summary_json(m.ttft_ms)},
-          {"tpot_ms", summary_json(m.tpot_ms)},
-          {"itl_ms", summary_json(m.itl_ms)},
-          {"e2e_ms", summary_json(m.e2e_ms)},
-          {"prefill_tokens_per_s", m.prefill_tokens_per_s},
-          {"decode_tokens_per_s", m.decode_tokens_per_s},
-          {"output_tokens_per_s", m.output_tokens_per_s},
-          {"requests_per_s", m.requests_per_s}};
+report::GenerationResult generation_result(const loadgen::GenerationMetrics& m, const loadgen::ScenarioSpec& spec, int lanes) {
+  report::GenerationResult g;
+  g.concurrency = lanes;
+  g.prompt_tokens = {spec.prompt_tokens, spec.prompt_tokens_stddev, m.prompt_tokens};
+  g.output_tokens = {spec.output_tokens, spec.output_tokens_stddev, m.output_tokens};
+  g.requests = m.requests;
+  g.steps = m.steps;
+  g.wall_s = m.wall_s;
+  g.ttft_ms = m.ttft_ms;
+  g.tpot_ms = m.tpot_ms;
+  g.itl_ms = m.itl_ms;
+  g.e2e_ms = m.e2e_ms;
+  g.prefill_tokens_per_s = m.prefill_tokens_per_s;
+  g.decode_tokens_per_s = m.decode_tokens_per_s;
+  g.output_tokens_per_s = m.output_tokens_per_s;
+  g.requests_per_s = m.requests_per_s;
+  return g;
 }
 
 report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
@@ -97,10 +95,10 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
           for (const auto& phase : outcome.phases) wall_s += phase.duration_s;
         auto metrics = loadgen::summarize_requests(headline.requests(), wall_s);
         metrics.steps = static_cast<int>(system.steps());
-        result.generation = generation_json(metrics, spec, lanes);
-        result.generation["ttft_from"] =
-            loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
-        result.generation["goodput_rps"] = wall_s > 0 ? static_cast<double>(headline.met_targets()) / wall_s : 0.0;
+        auto generation = generation_result(metrics, spec, lanes);
+        generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
+        generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline.met_targets()) / wall_s : 0.0;
+        result.generation = generation;
         record_peak_memory(result, request, peak_reset);
       });
 }

@@ -11,7 +11,8 @@ namespace infermark::harness {
 report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage);
 
-// The result JSON of the metrics (schema in docs/result-schema.md, "generation").
-nlohmann::json generation_json(const loadgen::GenerationMetrics& metrics, const loadgen::ScenarioSpec& spec, int lanes);
+// The result's generation figures from the metrics (schema in docs/result-schema.md, "generation").
+report::GenerationResult generation_result(const loadgen::GenerationMetrics& metrics, const loadgen::ScenarioSpec& spec,
+                                           int lanes);
 
 }  // namespace infermark::harness

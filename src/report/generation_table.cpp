@@ -15,20 +15,12 @@ const std::vector<MarkdownColumn> kColumns{
     {"prefill tok/s", true}, {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
     {"status", false}};
 
-// A percentile of one of the generation section's summaries, or "-".
-std::string percentile(const nlohmann::json& generation, const char* metric, double p) {
-  if (!generation.contains(metric) || generation[metric].is_null()) return "-";
-  return format_number(latency_from(generation[metric]).at(p).value);
+// A percentile (or the mean) of one of the generation summaries, or "-".
+std::string percentile(const std::optional<stats::LatencySummary>& summary, double p) {
+  return summary ? format_number(summary->at(p).value) : "-";
 }
 
-std::string mean_of(const nlohmann::json& generation, const char* metric) {
-  if (!generation.contains(metric) || generation[metric].is_null()) return "-";
-  return format_number(latency_from(generation[metric]).mean);
-}
-
-std::string rate(const nlohmann::json& generation, const char* key) {
-  return generation.contains(key) ? format_number(generation[key].get<double>()) : "-";
-}
+std::string mean_of(const std::optional<stats::LatencySummary>& summary) { return summary ? format_number(summary->mean) : "-"; }
 
 std::string lengths(const RunResult& r) {
   const auto& p = r.scenario.parameters;
@@ -43,18 +35,18 @@ std::vector<std::string> row_for(const RunResult& r) {
   const auto threads = effective_setting(r, "intra_op_threads");
   std::vector<std::string> row{r.backend.name, r.model.name, threads.empty() ? "-" : threads,
                                std::to_string(r.scenario.parameters.value("concurrency", 1)), lengths(r)};
-  const auto& g = r.generation;
-  if (g.is_object() && r.latency_ms) {
-    row.push_back(rate(g, "requests_per_s"));
+  if (r.generation && r.latency_ms) {
+    const auto& g = *r.generation;
+    row.push_back(format_number(g.requests_per_s));
     row.push_back(format_number(r.latency_ms->at(50).value));
     row.push_back(format_number(r.latency_ms->at(99).value));
-    row.push_back(percentile(g, "ttft_ms", 50));
-    row.push_back(percentile(g, "ttft_ms", 99));
-    row.push_back(mean_of(g, "tpot_ms"));
-    row.push_back(percentile(g, "itl_ms", 99));
-    row.push_back(rate(g, "prefill_tokens_per_s"));
-    row.push_back(rate(g, "decode_tokens_per_s"));
-    row.push_back(rate(g, "output_tokens_per_s"));
+    row.push_back(percentile(g.ttft_ms, 50));
+    row.push_back(percentile(g.ttft_ms, 99));
+    row.push_back(mean_of(g.tpot_ms));
+    row.push_back(percentile(g.itl_ms, 99));
+    row.push_back(format_number(g.prefill_tokens_per_s));
+    row.push_back(format_number(g.decode_tokens_per_s));
+    row.push_back(format_number(g.output_tokens_per_s));
   } else {
     row.insert(row.end(), 10, "-");
   }
@@ -65,7 +57,7 @@ std::vector<std::string> row_for(const RunResult& r) {
 
 }  // namespace
 
-bool is_generation_result(const RunResult& result) { return result.generation.is_object(); }
+bool is_generation_result(const RunResult& result) { return result.generation.has_value(); }
 
 std::string generation_table(const std::vector<RunResult>& results) {
   std::vector<std::vector<std::string>> rows;

@@ -150,6 +150,56 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
 
 }  // namespace
 
+json to_json(const GenerationResult& g) {
+  const auto summary = [](const std::optional<stats::LatencySummary>& s) { return s ? latency_json(*s) : json(nullptr); };
+  const auto lengths = [](const TokenLengths& t) { return json{{"mean", t.mean}, {"stddev", t.stddev}, {"total", t.total}}; };
+  json j{{"concurrency", g.concurrency},
+         {"prompt_tokens", lengths(g.prompt_tokens)},
+         {"output_tokens", lengths(g.output_tokens)},
+         {"requests", g.requests},
+         {"steps", g.steps},
+         {"wall_s", g.wall_s},
+         {"ttft_ms", summary(g.ttft_ms)},
+         {"tpot_ms", summary(g.tpot_ms)},
+         {"itl_ms", summary(g.itl_ms)},
+         {"e2e_ms", summary(g.e2e_ms)},
+         {"prefill_tokens_per_s", g.prefill_tokens_per_s},
+         {"decode_tokens_per_s", g.decode_tokens_per_s},
+         {"output_tokens_per_s", g.output_tokens_per_s},
+         {"requests_per_s", g.requests_per_s}};
+  if (!g.ttft_from.empty()) j["ttft_from"] = g.ttft_from;
+  if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
+  return j;
+}
+
+GenerationResult generation_from(const json& j) {
+  const auto summary = [&](const char* key) {
+    return j.contains(key) && j[key].is_object() ? std::optional(latency_from(j[key])) : std::nullopt;
+  };
+  const auto lengths = [&](const char* key) {
+    const auto& t = j.at(key);
+    return TokenLengths{t.value("mean", 0.0), t.value("stddev", 0.0), t.value("total", 0LL)};
+  };
+  GenerationResult g;
+  g.concurrency = j.value("concurrency", 0);
+  g.prompt_tokens = lengths("prompt_tokens");
+  g.output_tokens = lengths("output_tokens");
+  g.requests = j.value("requests", std::size_t{0});
+  g.steps = j.value("steps", 0);
+  g.wall_s = j.value("wall_s", 0.0);
+  g.ttft_ms = summary("ttft_ms");
+  g.tpot_ms = summary("tpot_ms");
+  g.itl_ms = summary("itl_ms");
+  g.e2e_ms = summary("e2e_ms");
+  g.prefill_tokens_per_s = j.value("prefill_tokens_per_s", 0.0);
+  g.decode_tokens_per_s = j.value("decode_tokens_per_s", 0.0);
+  g.output_tokens_per_s = j.value("output_tokens_per_s", 0.0);
+  g.requests_per_s = j.value("requests_per_s", 0.0);
+  g.ttft_from = j.value("ttft_from", "");
+  if (j.contains("goodput_rps") && j["goodput_rps"].is_number()) g.goodput_rps = j["goodput_rps"].get<double>();
+  return g;
+}
+
 json to_json(const RunResult& r) {
   json j;
   j["schema"] = kSchemaName;
@@ -192,7 +242,7 @@ json to_json(const RunResult& r) {
   j["phases"] = r.phases;
   j["analysis"] = r.analysis;
   j["resources"] = r.resources;
-  j["generation"] = r.generation;
+  j["generation"] = r.generation ? to_json(*r.generation) : json(nullptr);
   j["throughput"] = {{"wall_s", r.throughput.wall_s},
                      {"queries_per_s", r.throughput.queries_per_s},
                      {"inferences_per_s", r.throughput.inferences_per_s}};
@@ -247,7 +297,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.phases = j.value("phases", json::array());
     r.analysis = j.value("analysis", json::object());
     r.resources = j.value("resources", json(nullptr));
-    r.generation = j.value("generation", json(nullptr));
+    if (j.contains("generation") && j["generation"].is_object()) r.generation = generation_from(j["generation"]);
     const auto& tp = j.at("throughput");
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
     const auto& mem = j.at("memory");

@@ -78,6 +78,25 @@ struct CrossCheck {
   std::vector<ShapeAgreement> by_shape;         // every input set, per shape (varying shapes only)
 };
 
+// A token-length workload and what it processed: the requested distribution and the total.
+struct TokenLengths {
+  double mean = 0, stddev = 0;
+  long long total = 0;
+};
+
+// The serving figures of an LLM cell (docs/result-schema.md, "generation"), from its headline phase.
+struct GenerationResult {
+  int concurrency = 0;  // lanes: sequence slots
+  TokenLengths prompt_tokens, output_tokens;
+  std::size_t requests = 0;
+  int steps = 0;
+  double wall_s = 0;
+  std::optional<stats::LatencySummary> ttft_ms, tpot_ms, itl_ms, e2e_ms;
+  double prefill_tokens_per_s = 0, decode_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
+  std::string ttft_from;              // "issue" or "scheduled arrival (...)"; empty in older files
+  std::optional<double> goodput_rps;  // requests/s within every SLO; absent in older files
+};
+
 struct RunResult {
   CellStatus status = CellStatus::kOk;
   std::string error;       // the cause when status is not ok
@@ -97,7 +116,7 @@ struct RunResult {
   nlohmann::json phases = nlohmann::json::array();     // every measured phase (ramp steps, trials, ...)
   nlohmann::json analysis = nlohmann::json::object();  // knee, SLA verdict, max QPS, soak and pulse verdicts
   nlohmann::json resources = nullptr;                  // CPU, RSS over time, context switches, faults, energy, GPU
-  nlohmann::json generation = nullptr;                 // LLM cells: TTFT, TPOT, inter-token latency, token rates
+  std::optional<GenerationResult> generation;          // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
   std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
@@ -107,6 +126,9 @@ struct RunResult {
 };
 
 nlohmann::json to_json(const RunResult& result);
+nlohmann::json to_json(const GenerationResult& generation);
+// Reads the "generation" object; fields added later default when absent.
+GenerationResult generation_from(const nlohmann::json& json);
 // A latency summary as results write it (count, moments, percentiles with their intervals), and back.
 nlohmann::json latency_json(const stats::LatencySummary& summary);
 stats::LatencySummary latency_from(const nlohmann::json& json);

@@ -234,18 +234,20 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
   cell.scenario.output_tokens = 6;
   const auto result = harness::measure_cell(registry(), cell);
   ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
-  const auto& g = result.generation;
-  EXPECT_EQ(g.at("requests"), 7);
-  EXPECT_EQ(g.at("output_tokens").at("total"), 42);
-  EXPECT_EQ(g.at("prompt_tokens").at("total"), 7 * 24);
-  EXPECT_EQ(g.at("concurrency"), 3);
-  EXPECT_EQ(g.at("ttft_ms").at("count"), 7);
-  EXPECT_EQ(g.at("itl_ms").at("count"), 7 * 5);
-  EXPECT_GT(g.at("decode_tokens_per_s").get<double>(), 0);
+  ASSERT_TRUE(result.generation.has_value());
+  const auto& g = *result.generation;
+  EXPECT_EQ(g.requests, 7u);
+  EXPECT_EQ(g.output_tokens.total, 42);
+  EXPECT_EQ(g.prompt_tokens.total, 7 * 24);
+  EXPECT_EQ(g.concurrency, 3);
+  ASSERT_TRUE(g.ttft_ms && g.itl_ms);
+  EXPECT_EQ(g.ttft_ms->count, 7u);
+  EXPECT_EQ(g.itl_ms->count, 7u * 5);
+  EXPECT_GT(g.decode_tokens_per_s, 0);
   ASSERT_TRUE(result.latency_ms.has_value());
   EXPECT_EQ(result.latency_ms->count, 7u);
-  EXPECT_LE(g.at("ttft_ms").at("max").get<double>(), result.latency_ms->max);  // first token before the last
-  EXPECT_EQ(g.at("ttft_from"), "issue");
+  EXPECT_LE(g.ttft_ms->max, result.latency_ms->max);  // first token before the last
+  EXPECT_EQ(g.ttft_from, "issue");
 }
 
 // The real generator under open-loop load: Poisson arrivals wait for one of two sequence slots,
@@ -272,12 +274,13 @@ TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
   ASSERT_TRUE(phase.contains("generation")) << phase.dump();
   EXPECT_EQ(phase.at("generation").at("requests"), phase.at("completed"));
   EXPECT_EQ(phase.at("generation").at("output_tokens"), 4 * phase.at("completed").get<int>());
-  EXPECT_NE(result.generation.at("ttft_from").get<std::string>().find("scheduled arrival"), std::string::npos);
+  ASSERT_TRUE(result.generation.has_value());
+  EXPECT_NE(result.generation->ttft_from.find("scheduled arrival"), std::string::npos);
   const auto& sla = result.analysis.at("sla");
   EXPECT_TRUE(sla.contains("ttft") && sla.contains("tpot")) << sla.dump();
   // Generous targets: every completed request is good, so goodput equals throughput.
   EXPECT_EQ(sla.at("good_queries"), phase.at("completed"));
-  EXPECT_GT(result.generation.at("goodput_rps").get<double>(), 0);
+  EXPECT_GT(result.generation->goodput_rps.value_or(0), 0);
 }
 
 }  // namespace

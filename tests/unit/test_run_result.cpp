@@ -105,4 +105,39 @@ TEST(ComparisonTable, ShowsRowsAndFailures) {
   EXPECT_EQ(effective_setting(ok, "absent"), "");
 }
 
+// The typed generation section round-trips through JSON, and a file written before TTFT's origin
+// and goodput were recorded still reads (those fields absent).
+TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
+  GenerationResult g;
+  g.concurrency = 4;
+  g.prompt_tokens = {64, 8, 640};
+  g.output_tokens = {16, 0, 160};
+  g.requests = 10;
+  g.steps = 77;
+  g.wall_s = 2.5;
+  g.ttft_ms = stats::summarize(std::vector<double>{10, 20, 30});
+  g.tpot_ms = stats::summarize(std::vector<double>{2, 3});
+  g.requests_per_s = 4;
+  g.ttft_from = "issue";
+  g.goodput_rps = 3.5;
+  const auto back = generation_from(to_json(g));
+  EXPECT_EQ(back.concurrency, 4);
+  EXPECT_EQ(back.prompt_tokens.total, 640);
+  EXPECT_EQ(back.prompt_tokens.stddev, 8);
+  EXPECT_EQ(back.requests, 10u);
+  EXPECT_EQ(back.steps, 77);
+  ASSERT_TRUE(back.ttft_ms && back.tpot_ms);
+  EXPECT_FALSE(back.itl_ms.has_value());
+  EXPECT_DOUBLE_EQ(back.ttft_ms->at(50).value, 20);
+  EXPECT_EQ(back.ttft_from, "issue");
+  EXPECT_EQ(back.goodput_rps, 3.5);
+  auto older = to_json(g);
+  older.erase("ttft_from");
+  older.erase("goodput_rps");
+  const auto old = generation_from(older);
+  EXPECT_TRUE(old.ttft_from.empty());
+  EXPECT_FALSE(old.goodput_rps.has_value());
+  EXPECT_EQ(old.requests, 10u);
+}
+
 }  // namespace infermark::report
