@@ -67,13 +67,10 @@ void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome
 
 void fill_resources(report::RunResult& result, const probes::ResourceSummary& summary, const loadgen::ScenarioOutcome& outcome,
                     std::int64_t sampler_start_ns, loadgen::Scenario scenario) {
-  result.resources = probes::to_json(summary);
   double inferences = 0;
   for (const auto& phase : outcome.phases)
     inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
-  const auto per_joule = probes::inferences_per_joule(summary.energy, inferences);
-  result.resources["inferences"] = inferences;
-  result.resources["inferences_per_joule"] = per_joule ? nlohmann::json(*per_joule) : nlohmann::json(nullptr);
+  result.resources = report::ResourceRecord{summary, inferences, probes::inferences_per_joule(summary.energy, inferences)};
   if (scenario != loadgen::Scenario::kSoak || outcome.phases.empty()) return;
   // RSS samples from the soak phase only (after warm-up and the capacity probe).
   const double soak_offset_s = static_cast<double>(outcome.measured_from_ns - sampler_start_ns) * 1e-9;

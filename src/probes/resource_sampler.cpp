@@ -588,4 +588,36 @@ nlohmann::json to_json(const ResourceSummary& summary) {
   };
 }
 
+ResourceSummary resource_summary_from(const nlohmann::json& j) {
+  const auto number = [](const nlohmann::json& object, const char* key) {
+    return object.contains(key) && object[key].is_number() ? object[key].get<double>() : 0.0;
+  };
+  const auto count = [](const nlohmann::json& object, const char* key) {
+    return object.contains(key) && object[key].is_number() ? object[key].get<std::uint64_t>() : std::uint64_t{0};
+  };
+  ResourceSummary s;
+  s.duration_s = number(j, "duration_s");
+  s.peak_rss_mb = number(j, "peak_rss_mb");
+  s.mean_rss_mb = number(j, "mean_rss_mb");
+  s.process_cpu_seconds = number(j, "process_cpu_seconds");
+  s.mean_process_cpu_percent = number(j, "mean_process_cpu_percent");
+  s.mean_system_cpu_percent = number(j, "mean_system_cpu_percent");
+  s.voluntary_context_switches = count(j, "voluntary_context_switches");
+  s.involuntary_context_switches = count(j, "involuntary_context_switches");
+  s.minor_page_faults = count(j, "minor_page_faults");
+  s.major_page_faults = count(j, "major_page_faults");
+  if (j.contains("energy") && j["energy"].is_object()) {
+    const auto& e = j["energy"];
+    s.energy = {e.value("available", false), e.value("source", ""), number(e, "joules")};
+  }
+  if (j.contains("gpu") && j["gpu"].is_object()) {
+    const auto& g = j["gpu"];
+    s.gpu = {g.value("available", false), g.value("reason", ""), number(g, "peak_memory_mb"), number(g, "mean_power_w")};
+  }
+  for (const auto& sample : j.value("samples", nlohmann::json::array()))
+    s.samples.push_back({number(sample, "t_s"), number(sample, "rss_mb"), number(sample, "process_cpu_percent"),
+                         number(sample, "system_cpu_percent")});
+  return s;
+}
+
 }  // namespace infermark::probes

@@ -75,5 +75,7 @@ class ResourceSampler {
 std::optional<double> inferences_per_joule(const EnergyReading& energy, double inferences);
 
 nlohmann::json to_json(const ResourceSummary& summary);
+// Reads what to_json wrote; fields absent from older files keep their defaults.
+ResourceSummary resource_summary_from(const nlohmann::json& json);
 
 }  // namespace infermark::probes

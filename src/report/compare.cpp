@@ -186,12 +186,11 @@ std::string machine_note(const CellComparison& cell, const RunResult& b, const R
 
 // Cores kept busy by other processes while the cell ran: the machine's busy share minus this process's.
 std::optional<double> other_load_cores(const RunResult& r) {
-  if (!r.resources.is_object() || !r.environment.is_object()) return std::nullopt;
-  const auto system = r.resources.value("mean_system_cpu_percent", json()),
-             process = r.resources.value("mean_process_cpu_percent", json());
+  if (!r.resources || !r.environment.is_object()) return std::nullopt;
   const int cores = r.environment.value("logical_cores", 0);
-  if (!system.is_number() || !process.is_number() || cores <= 0) return std::nullopt;
-  return std::max(0.0, system.get<double>() / 100.0 * cores - process.get<double>() / 100.0);
+  if (cores <= 0) return std::nullopt;
+  const auto& s = r.resources->summary;
+  return std::max(0.0, s.mean_system_cpu_percent / 100.0 * cores - s.mean_process_cpu_percent / 100.0);
 }
 
 // A change measured while other work competed for the CPU may be the machine's, not the code's.

@@ -133,11 +133,10 @@ std::string pulse_note(const nlohmann::json& p) {
 }
 
 std::string energy_note(const RunResult& r) {
-  if (r.resources.is_null()) return "";
-  const auto& energy = r.resources["energy"];
-  if (!energy.value("available", false)) return "";
-  return fmt::format("energy: {:.1f} J, {:.2f} inferences/J ({})", energy["joules"].get<double>(),
-                     r.resources["inferences_per_joule"].get<double>(), energy["source"].get<std::string>());
+  if (!r.resources || !r.resources->summary.energy.available || !r.resources->inferences_per_joule) return "";
+  const auto& energy = r.resources->summary.energy;
+  return fmt::format("energy: {:.1f} J, {:.2f} inferences/J ({})", energy.joules, *r.resources->inferences_per_joule,
+                     energy.source);
 }
 
 }  // namespace
@@ -178,8 +177,7 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
     }
     if (a.contains("pulse")) add(r, pulse_note(a["pulse"]));
     add(r, energy_note(r));
-    if (!r.resources.is_null() && !r.resources["energy"].value("available", false))
-      energy_unavailable = r.resources["energy"].value("source", "");
+    if (r.resources && !r.resources->summary.energy.available) energy_unavailable = r.resources->summary.energy.source;
   }
   if (!energy_unavailable.empty()) notes += "  energy: unavailable (" + energy_unavailable + ")\n";
   return notes;

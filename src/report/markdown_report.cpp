@@ -42,10 +42,9 @@ std::string memory(const RunResult& r) {
 
 // Energy per inference in millijoules, or why it is missing.
 std::string energy_per_inference(const RunResult& r) {
-  if (r.resources.is_null() || !r.resources.contains("inferences_per_joule")) return "-";
-  const auto& per_joule = r.resources["inferences_per_joule"];
-  if (per_joule.is_null()) return "unavailable";
-  return fmt::format("{:.2f} mJ", 1000.0 / per_joule.get<double>());
+  if (!r.resources) return "-";
+  if (!r.resources->inferences_per_joule) return "unavailable";
+  return fmt::format("{:.2f} mJ", 1000.0 / *r.resources->inferences_per_joule);
 }
 
 std::string accuracy(const RunResult& r) {

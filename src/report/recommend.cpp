@@ -59,14 +59,13 @@ void fill_accuracy(const RunResult& r, CellFigures& f) {
 }
 
 void fill_energy(const RunResult& r, CellFigures& f) {
-  if (!r.resources.is_object() || !r.resources.contains("energy")) {
+  if (!r.resources) {
     f.energy_source = "no resource samples in the result";
     return;
   }
-  const auto& energy = r.resources["energy"];
-  f.energy_source = energy.value("source", "");
-  if (energy.value("available", false) && r.resources.value("inferences_per_joule", json()).is_number())
-    f.inferences_per_joule = r.resources["inferences_per_joule"].get<double>();
+  const auto& energy = r.resources->summary.energy;
+  f.energy_source = energy.source;
+  if (energy.available && r.resources->inferences_per_joule) f.inferences_per_joule = *r.resources->inferences_per_joule;
 }
 
 // FLOPs of one inference: --model-gflops, else the zoo manifest beside the model file (found

@@ -200,6 +200,20 @@ GenerationResult generation_from(const json& j) {
   return g;
 }
 
+json to_json(const ResourceRecord& resources) {
+  auto j = probes::to_json(resources.summary);
+  j["inferences"] = resources.inferences;
+  j["inferences_per_joule"] = resources.inferences_per_joule ? json(*resources.inferences_per_joule) : json(nullptr);
+  return j;
+}
+
+ResourceRecord resources_from(const json& j) {
+  ResourceRecord r{probes::resource_summary_from(j), j.value("inferences", 0.0), std::nullopt};
+  if (j.contains("inferences_per_joule") && j["inferences_per_joule"].is_number())
+    r.inferences_per_joule = j["inferences_per_joule"].get<double>();
+  return r;
+}
+
 json to_json(const RunResult& r) {
   json j;
   j["schema"] = kSchemaName;
@@ -241,7 +255,7 @@ json to_json(const RunResult& r) {
   j["time_series"] = r.time_series;
   j["phases"] = r.phases;
   j["analysis"] = r.analysis;
-  j["resources"] = r.resources;
+  j["resources"] = r.resources ? to_json(*r.resources) : json(nullptr);
   j["generation"] = r.generation ? to_json(*r.generation) : json(nullptr);
   j["throughput"] = {{"wall_s", r.throughput.wall_s},
                      {"queries_per_s", r.throughput.queries_per_s},
@@ -296,7 +310,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.time_series = j.value("time_series", json(nullptr));
     r.phases = j.value("phases", json::array());
     r.analysis = j.value("analysis", json::object());
-    r.resources = j.value("resources", json(nullptr));
+    if (j.contains("resources") && j["resources"].is_object()) r.resources = resources_from(j["resources"]);
     if (j.contains("generation") && j["generation"].is_object()) r.generation = generation_from(j["generation"]);
     const auto& tp = j.at("throughput");
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
+#include "probes/resource_sampler.hpp"
 #include "report/cell_status.hpp"
 #include "stats/latency_summary.hpp"
 #include "stats/output_agreement.hpp"
@@ -78,6 +79,13 @@ struct CrossCheck {
   std::vector<ShapeAgreement> by_shape;         // every input set, per shape (varying shapes only)
 };
 
+// What the resource sampler saw over a cell's measurement, and the work it did.
+struct ResourceRecord {
+  probes::ResourceSummary summary;
+  double inferences = 0;                       // completed queries x batch, every phase
+  std::optional<double> inferences_per_joule;  // where energy was measured
+};
+
 // A token-length workload and what it processed: the requested distribution and the total.
 struct TokenLengths {
   double mean = 0, stddev = 0;
@@ -115,7 +123,7 @@ struct RunResult {
   nlohmann::json time_series = nullptr;                // per-interval completions, errors, throughput, P50/P99
   nlohmann::json phases = nlohmann::json::array();     // every measured phase (ramp steps, trials, ...)
   nlohmann::json analysis = nlohmann::json::object();  // knee, SLA verdict, max QPS, soak and pulse verdicts
-  nlohmann::json resources = nullptr;                  // CPU, RSS over time, context switches, faults, energy, GPU
+  std::optional<ResourceRecord> resources;             // CPU, memory, energy and GPU over the measurement
   std::optional<GenerationResult> generation;          // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
@@ -129,6 +137,8 @@ nlohmann::json to_json(const RunResult& result);
 nlohmann::json to_json(const GenerationResult& generation);
 // Reads the "generation" object; fields added later default when absent.
 GenerationResult generation_from(const nlohmann::json& json);
+nlohmann::json to_json(const ResourceRecord& resources);
+ResourceRecord resources_from(const nlohmann::json& json);
 // A latency summary as results write it (count, moments, percentiles with their intervals), and back.
 nlohmann::json latency_json(const stats::LatencySummary& summary);
 stats::LatencySummary latency_from(const nlohmann::json& json);

@@ -275,9 +275,10 @@ TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
     EXPECT_FALSE(result.phases[0]["issue_lateness_us"].is_null());
     EXPECT_FALSE(result.time_series.empty());
     EXPECT_EQ(result.scenario.parameters["lanes"], 2);
-    EXPECT_TRUE(result.resources.contains("energy"));
-    EXPECT_TRUE(result.resources["energy"]["available"].get<bool>() ||
-                !result.resources["energy"]["source"].get<std::string>().empty());
+    ASSERT_TRUE(result.resources.has_value());
+    EXPECT_TRUE(result.resources->summary.energy.available || !result.resources->summary.energy.source.empty());
+    EXPECT_GT(result.resources->inferences, 100);
+    EXPECT_FALSE(result.resources->summary.samples.empty());  // read back from the result file
     EXPECT_EQ(result.throughput.inferences_per_s > 0, true);
   }
 }

@@ -197,8 +197,12 @@ TEST(CompareMatching, CompetingLoadOnTheMachineIsPointedOut) {
   auto quiet = synthetic_result(s), busy = synthetic_result(s);
   quiet.result.environment["logical_cores"] = 2;
   busy.result.environment["logical_cores"] = 2;
-  quiet.result.resources = {{"mean_process_cpu_percent", 199.0}, {"mean_system_cpu_percent", 100.0}};
-  busy.result.resources = {{"mean_process_cpu_percent", 98.0}, {"mean_system_cpu_percent", 100.0}};  // another process had a core
+  quiet.result.resources = report::ResourceRecord{};
+  quiet.result.resources->summary.mean_process_cpu_percent = 199.0;
+  quiet.result.resources->summary.mean_system_cpu_percent = 100.0;
+  busy.result.resources = report::ResourceRecord{};
+  busy.result.resources->summary.mean_process_cpu_percent = 98.0;  // another process had a core
+  busy.result.resources->summary.mean_system_cpu_percent = 100.0;
   const auto c = report::compare_results({quiet}, {busy});
   ASSERT_EQ(c.notes.size(), 1u);
   EXPECT_NE(c.notes[0].find("0.01 cores busy during the baseline's run and 1.02 during the candidate's"), std::string::npos)

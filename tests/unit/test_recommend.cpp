@@ -87,8 +87,9 @@ TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithout
 
 TEST(RecommendConstraints, EnergyWithoutAMeasurementIsReportedButExcludesNothing) {
   auto r = cell("onnxruntime", 10.0, 100.0);
-  r.result.resources = {{"energy", {{"available", false}, {"source", "RAPL not readable"}, {"joules", nullptr}}},
-                        {"inferences_per_joule", nullptr}};
+  report::ResourceRecord resources;
+  resources.summary.energy = {false, "RAPL not readable", 0.0};
+  r.result.resources = resources;
   report::Constraints c;
   c.energy = true;
   const auto rec = report::recommend({r}, c);
