@@ -31,11 +31,24 @@ void save_outputs(Session& session, const std::filesystem::path& dir) {
   for (const auto& tensor : session.outputs()) write_npy(tensor, output_file(dir, tensor.name));
 }
 
-void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome) {
-  if (outcome.phases.empty()) return;
+// The phases the cell's headline numbers summarise: the headline phase, or all of them merged;
+// none when no phase ran (stopped during warm-up).
+std::optional<HeadlineFigures> headline_of(const loadgen::ScenarioOutcome& outcome) {
+  if (outcome.phases.empty()) return std::nullopt;
+  if (outcome.headline) {
+    const auto& phase = outcome.phases[*outcome.headline];
+    return HeadlineFigures{phase.recorder, phase.duration_s};
+  }
+  HeadlineFigures merged{outcome.phases.front().recorder, 0.0};
+  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.recorder.merge(outcome.phases[i].recorder);
+  for (const auto& phase : outcome.phases) merged.duration_s += phase.duration_s;
+  return merged;
+}
+
+void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome, const HeadlineFigures& headline) {
   for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase, outcome.group_labels));
   result.analysis = outcome.analysis;
-  const auto recorder = summarised(outcome);
+  const auto& recorder = headline.recorder;
   const auto& histogram = recorder.latency();
   result.latency_histogram = histogram.to_json();
   result.time_series = recorder.series().to_json();
@@ -50,16 +63,7 @@ void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome
         histogram.count(), [&](std::size_t rank) { return static_cast<double>(histogram.value_at_rank(rank)) * 1e-6; },
         histogram.mean() * 1e-6, histogram.stddev() * 1e-6);
   }
-  double completed = 0, seconds = 0;
-  if (outcome.headline) {
-    completed = static_cast<double>(outcome.phases[*outcome.headline].recorder.completed());
-    seconds = outcome.phases[*outcome.headline].duration_s;
-  } else {
-    for (const auto& phase : outcome.phases) {
-      completed += static_cast<double>(phase.recorder.completed());
-      seconds += phase.duration_s;
-    }
-  }
+  const double completed = static_cast<double>(recorder.completed()), seconds = headline.duration_s;
   result.throughput.wall_s = seconds;
   result.throughput.queries_per_s = seconds > 0 ? completed / seconds : 0.0;
   result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
@@ -84,12 +88,12 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
 // and their latency, and the mean input elements per query (the work per query, against a fixed
 // shape's). Counts and latency are the headline phase's (or every phase's).
 nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetLibrary& library,
-                                   const loadgen::ScenarioOutcome& outcome) {
+                                   const std::vector<std::string>& group_labels, const std::optional<HeadlineFigures>& headline) {
   nlohmann::json j{{"ranges", nlohmann::json::object()}, {"bucketed", bucketed(varying)}, {"sets", nlohmann::json::array()}};
   for (const auto& [name, range] : varying.ranges) j["ranges"][name] = format_shape_range(range);
-  const auto recorder = summarised(outcome);
-  const auto& groups = recorder.latency_by_group();
-  const auto by_group = loadgen::latency_by_group_json(recorder, outcome.group_labels);
+  static const std::vector<stats::LatencyHistogram> kNone;
+  const auto& groups = headline ? headline->recorder.latency_by_group() : kNone;
+  const auto by_group = headline ? loadgen::latency_by_group_json(headline->recorder, group_labels) : nlohmann::json::array();
   double elements = 0, total = 0;
   for (std::uint32_t g = 0; g < library.group_count(); ++g) {
     const auto count = g < groups.size() ? groups[g].count() : 0;
@@ -106,17 +110,6 @@ nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetL
 }
 
 }  // namespace
-
-// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
-loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome) {
-  if (outcome.headline) {
-    loadgen::QueryRecorder copy = outcome.phases[*outcome.headline].recorder;
-    return copy;
-  }
-  loadgen::QueryRecorder merged = outcome.phases.front().recorder;
-  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.merge(outcome.phases[i].recorder);
-  return merged;
-}
 
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
@@ -192,15 +185,18 @@ void record_peak_memory(report::RunResult& result, const CellRequest& request, b
       std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
 }
 
-void record_outcome(report::RunResult& result, const CellRequest& request, const loadgen::ScenarioOutcome& outcome,
-                    const probes::ResourceSummary& resources, std::int64_t sampler_start_ns) {
+std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const CellRequest& request,
+                                              const loadgen::ScenarioOutcome& outcome, const probes::ResourceSummary& resources,
+                                              std::int64_t sampler_start_ns) {
   for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
-  fill_measurements(result, outcome);
+  auto headline = headline_of(outcome);
+  if (headline) fill_measurements(result, outcome, *headline);
   fill_resources(result, resources, outcome, sampler_start_ns, request.scenario.name);
   if (outcome.interrupted) {
     result.status = report::CellStatus::kInterrupted;
     result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
   }
+  return headline;
 }
 
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request, const std::atomic<bool>* stop,
@@ -259,9 +255,10 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
         const auto sampler_start_ns = mono_now_ns();
         const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
         const auto resources = sampler.stop();
-        record_outcome(result, request, outcome, resources, sampler_start_ns);
+        const auto headline = record_outcome(result, request, outcome, resources, sampler_start_ns);
         if (request.inputs.varying.active())
-          result.scenario.parameters["varying_shapes"] = varying_shapes_json(request.inputs.varying, system.samples(), outcome);
+          result.scenario.parameters["varying_shapes"] =
+              varying_shapes_json(request.inputs.varying, system.samples(), outcome.group_labels, headline);
         record_peak_memory(result, request, peak_reset);
         if (!request.outputs_dir.empty()) {
           enter("saving outputs");

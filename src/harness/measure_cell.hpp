@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "backends/registry.hpp"
@@ -52,12 +53,19 @@ using CellBody = std::function<void(report::RunResult& result, probes::Environme
                                     const std::function<void(std::string)>& enter)>;
 report::RunResult measure_in_stages(const CellRequest& request, const StageCallback& on_stage, const CellBody& body);
 
+// What a cell's headline numbers summarise: the headline phase's recorder and duration, or every
+// phase's merged and summed.
+struct HeadlineFigures {
+  loadgen::QueryRecorder recorder;
+  double duration_s = 0;
+};
+
 // Everything a scenario outcome gives a result: resolved parameters, phases, headline latency and
-// throughput, resources (and the soak's verdicts), and the interrupted status.
-void record_outcome(report::RunResult& result, const CellRequest& request, const loadgen::ScenarioOutcome& outcome,
-                    const probes::ResourceSummary& resources, std::int64_t sampler_start_ns);
-// The phases the cell's headline numbers summarise: the headline phase, or all of them merged.
-loadgen::QueryRecorder summarised(const loadgen::ScenarioOutcome& outcome);
+// throughput, resources (and the soak's verdicts), and the interrupted status. Returns the headline
+// figures it summarised (none when no phase ran), for callers that add their own sections.
+std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const CellRequest& request,
+                                              const loadgen::ScenarioOutcome& outcome, const probes::ResourceSummary& resources,
+                                              std::int64_t sampler_start_ns);
 
 // The peak RSS after measuring, and what it covers (the worker or this process; since the model
 // load when the kernel let the peak be reset, else since the process started).

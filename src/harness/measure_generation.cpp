@@ -86,18 +86,14 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
         const auto sampler_start_ns = mono_now_ns();
         const auto outcome = loadgen::run_scenario(system, spec, environment.logical_cores, stop);
         const auto resources = sampler.stop();
-        record_outcome(result, request, outcome, resources, sampler_start_ns);
-        const auto headline = summarised(outcome);
-        double wall_s = 0;
-        if (outcome.headline)
-          wall_s = outcome.phases[*outcome.headline].duration_s;
-        else
-          for (const auto& phase : outcome.phases) wall_s += phase.duration_s;
-        auto metrics = loadgen::summarize_requests(headline.requests(), wall_s);
+        const auto headline = record_outcome(result, request, outcome, resources, sampler_start_ns);
+        const double wall_s = headline ? headline->duration_s : 0.0;
+        auto metrics =
+            loadgen::summarize_requests(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
         metrics.steps = static_cast<int>(system.steps());
         auto generation = generation_result(metrics, spec, lanes);
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
-        generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline.met_targets()) / wall_s : 0.0;
+        generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
         result.generation = generation;
         record_peak_memory(result, request, peak_reset);
       });

@@ -45,8 +45,7 @@ void client(SystemUnderTest& system, int lane, LoopControl& control, QueryRecord
     try {
       system.issue(lane, query, completion);
       const auto done_ns = mono_now_ns();
-      recorder.record(done_ns - control.start_ns, done_ns - issue_ns, samples.group_of(query.sample));
-      recorder.record_tokens(issue_ns, completion);
+      recorder.record_query(control.start_ns, issue_ns, done_ns, samples.group_of(query.sample), completion);
     } catch (const std::exception&) {
       recorder.record_error(mono_now_ns() - control.start_ns);
     }

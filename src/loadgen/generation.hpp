@@ -28,10 +28,4 @@ struct RequestRecord {
   std::vector<std::int64_t> token_ns;  // one per output token
 };
 
-struct GenerationOutcome {
-  std::vector<RequestRecord> requests;  // recorded (completed) requests, in completion order
-  double wall_s = 0;                    // the phase's duration
-  int steps = 0;                        // generator steps, where known
-};
-
 }  // namespace infermark::loadgen

@@ -12,12 +12,6 @@ std::optional<stats::LatencySummary> summary_of(const std::vector<double>& sampl
 
 }  // namespace
 
-GenerationMetrics summarize_generation(const GenerationOutcome& outcome) {
-  auto m = summarize_requests(outcome.requests, outcome.wall_s);
-  m.steps = outcome.steps;
-  return m;
-}
-
 GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests, double wall_s) {
   GenerationMetrics m;
   m.requests = requests.size();

@@ -25,8 +25,7 @@ struct GenerationMetrics {
   double requests_per_s = 0;
 };
 
-GenerationMetrics summarize_generation(const GenerationOutcome& outcome);
-// The same over one phase's streamed requests, with `wall_s` its duration.
+// The metrics of one phase's streamed requests, with `wall_s` its duration.
 GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests, double wall_s);
 
 }  // namespace infermark::loadgen

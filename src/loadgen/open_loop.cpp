@@ -121,8 +121,7 @@ void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t 
     try {
       system.issue(lane, query, completion);
       const auto done_ns = mono_now_ns();
-      recorder.record(done_ns - start_ns, done_ns - arrival.scheduled_ns, samples.group_of(query.sample));
-      recorder.record_tokens(arrival.scheduled_ns, completion);
+      recorder.record_query(start_ns, arrival.scheduled_ns, done_ns, samples.group_of(query.sample), completion);
     } catch (const std::exception&) {
       recorder.record_error(mono_now_ns() - start_ns);
     }

@@ -21,11 +21,12 @@ double p99_ms(const Phase& phase);
 // token and time per output token (each 0: no limit).
 struct SloLimits {
   double p99_ms = 0, ttft_p99_ms = 0, tpot_p99_ms = 0;
-  bool any() const { return p99_ms > 0 || ttft_p99_ms > 0 || tpot_p99_ms > 0; }
 };
-// P99 TTFT and TPOT of a phase's streamed requests, ms (0 when it streamed none).
-double ttft_p99_ms(const Phase& phase);
-double tpot_p99_ms(const Phase& phase);
+// P99 TTFT and TPOT of a phase's streamed requests, ms (0 when it streamed none), from one pass.
+struct StreamedP99 {
+  double ttft_ms = 0, tpot_ms = 0;
+};
+StreamedP99 streamed_p99(const Phase& phase);
 
 // --- capacity --------------------------------------------------------------------------------
 // Throughput (queries/s) with every lane busy in a closed loop for `seconds`.

@@ -24,6 +24,8 @@ struct Phase {
 
   explicit Phase(const RecorderLimits& limits) : recorder(limits) {}
   double achieved_qps() const { return duration_s > 0 ? static_cast<double>(recorder.completed()) / duration_s : 0.0; }
+  // Queries per second that met every target.
+  double goodput_qps() const { return duration_s > 0 ? static_cast<double>(recorder.met_targets()) / duration_s : 0.0; }
 };
 
 }  // namespace infermark::loadgen

@@ -23,8 +23,7 @@ QueryRecorder::QueryRecorder(const RecorderLimits& limits)
   samples_ns_.reserve(limits.max_exact_samples);
 }
 
-void QueryRecorder::record_tokens(std::int64_t start_ns, const Completion& completion) {
-  if (completion.token_ns.empty()) return;
+void QueryRecorder::record_tokens(std::int64_t start_ns, std::int64_t done_ns, const Completion& completion) {
   RequestRecord request;
   request.prompt_tokens = completion.prompt_tokens;
   request.output_tokens = static_cast<int>(completion.token_ns.size());
@@ -32,11 +31,8 @@ void QueryRecorder::record_tokens(std::int64_t start_ns, const Completion& compl
   request.token_ns = completion.token_ns;
   const auto first = request.token_ns.front(), last = request.token_ns.back();
   const auto tokens_after_first = static_cast<std::int64_t>(request.token_ns.size()) - 1;
-  const bool ttft_ok = targets_.ttft_ns == 0 || first - start_ns <= targets_.ttft_ns;
-  const bool tpot_ok =
-      targets_.tpot_ns == 0 || tokens_after_first == 0 || (last - first) / tokens_after_first <= targets_.tpot_ns;
-  const bool e2e_ok = targets_.e2e_ns == 0 || last - start_ns <= targets_.e2e_ns;
-  if (ttft_ok && tpot_ok && e2e_ok) ++met_targets_streamed_;
+  const bool tpot_ok = tokens_after_first == 0 || within(targets_.tpot_ns, (last - first) / tokens_after_first);
+  if (within(targets_.e2e_ns, done_ns - start_ns) && within(targets_.ttft_ns, first - start_ns) && tpot_ok) ++met_targets_;
   requests_.push_back(std::move(request));
 }
 
@@ -46,8 +42,7 @@ void QueryRecorder::merge(const QueryRecorder& other) {
   if (by_group_.size() < other.by_group_.size()) by_group_.resize(other.by_group_.size());
   for (std::size_t g = 0; g < other.by_group_.size(); ++g) by_group_[g].merge(other.by_group_[g]);
   requests_.insert(requests_.end(), other.requests_.begin(), other.requests_.end());
-  met_targets_if_untimed_ += other.met_targets_if_untimed_;
-  met_targets_streamed_ += other.met_targets_streamed_;
+  met_targets_ += other.met_targets_;
   for (auto sample : other.samples_ns_) {
     if (samples_ns_.size() == samples_ns_.capacity()) {
       samples_complete_ = false;

@@ -28,21 +28,21 @@ class QueryRecorder {
  public:
   explicit QueryRecorder(const RecorderLimits& limits);
 
-  // `completed_at_ns` is relative to the run's start; `latency_ns` as the scenario defines it.
+  // `completed_at_ns` is relative to the run's start; `latency_ns` as the scenario defines it. The
+  // query is good (goodput) when its latency is within the end-to-end target.
   void record(std::int64_t completed_at_ns, std::int64_t latency_ns, std::uint32_t group = 0) {
-    latency_.record(latency_ns);
-    series_.record(completed_at_ns, latency_ns);
-    LiveStats::global().record(latency_ns);
-    if (!by_group_.empty()) by_group_[group].record(latency_ns);
-    if (samples_ns_.size() < samples_ns_.capacity())
-      samples_ns_.push_back(latency_ns);
-    else
-      samples_complete_ = false;
-    if (targets_.e2e_ns == 0 || latency_ns <= targets_.e2e_ns) ++met_targets_if_untimed_;
+    record_latency(completed_at_ns, latency_ns, group);
+    if (within(targets_.e2e_ns, latency_ns)) ++met_targets_;
   }
-  // A streamed query (after record()): keeps its token times, from `start_ns` (its scheduled
-  // arrival in open loop, its issue in closed loop), and whether it met every target.
-  void record_tokens(std::int64_t start_ns, const Completion& completion);
+  // A query the load generator ran: its clock from `start_ns` (its issue in closed loop, its
+  // scheduled arrival in open loop) to `done_ns`, monotonic. A streamed query also keeps its token
+  // times and is good only when its TTFT and TPOT are within their targets too.
+  void record_query(std::int64_t run_start_ns, std::int64_t start_ns, std::int64_t done_ns, std::uint32_t group,
+                    const Completion& completion) {
+    if (completion.token_ns.empty()) return record(done_ns - run_start_ns, done_ns - start_ns, group);
+    record_latency(done_ns - run_start_ns, done_ns - start_ns, group);
+    record_tokens(start_ns, done_ns, completion);
+  }
   void record_error(std::int64_t at_ns) {
     ++errors_;
     series_.record_error(at_ns);
@@ -64,20 +64,32 @@ class QueryRecorder {
   // Streamed requests, in completion order per recorder.
   const std::vector<RequestRecord>& requests() const { return requests_; }
   // Completed queries that met every target (goodput's numerator).
-  std::uint64_t met_targets() const { return requests_.empty() ? met_targets_if_untimed_ : met_targets_streamed_; }
+  std::uint64_t met_targets() const { return met_targets_; }
   // Exact samples in milliseconds; meaningful only when samples_complete().
   std::vector<double> samples_ms() const;
   bool samples_complete() const { return samples_complete_; }
 
  private:
+  static bool within(std::int64_t target_ns, std::int64_t value_ns) { return target_ns == 0 || value_ns <= target_ns; }
+  void record_latency(std::int64_t completed_at_ns, std::int64_t latency_ns, std::uint32_t group) {
+    latency_.record(latency_ns);
+    series_.record(completed_at_ns, latency_ns);
+    LiveStats::global().record(latency_ns);
+    if (!by_group_.empty()) by_group_[group].record(latency_ns);
+    if (samples_ns_.size() < samples_ns_.capacity())
+      samples_ns_.push_back(latency_ns);
+    else
+      samples_complete_ = false;
+  }
+  void record_tokens(std::int64_t start_ns, std::int64_t done_ns, const Completion& completion);
+
   stats::LatencyHistogram latency_;
   stats::IntervalSeries series_;
   std::vector<stats::LatencyHistogram> by_group_;
   std::vector<std::int64_t> samples_ns_;
   std::vector<RequestRecord> requests_;
   ServiceTargets targets_;
-  std::uint64_t met_targets_if_untimed_ = 0;  // by end-to-end latency alone
-  std::uint64_t met_targets_streamed_ = 0;    // by TTFT, TPOT and end-to-end latency
+  std::uint64_t met_targets_ = 0;
   bool samples_complete_ = true;
   std::uint64_t errors_ = 0;
   std::uint64_t rejected_ = 0;

@@ -57,21 +57,21 @@ nlohmann::json sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
   }
   const std::uint64_t over = latency.count() - within;
   const double claim = stats::claimable_percentile(latency.count(), over, 0.99);
-  nlohmann::json verdict{
-      {"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
-      {"p99_ms", p99_ms(phase)},
-      {"passed", meets_slo(phase, slo_limits(spec))},
-      {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
-      {"errors", phase.recorder.errors()},
-      {"rejected", phase.recorder.rejected()},
-      {"goodput_qps", phase.duration_s > 0 ? static_cast<double>(phase.recorder.met_targets()) / phase.duration_s : 0.0},
-      {"good_queries", phase.recorder.met_targets()}};
+  nlohmann::json verdict{{"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
+                         {"p99_ms", p99_ms(phase)},
+                         {"passed", meets_slo(phase, slo_limits(spec))},
+                         {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
+                         {"errors", phase.recorder.errors()},
+                         {"rejected", phase.recorder.rejected()},
+                         {"goodput_qps", phase.goodput_qps()},
+                         {"good_queries", phase.recorder.met_targets()}};
   if (sla_p99_ms > 0) {
     verdict["queries_over_target"] = over;
     verdict["claimable_percentile_at_target"] = claim;
   }
-  if (spec.ttft_ms > 0) verdict["ttft"] = {{"p99_ms_target", spec.ttft_ms}, {"p99_ms", ttft_p99_ms(phase)}};
-  if (spec.tpot_ms > 0) verdict["tpot"] = {{"p99_ms_target", spec.tpot_ms}, {"p99_ms", tpot_p99_ms(phase)}};
+  const auto streamed = streamed_p99(phase);
+  if (spec.ttft_ms > 0) verdict["ttft"] = {{"p99_ms_target", spec.ttft_ms}, {"p99_ms", streamed.ttft_ms}};
+  if (spec.tpot_ms > 0) verdict["tpot"] = {{"p99_ms_target", spec.tpot_ms}, {"p99_ms", streamed.tpot_ms}};
   return verdict;
 }
 
@@ -84,15 +84,15 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
                                capacity * 1.2, 7, stop);
     nlohmann::json trials = nlohmann::json::array();
     for (auto& trial : search.trials) {
-      nlohmann::json row{
-          {"target_qps", trial.target_qps},
-          {"achieved_qps", trial.achieved_qps()},
-          {"p99_ms", p99_ms(trial)},
-          {"passed", meets_slo(trial, slo_limits(spec))},
-          {"goodput_qps", trial.duration_s > 0 ? static_cast<double>(trial.recorder.met_targets()) / trial.duration_s : 0.0}};
+      nlohmann::json row{{"target_qps", trial.target_qps},
+                         {"achieved_qps", trial.achieved_qps()},
+                         {"p99_ms", p99_ms(trial)},
+                         {"passed", meets_slo(trial, slo_limits(spec))},
+                         {"goodput_qps", trial.goodput_qps()}};
       if (!trial.recorder.requests().empty()) {
-        row["ttft_p99_ms"] = ttft_p99_ms(trial);
-        row["tpot_p99_ms"] = tpot_p99_ms(trial);
+        const auto streamed = streamed_p99(trial);
+        row["ttft_p99_ms"] = streamed.ttft_ms;
+        row["tpot_p99_ms"] = streamed.tpot_ms;
       }
       trials.push_back(row);
       out.phases.push_back(std::move(trial));
@@ -131,8 +131,9 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   for (const auto& p : out.phases) {
     nlohmann::json step{{"label", p.label}, {"throughput_qps", p.achieved_qps()}, {"p99_ms", p99_ms(p)}};
     if (!p.recorder.requests().empty()) {
-      step["ttft_p99_ms"] = ttft_p99_ms(p);
-      step["tpot_p99_ms"] = tpot_p99_ms(p);
+      const auto streamed = streamed_p99(p);
+      step["ttft_p99_ms"] = streamed.ttft_ms;
+      step["tpot_p99_ms"] = streamed.tpot_ms;
     }
     steps.push_back(step);
   }
@@ -284,7 +285,6 @@ bool is_open_loop(const ScenarioSpec& spec) {
 bool has_slo(const ScenarioSpec& spec) { return spec.sla_p99_ms > 0 || spec.ttft_ms > 0 || spec.tpot_ms > 0; }
 
 void validate(const ScenarioSpec& s) {
-  const std::string scenario = "--scenario " + std::string(name_of(s.name));
   require(s.concurrency >= 0, "--concurrency " + std::to_string(s.concurrency) + ": must be at least 1");
   require(s.name != Scenario::kConcurrency || s.concurrency >= 1, "--scenario concurrency needs --concurrency N (N >= 1)");
   require(s.warmup_s >= 0, "--warmup-s must not be negative");
@@ -401,7 +401,7 @@ nlohmann::json phase_json(const Phase& p, const std::vector<std::string>& group_
   if (!p.recorder.latency_by_group().empty()) j["latency_by_group_ms"] = latency_by_group_json(p.recorder, group_labels);
   if (!p.recorder.requests().empty()) j["generation"] = generation_phase_json(p);
   j["good_queries"] = p.recorder.met_targets();
-  j["goodput_qps"] = p.duration_s > 0 ? static_cast<double>(p.recorder.met_targets()) / p.duration_s : 0.0;
+  j["goodput_qps"] = p.goodput_qps();
   return j;
 }
 

@@ -10,7 +10,6 @@ struct ServiceTargets {
   std::int64_t e2e_ns = 0;  // 0: no target
   std::int64_t ttft_ns = 0;
   std::int64_t tpot_ns = 0;
-  bool any() const { return e2e_ns > 0 || ttft_ns > 0 || tpot_ns > 0; }
 };
 
 }  // namespace infermark::loadgen

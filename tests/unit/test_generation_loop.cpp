@@ -191,13 +191,12 @@ TEST(GeneratorSystem, AFailedStepFailsItsRequestsOnly) {
 }
 
 TEST(GenerationMetrics, DerivesTtftTpotAndRatesFromTokenTimes) {
-  GenerationOutcome outcome;
+  std::vector<RequestRecord> requests;
   // Two requests, times in ms: start 0, tokens at 10, 12, 14 (TTFT 10, TPOT 2); start 5, tokens 25, 29 (TTFT 20, TPOT 4).
   auto ns = [](double ms) { return static_cast<std::int64_t>(ms * 1e6); };
-  outcome.requests.push_back({100, 3, ns(0), {ns(10), ns(12), ns(14)}});
-  outcome.requests.push_back({200, 2, ns(5), {ns(25), ns(29)}});
-  outcome.wall_s = 0.029;
-  const auto m = summarize_generation(outcome);
+  requests.push_back({100, 3, ns(0), {ns(10), ns(12), ns(14)}});
+  requests.push_back({200, 2, ns(5), {ns(25), ns(29)}});
+  const auto m = summarize_requests(requests, 0.029);
   EXPECT_EQ(m.requests, 2u);
   EXPECT_EQ(m.prompt_tokens, 300);
   EXPECT_EQ(m.output_tokens, 5);

@@ -131,10 +131,10 @@ TEST(SampleSeam, StreamedTokensGiveTtftFromTheScheduledArrival) {
     EXPECT_EQ(r.output_tokens, 5);
     EXPECT_EQ(r.token_ns.size(), 5u);
   }
-  const double closed_ttft = ttft_p99_ms(closed_phase), open_ttft = ttft_p99_ms(open_phase);
+  const double closed_ttft = streamed_p99(closed_phase).ttft_ms, open_ttft = streamed_p99(open_phase).ttft_ms;
   EXPECT_GE(closed_ttft, 2.0);
   EXPECT_GT(open_ttft, 5 * closed_ttft) << "queueing for the lane must show in TTFT";
-  EXPECT_GE(tpot_p99_ms(closed_phase), 1.0);
+  EXPECT_GE(streamed_p99(closed_phase).tpot_ms, 1.0);
   // SLO verdicts on TTFT: the closed loop meets a 50 ms TTFT target, the overloaded open loop not.
   EXPECT_TRUE(meets_slo(closed_phase, SloLimits{0, 50, 0}));
   EXPECT_FALSE(meets_slo(open_phase, SloLimits{0, 50, 0}));
@@ -176,7 +176,7 @@ TEST(SampleSeam, FindMaxQpsHonoursATtftSlo) {
   EXPECT_LT(search.best_qps, 1500.0);  // two lanes of 5 ms cannot take 1500/s within a 30 ms TTFT
   for (const auto& t : search.trials) {
     if (t.target_qps == search.best_qps) {
-      EXPECT_LE(ttft_p99_ms(t), 30.0);
+      EXPECT_LE(streamed_p99(t).ttft_ms, 30.0);
     }
   }
 }
