@@ -74,6 +74,14 @@ class Session {
   // framework copied the inputs at binding time; the caller then calls set_inputs again.
   virtual bool overwrite_input(std::size_t /*index*/, std::span<const std::byte> /*data*/) { return false; }
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+  // Serving (`infermark serve`): one inference on `inputs` (any batch size the model accepts),
+  // returning the outputs; new inputs every call. The default binds and runs slot 0; frameworks
+  // whose binding recompiles for a new shape override it to keep one preparation per shape.
+  virtual std::vector<Tensor> infer(const std::vector<Tensor>& inputs) {
+    set_inputs(inputs, 1);
+    run(0);
+    return outputs();
+  }
   // Varying shapes (--shape-range): binds every input set, each with its own shapes, for `slots`
   // request contexts; not timed. `few_shapes`: the sets hold a few bucketed shapes, which a
   // framework that can prepare shapes one by one (a static compilation each) should prepare.

@@ -9,15 +9,12 @@
 #include "probes/environment.hpp"
 
 namespace infermark::harness {
-namespace {
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) throw Error(flag + " " + text + ": expected NAME=VALUE");
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
-
-}  // namespace
 
 int default_thread_count() {
   const auto env = probes::capture_environment();

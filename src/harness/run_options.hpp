@@ -82,4 +82,7 @@ double default_cell_timeout_s(const loadgen::ScenarioSpec& scenario);
 // "1,2,framework-default": the thread counts as `run` announces them.
 std::string thread_list_text(const std::vector<int>& threads);
 
+// "KEY=VALUE" split at the first '='; throws infermark::Error naming `flag` when malformed.
+std::pair<std::string, std::string> split_assignment(const std::string& text, const std::string& flag);
+
 }  // namespace infermark::harness

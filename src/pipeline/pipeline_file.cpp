@@ -1,62 +1,29 @@
 #include "pipeline/pipeline_file.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <set>
 
 #include "backends/registry.hpp"
 #include "core/error.hpp"
+#include "core/yaml_fields.hpp"
 
 namespace infermark::pipeline {
 namespace {
-
-YAML::Node load_yaml(const std::filesystem::path& file) {
-  try {
-    return YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw Error(file.string() + ": cannot read the pipeline file");
-  } catch (const YAML::ParserException& e) {
-    throw Error(file.string() + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                ": YAML syntax error: " + e.msg);
-  }
-}
-
-void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) {
-  for (const auto& kv : map) {
-    const auto key = kv.first.as<std::string>();
-    if (!known.count(key)) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw Error(where + ": unknown key '" + key + "' (known: " + list + ")");
-    }
-  }
-}
-
-template <typename T>
-T value(const YAML::Node& node, const std::string& key, T fallback, const std::string& where) {
-  if (!node[key]) return fallback;
-  try {
-    return node[key].as<T>();
-  } catch (const YAML::Exception&) {
-    throw Error(where + ": '" + key + "' has the wrong type (" + node[key].as<std::string>() + ")");
-  }
-}
 
 StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::string& file) {
   const auto where = file + ": stage " + std::to_string(index + 1);
   if (!node.IsMap()) throw Error(where + ": a stage maps model, backend and threads");
   check_keys(node, {"name", "model", "backend", "threads", "inter-threads", "precision", "opt"}, where);
   StageSpec stage;
-  stage.name = value<std::string>(node, "name", "stage" + std::to_string(index + 1), where);
-  stage.model = value<std::string>(node, "model", "", where);
-  stage.backend = value<std::string>(node, "backend", "", where);
+  stage.name = yaml_value<std::string>(node, "name", "stage" + std::to_string(index + 1), where);
+  stage.model = yaml_value<std::string>(node, "model", "", where);
+  stage.backend = yaml_value<std::string>(node, "backend", "", where);
   if (stage.model.empty()) throw Error(where + ": no 'model'");
   if (stage.backend.empty()) throw Error(where + ": no 'backend'");
   BackendRegistry::check_known(stage.backend);
-  stage.options.intra_op_threads = value<int>(node, "threads", 0, where);
-  stage.options.inter_op_threads = value<int>(node, "inter-threads", 0, where);
+  stage.options.intra_op_threads = yaml_value<int>(node, "threads", 0, where);
+  stage.options.inter_op_threads = yaml_value<int>(node, "inter-threads", 0, where);
   if (stage.options.intra_op_threads < 0) throw Error(where + ": 'threads' must not be negative (0 = framework default)");
-  stage.options.precision = value<std::string>(node, "precision", "fp32", where);
+  stage.options.precision = yaml_value<std::string>(node, "precision", "fp32", where);
   if (node["opt"]) {
     if (!node["opt"].IsMap()) throw Error(where + ": 'opt' maps framework option keys to values");
     for (const auto& kv : node["opt"]) stage.options.extras[kv.first.as<std::string>()] = kv.second.as<std::string>();
@@ -68,7 +35,7 @@ StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::stri
 
 bool is_pipeline_file(const std::filesystem::path& file) {
   try {
-    const auto root = load_yaml(file);
+    const auto root = load_yaml_file(file, "pipeline file");
     return root.IsMap() && root["pipeline"];
   } catch (const Error&) {
     return false;
@@ -77,19 +44,19 @@ bool is_pipeline_file(const std::filesystem::path& file) {
 
 PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   const auto where = file.string();
-  const auto root = load_yaml(file);
+  const auto root = load_yaml_file(file, "pipeline file");
   if (!root.IsMap() || !root["pipeline"]) throw Error(where + ": a pipeline file is a YAML mapping with a 'pipeline:' section");
   check_keys(root,
              {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed", "timeout_ms",
               "breaker_after", "breaker_cooldown_ms"},
              where);
   PipelineSpec spec;
-  spec.name = value<std::string>(root, "name", file.stem().string(), where);
-  spec.description = value<std::string>(root, "description", "", where);
+  spec.name = yaml_value<std::string>(root, "name", file.stem().string(), where);
+  spec.description = yaml_value<std::string>(root, "description", "", where);
   const auto section = root["pipeline"];
   if (!section.IsMap()) throw Error(where + ": 'pipeline' maps 'stages' (a list) and 'handoff'");
   check_keys(section, {"stages", "handoff"}, where + ": pipeline");
-  spec.handoff = value<std::string>(section, "handoff", "direct", where);
+  spec.handoff = yaml_value<std::string>(section, "handoff", "direct", where);
   if (!section["stages"] || !section["stages"].IsSequence()) throw Error(where + ": pipeline: 'stages' must be a list of stages");
   for (std::size_t i = 0; i < section["stages"].size(); ++i) spec.stages.push_back(parse_stage(section["stages"][i], i, where));
   if (root["modes"]) {
@@ -99,14 +66,14 @@ PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
     else
       for (const auto& m : root["modes"]) spec.modes.push_back(m.as<std::string>());
   }
-  spec.requests = value<int>(root, "requests", spec.requests, where);
-  spec.warmup = value<int>(root, "warmup", spec.warmup, where);
-  spec.queue_depth = value<int>(root, "queue_depth", spec.queue_depth, where);
-  spec.inputs.batch = value<std::int64_t>(root, "batch", spec.inputs.batch, where);
-  spec.inputs.seed = value<std::uint64_t>(root, "seed", spec.inputs.seed, where);
-  spec.timeout_ms = value<double>(root, "timeout_ms", spec.timeout_ms, where);
-  spec.breaker_after = value<int>(root, "breaker_after", spec.breaker_after, where);
-  spec.breaker_cooldown_ms = value<double>(root, "breaker_cooldown_ms", spec.breaker_cooldown_ms, where);
+  spec.requests = yaml_value<int>(root, "requests", spec.requests, where);
+  spec.warmup = yaml_value<int>(root, "warmup", spec.warmup, where);
+  spec.queue_depth = yaml_value<int>(root, "queue_depth", spec.queue_depth, where);
+  spec.inputs.batch = yaml_value<std::int64_t>(root, "batch", spec.inputs.batch, where);
+  spec.inputs.seed = yaml_value<std::uint64_t>(root, "seed", spec.inputs.seed, where);
+  spec.timeout_ms = yaml_value<double>(root, "timeout_ms", spec.timeout_ms, where);
+  spec.breaker_after = yaml_value<int>(root, "breaker_after", spec.breaker_after, where);
+  spec.breaker_cooldown_ms = yaml_value<double>(root, "breaker_cooldown_ms", spec.breaker_cooldown_ms, where);
   validate(spec, where);
   return spec;
 }

@@ -4,6 +4,7 @@
 #include <openvino/openvino.hpp>
 
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "backends/backend.hpp"
@@ -189,19 +190,35 @@ class OpenVinoSession final : public Session {
   }
 
   std::vector<Tensor> outputs() override {
-    std::vector<Tensor> result;
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-      const auto out = (set_requests_.empty() ? requests_.at(0) : set_requests_.at(0).at(last_set_)).get_output_tensor(i);
-      const auto shape = out.get_shape();
-      Tensor tensor{outputs_[i].name,
-                    to_dtype(out.get_element_type(), outputs_[i].name),
-                    std::vector<std::int64_t>(shape.begin(), shape.end()),
-                    {}};
-      tensor.data.resize(out.get_byte_size());
-      std::memcpy(tensor.data.data(), out.data(), tensor.data.size());
-      result.push_back(std::move(tensor));
+    return copy_outputs(set_requests_.empty() ? requests_.at(0) : set_requests_.at(0).at(last_set_));
+  }
+
+  // Serving: one static compilation per distinct set of input shapes (in practice a batch size),
+  // kept, so a dynamic batcher's changing batch sizes do not recompile at every change.
+  std::vector<Tensor> infer(const std::vector<Tensor>& inputs) override {
+    std::vector<std::vector<std::int64_t>> shapes;
+    for (const auto& tensor : inputs) shapes.push_back(tensor.shape);
+    auto found = serve_shapes_.find(shapes);
+    if (found == serve_shapes_.end()) {
+      auto model = model_->clone();
+      std::map<std::size_t, ov::PartialShape> static_shapes;
+      for (std::size_t i = 0; i < shapes.size(); ++i)
+        static_shapes[i] = ov::PartialShape(std::vector<ov::Dimension>(shapes[i].begin(), shapes[i].end()));
+      model->reshape(static_shapes);
+      auto compiled = compile_model(model);
+      auto request = compiled.create_infer_request();
+      found = serve_shapes_.emplace(shapes, ServeShape{std::move(compiled), std::move(request)}).first;
+      if (!compiled_) {
+        compiled_ = found->second.compiled;
+        record_effective_settings();
+      }
     }
-    return result;
+    auto& request = found->second.request;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      request.set_input_tensor(i, ov::Tensor(to_element(inputs[i].dtype), ov::Shape(inputs[i].shape.begin(), inputs[i].shape.end()),
+                                             const_cast<std::byte*>(inputs[i].data.data())));
+    request.infer();
+    return copy_outputs(request);
   }
 
   std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
@@ -274,7 +291,29 @@ class OpenVinoSession final : public Session {
     };
   }
 
+  std::vector<Tensor> copy_outputs(ov::InferRequest& request) const {
+    std::vector<Tensor> result;
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+      const auto out = request.get_output_tensor(i);
+      const auto shape = out.get_shape();
+      Tensor tensor{outputs_[i].name,
+                    to_dtype(out.get_element_type(), outputs_[i].name),
+                    std::vector<std::int64_t>(shape.begin(), shape.end()),
+                    {}};
+      tensor.data.resize(out.get_byte_size());
+      std::memcpy(tensor.data.data(), out.data(), tensor.data.size());
+      result.push_back(std::move(tensor));
+    }
+    return result;
+  }
+
+  struct ServeShape {
+    ov::CompiledModel compiled;
+    ov::InferRequest request;
+  };
+
   SessionOptions options_;
+  std::map<std::vector<std::vector<std::int64_t>>, ServeShape> serve_shapes_;  // infer(): one per shape set
   std::shared_ptr<ov::Model> model_;
   std::optional<ov::CompiledModel> compiled_;
   std::vector<ov::InferRequest> requests_;

@@ -1,0 +1,60 @@
+// `infermark serve`: puts models behind the KServe v2 HTTP protocol with dynamic batching, A/B
+// variants and Prometheus metrics. Wiring only: the server lives in src/serve/.
+#include <fmt/core.h>
+
+#include "cli/commands.hpp"
+#include "harness/run_options.hpp"
+#include "serve/serve_main.hpp"
+
+namespace infermark::cli {
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("serve", "Serve models over KServe v2 HTTP with dynamic batching, A/B variants and /metrics");
+  static std::string config_file;
+  static serve::SingleModelFlags flags;
+  static std::vector<std::string> opts;
+  static std::string host = "127.0.0.1";
+  static std::uint16_t port = 8000;
+  static int io_threads = 0;
+  static double drain_s = 30;
+  cmd->add_option("--config", config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
+  cmd->add_option("--model", flags.model_file, "One model file to serve (instead of --config)");
+  cmd->add_option("--name", flags.name, "The served model's name (default: the file's stem)");
+  cmd->add_option("-b,--backends", flags.backends, "Backends, one variant each (named after the backend)")->delimiter(',');
+  cmd->add_option("--weights", flags.weights, "Traffic split between the variants, e.g. 90,10 (default: equal)")->delimiter(',');
+  cmd->add_option("--precision", flags.precision, "Inference precision of every variant")->default_str("fp32");
+  cmd->add_option("--threads", flags.threads, "Intra-op threads per instance (0 = framework default)");
+  cmd->add_option("--instances", flags.instances, "Sessions per variant, each on its own worker thread")->default_str("1");
+  cmd->add_option("--max-batch", flags.batching.max_batch_size, "Dynamic batching: rows per batch (0 = off)");
+  cmd->add_option("--batch-delay-us", flags.batching.max_queue_delay_us, "Dynamic batching: how long a request may wait for others");
+  cmd->add_option("--preferred-batch", flags.batching.preferred_batch_sizes, "Dynamic batching: preferred batch sizes")
+      ->delimiter(',');
+  cmd->add_option("--max-queue", flags.max_queue, "Waiting requests per variant before 429")->default_str("128");
+  cmd->add_option("--timeout-ms", flags.timeout_ms, "Per-request timeout, queue included (0 = none)");
+  cmd->add_option("--opt", opts, "Framework-specific option KEY=VALUE for every variant (repeatable)");
+  cmd->add_option("--host", host, "Address to listen on")->default_str("127.0.0.1");
+  cmd->add_option("--port", port, "HTTP port (0 = any free port)")->default_str("8000");
+  cmd->add_option("--io-threads", io_threads, "HTTP io threads (0 = one per core)");
+  cmd->add_option("--drain-s", drain_s, "On SIGTERM, how long in-flight requests may finish")->default_str("30");
+  cmd->callback([cmd, &exit_code] {
+    if (!config_file.empty() && !flags.model_file.empty()) throw Error("--config and --model: give one of them");
+    serve::ServeConfig config;
+    if (!config_file.empty()) {
+      config = serve::load_serve_config(config_file);
+    } else {
+      for (const auto& opt : opts) {
+        auto [key, value] = harness::split_assignment(opt, "--opt");
+        flags.options[key] = value;
+      }
+      config = serve::single_model_config(flags);
+    }
+    // Flags given on the command line override the file's server section.
+    if (config_file.empty() || cmd->count("--host")) config.host = host;
+    if (config_file.empty() || cmd->count("--port")) config.http_port = port;
+    if (config_file.empty() || cmd->count("--io-threads")) config.io_threads = io_threads;
+    if (config_file.empty() || cmd->count("--drain-s")) config.drain_s = drain_s;
+    exit_code = serve::run_serve(config);
+  });
+}
+
+}  // namespace infermark::cli

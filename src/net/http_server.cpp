@@ -1,0 +1,213 @@
+#include "net/http_server.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+
+#include "core/error.hpp"
+
+namespace infermark::net {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr std::string_view kServerName = "infermark";
+
+// Status and message for a request the parser refused; the connection closes after it.
+std::pair<http::status, std::string> refusal(const beast::error_code& ec, const ServerLimits& limits) {
+  if (ec == http::error::body_limit)
+    return {http::status::payload_too_large, "request body larger than the server's limit of " +
+                                                 std::to_string(limits.max_body_bytes) + " bytes"};
+  if (ec == http::error::header_limit)
+    return {http::status::request_header_fields_too_large,
+            "request headers larger than the server's limit of " + std::to_string(limits.max_header_bytes) + " bytes"};
+  return {http::status::bad_request, "malformed HTTP request: " + ec.message()};
+}
+
+bool connection_gone(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted || ec == http::error::partial_message;
+}
+
+}  // namespace
+
+Response make_response(http::status status, std::string body, std::string_view content_type) {
+  Response response{status, 11};
+  response.set(http::field::content_type, std::string(content_type));
+  response.body() = std::move(body);
+  return response;
+}
+
+Response error_response(http::status status, std::string_view message) {
+  std::string escaped;
+  for (char c : message) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    escaped += c;
+  }
+  return make_response(status, "{\"error\":\"" + escaped + "\"}");
+}
+
+asio::awaitable<void> Responder::send(Response response) {
+  answered_ = true;
+  status_ = response.result_int();
+  response.version(version_);
+  response.set(http::field::server, std::string(kServerName));
+  response.keep_alive(keep_alive_);
+  response.prepare_payload();
+  stream_.expires_after(limits_.write_timeout);
+  beast::error_code ec;
+  co_await http::async_write(stream_, response, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) broken_ = true;
+}
+
+asio::awaitable<bool> Responder::begin_stream(Response head) {
+  answered_ = true;
+  status_ = head.result_int();
+  http::response<http::empty_body> response{head.result(), version_};
+  for (const auto& field : head) response.set(field.name_string(), field.value());
+  response.set(http::field::server, std::string(kServerName));
+  response.keep_alive(keep_alive_);
+  response.chunked(true);
+  http::response_serializer<http::empty_body> serializer{response};
+  stream_.expires_after(limits_.write_timeout);
+  beast::error_code ec;
+  co_await http::async_write_header(stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
+  broken_ = broken_ || static_cast<bool>(ec);
+  co_return !broken_;
+}
+
+asio::awaitable<bool> Responder::write(std::string_view chunk) {
+  if (broken_) co_return false;
+  if (chunk.empty()) co_return true;  // an empty chunk would end the stream
+  stream_.expires_after(limits_.write_timeout);
+  beast::error_code ec;
+  const auto encoded = http::make_chunk(asio::buffer(chunk.data(), chunk.size()));
+  co_await asio::async_write(stream_, encoded, asio::redirect_error(asio::use_awaitable, ec));
+  broken_ = broken_ || static_cast<bool>(ec);
+  co_return !broken_;
+}
+
+asio::awaitable<void> Responder::end_stream() {
+  if (broken_) co_return;
+  stream_.expires_after(limits_.write_timeout);
+  beast::error_code ec;
+  const auto last = http::make_chunk_last();
+  co_await asio::async_write(stream_, last, asio::redirect_error(asio::use_awaitable, ec));
+  broken_ = broken_ || static_cast<bool>(ec);
+}
+
+HttpServer::HttpServer(const std::string& host, std::uint16_t port, int io_threads, ServerLimits limits, Handler handler)
+    : acceptor_(io_), io_threads_(std::max(1, io_threads)), limits_(limits), handler_(std::move(handler)) {
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) throw Error("--host " + host + ": not an IP address (" + ec.message() + ")");
+  const tcp::endpoint endpoint{address, port};
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw Error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  port_ = acceptor_.local_endpoint().port();
+}
+
+HttpServer::~HttpServer() {
+  if (!threads_.empty()) shutdown(std::chrono::milliseconds(0));
+}
+
+void HttpServer::start() {
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+  for (int i = 0; i < io_threads_; ++i) threads_.emplace_back([this] { io_.run(); });
+}
+
+std::size_t HttpServer::shutdown(std::chrono::milliseconds drain) {
+  if (!stopping_.exchange(true)) asio::post(io_, [this] {
+      beast::error_code ignored;
+      acceptor_.close(ignored);
+    });
+  const auto give_up = std::chrono::steady_clock::now() + drain;
+  while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto left = in_flight_.load();
+  io_.stop();
+  for (auto& thread : threads_) thread.join();
+  threads_.clear();
+  return left;
+}
+
+asio::awaitable<void> HttpServer::accept_loop() {
+  while (!stopping_) {
+    beast::error_code ec;
+    auto socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (stopping_ || ec == asio::error::operation_aborted) break;
+      continue;  // e.g. too many open files: the next accept may succeed
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    ++accepted_;
+    asio::co_spawn(io_, serve_connection(std::move(socket)), asio::detached);
+  }
+}
+
+asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(limits_.max_body_bytes);
+    parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+    beast::error_code ec;
+    stream.expires_after(limits_.idle_timeout);
+    co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      if (field_of(parser.get(), http::field::expect) == "100-continue") {
+        Response go_on{http::status::continue_, parser.get().version()};
+        stream.expires_after(limits_.write_timeout);
+        co_await http::async_write(stream, go_on, asio::redirect_error(asio::use_awaitable, ec));
+      }
+      stream.expires_after(limits_.read_timeout);
+      if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (ec) {
+      if (connection_gone(ec)) break;
+      const auto [status, message] = refusal(ec, limits_);
+      auto response = error_response(status, message);
+      Responder responder(stream, limits_, false, 11);
+      co_await responder.send(std::move(response));
+      break;
+    }
+    auto request = parser.release();
+    Responder responder(stream, limits_, request.keep_alive() && !stopping_, request.version());
+    ++in_flight_;
+    std::string failure;
+    if (stopping_) {
+      failure = "";
+      auto response = error_response(http::status::service_unavailable, "the server is shutting down");
+      response.set(http::field::retry_after, "1");
+      co_await responder.send(std::move(response));
+    } else {
+      try {
+        co_await handler_(request, responder);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      if (!responder.answered()) {
+        auto response = error_response(http::status::internal_server_error,
+                                       failure.empty() ? std::string("the handler gave no answer") : "internal error: " + failure);
+        co_await responder.send(std::move(response));
+      }
+    }
+    --in_flight_;
+    if (!responder.keep_alive()) break;
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+}  // namespace infermark::net

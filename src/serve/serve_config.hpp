@@ -1,0 +1,64 @@
+// What `infermark serve` serves: models, each with one or more variants (backend, precision,
+// threads, instances), batching, queue and fault settings, and the A/B split. Read from a YAML
+// model repository file or built from flags for one model.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace infermark::serve {
+
+struct BatchingSettings {
+  int max_batch_size = 0;  // rows per batch; 0 or 1: unbatched
+  std::int64_t max_queue_delay_us = 0;
+  std::vector<std::int64_t> preferred_batch_sizes;
+};
+
+struct ShadowSettings {
+  std::string to;     // the variant that receives the mirrored requests
+  double share = 0;  // share of this variant's requests mirrored, 0..1
+};
+
+struct VariantSpec {
+  std::string name;
+  std::string backend;
+  std::filesystem::path model;  // "": the model's file
+  std::string precision = "fp32";
+  int threads = 0;  // 0: framework default
+  int instances = 1;
+  double weight = 1;  // share of traffic without an explicit variant, relative to the others
+  std::map<std::string, std::string> options;  // framework-specific, as --opt
+  std::optional<ShadowSettings> shadow;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::filesystem::path file;
+  BatchingSettings batching;
+  std::size_t max_queue = 128;  // waiting requests per variant; beyond: 429
+  double timeout_ms = 0;        // per request, queue included; 0: none
+  int breaker_trip_after = 5;   // consecutive failures that open a variant's breaker; 0: never
+  double breaker_cooldown_ms = 1000;
+  std::string sticky_header = "X-Request-Key";  // requests with the same value stay on one variant
+  std::vector<VariantSpec> variants;
+};
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t http_port = 8000;
+  int io_threads = 0;  // 0: one per core
+  std::size_t max_body_mb = 64;
+  double drain_s = 30;  // SIGTERM: how long in-flight requests may finish
+  std::vector<ModelSpec> models;
+};
+
+// Reads a model repository file; throws infermark::Error naming the file and the field.
+ServeConfig load_serve_config(const std::filesystem::path& file);
+// Checks names, weights, shadows and batching; throws infermark::Error naming the field.
+void validate(const ServeConfig& config);
+
+}  // namespace infermark::serve

@@ -1,0 +1,88 @@
+#include "serve/serve_main.hpp"
+
+#include <fmt/core.h>
+#include <pthread.h>
+
+#include <csignal>
+#include <thread>
+
+#include "backends/registry.hpp"
+#include "core/error.hpp"
+#include "net/http_server.hpp"
+#include "serve/kserve_http_api.hpp"
+#include "serve/model_repository.hpp"
+#include "serve/serve_metrics.hpp"
+
+namespace infermark::serve {
+
+ServeConfig single_model_config(const SingleModelFlags& flags) {
+  if (flags.model_file.empty()) throw Error("--model: give a model file (or --config FILE)");
+  if (flags.backends.empty()) throw Error("-b/--backends: name at least one backend to serve the model with");
+  if (!flags.weights.empty() && flags.weights.size() != flags.backends.size())
+    throw Error("--weights: " + std::to_string(flags.weights.size()) + " weights for " + std::to_string(flags.backends.size()) +
+                " backends; give one per backend");
+  ModelSpec model;
+  model.file = flags.model_file;
+  model.name = flags.name.empty() ? std::filesystem::path(flags.model_file).stem().string() : flags.name;
+  model.batching = flags.batching;
+  model.max_queue = flags.max_queue;
+  model.timeout_ms = flags.timeout_ms;
+  for (std::size_t i = 0; i < flags.backends.size(); ++i) {
+    VariantSpec variant;
+    variant.name = flags.backends[i];
+    variant.backend = flags.backends[i];
+    variant.precision = flags.precision;
+    variant.threads = flags.threads;
+    variant.instances = flags.instances;
+    variant.options = flags.options;
+    variant.weight = flags.weights.empty() ? 1.0 : flags.weights[i];
+    model.variants.push_back(variant);
+  }
+  ServeConfig config;
+  config.models.push_back(model);
+  return config;
+}
+
+int run_serve(const ServeConfig& config) {
+  validate(config);
+  // Every thread started from here on inherits the block; this thread waits for the signals.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ServeMetrics metrics;
+  BackendRegistry registry(default_plugin_dir());
+  ModelRepository repository(registry, config, metrics);
+  for (const auto& model : repository.models())
+    for (const auto& variant : model->variants)
+      fmt::print("infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, {}{}\n", model->spec.name,
+                 variant->name(), variant->backend().framework, variant->backend().version, variant->load_ms(),
+                 variant->spec().weight,
+                 variant->max_batch_rows() > 1 ? "dynamic batching up to " + std::to_string(variant->max_batch_rows())
+                                               : std::string("unbatched"),
+                 variant->batching_note().empty() ? "" : " (" + variant->batching_note() + ")");
+  KServeHttpApi api(repository, metrics);
+  net::ServerLimits limits;
+  limits.max_body_bytes = config.max_body_mb << 20;
+  const int io_threads = config.io_threads > 0 ? config.io_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  net::HttpServer server(config.host, config.http_port, io_threads, limits,
+                         [&api](net::Request& request, net::Responder& responder) { return api.handle(request, responder); });
+  server.start();
+  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, /metrics), {} io threads\n", config.host,
+             server.port(), io_threads);
+  std::fflush(stdout);
+  int received = 0;
+  sigwait(&signals, &received);
+  fmt::print("infermark serve: {} received, draining (up to {:.0f} s)\n", received == SIGTERM ? "SIGTERM" : "SIGINT",
+             config.drain_s);
+  std::fflush(stdout);
+  api.set_ready(false);
+  const auto left = server.shutdown(std::chrono::milliseconds(static_cast<std::int64_t>(config.drain_s * 1000)));
+  repository.close();
+  fmt::print("infermark serve: stopped ({} requests still in flight at the end of the drain)\n", left);
+  return left == 0 ? 0 : 1;
+}
+
+}  // namespace infermark::serve

@@ -1,0 +1,34 @@
+// Runs `infermark serve`: loads the model repository, listens, and on SIGTERM or SIGINT stops
+// accepting, drains in-flight requests and exits.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "serve/serve_config.hpp"
+
+namespace infermark::serve {
+
+// `infermark serve --model FILE -b A,B ...`: one model, one variant per backend.
+struct SingleModelFlags {
+  std::string model_file;
+  std::string name;                   // "": the file's stem
+  std::vector<std::string> backends;  // one variant each, named after the backend
+  std::vector<double> weights;        // "": equal
+  std::string precision = "fp32";
+  int threads = 0;
+  int instances = 1;
+  BatchingSettings batching;
+  std::size_t max_queue = 128;
+  double timeout_ms = 0;
+  std::map<std::string, std::string> options;
+};
+
+// Throws infermark::Error naming the flag.
+ServeConfig single_model_config(const SingleModelFlags& flags);
+
+// Blocks until SIGTERM/SIGINT; returns the exit code. Prints the address it listens on first.
+int run_serve(const ServeConfig& config);
+
+}  // namespace infermark::serve

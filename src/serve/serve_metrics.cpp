@@ -1,0 +1,164 @@
+#include "serve/serve_metrics.hpp"
+
+#include <sys/resource.h>
+
+#include <prometheus/text_serializer.h>
+
+#include "probes/memory.hpp"
+
+namespace infermark::serve {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+// 50 us to ~6.5 s, doubling: the range from a tiny model in process to an overloaded queue.
+prometheus::Histogram::BucketBoundaries latency_buckets() {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double b = 50e-6; b < 8; b *= 2) bounds.push_back(b);
+  return bounds;
+}
+
+prometheus::Histogram::BucketBoundaries batch_buckets() { return {1, 2, 4, 8, 16, 32, 64, 128}; }
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+}  // namespace
+
+ServeMetrics::ServeMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      success_(BuildCounter().Name("nv_inference_request_success").Help("Successful inference requests").Register(*registry_)),
+      failure_(BuildCounter().Name("nv_inference_request_failure").Help("Failed inference requests, by reason").Register(*registry_)),
+      count_(BuildCounter().Name("nv_inference_count").Help("Inferences performed (a batch of N counts N)").Register(*registry_)),
+      exec_count_(BuildCounter().Name("nv_inference_exec_count").Help("Model executions (batches)").Register(*registry_)),
+      request_us_(BuildCounter()
+                      .Name("nv_inference_request_duration_us")
+                      .Help("Cumulative inference request duration in microseconds")
+                      .Register(*registry_)),
+      queue_us_(BuildCounter()
+                    .Name("nv_inference_queue_duration_us")
+                    .Help("Cumulative time requests waited in the queue, in microseconds")
+                    .Register(*registry_)),
+      compute_us_(BuildCounter()
+                      .Name("nv_inference_compute_infer_duration_us")
+                      .Help("Cumulative model execution time in microseconds")
+                      .Register(*registry_)),
+      pending_(BuildGauge().Name("nv_inference_pending_request_count").Help("Requests waiting in the queue").Register(*registry_)),
+      requests_(BuildCounter()
+                    .Name("infermark_requests_total")
+                    .Help("Inference requests answered, by HTTP status code")
+                    .Register(*registry_)),
+      rejections_(BuildCounter()
+                      .Name("infermark_rejections_total")
+                      .Help("Requests refused before inference (queue full, breaker open, shutting down)")
+                      .Register(*registry_)),
+      routing_(BuildCounter()
+                   .Name("infermark_routed_total")
+                   .Help("Requests routed to a variant, by how it was chosen (header, version, sticky, weighted)")
+                   .Register(*registry_)),
+      duration_(BuildHistogram()
+                    .Name("infermark_request_duration_seconds")
+                    .Help("Inference request latency by phase: queue, compute, total (server side)")
+                    .Register(*registry_)),
+      batch_size_(BuildHistogram().Name("infermark_batch_size").Help("Rows per executed batch").Register(*registry_)),
+      breaker_(BuildGauge()
+                   .Name("infermark_circuit_breaker_open")
+                   .Help("1 while a variant's circuit breaker refuses requests")
+                   .Register(*registry_)),
+      shadow_compared_(BuildCounter()
+                           .Name("infermark_shadow_comparisons_total")
+                           .Help("Mirrored requests whose outputs were compared, by input shape")
+                           .Register(*registry_)),
+      shadow_disagreed_(BuildCounter()
+                            .Name("infermark_shadow_disagreements_total")
+                            .Help("Mirrored requests whose top-1 differed, by input shape")
+                            .Register(*registry_)),
+      shadow_max_error_(BuildGauge()
+                            .Name("infermark_shadow_max_abs_error")
+                            .Help("Largest absolute output difference seen between a variant and its shadow")
+                            .Register(*registry_)),
+      shadow_dropped_(BuildCounter()
+                          .Name("infermark_shadow_dropped_total")
+                          .Help("Mirrored requests not compared (shadow queue full or failed)")
+                          .Register(*registry_)),
+      in_flight_(BuildGauge().Name("infermark_in_flight_requests").Help("HTTP requests being handled").Register(*registry_)),
+      rss_(BuildGauge().Name("process_resident_memory_bytes").Help("Resident memory size in bytes").Register(*registry_)),
+      cpu_(BuildCounter()
+               .Name("process_cpu_seconds_total")
+               .Help("Total user and system CPU time spent in seconds")
+               .Register(*registry_)) {}
+
+VariantMetrics ServeMetrics::variant(const std::string& model, const std::string& variant) {
+  const prometheus::Labels labels{{"model", model}, {"version", "1"}, {"variant", variant}};
+  auto with = [&](const std::string& key, const std::string& value) {
+    auto l = labels;
+    l[key] = value;
+    return l;
+  };
+  VariantMetrics m;
+  m.success = &success_.Add(labels);
+  m.inferences = &count_.Add(labels);
+  m.executions = &exec_count_.Add(labels);
+  m.request_us = &request_us_.Add(labels);
+  m.queue_us = &queue_us_.Add(labels);
+  m.compute_us = &compute_us_.Add(labels);
+  m.pending = &pending_.Add(labels);
+  m.total_seconds = &duration_.Add(with("phase", "total"), latency_buckets());
+  m.queue_seconds = &duration_.Add(with("phase", "queue"), latency_buckets());
+  m.compute_seconds = &duration_.Add(with("phase", "compute"), latency_buckets());
+  m.batch_rows = &batch_size_.Add(labels, batch_buckets());
+  m.breaker_open = &breaker_.Add(labels);
+  return m;
+}
+
+void ServeMetrics::count_request(const std::string& model, const std::string& variant, int http_status) {
+  requests_.Add({{"model", model}, {"variant", variant}, {"code", std::to_string(http_status)}}).Increment();
+}
+
+void ServeMetrics::count_failure(const std::string& model, const std::string& variant, const std::string& reason) {
+  failure_.Add({{"model", model}, {"version", "1"}, {"variant", variant}, {"reason", reason}}).Increment();
+}
+
+void ServeMetrics::count_rejection(const std::string& model, const std::string& variant, const std::string& reason) {
+  rejections_.Add({{"model", model}, {"variant", variant}, {"reason", reason}}).Increment();
+}
+
+void ServeMetrics::count_routing(const std::string& model, const std::string& variant, const std::string& how) {
+  routing_.Add({{"model", model}, {"variant", variant}, {"by", how}}).Increment();
+}
+
+void ServeMetrics::count_shadow(const std::string& model, const std::string& variant, const std::string& shadow,
+                                const std::string& shape, bool disagreed, double max_abs_error) {
+  const prometheus::Labels labels{{"model", model}, {"variant", variant}, {"shadow", shadow}, {"shape", shape}};
+  shadow_compared_.Add(labels).Increment();
+  auto& disagreements = shadow_disagreed_.Add(labels);  // present at 0 so a rate() has a series
+  if (disagreed) disagreements.Increment();
+  std::lock_guard lock(mutex_);
+  auto& gauge = shadow_max_error_.Add({{"model", model}, {"variant", variant}, {"shadow", shadow}});
+  if (max_abs_error > gauge.Value()) gauge.Set(max_abs_error);
+}
+
+void ServeMetrics::count_shadow_dropped(const std::string& model, const std::string& variant, const std::string& shadow) {
+  shadow_dropped_.Add({{"model", model}, {"variant", variant}, {"shadow", shadow}}).Increment();
+}
+
+void ServeMetrics::set_in_flight(double requests) { in_flight_.Add({}).Set(requests); }
+
+std::string ServeMetrics::scrape() {
+  {
+    std::lock_guard lock(mutex_);
+    rss_.Add({}).Set(probes::read_process_memory().rss_mb * 1024 * 1024);
+    auto& cpu = cpu_.Add({});
+    const double now = process_cpu_seconds();
+    if (now > cpu.Value()) cpu.Increment(now - cpu.Value());
+  }
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace infermark::serve

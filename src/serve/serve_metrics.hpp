@@ -1,0 +1,80 @@
+// Prometheus metrics of `infermark serve`, exposed as text at /metrics. Triton's names
+// (nv_inference_*) where one means the same thing, so existing dashboards work; infermark_*
+// for what Triton does not export (latency histograms by phase, batch sizes, A/B, shadow).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+namespace infermark::serve {
+
+// One variant's metric cells (prometheus-cpp cells are thread-safe and live as long as the registry).
+struct VariantMetrics {
+  prometheus::Counter* success = nullptr;         // nv_inference_request_success
+  prometheus::Counter* inferences = nullptr;      // nv_inference_count (rows)
+  prometheus::Counter* executions = nullptr;      // nv_inference_exec_count (batches)
+  prometheus::Counter* request_us = nullptr;      // nv_inference_request_duration_us
+  prometheus::Counter* queue_us = nullptr;        // nv_inference_queue_duration_us
+  prometheus::Counter* compute_us = nullptr;      // nv_inference_compute_infer_duration_us
+  prometheus::Gauge* pending = nullptr;           // nv_inference_pending_request_count
+  prometheus::Histogram* total_seconds = nullptr;    // infermark_request_duration_seconds{phase="total"}
+  prometheus::Histogram* queue_seconds = nullptr;    // ...{phase="queue"}
+  prometheus::Histogram* compute_seconds = nullptr;  // ...{phase="compute"}
+  prometheus::Histogram* batch_rows = nullptr;       // infermark_batch_size
+  prometheus::Gauge* breaker_open = nullptr;         // infermark_circuit_breaker_open
+};
+
+class ServeMetrics {
+ public:
+  ServeMetrics();
+
+  VariantMetrics variant(const std::string& model, const std::string& variant);
+  // Request outcomes by HTTP status and, for failures, Triton's reason label.
+  void count_request(const std::string& model, const std::string& variant, int http_status);
+  void count_failure(const std::string& model, const std::string& variant, const std::string& reason);
+  void count_rejection(const std::string& model, const std::string& variant, const std::string& reason);
+  // How a variant was chosen: "header", "version", "sticky" or "weighted".
+  void count_routing(const std::string& model, const std::string& variant, const std::string& how);
+  // One shadow comparison at an input shape: max abs error and whether top-1 agreed.
+  void count_shadow(const std::string& model, const std::string& variant, const std::string& shadow, const std::string& shape,
+                    bool disagreed, double max_abs_error);
+  void count_shadow_dropped(const std::string& model, const std::string& variant, const std::string& shadow);
+  void set_in_flight(double requests);
+
+  // The text exposition format (0.0.4), with process RSS and CPU read at this moment.
+  std::string scrape();
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::mutex mutex_;  // families' Add is thread-safe; this guards the process gauges' refresh
+  prometheus::Family<prometheus::Counter>& success_;
+  prometheus::Family<prometheus::Counter>& failure_;
+  prometheus::Family<prometheus::Counter>& count_;
+  prometheus::Family<prometheus::Counter>& exec_count_;
+  prometheus::Family<prometheus::Counter>& request_us_;
+  prometheus::Family<prometheus::Counter>& queue_us_;
+  prometheus::Family<prometheus::Counter>& compute_us_;
+  prometheus::Family<prometheus::Gauge>& pending_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Counter>& rejections_;
+  prometheus::Family<prometheus::Counter>& routing_;
+  prometheus::Family<prometheus::Histogram>& duration_;
+  prometheus::Family<prometheus::Histogram>& batch_size_;
+  prometheus::Family<prometheus::Gauge>& breaker_;
+  prometheus::Family<prometheus::Counter>& shadow_compared_;
+  prometheus::Family<prometheus::Counter>& shadow_disagreed_;
+  prometheus::Family<prometheus::Gauge>& shadow_max_error_;
+  prometheus::Family<prometheus::Counter>& shadow_dropped_;
+  prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Family<prometheus::Gauge>& rss_;
+  prometheus::Family<prometheus::Counter>& cpu_;
+};
+
+}  // namespace infermark::serve

@@ -1,0 +1,192 @@
+#include "serve/variant.hpp"
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "serve/batch_tensors.hpp"
+
+namespace infermark::serve {
+namespace {
+
+// Zero inputs with `rows` rows, or nothing when a non-batch dimension is dynamic (no shape to guess).
+std::optional<std::vector<Tensor>> warmup_inputs(const std::vector<TensorSpec>& specs, std::int64_t rows) {
+  std::vector<Tensor> inputs;
+  for (const auto& spec : specs) {
+    Tensor tensor{spec.name, spec.dtype, spec.shape, {}};
+    for (std::size_t d = 0; d < tensor.shape.size(); ++d) {
+      if (tensor.shape[d] >= 0) continue;
+      if (d != 0) return std::nullopt;
+      tensor.shape[d] = rows;
+    }
+    tensor.data.assign(element_count(tensor.shape) * dtype_size(spec.dtype), std::byte{0});
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+double us(std::int64_t ns) { return static_cast<double>(ns) * 1e-3; }
+double seconds(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
+}  // namespace
+
+std::string unbatchable_reason(const std::vector<TensorSpec>& inputs) {
+  for (const auto& spec : inputs) {
+    if (spec.shape.empty()) return "input '" + spec.name + "' is a scalar (no batch dimension)";
+    if (spec.shape[0] >= 0)
+      return "input '" + spec.name + "' has a fixed dimension 0 (" + format_shape(spec.shape, spec.dim_names) +
+             "), so requests cannot be stacked";
+  }
+  return "";
+}
+
+Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec, VariantMetrics metrics)
+    : spec_(spec), metrics_(metrics), breaker_({model.breaker_trip_after, model.breaker_cooldown_ms}) {
+  const auto file = spec.model.empty() ? model.file : spec.model;
+  const auto where = "model '" + model.name + "', variant '" + spec.name + "' (" + spec.backend + ", " + file.string() + ")";
+  const auto started = mono_now_ns();
+  try {
+    loaded_ = registry.load(spec.backend);
+    backend_info_ = (*loaded_)->info();
+    SessionOptions options;
+    options.intra_op_threads = spec.threads;
+    options.precision = spec.precision;
+    options.extras = spec.options;
+    for (int i = 0; i < spec.instances; ++i) sessions_.push_back((*loaded_)->open(file, options));
+    inputs_ = sessions_.front()->input_specs();
+    outputs_ = sessions_.front()->output_specs();
+    if (const auto warmup = warmup_inputs(inputs_, 1))
+      for (auto& session : sessions_) session->infer(*warmup);
+    settings_ = sessions_.front()->effective_settings();
+  } catch (const std::exception& e) {
+    throw Error(where + ": " + e.what());
+  }
+  load_ms_ = static_cast<double>(mono_now_ns() - started) * 1e-6;
+  BatchPolicy policy;
+  policy.max_queue = model.max_queue;
+  if (model.batching.max_batch_size > 1) {
+    batching_note_ = unbatchable_reason(inputs_);
+    if (batching_note_.empty()) {
+      policy.max_batch_rows = model.batching.max_batch_size;
+      policy.max_queue_delay = std::chrono::microseconds(model.batching.max_queue_delay_us);
+      policy.preferred_rows = model.batching.preferred_batch_sizes;
+    } else {
+      batching_note_ = "served unbatched: " + batching_note_;
+    }
+  }
+  // Batch sizes the batcher aims for are prepared now, so no client pays a framework's first-shape cost.
+  if (policy.max_batch_rows > 1) {
+    auto sizes = policy.preferred_rows;
+    sizes.push_back(policy.max_batch_rows);
+    for (auto rows : sizes)
+      if (const auto warmup = warmup_inputs(inputs_, rows))
+        for (auto& session : sessions_) session->infer(*warmup);
+  }
+  batcher_ = std::make_unique<DynamicBatcher>(policy);
+  for (std::size_t i = 0; i < sessions_.size(); ++i) workers_.emplace_back([this, i] { serve_instance(i); });
+}
+
+Variant::~Variant() {
+  close();
+  for (auto& worker : workers_) worker.join();
+}
+
+void Variant::close() { batcher_->close(); }
+
+void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::function<void(InferenceResult)> done) {
+  const auto now = mono_now_ns();
+  if (!breaker_.admit(now)) {
+    InferenceResult refused{InferStatus::kBreakerOpen, "variant '" + spec_.name + "' is failing: its circuit breaker is open", {}};
+    done(std::move(refused));
+    return;
+  }
+  PendingInference request;
+  request.rows = batch_rows(inputs);
+  request.signature = batch_signature(inputs);
+  request.inputs = std::move(inputs);
+  request.enqueued_ns = now;
+  request.deadline_ns = deadline_ns;
+  request.done = std::move(done);
+  if (!batcher_->submit(request)) {
+    breaker_.record(false, now);  // a refusal says nothing about the variant's health
+    request.done({InferStatus::kQueueFull, "variant '" + spec_.name + "' queue is full (" +
+                                               std::to_string(batcher_->policy().max_queue) + " waiting)", {}});
+    return;
+  }
+  metrics_.pending->Set(static_cast<double>(batcher_->depth()));
+}
+
+void Variant::finish(PendingInference& request, InferenceResult result) {
+  const bool failed = result.status == InferStatus::kFailed || result.status == InferStatus::kTimedOut;
+  const auto now = mono_now_ns();
+  const auto elapsed = static_cast<std::uint64_t>(now - request.enqueued_ns);
+  (failed ? stats_.fail_count : stats_.success_count) += 1;
+  (failed ? stats_.fail_ns : stats_.success_ns) += elapsed;
+  breaker_.record(failed, now);
+  metrics_.breaker_open->Set(breaker_.state() == "closed" ? 0 : 1);
+  request.done(std::move(result));
+}
+
+void Variant::serve_instance(std::size_t instance) {
+  auto& session = *sessions_[instance];
+  for (;;) {
+    auto batch = batcher_->next_batch();
+    if (batch.empty()) return;
+    metrics_.pending->Set(static_cast<double>(batcher_->depth()));
+    const auto started = mono_now_ns();
+    // Requests past their deadline are answered without running them.
+    std::vector<PendingInference> live;
+    for (auto& request : batch) {
+      if (request.deadline_ns > 0 && started > request.deadline_ns)
+        finish(request, {InferStatus::kTimedOut, "timed out in the queue of variant '" + spec_.name + "'", {},
+                         started - request.enqueued_ns});
+      else
+        live.push_back(std::move(request));
+    }
+    if (live.empty()) continue;
+    std::vector<const std::vector<Tensor>*> parts;
+    std::vector<std::int64_t> rows;
+    for (const auto& request : live) {
+      parts.push_back(&request.inputs);
+      rows.push_back(request.rows);
+    }
+    std::int64_t total_rows = 0;
+    for (auto r : rows) total_rows += r;
+    std::vector<std::vector<Tensor>> outputs;
+    std::string error;
+    try {
+      outputs = split_batch(session.infer(concatenate_batch(parts)), rows);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const auto ended = mono_now_ns();
+    metrics_.executions->Increment();
+    stats_.execution_count += 1;
+    stats_.last_inference_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch()).count();
+    metrics_.batch_rows->Observe(static_cast<double>(total_rows));
+    metrics_.compute_us->Increment(us(ended - started));
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      InferenceResult result;
+      result.queue_ns = started - live[i].enqueued_ns;
+      result.compute_ns = ended - started;
+      result.batch_rows = total_rows;
+      metrics_.queue_us->Increment(us(result.queue_ns));
+      metrics_.queue_seconds->Observe(seconds(result.queue_ns));
+      metrics_.compute_seconds->Observe(seconds(result.compute_ns));
+      stats_.queue_count += 1;
+      stats_.queue_ns += static_cast<std::uint64_t>(result.queue_ns);
+      stats_.compute_count += 1;
+      stats_.compute_ns += static_cast<std::uint64_t>(result.compute_ns);
+      if (!error.empty()) {
+        result.status = InferStatus::kFailed;
+        result.error = spec_.backend + " failed: " + error;
+      } else {
+        result.outputs = std::move(outputs[i]);
+        metrics_.inferences->Increment(static_cast<double>(rows[i]));
+        stats_.inference_count += static_cast<std::uint64_t>(rows[i]);
+      }
+      finish(live[i], std::move(result));
+    }
+  }
+}
+
+}  // namespace infermark::serve

@@ -1,0 +1,80 @@
+// One served variant of a model: its backend, one session per instance, each on its own worker
+// thread fed by the variant's dynamic batcher, and a circuit breaker that stops sending requests
+// to a variant that keeps failing.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/registry.hpp"
+#include "pipeline/circuit_breaker.hpp"
+#include "serve/dynamic_batcher.hpp"
+#include "serve/serve_config.hpp"
+#include "serve/serve_metrics.hpp"
+
+namespace infermark::serve {
+
+// Cumulative counts and times, for the KServe statistics extension (/v2/models/{m}/stats).
+struct VariantStats {
+  std::atomic<std::uint64_t> success_count{0}, success_ns{0}, fail_count{0}, fail_ns{0};
+  std::atomic<std::uint64_t> queue_count{0}, queue_ns{0}, compute_count{0}, compute_ns{0};
+  std::atomic<std::uint64_t> inference_count{0}, execution_count{0};
+  std::atomic<std::int64_t> last_inference_ms{0};  // wall clock, ms since the epoch
+};
+
+class Variant {
+ public:
+  // Loads the backend and opens `instances` sessions (warmed up once each). Throws
+  // infermark::Error naming the model, variant and backend when anything fails.
+  Variant(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec, VariantMetrics metrics);
+  ~Variant();
+  Variant(const Variant&) = delete;
+  Variant& operator=(const Variant&) = delete;
+
+  const VariantSpec& spec() const { return spec_; }
+  const std::string& name() const { return spec_.name; }
+  const BackendInfo& backend() const { return backend_info_; }
+  const std::vector<TensorSpec>& inputs() const { return inputs_; }
+  const std::vector<TensorSpec>& outputs() const { return outputs_; }
+  const std::vector<EffectiveSetting>& effective_settings() const { return settings_; }
+  double load_ms() const { return load_ms_; }
+  // Rows per batch (1: unbatched) and, when batching was asked for but cannot apply, why.
+  std::int64_t max_batch_rows() const { return batcher_->policy().max_batch_rows; }
+  const std::string& batching_note() const { return batching_note_; }
+  std::size_t queue_depth() const { return batcher_->depth(); }
+  std::string breaker_state() const { return breaker_.state(); }
+  const VariantStats& stats() const { return stats_; }
+
+  // Queues one request (inputs in the model's order, already checked). `done` runs exactly once:
+  // on a worker thread after inference, or at once when refused (queue full, breaker open).
+  void submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::function<void(InferenceResult)> done);
+  // Stops taking requests; the workers finish what is queued and exit.
+  void close();
+
+ private:
+  void serve_instance(std::size_t instance);
+  void finish(PendingInference& request, InferenceResult result);
+
+  VariantSpec spec_;
+  VariantMetrics metrics_;
+  std::unique_ptr<LoadedBackend> loaded_;  // declared before the sessions: outlives them
+  BackendInfo backend_info_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<EffectiveSetting> settings_;
+  double load_ms_ = 0;
+  std::string batching_note_;
+  std::unique_ptr<DynamicBatcher> batcher_;  // made once the model's inputs say whether it batches
+  pipeline::CircuitBreaker breaker_;
+  VariantStats stats_;
+  std::vector<std::thread> workers_;
+};
+
+// Whether every input has a dynamic dimension 0 (the batch); otherwise why not.
+std::string unbatchable_reason(const std::vector<TensorSpec>& inputs);
+
+}  // namespace infermark::serve
