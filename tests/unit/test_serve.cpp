@@ -1,0 +1,289 @@
+// The serving pieces that need no network or framework: KServe v2 bodies, batch stacking, the
+// dynamic batcher's policy, the A/B router and the model repository file.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "serve/batch_tensors.hpp"
+#include "serve/dynamic_batcher.hpp"
+#include "serve/kserve_codec.hpp"
+#include "serve/serve_config.hpp"
+#include "serve/variant_router.hpp"
+
+namespace infermark::serve {
+namespace {
+
+Tensor floats(const std::string& name, std::vector<std::int64_t> shape, float first) {
+  Tensor t{name, DType::kFloat32, shape, {}};
+  t.data.resize(element_count(shape) * sizeof(float));
+  for (std::size_t i = 0; i < t.element_count(); ++i) t.as<float>()[i] = first + static_cast<float>(i);
+  return t;
+}
+
+template <typename Fn>
+std::string request_error(Fn fn, int* status = nullptr) {
+  try {
+    fn();
+  } catch (const RequestError& e) {
+    if (status) *status = e.status();
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KServeCodec, ParsesJsonTensorsNestedOrFlat) {
+  const auto request = parse_infer_request(
+      R"({"id":"r1","inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4.5]]},
+                             {"name":"n","shape":[2],"datatype":"INT64","data":[7,-8]}],
+          "outputs":[{"name":"y","parameters":{"binary_data":true}}]})",
+      std::nullopt);
+  EXPECT_EQ(request.id, "r1");
+  ASSERT_EQ(request.inputs.size(), 2u);
+  EXPECT_EQ(request.inputs[0].shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_FLOAT_EQ(request.inputs[0].as<float>()[3], 4.5f);
+  EXPECT_EQ(request.inputs[1].as<std::int64_t>()[1], -8);
+  ASSERT_EQ(request.outputs.size(), 1u);
+  EXPECT_TRUE(request.outputs[0].binary);
+}
+
+TEST(KServeCodec, ParsesBinaryTensorsAfterTheJsonHeader) {
+  const std::string header =
+      R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]})";
+  const float values[3] = {1.5f, -2.f, 3.25f};
+  std::string body = header + std::string(reinterpret_cast<const char*>(values), sizeof(values));
+  const auto request = parse_infer_request(body, header.size());
+  ASSERT_EQ(request.inputs.size(), 1u);
+  EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), values, sizeof(values)), 0);
+}
+
+TEST(KServeCodec, HalfPrecisionJsonIsEncoded) {
+  const auto request =
+      parse_infer_request(R"({"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1.0,-0.5,65504]}]})", std::nullopt);
+  const auto decoded = to_doubles(request.inputs[0]);
+  EXPECT_EQ(decoded, (std::vector<double>{1.0, -0.5, 65504.0}));
+}
+
+TEST(KServeCodec, BadBodiesNameTheField) {
+  int status = 0;
+  EXPECT_NE(request_error([] { parse_infer_request("{", std::nullopt); }, &status).find("not a JSON object"), std::string::npos);
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(request_error([] {
+              parse_infer_request(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})", std::nullopt);
+            }).find("input 'x'.data: 1 values for shape 2"),
+            std::string::npos);
+  EXPECT_NE(request_error([] {
+              parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]})", std::nullopt);
+            }).find("'BYTES' is not supported"),
+            std::string::npos);
+  EXPECT_NE(request_error([] {
+              parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]})", std::nullopt);
+            }).find("must be integers"),
+            std::string::npos);
+  const std::string header = R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
+  EXPECT_NE(request_error([&] { parse_infer_request(header + "1234", header.size()); }).find("binary data ends after 4 of 8"),
+            std::string::npos);
+  EXPECT_NE(request_error([&] { parse_infer_request(header, header.size() + 10); }).find("exceeds the body"),
+            std::string::npos);
+}
+
+TEST(KServeCodec, InputsAreCheckedAgainstTheModel) {
+  const std::vector<TensorSpec> specs{{"a", DType::kFloat32, {-1, 3}, {"batch", ""}}, {"b", DType::kInt64, {-1}, {"", ""}}};
+  std::vector<Tensor> given{Tensor{"b", DType::kInt64, {2}, std::vector<std::byte>(16)}, floats("a", {2, 3}, 0)};
+  const auto ordered = match_inputs(given, specs);
+  EXPECT_EQ(ordered[0].name, "a");
+  EXPECT_EQ(ordered[1].name, "b");
+  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 4}, 0), given[0]}, specs); }).find("dimension 1"),
+            std::string::npos);
+  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0)}, specs); }).find("input 'b': missing"),
+            std::string::npos);
+  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0), given[0], floats("c", {1}, 0)}, specs); })
+                .find("input 'c': the model has no such input"),
+            std::string::npos);
+  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0), floats("b", {2}, 0)}, specs); })
+                .find("datatype FP32, the model expects INT64"),
+            std::string::npos);
+}
+
+TEST(KServeCodec, ResponseCarriesBinaryOutputsAfterTheJson) {
+  InferRequest request;
+  request.outputs = {{"y", true}};
+  const auto encoded = encode_infer_response({"m", "1", "id7"}, {floats("y", {1, 2}, 1)}, request);
+  ASSERT_TRUE(encoded.json_length.has_value());
+  const auto header = nlohmann::json::parse(encoded.body.substr(0, *encoded.json_length));
+  EXPECT_EQ(header["id"], "id7");
+  EXPECT_EQ(header["outputs"][0]["parameters"]["binary_data_size"], 8);
+  float back[2];
+  std::memcpy(back, encoded.body.data() + *encoded.json_length, 8);
+  EXPECT_FLOAT_EQ(back[1], 2.f);
+  request.outputs = {{"nope", false}};
+  EXPECT_NE(request_error([&] { encode_infer_response({"m", "1", ""}, {floats("y", {1}, 0)}, request); })
+                .find("output 'nope'"),
+            std::string::npos);
+}
+
+TEST(BatchTensors, StackAndSplitRoundTrip) {
+  const std::vector<Tensor> a{floats("x", {1, 2}, 0)}, b{floats("x", {2, 2}, 10)};
+  EXPECT_EQ(batch_signature(a), batch_signature(b));
+  EXPECT_NE(batch_signature(a), batch_signature({floats("x", {1, 3}, 0)}));
+  const auto stacked = concatenate_batch({&a, &b});
+  EXPECT_EQ(stacked[0].shape, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_FLOAT_EQ(stacked[0].as<float>()[2], 10.f);
+  const auto parts = split_batch(stacked, {1, 2});
+  EXPECT_EQ(parts[1][0].shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_FLOAT_EQ(parts[1][0].as<float>()[0], 10.f);
+  EXPECT_THROW(split_batch({floats("y", {5, 1}, 0)}, {1, 2}), Error);  // rows do not add up
+}
+
+PendingInference pending(std::int64_t rows, std::vector<int>& order, int tag, const std::string& signature = "s") {
+  PendingInference p;
+  p.rows = rows;
+  p.signature = signature;
+  p.enqueued_ns = mono_now_ns();
+  p.done = [&order, tag](InferenceResult) { order.push_back(tag); };
+  return p;
+}
+
+TEST(DynamicBatcher, GathersCompatibleRequestsUpToTheMaximum) {
+  DynamicBatcher batcher({4, std::chrono::microseconds(0), {}, 16});
+  std::vector<int> order;
+  for (int i = 0; i < 3; ++i) {
+    auto p = pending(2, order, i);
+    ASSERT_TRUE(batcher.submit(p));
+  }
+  auto other = pending(1, order, 9, "other-shape");
+  ASSERT_TRUE(batcher.submit(other));
+  auto first = batcher.next_batch();
+  ASSERT_EQ(first.size(), 2u);  // 2 + 2 rows = the maximum of 4
+  auto second = batcher.next_batch();
+  ASSERT_EQ(second.size(), 1u);  // the third 2-row request; the other shape cannot join it
+  EXPECT_EQ(second[0].signature, "s");
+  auto third = batcher.next_batch();
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].signature, "other-shape");
+}
+
+TEST(DynamicBatcher, WaitsForTheQueueDelayThenSendsWhatItHas) {
+  DynamicBatcher batcher({8, std::chrono::microseconds(20'000), {}, 16});
+  std::vector<int> order;
+  auto p = pending(1, order, 0);
+  batcher.submit(p);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    auto q = pending(1, order, 1);
+    batcher.submit(q);
+  });
+  const auto batch = batcher.next_batch();
+  late.join();
+  // The second request arrived well within the delay, so both ran together (the delay is long
+  // enough that a slow machine still meets it; no timing is asserted).
+  EXPECT_EQ(batch.size(), 2u);
+}
+
+TEST(DynamicBatcher, PreferredSizeSendsWithoutWaiting) {
+  DynamicBatcher batcher({8, std::chrono::microseconds(60'000'000), {2}, 16});
+  std::vector<int> order;
+  for (int i = 0; i < 2; ++i) {
+    auto p = pending(1, order, i);
+    batcher.submit(p);
+  }
+  EXPECT_EQ(batcher.next_batch().size(), 2u);  // would block for a minute without the preferred size
+}
+
+TEST(DynamicBatcher, BoundedQueueRefusesAndCloseDrains) {
+  DynamicBatcher batcher({1, std::chrono::microseconds(0), {}, 2});
+  std::vector<int> order;
+  auto a = pending(1, order, 0), b = pending(1, order, 1), c = pending(1, order, 2);
+  EXPECT_TRUE(batcher.submit(a));
+  EXPECT_TRUE(batcher.submit(b));
+  EXPECT_FALSE(batcher.submit(c));
+  EXPECT_TRUE(static_cast<bool>(c.done));  // refused requests are left to the caller to answer
+  batcher.close();
+  EXPECT_EQ(batcher.next_batch().size(), 1u);
+  EXPECT_EQ(batcher.next_batch().size(), 1u);
+  EXPECT_TRUE(batcher.next_batch().empty());
+}
+
+TEST(VariantRouter, WeightedSplitFollowsTheWeights) {
+  VariantRouter router({90, 10});
+  int second = 0;
+  for (int i = 0; i < 10000; ++i) second += router.pick("") == 1;
+  EXPECT_GT(second, 800);
+  EXPECT_LT(second, 1200);
+}
+
+TEST(VariantRouter, StickyKeysStayOnOneVariant) {
+  VariantRouter router({50, 50});
+  int second = 0;
+  for (int user = 0; user < 1000; ++user) {
+    const auto key = "user-" + std::to_string(user);
+    const auto first = router.pick(key);
+    for (int again = 0; again < 3; ++again) EXPECT_EQ(router.pick(key), first);
+    second += first == 1;
+  }
+  EXPECT_GT(second, 400);  // keys still spread over both
+  EXPECT_LT(second, 600);
+}
+
+std::filesystem::path write_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ServeConfig, ReadsModelsVariantsAndBatching) {
+  const auto file = write_file("serve_ok.yaml", R"(
+server: {http_port: 9000}
+models:
+  - name: resnet50
+    file: resnet50.onnx
+    batching: {max_batch_size: 8, max_queue_delay_us: 500, preferred_batch_sizes: [4, 8]}
+    timeout_ms: 250
+    variants:
+      - {name: ort, backend: onnxruntime, weight: 90, threads: 2}
+      - {name: ov, backend: openvino, weight: 10, instances: 2, shadow: {to: ort, share: 0.5}}
+)");
+  const auto config = load_serve_config(file);
+  EXPECT_EQ(config.http_port, 9000);
+  ASSERT_EQ(config.models.size(), 1u);
+  const auto& model = config.models[0];
+  EXPECT_EQ(model.file, file.parent_path() / "resnet50.onnx");  // relative to the file
+  EXPECT_EQ(model.batching.max_batch_size, 8);
+  EXPECT_EQ(model.batching.preferred_batch_sizes, (std::vector<std::int64_t>{4, 8}));
+  ASSERT_EQ(model.variants.size(), 2u);
+  EXPECT_EQ(model.variants[1].instances, 2);
+  ASSERT_TRUE(model.variants[1].shadow.has_value());
+  EXPECT_EQ(model.variants[1].shadow->to, "ort");
+}
+
+TEST(ServeConfig, MistakesNameTheField) {
+  auto error_of = [](const std::string& yaml) {
+    try {
+      load_serve_config(write_file("serve_bad.yaml", yaml));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, wieght: 2}]}\n")
+                .find("unknown key 'wieght'"),
+            std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: nosuch}]}\n").find("nosuch"),
+            std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, shadow: {to: x}}]}\n")
+                .find("shadow: 'to' names no variant"),
+            std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, batching: {max_batch_size: 4, preferred_batch_sizes: [8]},"
+                     " variants: [{backend: onnxruntime}]}\n")
+                .find("preferred_batch_sizes: 8"),
+            std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, weight: 0}]}\n")
+                .find("weights add up to 0"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace infermark::serve
