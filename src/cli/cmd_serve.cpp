@@ -17,6 +17,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   static std::uint16_t port = 8000;
   static int io_threads = 0;
   static double drain_s = 30;
+  static std::size_t max_body_mb = 64;
   cmd->add_option("--config", config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
   cmd->add_option("--model", flags.model_file, "One model file to serve (instead of --config)");
   cmd->add_option("--name", flags.name, "The served model's name (default: the file's stem)");
@@ -35,6 +36,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--host", host, "Address to listen on")->default_str("127.0.0.1");
   cmd->add_option("--port", port, "HTTP port (0 = any free port)")->default_str("8000");
   cmd->add_option("--io-threads", io_threads, "HTTP io threads (0 = one per core)");
+  cmd->add_option("--max-body-mb", max_body_mb, "Largest request body accepted (beyond: 413)")->default_str("64");
   cmd->add_option("--drain-s", drain_s, "On SIGTERM, how long in-flight requests may finish")->default_str("30");
   cmd->callback([cmd, &exit_code] {
     if (!config_file.empty() && !flags.model_file.empty()) throw Error("--config and --model: give one of them");
@@ -53,6 +55,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     if (config_file.empty() || cmd->count("--port")) config.http_port = port;
     if (config_file.empty() || cmd->count("--io-threads")) config.io_threads = io_threads;
     if (config_file.empty() || cmd->count("--drain-s")) config.drain_s = drain_s;
+    if (config_file.empty() || cmd->count("--max-body-mb")) config.max_body_mb = max_body_mb;
     exit_code = serve::run_serve(config);
   });
 }

@@ -180,6 +180,16 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
       auto response = error_response(status, message);
       Responder responder(stream, limits_, false, 11);
       co_await responder.send(std::move(response));
+      // Lingering close: a client still sending its (refused) body would get a reset instead of
+      // our answer if we closed now, so read and discard for a bounded time and amount first.
+      stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+      stream.expires_after(std::chrono::seconds(2));
+      std::vector<char> sink(64 << 10);
+      for (std::size_t discarded = 0; discarded < (64u << 20);) {
+        const auto n = co_await stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) break;
+        discarded += n;
+      }
       break;
     }
     auto request = parser.release();

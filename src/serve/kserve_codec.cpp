@@ -5,7 +5,6 @@
 #include <cstring>
 #include <map>
 
-#include "core/named_enum.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -267,6 +266,14 @@ std::vector<Tensor> match_inputs(std::vector<Tensor> inputs, const std::vector<T
   std::map<std::string, std::size_t> by_name;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (!by_name.emplace(inputs[i].name, i).second) throw bad_request("input '" + inputs[i].name + "' given twice");
+  std::string expected;
+  for (const auto& spec : specs) expected += (expected.empty() ? "" : ", ") + spec.name;
+  // An unknown name first: a misspelt input is the likelier mistake than a missing one.
+  for (const auto& tensor : inputs) {
+    bool known = false;
+    for (const auto& spec : specs) known = known || spec.name == tensor.name;
+    if (!known) throw bad_request("input '" + tensor.name + "': the model has no such input (inputs: " + expected + ")");
+  }
   std::vector<Tensor> ordered;
   for (const auto& spec : specs) {
     const auto found = by_name.find(spec.name);
@@ -284,13 +291,7 @@ std::vector<Tensor> match_inputs(std::vector<Tensor> inputs, const std::vector<T
         throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + ", the model expects " +
                           format_shape(spec.shape, spec.dim_names) + " (dimension " + std::to_string(d) + ")");
     if (element_count(tensor.shape) == 0) throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + " is empty");
-    by_name.erase(found);
     ordered.push_back(std::move(tensor));
-  }
-  if (!by_name.empty()) {
-    std::string expected;
-    for (const auto& spec : specs) expected += (expected.empty() ? "" : ", ") + spec.name;
-    throw bad_request("input '" + by_name.begin()->first + "': the model has no such input (inputs: " + expected + ")");
   }
   return ordered;
 }

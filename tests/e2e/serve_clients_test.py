@@ -1,0 +1,233 @@
+"""`infermark serve` driven by real clients: Triton's official Python client (HTTP, JSON and
+binary tensors), plain HTTP for headers, malformed requests and oversized bodies, promtool for
+the /metrics exposition, and SIGTERM for the graceful drain. Outputs are checked against ONNX
+Runtime's Python package on the same inputs.
+
+Usage: serve_clients_test.py INFERMARK MODELS_DIR
+"""
+
+import concurrent.futures
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import numpy as np
+import onnxruntime
+import tritonclient.http as triton_http
+
+INFERMARK, MODELS = sys.argv[1], sys.argv[2]
+MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
+
+
+def start_server(*extra):
+    process = subprocess.Popen(
+        [INFERMARK, "serve", "--model", MODEL_FILE, "-b", "onnxruntime,openvino", "--weights", "90,10",
+         "--max-batch", "8", "--batch-delay-us", "5000", "--port", "0", "--io-threads", "2", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ServeLimitsAndShutdown.started.append(process)
+    deadline = time.time() + 120
+    lines = []
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = re.search(r"listening on http://([0-9.]+):(\d+)", line)
+        if found:
+            return process, f"{found.group(1)}:{found.group(2)}"
+    process.kill()
+    raise RuntimeError("infermark serve did not start:\n" + "".join(lines))
+
+
+def http(address, method, path, body=None, headers=None):
+    request = urllib.request.Request(f"http://{address}{path}", data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+    except (urllib.error.URLError, ConnectionError) as error:  # no server: status 0
+        return 0, {}, str(error).encode()
+
+
+def infer_body(array, name="input", datatype="FP32"):
+    return json.dumps({"inputs": [{"name": name, "shape": list(array.shape), "datatype": datatype,
+                                   "data": array.flatten().tolist()}]}).encode()
+
+
+def metric_values(address, name):
+    _, _, text = http(address, "GET", "/metrics")
+    values = {}
+    for line in text.decode().splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            labels, value = line.rsplit(" ", 1)
+            values[labels] = float(value)
+    return values
+
+
+class ServeWithRealClients(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.process, cls.address = start_server()
+        cls.client = triton_http.InferenceServerClient(cls.address, concurrency=16)
+        cls.reference = onnxruntime.InferenceSession(MODEL_FILE, providers=["CPUExecutionProvider"])
+        cls.rng = np.random.default_rng(7)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        if cls.process.poll() is None:
+            cls.process.send_signal(signal.SIGTERM)
+            cls.process.wait(timeout=60)
+
+    def expected(self, x):
+        return self.reference.run(None, {"input": x})[0]
+
+    def test_metadata_and_config_through_tritonclient(self):
+        self.assertTrue(self.client.is_server_live())
+        self.assertTrue(self.client.is_server_ready())
+        self.assertTrue(self.client.is_model_ready("tiny_cnn"))
+        metadata = self.client.get_model_metadata("tiny_cnn")
+        self.assertEqual(metadata["inputs"][0]["name"], "input")
+        self.assertEqual(metadata["inputs"][0]["shape"], [-1, 3, 32, 32])
+        config = self.client.get_model_config("tiny_cnn")
+        self.assertEqual(config["max_batch_size"], 8)
+        self.assertEqual(config["input"][0]["dims"], [3, 32, 32])  # Triton leaves the batch dimension out
+
+    def test_infer_json_and_binary_match_onnxruntime(self):
+        x = self.rng.random((3, 3, 32, 32), dtype=np.float32)
+        for binary in (False, True):
+            for variant in ("onnxruntime", "openvino"):
+                tensor = triton_http.InferInput("input", list(x.shape), "FP32")
+                tensor.set_data_from_numpy(x, binary_data=binary)
+                wanted = triton_http.InferRequestedOutput("logits", binary_data=binary)
+                result = self.client.infer("tiny_cnn", [tensor], outputs=[wanted], headers={"X-Model-Variant": variant})
+                np.testing.assert_allclose(result.as_numpy("logits"), self.expected(x), rtol=1e-3, atol=1e-4)
+        statistics = self.client.get_inference_statistics("tiny_cnn")["model_stats"][0]
+        self.assertGreaterEqual(statistics["inference_count"], 12)
+
+    def test_variant_header_names_the_variant_that_served(self):
+        x = self.rng.random((1, 3, 32, 32), dtype=np.float32)
+        status, headers, _ = http(self.address, "POST", "/v2/models/tiny_cnn/infer", infer_body(x),
+                                  {"X-Model-Variant": "openvino"})
+        self.assertEqual((status, headers.get("X-Model-Variant")), (200, "openvino"))
+        status, _, body = http(self.address, "POST", "/v2/models/tiny_cnn/versions/openvino/infer", infer_body(x))
+        self.assertEqual(status, 200, body)
+        status, _, body = http(self.address, "POST", "/v2/models/tiny_cnn/infer", infer_body(x), {"X-Model-Variant": "nope"})
+        self.assertEqual(status, 400)
+        self.assertIn("no variant 'nope'", json.loads(body)["error"])
+
+    def test_weighted_split_and_sticky_keys_show_in_metrics(self):
+        x = self.rng.random((1, 3, 32, 32), dtype=np.float32)
+        body = infer_body(x)
+        before = metric_values(self.address, "infermark_routed_total")
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(lambda _: http(self.address, "POST", "/v2/models/tiny_cnn/infer", body)[0], range(400)))
+        self.assertEqual(set(statuses), {200})
+        after = metric_values(self.address, "infermark_routed_total")
+        routed = {variant: after.get(f'infermark_routed_total{{by="weighted",model="tiny_cnn",variant="{variant}"}}', 0) -
+                  before.get(f'infermark_routed_total{{by="weighted",model="tiny_cnn",variant="{variant}"}}', 0)
+                  for variant in ("onnxruntime", "openvino")}
+        self.assertEqual(sum(routed.values()), 400)
+        self.assertGreater(routed["openvino"], 400 * 0.03)  # 10% expected; a 400-draw split stays well inside these
+        self.assertLess(routed["openvino"], 400 * 0.20)
+        served = {http(self.address, "POST", "/v2/models/tiny_cnn/infer", body, {"X-Request-Key": "user-42"})[1]
+                  ["X-Model-Variant"] for _ in range(20)}
+        self.assertEqual(len(served), 1)
+        # 16 clients at once with a 5 ms batching window: batches of several requests ran.
+        executions = metric_values(self.address, "nv_inference_exec_count")
+        inferences = metric_values(self.address, "nv_inference_count")
+        self.assertLess(sum(executions.values()), sum(inferences.values()))
+
+    def test_bad_requests_get_clear_errors_and_the_server_stays_up(self):
+        x = self.rng.random((1, 3, 32, 32), dtype=np.float32)
+        cases = [
+            (infer_body(x, name="wrong"), 400, "input 'wrong'"),
+            (infer_body(x.astype(np.float64), datatype="FP64"), 400, "datatype FP64, the model expects FP32"),
+            (infer_body(self.rng.random((1, 3, 32, 31), dtype=np.float32)), 400, "dimension 3"),
+            (infer_body(self.rng.random((9, 3, 32, 32), dtype=np.float32)), 400, "exceeds max_batch_size 8"),
+            (b'{"inputs": [', 400, "not a JSON object"),
+        ]
+        for body, status, message in cases:
+            got, _, text = http(self.address, "POST", "/v2/models/tiny_cnn/infer", body)
+            self.assertEqual(got, status, text)
+            self.assertIn(message, json.loads(text)["error"])
+        header = b'{"inputs":[{"name":"input","shape":[1,3,32,32],"datatype":"FP32","parameters":{"binary_data_size":12288}}]}'
+        got, _, text = http(self.address, "POST", "/v2/models/tiny_cnn/infer", header + b"\0" * 100,
+                            {"Inference-Header-Content-Length": str(len(header))})
+        self.assertEqual(got, 400)
+        self.assertIn("binary data ends after 100 of 12288 bytes", json.loads(text)["error"])
+        self.assertEqual(http(self.address, "GET", "/v2/models/nope")[0], 404)
+        self.assertEqual(http(self.address, "GET", "/v2/models/tiny_cnn/infer")[0], 405)
+        with socket.create_connection(tuple(self.address.split(":"))) as raw:
+            raw.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            self.assertIn(b" 400 ", raw.recv(4096))
+        with socket.create_connection(tuple(self.address.split(":"))) as raw:  # a client that leaves mid-body
+            raw.sendall(b"POST /v2/models/tiny_cnn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"inputs\"")
+        self.assertTrue(self.client.is_server_live())
+
+    def test_metrics_pass_promtool(self):
+        _, _, text = http(self.address, "GET", "/metrics")
+        checked = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
+        output = (checked.stdout + checked.stderr).decode()
+        # 0: clean. 3: lint warnings only; those allowed are Triton's own names, kept so Triton
+        # dashboards work (nv_inference_count has no _total suffix in Triton either).
+        self.assertIn(checked.returncode, (0, 3), output)
+        for line in output.splitlines():
+            self.assertTrue(line.startswith("nv_inference_"), line)
+        for name in ("infermark_request_duration_seconds_bucket", "infermark_batch_size_bucket",
+                     "process_resident_memory_bytes", "nv_inference_queue_duration_us"):
+            self.assertIn(name, text.decode())
+
+
+class ServeLimitsAndShutdown(unittest.TestCase):
+    started = []  # every server process, so none outlives the test run
+
+    @classmethod
+    def tearDownClass(cls):
+        for process in cls.started:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            process.stdout.close()
+
+    def test_oversized_body_is_413(self):
+        process, address = start_server("--max-body-mb", "1")
+        try:
+            status, _, body = http(address, "POST", "/v2/models/tiny_cnn/infer", b" " * (2 << 20))
+            self.assertEqual(status, 413)
+            self.assertIn("limit of 1048576 bytes", json.loads(body)["error"])
+            self.assertEqual(http(address, "GET", "/v2/health/live")[0], 200)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+
+    def test_sigterm_drains_requests_in_flight(self):
+        process, address = start_server()
+        x = np.random.default_rng(1).random((1, 3, 32, 32), dtype=np.float32)
+        body = infer_body(x)
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            futures = [pool.submit(http, address, "POST", "/v2/models/tiny_cnn/infer", body) for _ in range(8)]
+            time.sleep(0.002)  # requests on their way or in the 5 ms batching window
+            process.send_signal(signal.SIGTERM)
+            statuses = [future.result()[0] for future in futures]
+        process.wait(timeout=60)
+        output = process.stdout.read()
+        self.assertEqual(process.returncode, 0, output)
+        self.assertIn("0 requests still in flight", output)
+        # Each request either completed or was refused cleanly (503, or no connection once the listener closed).
+        for status in statuses:
+            self.assertIn(status, (200, 503, 0))
+        self.assertIn(200, statuses)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
