@@ -20,6 +20,18 @@ struct GeneratedToken {
   TokenId token = 0;
 };
 
+// Per-request sampling for serving. The benchmark default is greedy (temperature 0).
+struct Sampling {
+  float temperature = 0;  // 0: greedy
+  float top_p = 1;        // nucleus sampling: the smallest set of tokens whose probability reaches top_p
+  std::uint64_t seed = 0;
+};
+
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant"
+  std::string content;
+};
+
 class Generator {
  public:
   virtual ~Generator() = default;
@@ -40,6 +52,19 @@ class Generator {
   // Frees the slot and its KV cache so a new request can take it.
   virtual void finish(int slot) = 0;
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+
+  // Serving text (`infermark serve`); generators that cannot keep these defaults, which say so.
+  // Sampling for the request started on `slot` (call after start()).
+  virtual void set_sampling(int /*slot*/, const Sampling& /*sampling*/) { throw Error("this generator has no sampling options"); }
+  virtual std::vector<TokenId> tokenize(const std::string& /*text*/) const { throw Error("this generator cannot tokenize text"); }
+  // The bytes of one token (possibly part of a UTF-8 character).
+  virtual std::string token_piece(TokenId /*token*/) const { throw Error("this generator cannot detokenize"); }
+  // End of generation (end-of-sequence, end-of-turn): serving stops there; benchmarks do not.
+  virtual bool is_end_of_generation(TokenId /*token*/) const { return false; }
+  // The conversation in the model's chat template (or a generic one), ending where the assistant answers.
+  virtual std::string chat_prompt(const std::vector<ChatMessage>& /*messages*/) const {
+    throw Error("this generator has no chat template");
+  }
 };
 
 }  // namespace infermark

@@ -202,6 +202,12 @@ net::Response KServeHttpApi::model_route(const net::Request& request, ServedMode
                                          const std::string& action) {
   if (request.method() != http::verb::get)
     return net::error_response(http::status::method_not_allowed, "'" + action + "' takes GET");
+  if (model.is_language_model()) {
+    if (action == "ready") return empty_ok();
+    return net::error_response(http::status::bad_request, "model '" + model.spec.name +
+                                                              "' is a language model: use the OpenAI API (/v1/models, "
+                                                              "/v1/completions, /v1/chat/completions)");
+  }
   Variant* variant = model.variants.front().get();
   if (!version.empty() && version != "1") {
     variant = model.variant(version);
@@ -235,6 +241,8 @@ net::Response KServeHttpApi::model_route(const net::Request& request, ServedMode
 boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Responder& responder, ServedModel& model,
                                                   std::string version) {
   const auto started = mono_now_ns();
+  if (model.is_language_model())
+    throw RequestError(400, "model '" + model.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
   if (!net::field_of(request, http::field::content_encoding).empty() && net::field_of(request, http::field::content_encoding) != "identity")
     throw RequestError(400, "Content-Encoding '" + std::string(net::field_of(request, http::field::content_encoding)) +
                                 "' is not supported; send the body uncompressed");

@@ -5,19 +5,24 @@
 #include <string>
 #include <vector>
 
+#include "serve/generation_engine.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant.hpp"
 #include "serve/variant_router.hpp"
 
 namespace infermark::serve {
 
+// A tensor model (variants, KServe v2) or a language model (generators, OpenAI API).
 struct ServedModel {
   ModelSpec spec;
-  std::vector<std::unique_ptr<Variant>> variants;  // in the configuration's order
+  std::vector<std::unique_ptr<Variant>> variants;             // tensor models, in the configuration's order
+  std::vector<std::unique_ptr<GenerationEngine>> generators;  // language models (GGUF), same order
   std::unique_ptr<VariantRouter> router;
 
+  bool is_language_model() const { return !generators.empty(); }
   // nullptr when there is no variant of that name.
   Variant* variant(std::string_view name) const;
+  GenerationEngine* generator(std::string_view name) const;
   std::string variant_names() const;  // "ort, ov" for error messages
 };
 

@@ -15,7 +15,7 @@ std::filesystem::path resolve(const std::filesystem::path& path, const std::file
 
 VariantSpec parse_variant(const YAML::Node& node, const std::string& where, const std::filesystem::path& base) {
   if (!node.IsMap()) throw Error(where + ": a variant maps name, backend, weight, ...");
-  check_keys(node, {"name", "backend", "model", "precision", "threads", "instances", "weight", "opt", "shadow"}, where);
+  check_keys(node, {"name", "backend", "model", "precision", "threads", "instances", "slots", "context", "weight", "opt", "shadow"}, where);
   VariantSpec variant;
   variant.backend = yaml_value<std::string>(node, "backend", "", where);
   if (variant.backend.empty()) throw Error(where + ": no 'backend'");
@@ -24,6 +24,8 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
   variant.precision = yaml_value<std::string>(node, "precision", "fp32", where);
   variant.threads = yaml_value<int>(node, "threads", 0, where);
   variant.instances = yaml_value<int>(node, "instances", 1, where);
+  variant.slots = yaml_value<int>(node, "slots", variant.slots, where);
+  variant.context = yaml_value<int>(node, "context", 0, where);
   variant.weight = yaml_value<double>(node, "weight", 1.0, where);
   if (node["opt"]) {
     if (!node["opt"].IsMap()) throw Error(where + ": 'opt' maps framework option keys to values");
@@ -124,6 +126,8 @@ void validate(const ServeConfig& config) {
       if (!variant_names.insert(variant.name).second) throw Error(at + ": named twice");
       if (variant.model.empty() && model.file.empty()) throw Error(at + ": no model file (set the model's 'file' or the variant's 'model')");
       if (variant.instances < 1) throw Error(at + ": instances must be at least 1");
+      if (variant.slots < 1) throw Error(at + ": slots must be at least 1");
+      if (variant.context < 0) throw Error(at + ": context must not be negative (0 = the model's)");
       if (variant.threads < 0) throw Error(at + ": threads must not be negative (0 = framework default)");
       if (variant.weight < 0) throw Error(at + ": weight must not be negative");
       total_weight += variant.weight;

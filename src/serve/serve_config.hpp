@@ -30,6 +30,8 @@ struct VariantSpec {
   std::string precision = "fp32";
   int threads = 0;  // 0: framework default
   int instances = 1;
+  int slots = 4;    // language models: sequences decoded together (continuous batching)
+  int context = 0;  // language models: tokens per sequence; 0: the model's training context
   double weight = 1;  // share of traffic without an explicit variant, relative to the others
   std::map<std::string, std::string> options;  // framework-specific, as --opt
   std::optional<ShadowSettings> shadow;

@@ -11,6 +11,7 @@
 #include "net/http_server.hpp"
 #include "serve/kserve_http_api.hpp"
 #include "serve/model_repository.hpp"
+#include "serve/openai_http_api.hpp"
 #include "serve/serve_metrics.hpp"
 
 namespace infermark::serve {
@@ -56,6 +57,12 @@ int run_serve(const ServeConfig& config) {
   BackendRegistry registry(default_plugin_dir());
   ModelRepository repository(registry, config, metrics);
   for (const auto& model : repository.models())
+    for (const auto& engine : model->generators)
+      fmt::print("infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, continuous batching over {} "
+                 "sequence slots of {} tokens (OpenAI API)\n",
+                 model->spec.name, engine->name(), engine->backend().framework, engine->backend().version, engine->load_ms(),
+                 engine->spec().weight, engine->slots(), engine->context_length());
+  for (const auto& model : repository.models())
     for (const auto& variant : model->variants)
       fmt::print("infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, {}{}\n", model->spec.name,
                  variant->name(), variant->backend().framework, variant->backend().version, variant->load_ms(),
@@ -64,13 +71,17 @@ int run_serve(const ServeConfig& config) {
                                                : std::string("unbatched"),
                  variant->batching_note().empty() ? "" : " (" + variant->batching_note() + ")");
   KServeHttpApi api(repository, metrics);
+  OpenAiHttpApi openai(repository, metrics);
   net::ServerLimits limits;
   limits.max_body_bytes = config.max_body_mb << 20;
   const int io_threads = config.io_threads > 0 ? config.io_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   net::HttpServer server(config.host, config.http_port, io_threads, limits,
-                         [&api](net::Request& request, net::Responder& responder) { return api.handle(request, responder); });
+                         [&api, &openai](net::Request& request, net::Responder& responder) {
+                           return net::target_of(request).starts_with("/v1/") ? openai.handle(request, responder)
+                                                                               : api.handle(request, responder);
+                         });
   server.start();
-  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, /metrics), {} io threads\n", config.host,
+  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads\n", config.host,
              server.port(), io_threads);
   std::fflush(stdout);
   int received = 0;

@@ -88,6 +88,21 @@ ServeMetrics::ServeMetrics()
                           .Help("Mirrored requests not compared (shadow queue full or failed)")
                           .Register(*registry_)),
       in_flight_(BuildGauge().Name("infermark_in_flight_requests").Help("HTTP requests being handled").Register(*registry_)),
+      ttft_(BuildHistogram()
+                .Name("infermark_time_to_first_token_seconds")
+                .Help("Language models: from request arrival to the first generated token")
+                .Register(*registry_)),
+      tpot_(BuildHistogram()
+                .Name("infermark_time_per_output_token_seconds")
+                .Help("Language models: time between consecutive generated tokens")
+                .Register(*registry_)),
+      prompt_tokens_(BuildCounter().Name("infermark_prompt_tokens_total").Help("Prompt tokens processed").Register(*registry_)),
+      generated_tokens_(
+          BuildCounter().Name("infermark_generated_tokens_total").Help("Output tokens generated").Register(*registry_)),
+      active_sequences_(BuildGauge()
+                            .Name("infermark_active_sequences")
+                            .Help("Sequences in the running batch (continuous batching)")
+                            .Register(*registry_)),
       rss_(BuildGauge().Name("process_resident_memory_bytes").Help("Resident memory size in bytes").Register(*registry_)),
       cpu_(BuildCounter()
                .Name("process_cpu_seconds_total")
@@ -114,6 +129,22 @@ VariantMetrics ServeMetrics::variant(const std::string& model, const std::string
   m.compute_seconds = &duration_.Add(with("phase", "compute"), latency_buckets());
   m.batch_rows = &batch_size_.Add(labels, batch_buckets());
   m.breaker_open = &breaker_.Add(labels);
+  return m;
+}
+
+GenerationMetrics ServeMetrics::generation(const std::string& model, const std::string& variant) {
+  const prometheus::Labels labels{{"model", model}, {"version", "1"}, {"variant", variant}};
+  auto total = labels;
+  total["phase"] = "total";
+  GenerationMetrics m;
+  m.success = &success_.Add(labels);
+  m.total_seconds = &duration_.Add(total, latency_buckets());
+  m.ttft_seconds = &ttft_.Add(labels, latency_buckets());
+  m.tpot_seconds = &tpot_.Add(labels, latency_buckets());
+  m.prompt_tokens = &prompt_tokens_.Add(labels);
+  m.generated_tokens = &generated_tokens_.Add(labels);
+  m.active_sequences = &active_sequences_.Add(labels);
+  m.pending = &pending_.Add(labels);
   return m;
 }
 

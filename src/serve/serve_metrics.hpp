@@ -31,11 +31,24 @@ struct VariantMetrics {
   prometheus::Gauge* breaker_open = nullptr;         // infermark_circuit_breaker_open
 };
 
+// A served language model's cells: time to first token, time per output token, tokens, slots.
+struct GenerationMetrics {
+  prometheus::Counter* success = nullptr;              // nv_inference_request_success
+  prometheus::Histogram* total_seconds = nullptr;      // infermark_request_duration_seconds{phase="total"}
+  prometheus::Histogram* ttft_seconds = nullptr;       // infermark_time_to_first_token_seconds
+  prometheus::Histogram* tpot_seconds = nullptr;       // infermark_time_per_output_token_seconds
+  prometheus::Counter* prompt_tokens = nullptr;        // infermark_prompt_tokens_total
+  prometheus::Counter* generated_tokens = nullptr;     // infermark_generated_tokens_total
+  prometheus::Gauge* active_sequences = nullptr;       // infermark_active_sequences
+  prometheus::Gauge* pending = nullptr;                // nv_inference_pending_request_count
+};
+
 class ServeMetrics {
  public:
   ServeMetrics();
 
   VariantMetrics variant(const std::string& model, const std::string& variant);
+  GenerationMetrics generation(const std::string& model, const std::string& variant);
   // Request outcomes by HTTP status and, for failures, Triton's reason label.
   void count_request(const std::string& model, const std::string& variant, int http_status);
   void count_failure(const std::string& model, const std::string& variant, const std::string& reason);
@@ -73,6 +86,11 @@ class ServeMetrics {
   prometheus::Family<prometheus::Gauge>& shadow_max_error_;
   prometheus::Family<prometheus::Counter>& shadow_dropped_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Family<prometheus::Histogram>& ttft_;
+  prometheus::Family<prometheus::Histogram>& tpot_;
+  prometheus::Family<prometheus::Counter>& prompt_tokens_;
+  prometheus::Family<prometheus::Counter>& generated_tokens_;
+  prometheus::Family<prometheus::Gauge>& active_sequences_;
   prometheus::Family<prometheus::Gauge>& rss_;
   prometheus::Family<prometheus::Counter>& cpu_;
 };

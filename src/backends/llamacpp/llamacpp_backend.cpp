@@ -4,6 +4,7 @@
 #include <llama.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
 #include "core/error.hpp"
+#include "core/random.hpp"
 
 namespace infermark {
 namespace {
@@ -106,7 +108,32 @@ struct SlotState {
   TokenId last_token = 0;     // sampled, not yet fed back
   int generated = 0;
   int max_new_tokens = 0;
+  Sampling sampling;
+  std::uint64_t draws = 0;  // random draws so far (a counter-based stream from the seed)
 };
+
+// Temperature and nucleus sampling over `logits`; greedy at temperature 0. Seeded, so a request
+// with a seed gets the same text every time.
+TokenId sample_token(const float* logits, int vocabulary, SlotState& slot) {
+  if (slot.sampling.temperature <= 0) return static_cast<TokenId>(std::max_element(logits, logits + vocabulary) - logits);
+  std::vector<std::pair<float, TokenId>> candidates(static_cast<std::size_t>(vocabulary));
+  const float top = *std::max_element(logits, logits + vocabulary);
+  double total = 0;
+  for (TokenId t = 0; t < vocabulary; ++t) {
+    const auto p = static_cast<float>(std::exp((logits[t] - top) / slot.sampling.temperature));
+    candidates[static_cast<std::size_t>(t)] = {p, t};
+    total += p;
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  double kept = 0;
+  std::size_t count = 0;
+  while (count < candidates.size() && (count == 0 || kept / total < slot.sampling.top_p)) kept += candidates[count++].first;
+  const double draw = SeededRandom(slot.sampling.seed + 0x9E3779B97F4A7C15ull * ++slot.draws).uniform() * kept;
+  double running = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    if ((running += candidates[i].first) >= draw) return candidates[i].second;
+  return candidates[count - 1].second;
+}
 
 class LlamaCppGenerator final : public Generator {
  public:
@@ -173,7 +200,57 @@ class LlamaCppGenerator final : public Generator {
     if (static_cast<int>(prompt.size()) + max_new_tokens > context_length())
       throw Error("llama.cpp: prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(max_new_tokens) +
                   " output tokens exceeds the context of " + std::to_string(context_length()) + " tokens per sequence");
-    s = SlotState{true, prompt, 0, 0, 0, 0, max_new_tokens};
+    s = SlotState{true, prompt, 0, 0, 0, 0, max_new_tokens, {}, 0};
+  }
+
+  void set_sampling(int slot, const Sampling& sampling) override {
+    if (sampling.temperature < 0 || sampling.top_p <= 0 || sampling.top_p > 1)
+      throw Error("llama.cpp: temperature must be >= 0 and top_p in (0, 1]");
+    slot_at(slot).sampling = sampling;
+  }
+
+  std::vector<TokenId> tokenize(const std::string& text) const override {
+    std::vector<TokenId> tokens(text.size() + 8);
+    auto n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                            static_cast<int32_t>(tokens.size()), true, true);
+    if (n < 0) {
+      tokens.resize(static_cast<std::size_t>(-n));
+      n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                         static_cast<int32_t>(tokens.size()), true, true);
+    }
+    if (n < 0) throw Error("llama.cpp: cannot tokenize the prompt");
+    tokens.resize(static_cast<std::size_t>(n));
+    return tokens;
+  }
+
+  std::string token_piece(TokenId token) const override {
+    char buffer[256];
+    const auto n = llama_token_to_piece(vocab_, token, buffer, sizeof buffer, 0, false);
+    return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : std::string();
+  }
+
+  bool is_end_of_generation(TokenId token) const override { return llama_vocab_is_eog(vocab_, token); }
+
+  std::string chat_prompt(const std::vector<ChatMessage>& messages) const override {
+    // The model's own template when llama.cpp knows it; ChatML otherwise (test models carry none).
+    const char* model_template = llama_model_chat_template(model_, nullptr);
+    std::vector<llama_chat_message> chat;
+    std::size_t characters = 0;
+    for (const auto& m : messages) {
+      chat.push_back({m.role.c_str(), m.content.c_str()});
+      characters += m.role.size() + m.content.size();
+    }
+    for (const char* tmpl : {model_template, "chatml"}) {
+      if (!tmpl) continue;
+      std::string buffer(2 * characters + 256, '\0');
+      auto n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), true, buffer.data(), static_cast<int32_t>(buffer.size()));
+      if (n > static_cast<int32_t>(buffer.size())) {
+        buffer.resize(static_cast<std::size_t>(n));
+        n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), true, buffer.data(), static_cast<int32_t>(buffer.size()));
+      }
+      if (n >= 0) return buffer.substr(0, static_cast<std::size_t>(n));
+    }
+    throw Error("llama.cpp: cannot format the conversation with the model's chat template");
   }
 
   void step(const std::function<void(const GeneratedToken&)>& on_token) override {
@@ -207,8 +284,8 @@ class LlamaCppGenerator final : public Generator {
     const int vocabulary = vocab_size();
     for (const auto& [slot, index] : sampled) {
       const float* logits = llama_get_logits_ith(context_, index);
-      const auto token = static_cast<TokenId>(std::max_element(logits, logits + vocabulary) - logits);  // greedy
       auto& s = slots_[static_cast<std::size_t>(slot)];
+      const auto token = sample_token(logits, vocabulary, s);
       s.last_token = token;
       ++s.generated;
       on_token({slot, token});
