@@ -26,6 +26,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--precision", flags.precision, "Inference precision of every variant")->default_str("fp32");
   cmd->add_option("--threads", flags.threads, "Intra-op threads per instance (0 = framework default)");
   cmd->add_option("--instances", flags.instances, "Sessions per variant, each on its own worker thread")->default_str("1");
+  cmd->add_option("--slots", flags.slots, "Language models: sequences decoded together (continuous batching)")->default_str("4");
+  cmd->add_option("--ctx", flags.context, "Language models: context tokens per sequence (0 = the model's)");
   cmd->add_option("--max-batch", flags.batching.max_batch_size, "Dynamic batching: rows per batch (0 = off)");
   cmd->add_option("--batch-delay-us", flags.batching.max_queue_delay_us, "Dynamic batching: how long a request may wait for others");
   cmd->add_option("--preferred-batch", flags.batching.preferred_batch_sizes, "Dynamic batching: preferred batch sizes")

@@ -35,6 +35,8 @@ ServeConfig single_model_config(const SingleModelFlags& flags) {
     variant.precision = flags.precision;
     variant.threads = flags.threads;
     variant.instances = flags.instances;
+    variant.slots = flags.slots;
+    variant.context = flags.context;
     variant.options = flags.options;
     variant.weight = flags.weights.empty() ? 1.0 : flags.weights[i];
     model.variants.push_back(variant);

@@ -19,6 +19,8 @@ struct SingleModelFlags {
   std::string precision = "fp32";
   int threads = 0;
   int instances = 1;
+  int slots = 4;    // language models: sequence slots
+  int context = 0;  // language models: tokens per sequence (0: the model's)
   BatchingSettings batching;
   std::size_t max_queue = 128;
   double timeout_ms = 0;
