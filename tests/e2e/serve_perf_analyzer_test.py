@@ -1,0 +1,69 @@
+"""Triton's perf_analyzer (from the tritonclient 2.51.0 wheel) runs a short concurrency sweep
+against `infermark serve` over HTTP: it needs the model config, statistics and binary tensors
+to work, and its server-side breakdown comes from infermark's /v2/models/{m}/stats.
+
+Usage: serve_perf_analyzer_test.py INFERMARK MODELS_DIR VENV
+"""
+
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+INFERMARK, MODELS, VENV = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def start_server(*flags):
+    process = subprocess.Popen([INFERMARK, "serve", "--model", os.path.join(MODELS, "tiny_cnn.onnx"), "-b", "onnxruntime",
+                                "--port", "0", "--io-threads", "2", *flags],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        found = re.search(r"listening on http://([0-9.]+):(\d+)", line or "")
+        if found:
+            return process, f"{found.group(1)}:{found.group(2)}"
+        if not line:
+            break
+    process.kill()
+    raise RuntimeError("infermark serve did not start")
+
+
+def perf_analyzer_environment():
+    environment = dict(os.environ)
+    cudart = glob.glob(os.path.join(VENV, "lib", "python3*", "site-packages", "nvidia", "cuda_runtime", "lib"))
+    environment["LD_LIBRARY_PATH"] = os.pathsep.join(cudart + [environment.get("LD_LIBRARY_PATH", "")])
+    return environment
+
+
+class PerfAnalyzerAgainstServe(unittest.TestCase):
+    def test_concurrency_sweep_with_dynamic_batching(self):
+        process, address = start_server("--max-batch", "8", "--batch-delay-us", "500")
+        try:
+            run = subprocess.run(
+                [os.path.join(VENV, "bin", "perf_analyzer"), "-m", "tiny_cnn", "-u", address, "-i", "http",
+                 "--concurrency-range", "1:4:3", "--measurement-interval", "1000", "--stability-percentage", "100",
+                 "--max-trials", "3"],
+                capture_output=True, text=True, timeout=300, env=perf_analyzer_environment())
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            rows = re.findall(r"Concurrency: (\d+), throughput: ([0-9.]+) infer/sec", run.stdout)
+            self.assertEqual([int(c) for c, _ in rows], [1, 4], run.stdout)
+            self.assertTrue(all(float(t) > 0 for _, t in rows))
+            # The server side of its report comes from our statistics endpoint; at concurrency 4
+            # some requests shared a batch (fewer executions than inferences).
+            counts = re.findall(r"Inference count: (\d+)\s+Execution count: (\d+)", run.stdout)
+            self.assertEqual(len(counts), 2, run.stdout)
+            inferences, executions = map(int, counts[-1])
+            self.assertLess(executions, inferences, run.stdout)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+            process.stdout.close()
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
