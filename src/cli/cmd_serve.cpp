@@ -18,6 +18,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   static int io_threads = 0;
   static double drain_s = 30;
   static std::size_t max_body_mb = 64;
+  static std::string out = "results";
   cmd->add_option("--config", config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
   cmd->add_option("--model", flags.model_file, "One model file to serve (instead of --config)");
   cmd->add_option("--name", flags.name, "The served model's name (default: the file's stem)");
@@ -39,6 +40,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--port", port, "HTTP port (0 = any free port)")->default_str("8000");
   cmd->add_option("--io-threads", io_threads, "HTTP io threads (0 = one per core)");
   cmd->add_option("--max-body-mb", max_body_mb, "Largest request body accepted (beyond: 413)")->default_str("64");
+  cmd->add_option("--out", out, "Where each variant's served latencies are written at exit (<out>/serve-<time>/)")
+      ->default_str("results");
   cmd->add_option("--drain-s", drain_s, "On SIGTERM, how long in-flight requests may finish")->default_str("30");
   cmd->callback([cmd, &exit_code] {
     if (!config_file.empty() && !flags.model_file.empty()) throw Error("--config and --model: give one of them");
@@ -58,6 +61,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     if (config_file.empty() || cmd->count("--io-threads")) config.io_threads = io_threads;
     if (config_file.empty() || cmd->count("--drain-s")) config.drain_s = drain_s;
     if (config_file.empty() || cmd->count("--max-body-mb")) config.max_body_mb = max_body_mb;
+    config.results_dir = out;
     exit_code = serve::run_serve(config);
   });
 }

@@ -48,25 +48,7 @@ std::optional<HeadlineFigures> headline_of(const loadgen::ScenarioOutcome& outco
 void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome, const HeadlineFigures& headline) {
   for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase, outcome.group_labels));
   result.analysis = outcome.analysis;
-  const auto& recorder = headline.recorder;
-  const auto& histogram = recorder.latency();
-  result.latency_histogram = histogram.to_json();
-  result.time_series = recorder.series().to_json();
-  if (histogram.count() == 0) return;
-  if (recorder.samples_complete()) {
-    result.percentile_method = "exact";
-    result.samples_ms = recorder.samples_ms();
-    result.latency_ms = stats::summarize(result.samples_ms);
-  } else {
-    result.percentile_method = "histogram";
-    result.latency_ms = stats::summarize_ranked(
-        histogram.count(), [&](std::size_t rank) { return static_cast<double>(histogram.value_at_rank(rank)) * 1e-6; },
-        histogram.mean() * 1e-6, histogram.stddev() * 1e-6);
-  }
-  const double completed = static_cast<double>(recorder.completed()), seconds = headline.duration_s;
-  result.throughput.wall_s = seconds;
-  result.throughput.queries_per_s = seconds > 0 ? completed / seconds : 0.0;
-  result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
+  fill_latency_and_throughput(result, headline.recorder, headline.duration_s);
 }
 
 void fill_resources(report::RunResult& result, const probes::ResourceSummary& summary, const loadgen::ScenarioOutcome& outcome,
@@ -110,6 +92,28 @@ nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetL
 }
 
 }  // namespace
+
+void fill_latency_and_throughput(report::RunResult& result, const loadgen::QueryRecorder& recorder, double duration_s) {
+  const auto& histogram = recorder.latency();
+  result.latency_histogram = histogram.to_json();
+  result.time_series = recorder.series().to_json();
+  if (histogram.count() == 0) return;
+  if (recorder.samples_complete()) {
+    result.percentile_method = "exact";
+    result.samples_ms = recorder.samples_ms();
+    result.latency_ms = stats::summarize(result.samples_ms);
+  } else {
+    result.percentile_method = "histogram";
+    result.latency_ms = stats::summarize_ranked(
+        histogram.count(), [&](std::size_t rank) { return static_cast<double>(histogram.value_at_rank(rank)) * 1e-6; },
+        histogram.mean() * 1e-6, histogram.stddev() * 1e-6);
+  }
+  const double completed = static_cast<double>(recorder.completed());
+  result.throughput.wall_s = duration_s;
+  result.throughput.queries_per_s = duration_s > 0 ? completed / duration_s : 0.0;
+  result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
+}
+
 
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");

@@ -71,6 +71,10 @@ std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const C
 // load when the kernel let the peak be reset, else since the process started).
 void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset);
 
+// Latency (exact samples or the histogram), its histogram and time series, and throughput over
+// `duration_s` from one recorder: what every result's headline numbers are made of.
+void fill_latency_and_throughput(report::RunResult& result, const loadgen::QueryRecorder& recorder, double duration_s);
+
 // Path, name, format and size of a model file (size 0 when it cannot be read).
 report::ModelDescription describe_model(const std::filesystem::path& model);
 

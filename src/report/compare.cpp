@@ -132,24 +132,6 @@ MetricChange memory_change(const RunResult& base, const RunResult& cand) {
 
 std::string status_problem(const std::string& side, const RunResult& r) { return side + " " + failure_text(r); }
 
-CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const LoadedResult& cand, const CompareSettings& s) {
-  CellComparison cell{key, base.path, cand.path, {}, {}};
-  const auto& b = base.result;
-  const auto& c = cand.result;
-  const bool base_ok = b.status == CellStatus::kOk && b.latency_ms;
-  const bool cand_ok = c.status == CellStatus::kOk && c.latency_ms;
-  if (!base_ok || !cand_ok) {
-    if (!cand_ok) cell.problem = status_problem("candidate", c);
-    if (!base_ok) cell.problem += (cell.problem.empty() ? "" : "; ") + status_problem("baseline", b);
-    return cell;
-  }
-  cell.metrics = latency_changes(b, c, s);
-  cell.metrics.push_back(throughput_change(b, c, cell.metrics[2]));
-  cell.metrics.push_back(memory_change(b, c));
-  for (auto& m : cell.metrics) judge(m, s.threshold_pct);
-  return cell;
-}
-
 // One result per key; a folder holding several runs of a cell uses the latest.
 std::map<CellKey, const LoadedResult*> index_by_key(const std::vector<LoadedResult>& results, const std::string& side,
                                                     std::vector<std::string>& notes) {
@@ -219,6 +201,25 @@ json key_json(const CellKey& k) {
 }
 
 }  // namespace
+
+CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const LoadedResult& cand, const CompareSettings& s) {
+  CellComparison cell{key, base.path, cand.path, {}, {}};
+  const auto& b = base.result;
+  const auto& c = cand.result;
+  const bool base_ok = b.status == CellStatus::kOk && b.latency_ms;
+  const bool cand_ok = c.status == CellStatus::kOk && c.latency_ms;
+  if (!base_ok || !cand_ok) {
+    if (!cand_ok) cell.problem = status_problem("candidate", c);
+    if (!base_ok) cell.problem += (cell.problem.empty() ? "" : "; ") + status_problem("baseline", b);
+    return cell;
+  }
+  cell.metrics = latency_changes(b, c, s);
+  cell.metrics.push_back(throughput_change(b, c, cell.metrics[2]));
+  cell.metrics.push_back(memory_change(b, c));
+  for (auto& m : cell.metrics) judge(m, s.threshold_pct);
+  return cell;
+}
+
 
 CellKey cell_key(const RunResult& r) {
   auto threads = effective_setting(r, "intra_op_threads");

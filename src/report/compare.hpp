@@ -75,6 +75,9 @@ struct Comparison {
   int regressions() const;         // cells with at least one regression
 };
 
+// One pair judged metric by metric (the two need not share a key: an A/B of two variants).
+CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const LoadedResult& cand, const CompareSettings& s);
+
 // Matches cells by CellKey (when one side has several results for a key, the latest run is
 // used and a note says so) and judges every metric. Throws infermark::Error when nothing
 // matches, naming the models on each side when they differ.

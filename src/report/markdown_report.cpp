@@ -9,6 +9,7 @@
 
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
+#include "report/ab_table.hpp"
 #include "report/markdown_table.hpp"
 #include "report/zoo_accuracy.hpp"
 
@@ -137,7 +138,7 @@ std::string model_section(const std::string& model, const std::vector<LoadedResu
   if (!notes.empty()) notes += "\n";
   if (!generation.empty() && generation.size() == all_cells.size())
     return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n" + notes;
-  std::string out = "## " + model + "\n\n" + summary_table(all_cells) + notes;
+  std::string out = "## " + model + "\n\n" + summary_table(all_cells) + notes + ab_table(all_cells);
   // The axis tables compare measured cells only; failures are in the summary above.
   std::vector<LoadedResult> cells;
   for (const auto& c : all_cells)

@@ -35,6 +35,9 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
     options.expected_concurrency = spec.slots;
     options.extras = spec.options;
     if (spec.context > 0) options.extras["ctx"] = std::to_string(spec.context);
+    requested_ = options;
+    model_name_ = model.name;
+    model_file_ = file;
     generator_ = (*loaded_)->open_generator(file, options);
   } catch (const std::exception& e) {
     throw Error("model '" + model.name + "', variant '" + spec.name + "' (" + spec.backend + ", " + file.string() + "): " + e.what());
@@ -42,6 +45,16 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
   load_ms_ = static_cast<double>(mono_now_ns() - started) * 1e-6;
   active_.resize(static_cast<std::size_t>(generator_->max_slots()));
   stepper_ = std::thread([this] { step_loop(); });
+}
+
+ServedVariant GenerationEngine::description() const {
+  ServedVariant d{model_name_, model_file_, spec_.name, backend_info_, requested_, generator_->effective_settings(), {}, {},
+                  load_ms_, {}};
+  d.parameters = {{"weight", spec_.weight},
+                  {"sequence_slots", generator_->max_slots()},
+                  {"context_per_sequence", generator_->context_length()},
+                  {"batching", "continuous (requests join and leave the running batch at every step)"}};
+  return d;
 }
 
 GenerationEngine::~GenerationEngine() {
@@ -120,8 +133,12 @@ void GenerationEngine::end(int slot, const std::string& error) {
   last.prompt_tokens = static_cast<int>(active.request.prompt.size());
   last.completion_tokens = active.generated;
   if (error.empty()) {
+    const auto latency = mono_now_ns() - active.enqueued_ns;
     metrics_.success->Increment();
-    metrics_.total_seconds->Observe(seconds(mono_now_ns() - active.enqueued_ns));
+    metrics_.total_seconds->Observe(seconds(latency));
+    traffic_.record_success(latency, 1);
+  } else if (error != "cancelled") {
+    traffic_.record_error();
   }
   active.request.channel->push(std::move(last));
   try {

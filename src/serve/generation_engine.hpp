@@ -17,6 +17,7 @@
 #include "backends/registry.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
+#include "serve/served_traffic.hpp"
 #include "serve/token_channel.hpp"
 
 namespace infermark::serve {
@@ -46,6 +47,10 @@ class GenerationEngine {
   // Tokenizing and chat templates only read the vocabulary: safe beside the stepping thread.
   const Generator& generator() const { return *generator_; }
 
+  ServedTraffic& traffic() { return traffic_; }
+  const ServedTraffic& traffic() const { return traffic_; }
+  ServedVariant description() const;
+
   // False when the waiting queue is full or the engine is closing.
   bool submit(GenerationRequest request);
   void close();  // no new requests; running and queued ones finish
@@ -74,6 +79,10 @@ class GenerationEngine {
   BackendInfo backend_info_;
   std::unique_ptr<Generator> generator_;
   double load_ms_ = 0;
+  ServedTraffic traffic_;
+  std::string model_name_;
+  std::filesystem::path model_file_;
+  SessionOptions requested_;
   std::vector<std::optional<Active>> active_;  // by slot; touched by the stepping thread only
   std::mutex mutex_;
   std::condition_variable arrived_;

@@ -308,11 +308,13 @@ boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Re
     if (status == 429) metrics_.count_rejection(metrics_name, variant->name(), "queue_full");
     if (result.status == InferStatus::kBreakerOpen) metrics_.count_rejection(metrics_name, variant->name(), "breaker_open");
     metrics_.count_failure(metrics_name, variant->name(), failure_reason(status));
+    variant->traffic().record_error();
   }
   response.set(std::string(kVariantHeader), variant->name());
   const auto elapsed = mono_now_ns() - started;
   auto cells = metrics_.variant(metrics_name, variant->name());
   if (status == 200) {
+    variant->traffic().record_success(elapsed, rows);
     cells.success->Increment();
     cells.request_us->Increment(static_cast<double>(elapsed) * 1e-3);
     cells.total_seconds->Observe(static_cast<double>(elapsed) * 1e-9);

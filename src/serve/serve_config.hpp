@@ -55,6 +55,7 @@ struct ServeConfig {
   int io_threads = 0;  // 0: one per core
   std::size_t max_body_mb = 64;
   double drain_s = 30;  // SIGTERM: how long in-flight requests may finish
+  std::string results_dir = "results";  // at exit, one result per variant under <results_dir>/serve-<time>/
   std::vector<ModelSpec> models;
 };
 

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <pthread.h>
 
+#include <chrono>
 #include <csignal>
+#include <ctime>
 #include <thread>
 
 #include "backends/registry.hpp"
@@ -45,6 +47,31 @@ ServeConfig single_model_config(const SingleModelFlags& flags) {
   config.models.push_back(model);
   return config;
 }
+
+namespace {
+
+// Every variant's served traffic as result files, so `infermark report` compares them. Failures
+// are reported, not thrown: the server has already stopped and must exit cleanly.
+void write_results(const ModelRepository& repository, const std::string& results_dir) {
+  std::vector<std::pair<ServedVariant, const ServedTraffic*>> served;
+  for (const auto& model : repository.models()) {
+    for (const auto& v : model->variants) served.emplace_back(v->description(), &v->traffic());
+    for (const auto& g : model->generators) served.emplace_back(g->description(), &g->traffic());
+  }
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "serve-%Y%m%d-%H%M%S", std::gmtime(&now));
+  try {
+    const auto folder = std::filesystem::path(results_dir) / stamp;
+    const auto files = write_served_results(folder, served);
+    fmt::print("infermark serve: {} per-variant results in {} (infermark report {})\n", files.size(), folder.string(),
+               folder.string());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "infermark serve: could not write the per-variant results to {}: {}\n", results_dir, e.what());
+  }
+}
+
+}  // namespace
 
 int run_serve(const ServeConfig& config) {
   validate(config);
@@ -94,6 +121,7 @@ int run_serve(const ServeConfig& config) {
   api.set_ready(false);
   const auto left = server.shutdown(std::chrono::milliseconds(static_cast<std::int64_t>(config.drain_s * 1000)));
   repository.close();
+  write_results(repository, config.results_dir);
   fmt::print("infermark serve: stopped ({} requests still in flight at the end of the drain)\n", left);
   return left == 0 ? 0 : 1;
 }

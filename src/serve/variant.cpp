@@ -50,6 +50,9 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
     options.intra_op_threads = spec.threads;
     options.precision = spec.precision;
     options.extras = spec.options;
+    requested_ = options;
+    model_name_ = model.name;
+    model_file_ = file;
     for (int i = 0; i < spec.instances; ++i) sessions_.push_back((*loaded_)->open(file, options));
     inputs_ = sessions_.front()->input_specs();
     outputs_ = sessions_.front()->output_specs();
@@ -82,6 +85,16 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
   }
   batcher_ = std::make_unique<DynamicBatcher>(policy);
   for (std::size_t i = 0; i < sessions_.size(); ++i) workers_.emplace_back([this, i] { serve_instance(i); });
+}
+
+ServedVariant Variant::description() const {
+  ServedVariant d{model_name_, model_file_, spec_.name, backend_info_, requested_, settings_, inputs_, outputs_, load_ms_, {}};
+  d.parameters = {{"weight", spec_.weight},
+                  {"instances", spec_.instances},
+                  {"max_batch_size", max_batch_rows() > 1 ? max_batch_rows() : 0},
+                  {"max_queue_delay_us", batcher_->policy().max_queue_delay.count()},
+                  {"batching_note", batching_note_}};
+  return d;
 }
 
 Variant::~Variant() {

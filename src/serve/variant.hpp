@@ -15,6 +15,7 @@
 #include "serve/dynamic_batcher.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
+#include "serve/served_traffic.hpp"
 
 namespace infermark::serve {
 
@@ -48,6 +49,9 @@ class Variant {
   std::size_t queue_depth() const { return batcher_->depth(); }
   std::string breaker_state() const { return breaker_.state(); }
   const VariantStats& stats() const { return stats_; }
+  ServedTraffic& traffic() { return traffic_; }
+  const ServedTraffic& traffic() const { return traffic_; }
+  ServedVariant description() const;
 
   // Queues one request (inputs in the model's order, already checked). `done` runs exactly once:
   // on a worker thread after inference, or at once when refused (queue full, breaker open).
@@ -71,6 +75,10 @@ class Variant {
   std::unique_ptr<DynamicBatcher> batcher_;  // made once the model's inputs say whether it batches
   pipeline::CircuitBreaker breaker_;
   VariantStats stats_;
+  ServedTraffic traffic_;
+  std::string model_name_;
+  std::filesystem::path model_file_;
+  SessionOptions requested_;
   std::vector<std::thread> workers_;
 };
 

@@ -7,13 +7,16 @@ Usage: serve_clients_test.py INFERMARK MODELS_DIR
 """
 
 import concurrent.futures
+import glob
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import urllib.error
@@ -25,12 +28,13 @@ import tritonclient.http as triton_http
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
+RESULTS = tempfile.mkdtemp(prefix="serve-test-results-")  # where servers write their per-variant results
 
 
 def start_server(*extra):
     process = subprocess.Popen(
         [INFERMARK, "serve", "--model", MODEL_FILE, "-b", "onnxruntime,openvino", "--weights", "90,10",
-         "--max-batch", "8", "--batch-delay-us", "5000", "--port", "0", "--io-threads", "2", *extra],
+         "--max-batch", "8", "--batch-delay-us", "5000", "--port", "0", "--io-threads", "2", *(extra if "--out" in extra else (*extra, "--out", RESULTS))],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     ServeLimitsAndShutdown.started.append(process)
     deadline = time.time() + 120
@@ -210,10 +214,14 @@ class ServeLimitsAndShutdown(unittest.TestCase):
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
 
-    def test_sigterm_drains_requests_in_flight(self):
-        process, address = start_server()
+    def test_sigterm_drains_requests_in_flight_and_writes_ab_results(self):
+        results = tempfile.mkdtemp(prefix="serve-results-")
+        process, address = start_server("--out", results)
         x = np.random.default_rng(1).random((1, 3, 32, 32), dtype=np.float32)
         body = infer_body(x)
+        for variant in ("onnxruntime", "openvino"):  # both variants serve traffic before the signal
+            for _ in range(30):
+                self.assertEqual(http(address, "POST", "/v2/models/tiny_cnn/infer", body, {"X-Model-Variant": variant})[0], 200)
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             futures = [pool.submit(http, address, "POST", "/v2/models/tiny_cnn/infer", body) for _ in range(8)]
             time.sleep(0.002)  # requests on their way or in the 5 ms batching window
@@ -227,6 +235,19 @@ class ServeLimitsAndShutdown(unittest.TestCase):
         for status in statuses:
             self.assertIn(status, (200, 503, 0))
         self.assertIn(200, statuses)
+        # Each variant's served latencies became a result file; `infermark report` compares them.
+        folders = glob.glob(os.path.join(results, "serve-*"))
+        self.assertEqual(len(folders), 1, output)
+        self.assertEqual(sorted(os.listdir(folders[0])), ["tiny_cnn-onnxruntime.json", "tiny_cnn-openvino.json"])
+        with open(os.path.join(folders[0], "tiny_cnn-openvino.json")) as f:
+            result = json.load(f)
+        self.assertEqual(result["scenario"]["name"], "serve")
+        self.assertGreaterEqual(result["scenario"]["timed_runs"], 30)
+        report = subprocess.run([INFERMARK, "report", folders[0]], capture_output=True, text=True, timeout=120)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertIn("A/B on live traffic (against the control 'onnxruntime'", report.stdout)
+        self.assertRegex(report.stdout, r"\| openvino \|\s+\d+ \|")
+        shutil.rmtree(results)
 
 
 if __name__ == "__main__":

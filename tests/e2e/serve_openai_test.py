@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import urllib.error
@@ -28,7 +29,7 @@ INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 def start_server():
     process = subprocess.Popen(
         [INFERMARK, "serve", "--model", os.path.join(MODELS, "llama-tiny.gguf"), "-b", "llamacpp", "--port", "0",
-         "--io-threads", "2", "--slots", "4"],
+         "--io-threads", "2", "--slots", "4", "--out", tempfile.mkdtemp(prefix="serve-test-results-")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     lines = []

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -19,7 +20,7 @@ INFERMARK, MODELS, VENV = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def start_server(*flags):
     process = subprocess.Popen([INFERMARK, "serve", "--model", os.path.join(MODELS, "tiny_cnn.onnx"), "-b", "onnxruntime",
-                                "--port", "0", "--io-threads", "2", *flags],
+                                "--port", "0", "--io-threads", "2", *flags, "--out", tempfile.mkdtemp(prefix="serve-test-results-")],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     while time.time() < deadline:

@@ -1,0 +1,16 @@
+// The A/B table of a serve session: every variant of a model against its control (the variant
+// with the largest traffic weight), on the live requests each served, with the same significance
+// tests as `compare` (Mann-Whitney U on P50, bootstrap interval of the P99 ratio).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/result_set.hpp"
+
+namespace infermark::report {
+
+// "" when fewer than two serve results of one model are given.
+std::string ab_table(const std::vector<LoadedResult>& cells);
+
+}  // namespace infermark::report

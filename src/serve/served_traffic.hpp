@@ -1,0 +1,49 @@
+// What one variant served, request by request (server-side latency, from arrival to answer),
+// kept with the load generator's recorder so a serve session ends as ordinary result files:
+// `infermark report` and `infermark compare` read them like any run.
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+
+#include "loadgen/query_recorder.hpp"
+#include "report/run_result.hpp"
+
+namespace infermark::serve {
+
+// Who served the traffic, for the result file.
+struct ServedVariant {
+  std::string model_name;
+  std::filesystem::path model_file;
+  std::string variant;
+  BackendInfo backend;
+  SessionOptions requested;
+  std::vector<EffectiveSetting> effective_settings;
+  std::vector<TensorSpec> inputs, outputs;
+  double load_ms = 0;
+  nlohmann::json parameters = nlohmann::json::object();  // weight, batching, slots: how it was served
+};
+
+class ServedTraffic {
+ public:
+  ServedTraffic();
+  void record_success(std::int64_t latency_ns, std::int64_t rows);
+  void record_error();
+  std::uint64_t requests() const;
+  // One result: scenario "serve" (live traffic, not a load pattern infermark chose), latency of
+  // every successful request, throughput over the time from the first request to the last.
+  report::RunResult result(const ServedVariant& variant) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::int64_t started_ns_;
+  std::int64_t first_ns_ = 0, last_ns_ = 0;
+  std::uint64_t rows_ = 0;
+  loadgen::QueryRecorder recorder_;
+};
+
+// Writes one result per variant under `folder`; returns the files written.
+std::vector<std::filesystem::path> write_served_results(const std::filesystem::path& folder,
+                                                        const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants);
+
+}  // namespace infermark::serve
