@@ -31,10 +31,11 @@ MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
 RESULTS = tempfile.mkdtemp(prefix="serve-test-results-")  # where servers write their per-variant results
 
 
-def start_server(*extra):
+def start_server(*extra, model_flags=("--model", MODEL_FILE, "-b", "onnxruntime,openvino", "--weights", "90,10",
+                                      "--max-batch", "8", "--batch-delay-us", "5000")):
     process = subprocess.Popen(
-        [INFERMARK, "serve", "--model", MODEL_FILE, "-b", "onnxruntime,openvino", "--weights", "90,10",
-         "--max-batch", "8", "--batch-delay-us", "5000", "--port", "0", "--io-threads", "2", *(extra if "--out" in extra else (*extra, "--out", RESULTS))],
+        [INFERMARK, "serve", *model_flags, "--port", "0", "--io-threads", "2",
+         *(extra if "--out" in extra else (*extra, "--out", RESULTS))],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     ServeLimitsAndShutdown.started.append(process)
     deadline = time.time() + 120
@@ -248,6 +249,72 @@ class ServeLimitsAndShutdown(unittest.TestCase):
         self.assertIn("A/B on live traffic (against the control 'onnxruntime'", report.stdout)
         self.assertRegex(report.stdout, r"\| openvino \|\s+\d+ \|")
         shutil.rmtree(results)
+
+
+class ServeOverloadAndFailures(unittest.TestCase):
+    @classmethod
+    def tearDownClass(cls):
+        ServeLimitsAndShutdown.tearDownClass()
+
+    def test_full_queue_answers_429_with_retry_after(self):
+        # ResNet-50 takes tens of ms per image here: 12 clients against a queue of 1 must overflow it.
+        process, address = start_server(model_flags=("--model", os.path.join(MODELS, "resnet50.onnx"), "-b", "onnxruntime",
+                                                     "--max-queue", "1"))
+        try:
+            x = np.random.default_rng(3).random((1, 3, 224, 224), dtype=np.float32)
+            body = json.dumps({"inputs": [{"name": "input", "shape": [1, 3, 224, 224], "datatype": "FP32",
+                                           "parameters": {"binary_data_size": x.nbytes}}]}).encode()
+            headers = {"Inference-Header-Content-Length": str(len(body))}
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                answers = list(pool.map(lambda _: http(address, "POST", "/v2/models/resnet50/infer", body + x.tobytes(), headers),
+                                        range(24)))
+            statuses = [status for status, _, _ in answers]
+            self.assertIn(200, statuses)
+            self.assertIn(429, statuses)
+            self.assertEqual(set(statuses), {200, 429})
+            refused = next(answer for answer in answers if answer[0] == 429)
+            self.assertEqual(refused[1].get("Retry-After"), "1")
+            self.assertIn("queue is full", json.loads(refused[2])["error"])
+            rejections = metric_values(address, "infermark_rejections_total")
+            self.assertEqual(sum(rejections.values()), statuses.count(429))
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+
+    def test_failing_variant_opens_its_circuit_breaker(self):
+        # An embedding lookup: ids outside its 10 rows pass the shape and dtype checks but make
+        # ONNX Runtime's Gather fail, a real failure inside the framework.
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+        table = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "table")
+        graph = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["rows"], axis=0)], "lookup",
+                                  [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 2])],
+                                  [helper.make_tensor_value_info("rows", TensorProto.FLOAT, ["batch", 2, 4])], [table])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        model_file = os.path.join(tempfile.mkdtemp(prefix="lookup-"), "lookup.onnx")
+        onnx.save(model, model_file)
+        process, address = start_server(model_flags=("--model", model_file, "-b", "onnxruntime"))
+        ids = lambda value: json.dumps({"inputs": [{"name": "ids", "shape": [1, 2], "datatype": "INT64",
+                                                     "data": [1, value]}]}).encode()
+        try:
+            bad = ids(200)
+            statuses = [http(address, "POST", "/v2/models/lookup/infer", bad)[0] for _ in range(8)]
+            self.assertEqual(statuses[:5], [500] * 5)  # five failures in a row trip the breaker...
+            self.assertEqual(set(statuses[5:]), {503})  # ...which then refuses at once
+            status, headers, text = http(address, "POST", "/v2/models/lookup/infer", bad)
+            self.assertEqual(status, 503)
+            self.assertIn("circuit breaker is open", json.loads(text)["error"])
+            self.assertIn("Retry-After", headers)
+            self.assertEqual(metric_values(address, "infermark_circuit_breaker_open")
+                             ['infermark_circuit_breaker_open{model="lookup",variant="onnxruntime",version="1"}'], 1)
+            # After the cooldown a trial request goes through; a good one closes the breaker again.
+            time.sleep(1.2)
+            self.assertEqual(http(address, "POST", "/v2/models/lookup/infer", ids(3))[0], 200)
+            self.assertEqual(http(address, "POST", "/v2/models/lookup/infer", ids(4))[0], 200)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
 
 
 if __name__ == "__main__":
