@@ -15,10 +15,12 @@ import urllib.request
 LISTENING = re.compile(r"listening on http://([0-9.]+):(\d+)")
 
 
-def start_server(infermark, args, timeout=120):
-    """Runs `infermark serve ARGS` and waits (at most `timeout` seconds) for its listening line.
-    Returns (process, "host:port"); the process's stdout stays open for the caller to read."""
-    process = subprocess.Popen([infermark, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def start_server(infermark, args, timeout=120, env=None):
+    """Runs `infermark serve ARGS` (in `env`, default this process's environment) and waits at most
+    `timeout` seconds for its listening line. Returns (process, "host:port"); the process's stdout
+    stays open for the caller to read."""
+    process = subprocess.Popen([infermark, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env=env)
     deadline = time.monotonic() + timeout
     output = b""
     fd = process.stdout.fileno()
@@ -33,10 +35,15 @@ def start_server(infermark, args, timeout=120):
         found = LISTENING.search(output.decode(errors="replace"))
         if found:
             return process, f"{found.group(1)}:{found.group(2)}"
+    try:  # its output ended: it is exiting
+        exited = process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        exited = None
     process.kill()
     process.wait()
     process.stdout.close()
-    raise RuntimeError(f"infermark serve {' '.join(args)} did not start within {timeout} s:\n{output.decode(errors='replace')}")
+    why = f"exited with code {exited}" if exited is not None else f"did not listen within {timeout} s"
+    raise RuntimeError(f"infermark serve {' '.join(args)} {why}:\n{output.decode(errors='replace')}")
 
 
 def stop_server(process, timeout=60):
