@@ -10,7 +10,6 @@ import concurrent.futures
 import glob
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -19,12 +18,12 @@ import sys
 import tempfile
 import time
 import unittest
-import urllib.error
-import urllib.request
 
 import numpy as np
 import onnxruntime
 import tritonclient.http as triton_http
+
+from serve_support import http, infer_body, metric_values, start_server as start_infermark
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -33,49 +32,10 @@ RESULTS = tempfile.mkdtemp(prefix="serve-test-results-")  # where servers write 
 
 def start_server(*extra, model_flags=("--model", MODEL_FILE, "-b", "onnxruntime,openvino", "--weights", "90,10",
                                       "--max-batch", "8", "--batch-delay-us", "5000")):
-    process = subprocess.Popen(
-        [INFERMARK, "serve", *model_flags, "--port", "0", "--io-threads", "2",
-         *(extra if "--out" in extra else (*extra, "--out", RESULTS))],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process, address = start_infermark(
+        INFERMARK, [*model_flags, "--port", "0", "--io-threads", "2", *(extra if "--out" in extra else (*extra, "--out", RESULTS))])
     ServeLimitsAndShutdown.started.append(process)
-    deadline = time.time() + 120
-    lines = []
-    while time.time() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        found = re.search(r"listening on http://([0-9.]+):(\d+)", line)
-        if found:
-            return process, f"{found.group(1)}:{found.group(2)}"
-    process.kill()
-    raise RuntimeError("infermark serve did not start:\n" + "".join(lines))
-
-
-def http(address, method, path, body=None, headers=None):
-    request = urllib.request.Request(f"http://{address}{path}", data=body, method=method, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-    except (urllib.error.URLError, ConnectionError) as error:  # no server: status 0
-        return 0, {}, str(error).encode()
-
-
-def infer_body(array, name="input", datatype="FP32"):
-    return json.dumps({"inputs": [{"name": name, "shape": list(array.shape), "datatype": datatype,
-                                   "data": array.flatten().tolist()}]}).encode()
-
-
-def metric_values(address, name):
-    _, _, text = http(address, "GET", "/metrics")
-    values = {}
-    for line in text.decode().splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            labels, value = line.rsplit(" ", 1)
-            values[labels] = float(value)
-    return values
+    return process, address
 
 
 class ServeWithRealClients(unittest.TestCase):

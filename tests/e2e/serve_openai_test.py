@@ -12,37 +12,23 @@ import concurrent.futures
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import unittest
 import urllib.error
 import urllib.request
 
 import openai
 
+from serve_support import start_server as start_infermark, stop_server
+
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 
 
 def start_server():
-    process = subprocess.Popen(
-        [INFERMARK, "serve", "--model", os.path.join(MODELS, "llama-tiny.gguf"), "-b", "llamacpp", "--port", "0",
-         "--io-threads", "2", "--slots", "4", "--out", tempfile.mkdtemp(prefix="serve-test-results-")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 120
-    lines = []
-    while time.time() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        found = re.search(r"listening on http://([0-9.]+):(\d+)", line)
-        if found:
-            return process, f"{found.group(1)}:{found.group(2)}"
-    process.kill()
-    raise RuntimeError("infermark serve did not start:\n" + "".join(lines))
+    return start_infermark(INFERMARK, ["--model", os.path.join(MODELS, "llama-tiny.gguf"), "-b", "llamacpp", "--port", "0",
+                                       "--io-threads", "2", "--slots", "4", "--out",
+                                       tempfile.mkdtemp(prefix="serve-test-results-")])
 
 
 def post(address, path, body):
@@ -62,9 +48,7 @@ class ServeOpenAi(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.process.send_signal(signal.SIGTERM)
-        cls.process.wait(timeout=60)
-        cls.process.stdout.close()
+        stop_server(cls.process)
 
     def test_models_list(self):
         self.assertEqual([m.id for m in self.client.models.list().data], ["llama-tiny"])

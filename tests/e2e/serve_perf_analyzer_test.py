@@ -8,30 +8,19 @@ Usage: serve_perf_analyzer_test.py INFERMARK MODELS_DIR VENV
 import glob
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
+
+from serve_support import start_server as start_infermark, stop_server
 
 INFERMARK, MODELS, VENV = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def start_server(*flags):
-    process = subprocess.Popen([INFERMARK, "serve", "--model", os.path.join(MODELS, "tiny_cnn.onnx"), "-b", "onnxruntime",
-                                "--port", "0", "--io-threads", "2", *flags, "--out", tempfile.mkdtemp(prefix="serve-test-results-")],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        line = process.stdout.readline()
-        found = re.search(r"listening on http://([0-9.]+):(\d+)", line or "")
-        if found:
-            return process, f"{found.group(1)}:{found.group(2)}"
-        if not line:
-            break
-    process.kill()
-    raise RuntimeError("infermark serve did not start")
+    return start_infermark(INFERMARK, ["--model", os.path.join(MODELS, "tiny_cnn.onnx"), "-b", "onnxruntime", "--port", "0",
+                                       "--io-threads", "2", *flags, "--out", tempfile.mkdtemp(prefix="serve-test-results-")])
 
 
 def perf_analyzer_environment():
@@ -61,9 +50,7 @@ class PerfAnalyzerAgainstServe(unittest.TestCase):
             inferences, executions = map(int, counts[-1])
             self.assertLess(executions, inferences, run.stdout)
         finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=60)
-            process.stdout.close()
+            stop_server(process)
 
 
 if __name__ == "__main__":
