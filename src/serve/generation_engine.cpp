@@ -25,7 +25,7 @@ std::size_t complete_utf8_prefix(std::string_view text) {
 GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec,
                                    GenerationMetrics metrics)
     : spec_(spec), metrics_(metrics), max_queue_(model.max_queue) {
-  const auto file = spec.model.empty() ? model.file : spec.model;
+  const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
     loaded_ = registry.load(spec.backend);
@@ -40,7 +40,7 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
     model_file_ = file;
     generator_ = (*loaded_)->open_generator(file, options);
   } catch (const std::exception& e) {
-    throw Error("model '" + model.name + "', variant '" + spec.name + "' (" + spec.backend + ", " + file.string() + "): " + e.what());
+    throw Error(describe_variant(model, spec) + ": " + e.what());
   }
   load_ms_ = static_cast<double>(mono_now_ns() - started) * 1e-6;
   active_.resize(static_cast<std::size_t>(generator_->max_slots()));

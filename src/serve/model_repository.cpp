@@ -29,8 +29,7 @@ ModelRepository::ModelRepository(const BackendRegistry& registry, const ServeCon
     model->spec = spec;
     std::vector<double> weights;
     for (const auto& variant : spec.variants) {
-      const auto file = variant.model.empty() ? spec.file : variant.model;
-      if (model_format(file) == "gguf")
+      if (model_format(variant_file(spec, variant)) == "gguf")
         model->generators.push_back(
             std::make_unique<GenerationEngine>(registry, spec, variant, metrics.generation(spec.name, variant.name)));
       else

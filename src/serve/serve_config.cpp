@@ -74,6 +74,15 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& where, const st
 
 }  // namespace
 
+std::filesystem::path variant_file(const ModelSpec& model, const VariantSpec& variant) {
+  return variant.model.empty() ? model.file : variant.model;
+}
+
+std::string describe_variant(const ModelSpec& model, const VariantSpec& variant) {
+  return "model '" + model.name + "', variant '" + variant.name + "' (" + variant.backend + ", " +
+         variant_file(model, variant).string() + ")";
+}
+
 ServeConfig load_serve_config(const std::filesystem::path& file) {
   const auto where = file.string();
   const auto root = load_yaml_file(file, "model repository file");

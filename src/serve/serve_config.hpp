@@ -59,6 +59,11 @@ struct ServeConfig {
   std::vector<ModelSpec> models;
 };
 
+// The file a variant serves (its own, or the model's), and "model 'm', variant 'v' (backend, file)"
+// for error messages.
+std::filesystem::path variant_file(const ModelSpec& model, const VariantSpec& variant);
+std::string describe_variant(const ModelSpec& model, const VariantSpec& variant);
+
 // Reads a model repository file; throws infermark::Error naming the file and the field.
 ServeConfig load_serve_config(const std::filesystem::path& file);
 // Checks names, weights, shadows and batching; throws infermark::Error naming the field.

@@ -40,8 +40,7 @@ std::string unbatchable_reason(const std::vector<TensorSpec>& inputs) {
 
 Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec, VariantMetrics metrics)
     : spec_(spec), metrics_(metrics), breaker_({model.breaker_trip_after, model.breaker_cooldown_ms}) {
-  const auto file = spec.model.empty() ? model.file : spec.model;
-  const auto where = "model '" + model.name + "', variant '" + spec.name + "' (" + spec.backend + ", " + file.string() + ")";
+  const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
     loaded_ = registry.load(spec.backend);
@@ -60,7 +59,7 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
       for (auto& session : sessions_) session->infer(*warmup);
     settings_ = sessions_.front()->effective_settings();
   } catch (const std::exception& e) {
-    throw Error(where + ": " + e.what());
+    throw Error(describe_variant(model, spec) + ": " + e.what());
   }
   load_ms_ = static_cast<double>(mono_now_ns() - started) * 1e-6;
   BatchPolicy policy;
