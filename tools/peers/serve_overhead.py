@@ -1,0 +1,147 @@
+"""What `infermark serve` costs on top of the model, measured as ratios in one run, sides
+alternated (the machines are shared and noisy):
+
+1. HTTP layer: requests/s of `wrk` on /v2/health/ready against `infermark serve` and against the
+   minimal Beast server (bench/http_reference_server.cpp), same io threads.
+2. Server overhead: P50 of one tiny ONNX model through `infermark serve` + a keep-alive HTTP client
+   (Triton's perf_analyzer, binary tensors, concurrency 1) minus its P50 in process
+   (`infermark run`, single-stream), both with ONNX Runtime on 1 thread.
+3. Dynamic batching: ResNet-50 at concurrency 16 (perf_analyzer) with batching on and off.
+
+Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N] [--skip-batching]
+Prints a Markdown table per part, with the commands it ran.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests", "e2e"))
+from serve_support import free_port, start_server, stop_server  # noqa: E402
+
+
+def run(command, env=None, timeout=900):
+    print("$ " + " ".join(command), file=sys.stderr)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def wrk_rps(port, seconds):
+    out = run(["wrk", "-t2", "-c32", f"-d{seconds}s", f"http://127.0.0.1:{port}/v2/health/ready"])
+    return float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))
+
+
+def perf_analyzer(venv, address, model, concurrency, seconds, shape=None):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvidia", "cuda_runtime", "lib")))
+    command = [os.path.join(venv, "bin", "perf_analyzer"), "-m", model, "-u", address, "-i", "http",
+               "--concurrency-range", str(concurrency), "--measurement-interval", str(seconds * 1000),
+               "--stability-percentage", "100", "--max-trials", "1", "--percentile", "99"]
+    if shape:  # unbatched models declare a dynamic dimension 0: perf_analyzer needs the full shape
+        command += ["--shape", shape]
+    out = run(command, env=env)
+    throughput = float(re.search(r"Throughput: ([0-9.]+) infer/sec", out).group(1))
+    p50 = float(re.search(r"p50 latency: (\d+) usec", out).group(1))
+    p99 = float(re.search(r"p99 latency: (\d+) usec", out).group(1))
+    return throughput, p50, p99
+
+
+def http_layer(build, models, rounds):
+    reference = subprocess.Popen([os.path.join(build, "bench", "infermark_http_reference_server"), str(free_port()), "2"],
+                                 stdout=subprocess.PIPE, text=True)
+    reference_port = int(re.search(r":(\d+)", reference.stdout.readline()).group(1))
+    served, address = start_server(os.path.join(build, "infermark"),
+                                   ["--model", os.path.join(models, "tiny_cnn.onnx"), "-b", "onnxruntime", "--port", "0",
+                                    "--io-threads", "2", "--out", tempfile.mkdtemp()])
+    ratios = []
+    try:
+        for _ in range(rounds):
+            ours = wrk_rps(address.split(":")[1], 5)
+            theirs = wrk_rps(reference_port, 5)
+            ratios.append((ours, theirs, ours / theirs))
+    finally:
+        stop_server(served)
+        reference.terminate()
+        reference.wait()
+    print("\n### HTTP layer: wrk -t2 -c32 -d5s on /v2/health/ready (2 io threads each)\n")
+    print("| round | infermark serve req/s | minimal Beast server req/s | ratio |\n|---:|---:|---:|---:|")
+    for i, (ours, theirs, ratio) in enumerate(ratios, 1):
+        print(f"| {i} | {ours:,.0f} | {theirs:,.0f} | {ratio:.3f} |")
+    print(f"\nmedian ratio: {statistics.median(r for _, _, r in ratios):.3f}")
+
+
+def in_process_p50(build, models):
+    out_dir = tempfile.mkdtemp()
+    run([os.path.join(build, "infermark"), "run", os.path.join(models, "tiny_cnn.onnx"), "-b", "onnxruntime", "--threads",
+         "1", "--runs", "3000", "--warmup", "200", "--out", out_dir])
+    result = json.load(open(glob.glob(os.path.join(out_dir, "*", "*.json"))[0]))
+    return result["latency_ms"]["percentiles"]["p50"]["value"] * 1000
+
+
+def server_overhead(build, models, venv, rounds):
+    served, address = start_server(os.path.join(build, "infermark"),
+                                   ["--model", os.path.join(models, "tiny_cnn.onnx"), "-b", "onnxruntime", "--threads", "1",
+                                    "--port", "0", "--io-threads", "2", "--out", tempfile.mkdtemp()])
+    rows = []
+    try:
+        for _ in range(rounds):
+            local = in_process_p50(build, models)
+            _, remote, _ = perf_analyzer(venv, address, "tiny_cnn", 1, 5, shape="input:1,3,32,32")
+            rows.append((local, remote))
+    finally:
+        stop_server(served)
+    print("\n### Server overhead: tiny_cnn, ONNX Runtime, 1 thread, batch 1\n")
+    print("| round | in process P50 µs (infermark run) | served P50 µs (perf_analyzer, HTTP, c=1) | overhead µs |\n"
+          "|---:|---:|---:|---:|")
+    for i, (local, remote) in enumerate(rows, 1):
+        print(f"| {i} | {local:.0f} | {remote:.0f} | {remote - local:.0f} |")
+    print(f"\nmedian overhead: {statistics.median(r - l for l, r in rows):.0f} µs")
+
+
+def batching(build, models, venv, rounds):
+    def serve(*flags):
+        return start_server(os.path.join(build, "infermark"),
+                            ["--model", os.path.join(models, "resnet50.onnx"), "-b", "onnxruntime", "--port", "0",
+                             "--io-threads", "2", "--max-queue", "64", "--out", tempfile.mkdtemp(), *flags])
+    rows = []
+    for _ in range(rounds):
+        for label, flags in (("off", ()), ("on (max 8, 2 ms)", ("--max-batch", "8", "--batch-delay-us", "2000"))):
+            process, address = serve(*flags)
+            try:
+                shape = None if flags else "input:1,3,224,224"
+                rows.append((label, *perf_analyzer(venv, address, "resnet50", 16, 20, shape=shape)))
+            finally:
+                stop_server(process)
+    print("\n### Dynamic batching: ResNet-50, ONNX Runtime, perf_analyzer concurrency 16\n")
+    print("| batching | images/s | P50 ms | P99 ms |\n|---|---:|---:|---:|")
+    for label, throughput, p50, p99 in rows:
+        print(f"| {label} | {throughput:.1f} | {p50 / 1000:.1f} | {p99 / 1000:.1f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build")
+    parser.add_argument("models")
+    parser.add_argument("venv")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--skip-batching", action="store_true")
+    args = parser.parse_args()
+    print(f"# infermark serve overhead ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores)")
+    http_layer(args.build, args.models, args.rounds)
+    server_overhead(args.build, args.models, args.venv, args.rounds)
+    if not args.skip_batching:
+        batching(args.build, args.models, args.venv, max(1, args.rounds - 1))
+
+
+if __name__ == "__main__":
+    main()
