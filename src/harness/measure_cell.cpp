@@ -63,7 +63,7 @@ void fill_resources(report::RunResult& result, const probes::ResourceSummary& su
   std::vector<loadgen::TimedValue> rss;
   for (const auto& s : summary.samples)
     if (s.t_s >= soak_offset_s) rss.push_back({s.t_s - soak_offset_s, s.rss_mb});
-  result.analysis["soak"] = loadgen::analyse_soak(outcome.phases.front(), rss);
+  result.analysis.soak = loadgen::analyse_soak(outcome.phases.front(), rss);
 }
 
 // What a varying-shape run fed: its ranges, every distinct shape with the queries that ran on it

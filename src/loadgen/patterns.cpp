@@ -20,24 +20,20 @@ double interval_p99_ms(const stats::IntervalSeries::Interval& interval) {
 
 // A trend verdict: significant when the slope's interval excludes zero, material when the change
 // it implies over the run exceeds `material` (in the value's units).
-nlohmann::json trend_verdict(const std::vector<double>& t, const std::vector<double>& y, double material,
-                             const std::string& unit) {
-  if (t.size() < 3) return {{"verdict", "not enough data"}, {"points", t.size()}};
+TrendVerdict trend_verdict(const std::vector<double>& t, const std::vector<double>& y, double material, const std::string& unit) {
+  if (t.size() < 3) return {TrendFinding::kNotEnoughData, t.size(), std::nullopt};
   const auto trend = stats::fit_trend(t, y);
   const double span = t.back() - t.front();
   const double change = trend.slope * span;
   const bool significant = trend.slope_ci95.low > 0 || trend.slope_ci95.high < 0;
   const bool rising = significant && trend.slope_ci95.low > 0 && change > material;
-  return {{"verdict", rising        ? "rising"
-                      : significant ? "significant but small"
-                                    : "flat"},
-          {"slope_per_min", trend.slope * 60},
-          {"slope_per_min_ci95", {trend.slope_ci95.low * 60, trend.slope_ci95.high * 60}},
-          {"change_over_run", change},
-          {"material_threshold", material},
-          {"unit", unit},
-          {"r_squared", trend.r_squared},
-          {"points", trend.points}};
+  return {
+      rising        ? TrendFinding::kRising
+      : significant ? TrendFinding::kSignificantButSmall
+                    : TrendFinding::kFlat,
+      trend.points,
+      TrendFit{
+          trend.slope * 60, {trend.slope_ci95.low * 60, trend.slope_ci95.high * 60}, change, material, unit, trend.r_squared}};
 }
 
 }  // namespace
@@ -141,7 +137,7 @@ MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const S
   return search;
 }
 
-nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb) {
+SoakAnalysis analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb) {
   std::vector<double> t_rss, rss, t_p99, p99;
   for (const auto& s : rss_mb) {
     t_rss.push_back(s.t_s);
@@ -159,11 +155,9 @@ nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& r
   double mean_p99 = 0;
   for (double p : p99) mean_p99 += p / static_cast<double>(std::max<std::size_t>(p99.size(), 1));
   // A leak is growth beyond 5% of the mean RSS (at least 10 MB); drift is P99 moving by 10%.
-  auto memory = trend_verdict(t_rss, rss, std::max(10.0, 0.05 * mean_rss), "MB");
-  auto latency = trend_verdict(t_p99, p99, 0.10 * mean_p99, "ms (per-interval P99)");
-  const bool leak = memory.value("verdict", "") == "rising";
-  bool drift = latency.value("verdict", "") == "rising";
-  nlohmann::json result{{"memory", memory}, {"latency", latency}, {"leak_suspected", leak}};
+  // Leak, drift and the overall verdict follow from these trends (SoakAnalysis).
+  SoakAnalysis result{trend_verdict(t_rss, rss, std::max(10.0, 0.05 * mean_rss), "MB"),
+                      trend_verdict(t_p99, p99, 0.10 * mean_p99, "ms (per-interval P99)"), std::nullopt};
   // Streamed requests: time per output token, averaged per interval of completion.
   if (!phase.recorder.requests().empty()) {
     const double interval_s = static_cast<double>(series.interval_ns()) * 1e-9;
@@ -187,18 +181,12 @@ nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& r
         mean_tpot += sum[i] / count[i];
       }
     if (!tpot.empty()) mean_tpot /= static_cast<double>(tpot.size());
-    auto tpot_trend = trend_verdict(t_tpot, tpot, 0.10 * mean_tpot, "ms (per-interval mean TPOT)");
-    drift = drift || tpot_trend.value("verdict", "") == "rising";
-    result["tpot"] = tpot_trend;
+    result.tpot = trend_verdict(t_tpot, tpot, 0.10 * mean_tpot, "ms (per-interval mean TPOT)");
   }
-  result["latency_drift"] = drift;
-  result["verdict"] =
-      leak || drift ? std::string(leak ? "memory grows" : "") + (leak && drift ? "; " : "") + (drift ? "latency drifts up" : "")
-                    : "stable";
   return result;
 }
 
-nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule) {
+PulseAnalysis analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule) {
   if (schedule.size() != 3) throw Error("a pulse schedule is baseline, burst, baseline");
   const double burst_start = schedule[0].duration_s, burst_end = burst_start + schedule[1].duration_s;
   const auto& series = phase.recorder.series();
@@ -226,12 +214,8 @@ nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>&
     if (interval.completed && interval_p99_ms(interval) > limit) break;
     recovered_at = t;
   }
-  nlohmann::json result{
-      {"baseline_p99_ms", baseline_p99}, {"peak_p99_ms", peak_p99},      {"burst_errors_and_rejections", burst_rejections},
-      {"recovery_limit_p99_ms", limit},  {"burst_start_s", burst_start}, {"burst_end_s", burst_end}};
-  result["time_to_recover_s"] =
-      recovered_at >= 0 ? nlohmann::json(std::max(0.0, recovered_at - burst_end)) : nlohmann::json(nullptr);
-  result["recovered"] = recovered_at >= 0;
+  PulseAnalysis result{baseline_p99, peak_p99, burst_rejections, limit, burst_start, burst_end, std::nullopt};
+  if (recovered_at >= 0) result.time_to_recover_s = std::max(0.0, recovered_at - burst_end);
   return result;
 }
 

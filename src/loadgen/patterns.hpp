@@ -7,8 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "loadgen/analysis.hpp"
 #include "loadgen/closed_loop.hpp"
 #include "loadgen/open_loop.hpp"
 
@@ -73,8 +72,8 @@ struct TimedValue {
 };
 // Leak and drift verdicts from the RSS samples and the per-interval P99 over a soak, and for
 // streamed requests the per-interval mean time per output token.
-nlohmann::json analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb);
+SoakAnalysis analyse_soak(const Phase& phase, const std::vector<TimedValue>& rss_mb);
 // Baseline and peak P99, rejections and errors, and the time to recover after the burst.
-nlohmann::json analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule);
+PulseAnalysis analyse_pulse(const Phase& phase, const std::vector<RateSegment>& schedule);
 
 }  // namespace infermark::loadgen

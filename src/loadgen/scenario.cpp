@@ -43,36 +43,47 @@ OpenLoopConfig open_loop_config(const ScenarioSpec& spec, int lanes, std::vector
   return c;
 }
 
-// SLA verdict with the MLPerf-style early-stopping bound on what percentile the run supports.
-nlohmann::json sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
-  const double sla_p99_ms = spec.sla_p99_ms;
-  const auto& latency = phase.recorder.latency();
-  // Queries above the SLA, counted from the histogram (exact up to its precision): values by rank
-  // never decrease, so bisect for the highest rank still within the target.
-  const auto threshold = static_cast<std::int64_t>(sla_p99_ms * 1e6);
+// Queries slower than `target_ms`, counted from the histogram (exact up to its precision): values
+// by rank never decrease, so bisect for the highest rank still within the target.
+std::uint64_t queries_over(const stats::LatencyHistogram& latency, double target_ms) {
+  const auto threshold = static_cast<std::int64_t>(target_ms * 1e6);
   std::uint64_t within = 0, beyond = latency.count() + 1;  // rank `within` is <= target; `beyond` is not
   while (beyond - within > 1) {
     const auto mid = within + (beyond - within) / 2;
     (latency.value_at_rank(mid) <= threshold ? within : beyond) = mid;
   }
-  const std::uint64_t over = latency.count() - within;
-  const double claim = stats::claimable_percentile(latency.count(), over, 0.99);
-  nlohmann::json verdict{{"p99_ms_target", sla_p99_ms > 0 ? nlohmann::json(sla_p99_ms) : nlohmann::json(nullptr)},
-                         {"p99_ms", p99_ms(phase)},
-                         {"passed", meets_slo(phase, slo_limits(spec))},
-                         {"queries_needed_for_p99_claim", stats::min_queries_for_percentile(99.0, 0.99)},
-                         {"errors", phase.recorder.errors()},
-                         {"rejected", phase.recorder.rejected()},
-                         {"goodput_qps", phase.goodput_qps()},
-                         {"good_queries", phase.recorder.met_targets()}};
-  if (sla_p99_ms > 0) {
-    verdict["queries_over_target"] = over;
-    verdict["claimable_percentile_at_target"] = claim;
+  return latency.count() - within;
+}
+
+// SLA verdict with the MLPerf-style early-stopping bound on what percentile the run supports.
+SlaVerdict sla_verdict(const Phase& phase, const ScenarioSpec& spec) {
+  SlaVerdict verdict;
+  verdict.p99_ms = p99_ms(phase);
+  verdict.passed = meets_slo(phase, slo_limits(spec));
+  verdict.queries_needed_for_p99_claim = stats::min_queries_for_percentile(99.0, 0.99);
+  verdict.errors = phase.recorder.errors();
+  verdict.rejected = phase.recorder.rejected();
+  verdict.goodput_qps = phase.goodput_qps();
+  verdict.good_queries = phase.recorder.met_targets();
+  if (spec.sla_p99_ms > 0) {
+    const auto& latency = phase.recorder.latency();
+    verdict.p99_ms_target = spec.sla_p99_ms;
+    verdict.queries_over_target = queries_over(latency, spec.sla_p99_ms);
+    verdict.claimable_percentile_at_target = stats::claimable_percentile(latency.count(), *verdict.queries_over_target, 0.99);
   }
   const auto streamed = streamed_p99(phase);
-  if (spec.ttft_ms > 0) verdict["ttft"] = {{"p99_ms_target", spec.ttft_ms}, {"p99_ms", streamed.ttft_ms}};
-  if (spec.tpot_ms > 0) verdict["tpot"] = {{"p99_ms_target", spec.tpot_ms}, {"p99_ms", streamed.tpot_ms}};
+  if (spec.ttft_ms > 0) verdict.ttft = SloCheck{spec.ttft_ms, streamed.ttft_ms};
+  if (spec.tpot_ms > 0) verdict.tpot = SloCheck{spec.tpot_ms, streamed.tpot_ms};
   return verdict;
+}
+
+// TTFT and TPOT P99s of a search trial or ramp step, recorded only when it streamed requests.
+template <typename Row>
+void add_streamed_p99(const Phase& phase, Row& row) {
+  if (phase.recorder.requests().empty()) return;
+  const auto streamed = streamed_p99(phase);
+  row.ttft_p99_ms = streamed.ttft_ms;
+  row.tpot_p99_ms = streamed.tpot_ms;
 }
 
 void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
@@ -82,33 +93,28 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
     out.parameters["capacity_qps"] = capacity;
     auto search = find_max_qps(system, open_loop_config(spec, lanes, {{spec.duration_s, capacity}}), slo_limits(spec),
                                capacity * 1.2, 7, stop);
-    nlohmann::json trials = nlohmann::json::array();
+    MaxQpsSearchResult result{.max_qps_within_sla = search.best_qps};
     for (auto& trial : search.trials) {
-      nlohmann::json row{{"target_qps", trial.target_qps},
-                         {"achieved_qps", trial.achieved_qps()},
-                         {"p99_ms", p99_ms(trial)},
-                         {"passed", meets_slo(trial, slo_limits(spec))},
-                         {"goodput_qps", trial.goodput_qps()}};
-      if (!trial.recorder.requests().empty()) {
-        const auto streamed = streamed_p99(trial);
-        row["ttft_p99_ms"] = streamed.ttft_ms;
-        row["tpot_p99_ms"] = streamed.tpot_ms;
-      }
-      trials.push_back(row);
+      SearchTrial row{.target_qps = trial.target_qps,
+                      .achieved_qps = trial.achieved_qps(),
+                      .p99_ms = p99_ms(trial),
+                      .passed = meets_slo(trial, slo_limits(spec)),
+                      .goodput_qps = trial.goodput_qps()};
+      add_streamed_p99(trial, row);
+      result.trials.push_back(row);
       out.phases.push_back(std::move(trial));
     }
-    out.analysis["max_qps_within_sla"] = search.best_qps;
-    out.analysis["search"] = trials;
     // The headline is the best passing trial, or the last one tried.
     for (std::size_t i = 0; i < out.phases.size(); ++i)
       if (out.phases[i].target_qps == search.best_qps) out.headline = i;
     if (!out.headline && !out.phases.empty()) out.headline = out.phases.size() - 1;
-    if (out.headline) out.analysis["goodput_qps_at_max"] = trials[*out.headline]["goodput_qps"];
+    if (out.headline) result.goodput_qps_at_max = result.trials[*out.headline].goodput_qps;
+    out.analysis.search = std::move(result);
     return;
   }
   out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, "server"));
   out.headline = 0;
-  if (has_slo(spec)) out.analysis["sla"] = sla_verdict(out.phases[0], spec);
+  if (has_slo(spec)) out.analysis.sla = sla_verdict(out.phases[0], spec);
 }
 
 void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
@@ -126,22 +132,14 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   const auto knee = find_knee(out.phases, slo_limits(spec));
   // The headline is the last step before the knee: the highest load the system still sustains.
   out.headline = knee.step ? (*knee.step > 0 ? *knee.step - 1 : 0) : out.phases.size() - 1;
-  out.analysis["summary_step"] = *out.headline;
-  nlohmann::json steps = nlohmann::json::array();
+  RampAnalysis analysis{
+      .ramp_by = spec.ramp_by, .summary_step = *out.headline, .knee_step = knee.step, .knee_reason = knee.reason};
   for (const auto& p : out.phases) {
-    nlohmann::json step{{"label", p.label}, {"throughput_qps", p.achieved_qps()}, {"p99_ms", p99_ms(p)}};
-    if (!p.recorder.requests().empty()) {
-      const auto streamed = streamed_p99(p);
-      step["ttft_p99_ms"] = streamed.ttft_ms;
-      step["tpot_p99_ms"] = streamed.tpot_ms;
-    }
-    steps.push_back(step);
+    RampStep step{.label = p.label, .throughput_qps = p.achieved_qps(), .p99_ms = p99_ms(p)};
+    add_streamed_p99(p, step);
+    analysis.steps.push_back(step);
   }
-  out.analysis["ramp_by"] = name_of(spec.ramp_by);
-  out.analysis["steps"] = steps;
-  out.analysis["knee_step"] = knee.step ? nlohmann::json(*knee.step) : nlohmann::json(nullptr);
-  out.analysis["knee_label"] = knee.step ? nlohmann::json(out.phases[*knee.step].label) : nlohmann::json(nullptr);
-  out.analysis["knee_reason"] = knee.reason;
+  out.analysis.ramp = std::move(analysis);
 }
 
 void run_soak(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
@@ -170,7 +168,7 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
   out.measured_from_ns = mono_now_ns();
   out.phases.push_back(run_open_loop(system, config, stop, "pulse"));
   out.headline = 0;
-  out.analysis["pulse"] = analyse_pulse(out.phases[0], schedule);
+  out.analysis.pulse = analyse_pulse(out.phases[0], schedule);
 }
 
 void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
@@ -178,7 +176,7 @@ void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
   const int clients = spec.name == Scenario::kSingleStream ? 1 : lanes;
   out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, clients), stop, std::string(name_of(spec.name))));
   out.headline = 0;
-  if (has_slo(spec)) out.analysis["sla"] = sla_verdict(out.phases[0], spec);
+  if (has_slo(spec)) out.analysis.sla = sla_verdict(out.phases[0], spec);
 }
 
 constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)

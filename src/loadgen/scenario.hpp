@@ -11,13 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loadgen/analysis.hpp"
 #include "loadgen/patterns.hpp"
 
 namespace infermark::loadgen {
 
 // The closed set of scenarios; each has one row in scenario_table().
 enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse };
-enum class RampBy { kConcurrency, kRate };
 
 std::string_view name_of(Scenario scenario);
 std::string_view name_of(RampBy ramp_by);
@@ -89,7 +89,7 @@ struct ScenarioOutcome {
   std::vector<Phase> phases;                             // measured phases, in order
   std::optional<std::size_t> headline;                   // the phase that gives the cell's summary; none: all merged
   nlohmann::json parameters = nlohmann::json::object();  // what was resolved (capacity, rates, lanes)
-  nlohmann::json analysis = nlohmann::json::object();    // knee, SLA verdict, max QPS, pulse
+  Analysis analysis;                                     // knee, SLA verdict, max QPS, pulse
   std::vector<std::string> group_labels;                 // the sample library's groups (index = group)
   std::int64_t measured_from_ns = 0;                     // monotonic start of the first measured phase (after warm-up)
   bool interrupted = false;

@@ -102,34 +102,59 @@ std::string cell_name(const RunResult& r) {
 }
 
 // "SLO P99 <= 100 ms, TTFT P99 <= 200 ms (P99 180.2 ms): PASSED ..." from an SLA verdict.
-std::string sla_note(const nlohmann::json& sla) {
+std::string sla_note(const loadgen::SlaVerdict& sla) {
   std::string targets, measured;
   auto add = [&](const std::string& what, double target, double value) {
     targets += (targets.empty() ? "" : ", ") + fmt::format("{} <= {} ms", what, target);
     measured += (measured.empty() ? "" : ", ") + fmt::format("{} {:.3f} ms", what, value);
   };
-  if (sla.contains("p99_ms_target") && sla["p99_ms_target"].is_number())
-    add("P99", sla["p99_ms_target"].get<double>(), sla.value("p99_ms", 0.0));
-  for (const char* slo : {"ttft", "tpot"})
-    if (sla.contains(slo))
-      add(std::string(slo == std::string("ttft") ? "TTFT" : "TPOT") + " P99", sla[slo].value("p99_ms_target", 0.0),
-          sla[slo].value("p99_ms", 0.0));
-  std::string note = fmt::format("SLO {}: {} ({})", targets, sla.value("passed", false) ? "PASSED" : "FAILED", measured);
-  if (sla.contains("queries_over_target"))
-    note += fmt::format("; {} over the P99 target, the run supports a P{:.2f} claim at 99% confidence",
-                        sla["queries_over_target"].get<std::uint64_t>(), sla.value("claimable_percentile_at_target", 0.0));
-  if (sla.contains("goodput_qps"))
-    note += fmt::format("; goodput {:.2f}/s ({} queries within every target)", sla["goodput_qps"].get<double>(),
-                        sla.value("good_queries", std::uint64_t{0}));
+  if (sla.p99_ms_target) add("P99", *sla.p99_ms_target, sla.p99_ms);
+  if (sla.ttft) add("TTFT P99", sla.ttft->p99_ms_target, sla.ttft->p99_ms);
+  if (sla.tpot) add("TPOT P99", sla.tpot->p99_ms_target, sla.tpot->p99_ms);
+  std::string note = fmt::format("SLO {}: {} ({})", targets, sla.passed ? "PASSED" : "FAILED", measured);
+  if (sla.queries_over_target)
+    note += fmt::format("; {} over the P99 target, the run supports a P{:.2f} claim at 99% confidence", *sla.queries_over_target,
+                        sla.claimable_percentile_at_target.value_or(0.0));
+  if (sla.goodput_qps)
+    note += fmt::format("; goodput {:.2f}/s ({} queries within every target)", *sla.goodput_qps, sla.good_queries);
   return note;
 }
 
-std::string pulse_note(const nlohmann::json& p) {
+std::string search_note(const loadgen::MaxQpsSearchResult& search) {
   return fmt::format(
-      "pulse: baseline P99 {:.3f} ms, peak P99 {:.3f} ms, {} errors/rejections in the burst, {}",
-      p["baseline_p99_ms"].get<double>(), p["peak_p99_ms"].get<double>(), p["burst_errors_and_rejections"].get<std::uint64_t>(),
-      p["recovered"].get<bool>() ? fmt::format("recovered {:.1f} s after the burst", p["time_to_recover_s"].get<double>())
-                                 : std::string("did not recover before the end"));
+      "highest rate within the SLOs: {:.2f} queries/s{}", search.max_qps_within_sla,
+      search.goodput_qps_at_max ? fmt::format(" (goodput there {:.2f}/s)", *search.goodput_qps_at_max) : std::string());
+}
+
+std::string knee_note(const loadgen::RampAnalysis& ramp) {
+  const auto label = ramp.knee_label();
+  return label ? fmt::format("knee at {}: {}", *label, ramp.knee_reason) : ramp.knee_reason;
+}
+
+// Streamed ramps: each step's throughput and token latencies.
+std::string ramp_steps_note(const loadgen::RampAnalysis& ramp) {
+  if (ramp.steps.empty() || !ramp.steps.front().ttft_p99_ms) return "";
+  std::string steps;
+  for (const auto& step : ramp.steps)
+    steps += fmt::format("{}{}: {:.2f} req/s, TTFT P99 {:.1f} ms, TPOT P99 {:.2f} ms", steps.empty() ? "" : "; ", step.label,
+                         step.throughput_qps, step.ttft_p99_ms.value_or(0.0), step.tpot_p99_ms.value_or(0.0));
+  return "ramp steps: " + steps;
+}
+
+double slope_per_min(const loadgen::TrendVerdict& trend) { return trend.fit ? trend.fit->slope_per_min : 0.0; }
+
+std::string soak_note(const loadgen::SoakAnalysis& soak) {
+  return "soak: " + soak.verdict() +
+         fmt::format(" (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min{})", slope_per_min(soak.memory), slope_per_min(soak.latency),
+                     soak.tpot ? fmt::format(", TPOT {:+.3f} ms/min ({})", slope_per_min(*soak.tpot), name_of(soak.tpot->verdict))
+                               : std::string());
+}
+
+std::string pulse_note(const loadgen::PulseAnalysis& p) {
+  return fmt::format("pulse: baseline P99 {:.3f} ms, peak P99 {:.3f} ms, {} errors/rejections in the burst, {}",
+                     p.baseline_p99_ms, p.peak_p99_ms, p.burst_errors_and_rejections,
+                     p.time_to_recover_s ? fmt::format("recovered {:.1f} s after the burst", *p.time_to_recover_s)
+                                         : std::string("did not recover before the end"));
 }
 
 std::string energy_note(const RunResult& r) {
@@ -149,33 +174,12 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
   std::string energy_unavailable;
   for (const auto& r : results) {
     const auto& a = r.analysis;
-    if (a.contains("sla")) add(r, sla_note(a["sla"]));
-    if (a.contains("max_qps_within_sla"))
-      add(r, fmt::format("highest rate within the SLOs: {:.2f} queries/s{}", a["max_qps_within_sla"].get<double>(),
-                         a.contains("goodput_qps_at_max")
-                             ? fmt::format(" (goodput there {:.2f}/s)", a["goodput_qps_at_max"].get<double>())
-                             : std::string()));
-    if (a.contains("knee_reason"))
-      add(r, a["knee_step"].is_null()
-                 ? a["knee_reason"].get<std::string>()
-                 : fmt::format("knee at {}: {}", a["knee_label"].get<std::string>(), a["knee_reason"].get<std::string>()));
-    if (a.contains("soak"))
-      add(r, "soak: " + a["soak"]["verdict"].get<std::string>() +
-                 fmt::format(" (RSS {:+.2f} MB/min, P99 {:+.3f} ms/min{})", a["soak"]["memory"].value("slope_per_min", 0.0),
-                             a["soak"]["latency"].value("slope_per_min", 0.0),
-                             a["soak"].contains("tpot")
-                                 ? fmt::format(", TPOT {:+.3f} ms/min ({})", a["soak"]["tpot"].value("slope_per_min", 0.0),
-                                               a["soak"]["tpot"].value("verdict", ""))
-                                 : std::string()));
-    if (a.contains("steps") && !a["steps"].empty() && a["steps"][0].contains("ttft_p99_ms")) {
-      std::string steps;
-      for (const auto& step : a["steps"])
-        steps += fmt::format("{}{}: {:.2f} req/s, TTFT P99 {:.1f} ms, TPOT P99 {:.2f} ms", steps.empty() ? "" : "; ",
-                             step.value("label", ""), step.value("throughput_qps", 0.0), step.value("ttft_p99_ms", 0.0),
-                             step.value("tpot_p99_ms", 0.0));
-      add(r, "ramp steps: " + steps);
-    }
-    if (a.contains("pulse")) add(r, pulse_note(a["pulse"]));
+    if (a.sla) add(r, sla_note(*a.sla));
+    if (a.search) add(r, search_note(*a.search));
+    if (a.ramp) add(r, knee_note(*a.ramp));
+    if (a.soak) add(r, soak_note(*a.soak));
+    if (a.ramp) add(r, ramp_steps_note(*a.ramp));
+    if (a.pulse) add(r, pulse_note(*a.pulse));
     add(r, energy_note(r));
     if (r.resources && !r.resources->summary.energy.available) energy_unavailable = r.resources->summary.energy.source;
   }

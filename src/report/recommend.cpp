@@ -90,8 +90,8 @@ CellFigures figures_of(const RunResult& r, const Constraints& c) {
   f.p99_ms = r.latency_ms->at(99).value;
   f.inferences_per_s = r.throughput.inferences_per_s;
   // A searched SLA capacity says what a machine sustains; a closed-loop rate only what one run did.
-  if (r.analysis.is_object() && r.analysis.value("max_qps_within_sla", json()).is_number()) {
-    f.qps = r.analysis["max_qps_within_sla"].get<double>() * static_cast<double>(r.scenario.batch);
+  if (r.analysis.search) {
+    f.qps = r.analysis.search->max_qps_within_sla * static_cast<double>(r.scenario.batch);
     f.qps_source = r.scenario.batch == 1 ? "max QPS within the SLA (searched)"
                                          : fmt::format("max QPS within the SLA (searched) x batch {}", r.scenario.batch);
   } else {

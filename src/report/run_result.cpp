@@ -254,7 +254,7 @@ json to_json(const RunResult& r) {
   j["latency_histogram_ns"] = r.latency_histogram;
   j["time_series"] = r.time_series;
   j["phases"] = r.phases;
-  j["analysis"] = r.analysis;
+  j["analysis"] = loadgen::to_json(r.analysis);
   j["resources"] = r.resources ? to_json(*r.resources) : json(nullptr);
   j["generation"] = r.generation ? to_json(*r.generation) : json(nullptr);
   j["throughput"] = {{"wall_s", r.throughput.wall_s},
@@ -309,7 +309,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.latency_histogram = j.value("latency_histogram_ns", json(nullptr));
     r.time_series = j.value("time_series", json(nullptr));
     r.phases = j.value("phases", json::array());
-    r.analysis = j.value("analysis", json::object());
+    r.analysis = loadgen::analysis_from(j.value("analysis", json::object()));  // lenient: never throws
     if (j.contains("resources") && j["resources"].is_object()) r.resources = resources_from(j["resources"]);
     if (j.contains("generation") && j["generation"].is_object()) r.generation = generation_from(j["generation"]);
     const auto& tp = j.at("throughput");

@@ -268,8 +268,8 @@ TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
   EXPECT_NE(r.out.find("SLO P99 <= 50 ms"), std::string::npos) << r.out;
   for (const auto& result : results()) {
     EXPECT_EQ(result.scenario.name, "server");
-    ASSERT_TRUE(result.analysis.contains("sla")) << result.analysis.dump();
-    EXPECT_TRUE(result.analysis["sla"].contains("passed"));
+    ASSERT_TRUE(result.analysis.sla.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
+    EXPECT_EQ(result.analysis.sla->p99_ms_target, 50.0);
     ASSERT_EQ(result.phases.size(), 1u);
     EXPECT_GT(result.phases[0]["issued"].get<int>(), 100);
     EXPECT_FALSE(result.phases[0]["issue_lateness_us"].is_null());
@@ -290,8 +290,9 @@ TEST_F(Cli, RampReportsEveryStepAndItsKnee) {
   for (const auto& result : results()) {
     ASSERT_EQ(result.phases.size(), 3u);
     EXPECT_EQ(result.phases[2]["concurrency"], 4);  // 1, 2, 4
-    EXPECT_TRUE(result.analysis.contains("knee_reason"));
-    EXPECT_EQ(result.analysis["steps"].size(), 3u);
+    ASSERT_TRUE(result.analysis.ramp.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
+    EXPECT_FALSE(result.analysis.ramp->knee_reason.empty());
+    EXPECT_EQ(result.analysis.ramp->steps.size(), 3u);
   }
 }
 
@@ -299,14 +300,15 @@ TEST_F(Cli, PulseAndSoakRunWithShortPhases) {
   const auto model = (kModels / "tiny_cnn.onnx").string();
   auto r = infermark("run " + model + " --scenario pulse --pulse-times 1,1,1 --capacity-probe 0.3" + quick("onnxruntime"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const auto& result : results()) EXPECT_TRUE(result.analysis.contains("pulse")) << result.analysis.dump();
+  for (const auto& result : results())
+    EXPECT_TRUE(result.analysis.pulse.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
   fs::remove_all(dir_ / "results");
   r = infermark("run " + model + " --scenario soak --soak-duration 2 --soak-interval 0.5 --capacity-probe 0.3" +
                 quick("onnxruntime"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& result : results()) {
-    ASSERT_TRUE(result.analysis.contains("soak")) << result.analysis.dump();
-    EXPECT_TRUE(result.analysis["soak"].contains("leak_suspected"));
+    ASSERT_TRUE(result.analysis.soak.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
+    EXPECT_GT(result.analysis.soak->latency.points, 0u);
     EXPECT_GT(result.scenario.parameters["soak_qps"].get<double>(), 0.0);
   }
 }

@@ -276,10 +276,11 @@ TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
   EXPECT_EQ(phase.at("generation").at("output_tokens"), 4 * phase.at("completed").get<int>());
   ASSERT_TRUE(result.generation.has_value());
   EXPECT_NE(result.generation->ttft_from.find("scheduled arrival"), std::string::npos);
-  const auto& sla = result.analysis.at("sla");
-  EXPECT_TRUE(sla.contains("ttft") && sla.contains("tpot")) << sla.dump();
+  ASSERT_TRUE(result.analysis.sla.has_value());
+  const auto& sla = *result.analysis.sla;
+  EXPECT_TRUE(sla.ttft && sla.tpot) << loadgen::to_json(result.analysis).dump();
   // Generous targets: every completed request is good, so goodput equals throughput.
-  EXPECT_EQ(sla.at("good_queries"), phase.at("completed"));
+  EXPECT_EQ(sla.good_queries, phase.at("completed").get<std::uint64_t>());
   EXPECT_GT(result.generation->goodput_rps.value_or(0), 0);
 }
 

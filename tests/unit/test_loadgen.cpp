@@ -196,12 +196,13 @@ TEST(Soak, FlagsAPlantedLeakAndNotAFlatRun) {
     flat.push_back({static_cast<double>(i), 200 + noise});
   }
   const auto leak = analyse_soak(phase, leaking);
-  EXPECT_TRUE(leak["leak_suspected"].get<bool>()) << leak.dump();
-  EXPECT_NEAR(leak["memory"]["slope_per_min"].get<double>(), 60.0, 1.0);
+  EXPECT_TRUE(leak.leak_suspected()) << to_json({.soak = leak}).dump();
+  ASSERT_TRUE(leak.memory.fit.has_value());
+  EXPECT_NEAR(leak.memory.fit->slope_per_min, 60.0, 1.0);
   const auto stable = analyse_soak(phase, flat);
-  EXPECT_FALSE(stable["leak_suspected"].get<bool>()) << stable.dump();
-  EXPECT_FALSE(stable["latency_drift"].get<bool>()) << stable.dump();
-  EXPECT_EQ(stable["verdict"], "stable");
+  EXPECT_FALSE(stable.leak_suspected()) << to_json({.soak = stable}).dump();
+  EXPECT_FALSE(stable.latency_drift()) << to_json({.soak = stable}).dump();
+  EXPECT_EQ(stable.verdict(), "stable");
 }
 
 TEST(Pulse, MeasuresPeakAndRecovery) {
@@ -213,10 +214,10 @@ TEST(Pulse, MeasuresPeakAndRecovery) {
     phase.recorder.record(static_cast<std::int64_t>(ms) * 1'000'000, latency);
   }
   const auto pulse = analyse_pulse(phase, {{10, 50}, {5, 200}, {15, 50}});
-  EXPECT_NEAR(pulse["baseline_p99_ms"].get<double>(), 1.0, 0.05);
-  EXPECT_NEAR(pulse["peak_p99_ms"].get<double>(), 40.0, 1.0);
-  EXPECT_TRUE(pulse["recovered"].get<bool>());
-  EXPECT_NEAR(pulse["time_to_recover_s"].get<double>(), 3.0, 0.51);
+  EXPECT_NEAR(pulse.baseline_p99_ms, 1.0, 0.05);
+  EXPECT_NEAR(pulse.peak_p99_ms, 40.0, 1.0);
+  ASSERT_TRUE(pulse.recovered());
+  EXPECT_NEAR(*pulse.time_to_recover_s, 3.0, 0.51);
 }
 
 TEST(Scenario, ValidationNamesTheFlag) {
@@ -265,7 +266,8 @@ TEST(Scenario, RunsEachScenarioOnAFakeSystem) {
     ASSERT_EQ(outcome.phases.size(), 1u) << name;
     EXPECT_GT(outcome.phases[0].recorder.completed(), 0u) << name;
     if (name == "server") {
-      EXPECT_TRUE(outcome.analysis["sla"]["passed"].get<bool>()) << outcome.analysis.dump();
+      ASSERT_TRUE(outcome.analysis.sla.has_value());
+      EXPECT_TRUE(outcome.analysis.sla->passed) << to_json(outcome.analysis).dump();
     }
   }
 }

@@ -130,7 +130,7 @@ TEST(RecommendCost, CostPerMillionAndMachineCount) {
   r.result.throughput.inferences_per_s = 1000.0;
   auto searched = cell("openvino", 1.0, 100.0);
   searched.result.throughput.inferences_per_s = 1000.0;
-  searched.result.analysis["max_qps_within_sla"] = 600.0;
+  searched.result.analysis.search = loadgen::MaxQpsSearchResult{.max_qps_within_sla = 600.0};
   report::Constraints c;
   c.price_per_hour = 3.6;
   c.target_qps = 2500.0;

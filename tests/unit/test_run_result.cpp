@@ -30,6 +30,7 @@ RunResult sample_result() {
   r.throughput = {0.01, 400.0, 400.0};
   r.memory = {10, 20, 30, "worker process"};
   r.environment = {{"cpu_model", "test"}};
+  r.analysis.sla = loadgen::SlaVerdict{.p99_ms_target = 50.0, .p99_ms = 4.0, .passed = true, .goodput_qps = 400.0};
   return r;
 }
 
@@ -55,6 +56,25 @@ TEST(RunResult, JsonRoundTripKeepsEveryField) {
   EXPECT_DOUBLE_EQ(back.latency_ms->at(50).value, 2.0);
   EXPECT_FALSE(back.effective_settings[1].applied);
   EXPECT_EQ(json["latency_ms"]["percentiles"]["p99.9"]["percentile"], 99.9);
+  ASSERT_TRUE(back.analysis.sla.has_value());
+  EXPECT_EQ(back.analysis.sla->p99_ms_target, 50.0);
+}
+
+// The analysis is read leniently: a verdict this build cannot read is left out, the file still loads.
+TEST(RunResult, AMalformedAnalysisDoesNotRejectTheFile) {
+  auto json = to_json(sample_result());
+  json["analysis"]["pulse"] = "recovered";
+  json["analysis"]["soak"] = {{"memory", {{"verdict", "sideways"}}}};
+  RunResult back;
+  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  EXPECT_TRUE(back.analysis.sla.has_value());
+  EXPECT_FALSE(back.analysis.pulse || back.analysis.soak);
+  json["analysis"] = "none";
+  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  EXPECT_FALSE(back.analysis.sla.has_value());
+  json.erase("analysis");
+  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  EXPECT_EQ(to_json(back)["analysis"], nlohmann::json::object());
 }
 
 TEST(RunResult, FailedResultHasNullLatency) {
@@ -103,6 +123,30 @@ TEST(ComparisonTable, ShowsRowsAndFailures) {
   EXPECT_NE(table.find("openvino: crashed: SIGSEGV while loading the model"), std::string::npos) << table;
   EXPECT_EQ(effective_setting(ok, "intra_op_threads"), "2");
   EXPECT_EQ(effective_setting(ok, "absent"), "");
+}
+
+// The notes under the table read the typed analysis: SLA verdict, ramp knee and pulse recovery.
+TEST(ComparisonTable, ScenarioNotesReadTheAnalysis) {
+  auto sla = sample_result();
+  sla.analysis.sla->ttft = loadgen::SloCheck{200, 150.5};
+  sla.analysis.sla->good_queries = 4;
+  auto ramp = sample_result();
+  ramp.analysis = {};
+  ramp.analysis.ramp = loadgen::RampAnalysis{
+      .steps = {{"concurrency 1", 10, 1, std::nullopt, std::nullopt}, {"concurrency 2", 10.1, 2, std::nullopt, std::nullopt}},
+      .knee_step = 1,
+      .knee_reason = "throughput flat"};
+  auto pulse = sample_result();
+  pulse.analysis = {.pulse = loadgen::PulseAnalysis{1.0, 40.0, 3, 1.5, 10, 15, 2.5}};
+  const auto notes = scenario_notes({sla, ramp, pulse});
+  EXPECT_NE(notes.find("SLO P99 <= 50 ms, TTFT P99 <= 200 ms: PASSED (P99 4.000 ms, TTFT P99 150.500 ms); goodput 400.00/s "
+                       "(4 queries within every target)"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("knee at concurrency 2: throughput flat"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("pulse: baseline P99 1.000 ms, peak P99 40.000 ms, 3 errors/rejections in the burst, recovered 2.5 s"),
+            std::string::npos)
+      << notes;
 }
 
 // The typed generation section round-trips through JSON, and a file written before TTFT's origin
