@@ -32,6 +32,11 @@ SHADOW_COMPARED = "infermark_shadow_comparisons_total"  # labels shadow, shape
 SHADOW_DISAGREED = "infermark_shadow_disagreements_total"
 SHADOW_MAX_ERROR = "infermark_shadow_max_abs_error"
 SHADOW_DROPPED = "infermark_shadow_dropped_total"
+TTFT = "infermark_time_to_first_token_seconds"  # histogram, language models
+TPOT = "infermark_time_per_output_token_seconds"  # histogram, language models
+PROMPT_TOKENS = "infermark_prompt_tokens_total"
+GENERATED_TOKENS = "infermark_generated_tokens_total"
+ACTIVE_SEQUENCES = "infermark_active_sequences"  # continuous batching: sequences in the running batch
 IN_FLIGHT = "infermark_in_flight_requests"  # per process, no model label
 RSS = "process_resident_memory_bytes"
 CPU = "process_cpu_seconds_total"
@@ -187,6 +192,16 @@ def panels():
               [target(f"max by (variant, shadow) ({sel(SHADOW_MAX_ERROR)})", "{{variant}} vs {{shadow}}")],
               unit="short"),
     ])
+    language_models = (8, [
+        panel("Time to first token P50 / P95 / P99", "Language models: request arrival to the first generated token",
+              percentiles(TTFT, ""), unit="s"),
+        panel("Time per output token P50 / P95 / P99", "Language models: time between consecutive generated tokens",
+              percentiles(TPOT, ""), unit="s"),
+        panel("Tokens/s and running batch", "Prompt and generated tokens per second, and sequences in the running batch",
+              [target(f"sum by (variant) ({rate(GENERATED_TOKENS)})", "{{variant}} generated/s"),
+               target(f"sum by (variant) ({rate(PROMPT_TOKENS)})", "{{variant}} prompt/s"),
+               target(f"sum by (variant) ({sel(ACTIVE_SEQUENCES)})", "{{variant}} active sequences")], unit="short"),
+    ])
     process = (8, [
         panel("In flight", "HTTP requests being handled, per instance",
               [target(f"sum by (instance) ({IN_FLIGHT}{{{PROCESS}}})", "{{instance}}")], unit="short"),
@@ -195,7 +210,7 @@ def panels():
         panel("CPU", "CPU seconds per second of the server process (1 = one core busy)",
               [target(f"rate({CPU}{{{PROCESS}}}[{RATE}])", "{{instance}}")], unit="short"),
     ])
-    return layout([overview, latency, batching, queue, errors, routing, shadow, process])
+    return layout([overview, latency, batching, queue, errors, routing, shadow, language_models, process])
 
 
 def query_variable(name, label, query, multi=True):

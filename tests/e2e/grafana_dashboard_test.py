@@ -166,6 +166,10 @@ models:
       - {{name: openvino, backend: openvino, weight: 0}}
       - {{name: mirrored, backend: onnxruntime, weight: 0, shadow: {{to: broken, share: 1}}}}
       - {{name: broken, backend: onnxruntime, model: {models}/tiny_head.onnx, weight: 0}}
+  - name: llama
+    file: {models}/llama-tiny.gguf
+    variants:
+      - {{name: llamacpp, backend: llamacpp, slots: 2}}
 """
 
 
@@ -204,6 +208,8 @@ class DashboardMetricsAreExported(unittest.TestCase):
                               "a burst with both a 200 and a 429")
         self.assertLessEqual(set(statuses), {200, 429})
         self.assertEqual(infer({"X-Model-Variant": "mirrored"}), 200)
+        completion = json.dumps({"model": "llama", "prompt": "tokens", "max_tokens": 4, "temperature": 0}).encode()
+        self.assertEqual(http(self.address, "POST", "/v1/completions", completion)[0], 200)
 
     def test_every_metric_on_the_dashboard_is_exported(self):
         self.drive_traffic()
