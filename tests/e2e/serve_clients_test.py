@@ -139,6 +139,22 @@ class ServeWithRealClients(unittest.TestCase):
             raw.sendall(b"POST /v2/models/tiny_cnn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"inputs\"")
         self.assertTrue(self.client.is_server_live())
 
+    def test_slow_clients_do_not_hold_up_others(self):
+        # Clients that send half a request and stall: coroutines wait on them, no thread does.
+        stalled = []
+        for _ in range(40):
+            raw = socket.create_connection(tuple(self.address.split(":")))
+            raw.sendall(b"POST /v2/models/tiny_cnn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n{\"in")
+            stalled.append(raw)
+        try:
+            x = self.rng.random((1, 3, 32, 32), dtype=np.float32)
+            for _ in range(5):
+                status, _, _ = http(self.address, "POST", "/v2/models/tiny_cnn/infer", infer_body(x), timeout=10)
+                self.assertEqual(status, 200)
+        finally:
+            for raw in stalled:
+                raw.close()
+
     def test_metrics_pass_promtool(self):
         _, _, text = http(self.address, "GET", "/metrics")
         checked = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
