@@ -10,6 +10,8 @@
 #include "core/clock.hpp"
 #include "serve/batch_tensors.hpp"
 #include "serve/dynamic_batcher.hpp"
+#include "serve/generation_engine.hpp"
+#include "serve/openai_protocol.hpp"
 #include "serve/kserve_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
@@ -283,6 +285,77 @@ TEST(ServeConfig, MistakesNameTheField) {
   EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, weight: 0}]}\n")
                 .find("weights add up to 0"),
             std::string::npos);
+}
+
+TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {
+  const auto completion = parse_completion_request(
+      R"({"model":"m","prompt":"hi","max_tokens":5,"temperature":0,"seed":7,"stop":["\n"],"stream":true,
+          "stream_options":{"include_usage":true},"user":"ignored"})",
+      false);
+  EXPECT_EQ(completion.prompt, "hi");
+  EXPECT_EQ(completion.max_tokens, 5);
+  EXPECT_EQ(completion.sampling.temperature, 0.f);
+  EXPECT_TRUE(completion.seed_given);
+  EXPECT_EQ(completion.sampling.seed, 7u);
+  EXPECT_EQ(completion.stop, (std::vector<std::string>{"\n"}));
+  EXPECT_TRUE(completion.stream && completion.include_usage);
+  const auto chat = parse_completion_request(
+      R"({"model":"m","messages":[{"role":"system","content":"be brief"},
+          {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"max_completion_tokens":3})",
+      true);
+  ASSERT_EQ(chat.messages.size(), 2u);
+  EXPECT_EQ(chat.messages[1].content, "ab");
+  EXPECT_EQ(chat.max_tokens, 3);
+  EXPECT_EQ(chat.sampling.temperature, 1.f);  // OpenAI's default
+}
+
+TEST(OpenAiProtocol, BadRequestsNameTheField) {
+  EXPECT_NE(request_error([] { parse_completion_request(R"({"prompt":"x"})", false); }).find("model"), std::string::npos);
+  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":0})", false); })
+                .find("max_tokens"),
+            std::string::npos);
+  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","n":3})", false); }).find("n:"),
+            std::string::npos);
+  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":["a","b"]})", false); }).find("prompt"),
+            std::string::npos);
+  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","messages":[{"content":"x"}]})", true); })
+                .find("messages[0].role"),
+            std::string::npos);
+}
+
+TEST(OpenAiProtocol, InvalidUtf8InModelOutputIsReplacedNotFatal) {
+  CompletionRequest request;
+  const auto body = completion_body(request, {"cmpl-1", "m", 0, "v"}, std::string("ok\xff\xfe"), FinishReason::kLength, 1, 2);
+  const auto parsed = nlohmann::json::parse(body);
+  EXPECT_EQ(parsed["choices"][0]["text"], "ok\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFD twice
+  EXPECT_EQ(parsed["usage"]["total_tokens"], 3);
+}
+
+TEST(GenerationText, SplitUtf8CharactersAreHeldBack) {
+  EXPECT_EQ(complete_utf8_prefix("abc"), 3u);
+  EXPECT_EQ(complete_utf8_prefix("ab\xC3"), 2u);            // first byte of a 2-byte character
+  EXPECT_EQ(complete_utf8_prefix("ab\xC3\xA9"), 4u);        // é complete
+  EXPECT_EQ(complete_utf8_prefix("a\xE2\x82"), 1u);         // 2 of 3 bytes of €
+  EXPECT_EQ(complete_utf8_prefix("a\xF0\x9F\x98\x80"), 5u);  // a 4-byte emoji, complete
+  EXPECT_EQ(complete_utf8_prefix("a\x80\x80\x80\x80"), 5u);  // stray continuation bytes do not stall the stream
+}
+
+TEST(TokenChannel, DeliversWhatIsPendingOrWaitsForIt) {
+  TokenChannel channel;
+  StreamChunk piece;
+  piece.text = "a";
+  channel.push(piece);
+  std::vector<StreamChunk> got;
+  channel.next([&](std::vector<StreamChunk> chunks) { got = std::move(chunks); });
+  ASSERT_EQ(got.size(), 1u);  // already there: delivered at once
+  got.clear();
+  channel.next([&](std::vector<StreamChunk> chunks) { got = std::move(chunks); });
+  EXPECT_TRUE(got.empty());  // nothing yet: waits
+  StreamChunk last;
+  last.done = true;
+  channel.push(last);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].done);
 }
 
 }  // namespace
