@@ -61,6 +61,7 @@ asio::awaitable<void> Responder::send(Response response) {
   response.set(http::field::server, std::string(kServerName));
   response.keep_alive(keep_alive_);
   response.prepare_payload();
+  if (head_only_) response.body().clear();  // Content-Length stays what GET would send
   stream_.expires_after(limits_.write_timeout);
   beast::error_code ec;
   co_await http::async_write(stream_, response, asio::redirect_error(asio::use_awaitable, ec));
@@ -193,7 +194,10 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
       break;
     }
     auto request = parser.release();
-    Responder responder(stream, limits_, request.keep_alive() && !stopping_, request.version());
+    // HEAD is answered as GET without the body (clients probe /metrics and health routes with it).
+    const bool head_only = request.method() == http::verb::head;
+    if (head_only) request.method(http::verb::get);
+    Responder responder(stream, limits_, request.keep_alive() && !stopping_, request.version(), head_only);
     ++in_flight_;
     std::string failure;
     if (stopping_) {

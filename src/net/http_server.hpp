@@ -36,8 +36,10 @@ struct ServerLimits {
 // How a handler answers: once (send) or as a chunked stream (begin_stream, write..., end_stream).
 class Responder {
  public:
-  Responder(boost::beast::tcp_stream& stream, const ServerLimits& limits, bool keep_alive, unsigned version)
-      : stream_(stream), limits_(limits), keep_alive_(keep_alive), version_(version) {}
+  // `head_only`: the request was HEAD, so responses carry their headers (Content-Length included) and no body.
+  Responder(boost::beast::tcp_stream& stream, const ServerLimits& limits, bool keep_alive, unsigned version,
+            bool head_only = false)
+      : stream_(stream), limits_(limits), keep_alive_(keep_alive), version_(version), head_only_(head_only) {}
 
   boost::asio::awaitable<void> send(Response response);
   // Sends the status and headers of `head` with chunked transfer encoding. False: the client left.
@@ -54,6 +56,7 @@ class Responder {
   const ServerLimits& limits_;
   bool keep_alive_;
   unsigned version_;
+  bool head_only_;
   bool answered_ = false;
   bool broken_ = false;
   unsigned status_ = 0;

@@ -77,10 +77,7 @@ class AiperfAgainstServe(unittest.TestCase):
                    # Same prompts (aiperf's seed) and same sampling (the server's): the random-weight
                    # model ends a reply early at its end-of-sequence token the same way on every run.
                    "--extra-inputs", "seed:1",
-                   "--artifact-dir", artifacts, "--no-gpu-telemetry",
-                   # aiperf probes /metrics with HEAD first; infermark serve answers HEAD with 404 and a
-                   # body, so aiperf would drop server metrics anyway (docs/serving.md, "Not yet").
-                   "--no-server-metrics"]
+                   "--artifact-dir", artifacts, "--no-gpu-telemetry"]
         run = subprocess.run(command, capture_output=True, text=True, timeout=180, env=environment)
         self.assertEqual(run.returncode, 0, run.stdout[-6000:] + run.stderr[-6000:])
 

@@ -139,6 +139,23 @@ class ServeWithRealClients(unittest.TestCase):
             raw.sendall(b"POST /v2/models/tiny_cnn/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"inputs\"")
         self.assertTrue(self.client.is_server_live())
 
+    def test_head_answers_like_get_without_a_body(self):
+        import http.client
+        host, port = self.address.split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        try:
+            connection.request("GET", "/metrics")
+            length = len(connection.getresponse().read())
+            connection.request("HEAD", "/metrics")
+            head = connection.getresponse()
+            self.assertEqual(head.status, 200)
+            self.assertEqual(head.read(), b"")
+            self.assertGreater(int(head.getheader("Content-Length")), length // 2)
+            connection.request("GET", "/v2")  # the same keep-alive connection is still in step
+            self.assertEqual(json.loads(connection.getresponse().read())["name"], "infermark")
+        finally:
+            connection.close()
+
     def test_slow_clients_do_not_hold_up_others(self):
         # Clients that send half a request and stall: coroutines wait on them, no thread does.
         stalled = []
