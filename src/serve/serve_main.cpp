@@ -11,6 +11,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "net/http_server.hpp"
+#include "serve/inference_router.hpp"
 #include "serve/kserve_http_api.hpp"
 #include "serve/model_repository.hpp"
 #include "serve/openai_http_api.hpp"
@@ -99,7 +100,8 @@ int run_serve(const ServeConfig& config) {
                  variant->max_batch_rows() > 1 ? "dynamic batching up to " + std::to_string(variant->max_batch_rows())
                                                : std::string("unbatched"),
                  variant->batching_note().empty() ? "" : " (" + variant->batching_note() + ")");
-  KServeHttpApi api(repository, metrics);
+  InferenceRouter router(repository, metrics);
+  KServeHttpApi api(router, metrics);
   OpenAiHttpApi openai(repository, metrics);
   net::ServerLimits limits;
   limits.max_body_bytes = config.max_body_mb << 20;
@@ -118,7 +120,7 @@ int run_serve(const ServeConfig& config) {
   fmt::print("infermark serve: {} received, draining (up to {:.0f} s)\n", received == SIGTERM ? "SIGTERM" : "SIGINT",
              config.drain_s);
   std::fflush(stdout);
-  api.set_ready(false);
+  router.set_ready(false);
   const auto left = server.shutdown(std::chrono::milliseconds(static_cast<std::int64_t>(config.drain_s * 1000)));
   repository.close();
   write_results(repository, config.results_dir);

@@ -179,7 +179,13 @@ void ServeMetrics::count_shadow_dropped(const std::string& model, const std::str
   shadow_dropped_.Add({{"model", model}, {"variant", variant}, {"shadow", shadow}}).Increment();
 }
 
-void ServeMetrics::set_in_flight(double requests) { in_flight_.Add({}).Set(requests); }
+void ServeMetrics::add_in_flight(double requests) {
+  auto& gauge = in_flight_.Add({});
+  if (requests >= 0)
+    gauge.Increment(requests);
+  else
+    gauge.Decrement(-requests);
+}
 
 std::string ServeMetrics::scrape() {
   {

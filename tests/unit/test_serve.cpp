@@ -13,6 +13,7 @@
 #include "serve/kserve_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
+#include "unit/request_errors.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -22,17 +23,6 @@ Tensor floats(const std::string& name, std::vector<std::int64_t> shape, float fi
   t.data.resize(element_count(shape) * sizeof(float));
   for (std::size_t i = 0; i < t.element_count(); ++i) t.as<float>()[i] = first + static_cast<float>(i);
   return t;
-}
-
-template <typename Fn>
-std::string request_error(Fn fn, int* status = nullptr) {
-  try {
-    fn();
-  } catch (const RequestError& e) {
-    if (status) *status = e.status();
-    return e.what();
-  }
-  return "";
 }
 
 TEST(KServeCodec, ParsesJsonTensorsNestedOrFlat) {
