@@ -87,7 +87,8 @@ ServeMetrics::ServeMetrics()
                           .Name("infermark_shadow_dropped_total")
                           .Help("Mirrored requests not compared (shadow queue full or failed)")
                           .Register(*registry_)),
-      in_flight_(BuildGauge().Name("infermark_in_flight_requests").Help("HTTP requests being handled").Register(*registry_)),
+      in_flight_(
+          BuildGauge().Name("infermark_in_flight_requests").Help("Requests being handled (HTTP and gRPC)").Register(*registry_)),
       ttft_(BuildHistogram()
                 .Name("infermark_time_to_first_token_seconds")
                 .Help("Language models: from request arrival to the first generated token")

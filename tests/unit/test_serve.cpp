@@ -238,6 +238,7 @@ models:
 )");
   const auto config = load_serve_config(file);
   EXPECT_EQ(config.http_port, 9000);
+  EXPECT_EQ(config.grpc_port, 8001);  // the default when the file does not say
   ASSERT_EQ(config.models.size(), 1u);
   const auto& model = config.models[0];
   EXPECT_EQ(model.file, file.parent_path() / "resnet50.onnx");  // relative to the file
@@ -272,6 +273,13 @@ TEST(ServeConfig, MistakesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, weight: 0}]}\n")
                 .find("weights add up to 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("server: {grpc_port: -2}\nmodels:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime}]}\n")
+                .find("grpc_port must be a port"),
+            std::string::npos);
+  EXPECT_NE(error_of("server: {http_port: 9000, grpc_port: 9000}\nmodels:\n  - {name: m, file: m.onnx, variants: [{backend: "
+                     "onnxruntime}]}\n")
+                .find("grpc_port and http_port are both 9000"),
             std::string::npos);
 }
 
