@@ -122,7 +122,7 @@ def panels():
              f"sum({rate(REQUESTS, not_2xx)}) / sum({rate(REQUESTS)})", "percentunit"),
         stat("Rejections/s", "Requests refused before inference: queue full or circuit breaker open",
              f"sum({rate(REJECTIONS)}) or vector(0)", "reqps"),
-        stat("In flight", "HTTP requests being handled by the selected instances", f"sum({IN_FLIGHT}{{{PROCESS}}})", "short"),
+        stat("In flight", "Requests being handled (HTTP and gRPC) by the selected instances", f"sum({IN_FLIGHT}{{{PROCESS}}})", "short"),
         stat("Breakers open", "Variants whose circuit breaker refuses requests", f"sum({sel(BREAKER)})", "short"),
     ])
     latency = (9, [
@@ -203,7 +203,7 @@ def panels():
                target(f"sum by (variant) ({sel(ACTIVE_SEQUENCES)})", "{{variant}} active sequences")], unit="short"),
     ])
     process = (8, [
-        panel("In flight", "HTTP requests being handled, per instance",
+        panel("In flight", "Requests being handled (HTTP and gRPC), per instance",
               [target(f"sum by (instance) ({IN_FLIGHT}{{{PROCESS}}})", "{{instance}}")], unit="short"),
         panel("Resident memory", "Resident set size of the server process",
               [target(f"{RSS}{{{PROCESS}}}", "{{instance}}")], unit="bytes"),

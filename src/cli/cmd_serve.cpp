@@ -1,5 +1,5 @@
-// `infermark serve`: puts models behind the KServe v2 HTTP protocol with dynamic batching, A/B
-// variants and Prometheus metrics. Wiring only: the server lives in src/serve/.
+// `infermark serve`: puts models behind the KServe v2 protocol (HTTP and gRPC) and the OpenAI
+// API with dynamic batching, A/B variants and Prometheus metrics. Wiring only: the server lives in src/serve/.
 #include <fmt/core.h>
 
 #include "cli/commands.hpp"
@@ -9,12 +9,15 @@
 namespace infermark::cli {
 
 void add_serve_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("serve", "Serve models over KServe v2 HTTP with dynamic batching, A/B variants and /metrics");
+  auto* cmd =
+      app.add_subcommand("serve", "Serve models over KServe v2 (HTTP and gRPC) with dynamic batching, A/B variants and /metrics");
   static std::string config_file;
   static serve::SingleModelFlags flags;
   static std::vector<std::string> opts;
   static std::string host = "127.0.0.1";
   static std::uint16_t port = 8000;
+  static int grpc_port = 8001;
+  static bool no_grpc = false;
   static int io_threads = 0;
   static double drain_s = 30;
   static std::size_t max_body_mb = 64;
@@ -38,6 +41,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--opt", opts, "Framework-specific option KEY=VALUE for every variant (repeatable)");
   cmd->add_option("--host", host, "Address to listen on")->default_str("127.0.0.1");
   cmd->add_option("--port", port, "HTTP port (0 = any free port)")->default_str("8000");
+  auto* grpc_flag = cmd->add_option("--grpc-port", grpc_port, "KServe v2 gRPC port (0 = any free port, -1 = no gRPC)")
+                        ->default_str("8001")
+                        ->check(CLI::Range(-1, 65535));
+  cmd->add_flag("--no-grpc", no_grpc, "Serve no gRPC (as --grpc-port -1)")->excludes(grpc_flag);
   cmd->add_option("--io-threads", io_threads, "HTTP io threads (0 = one per core)");
   cmd->add_option("--max-body-mb", max_body_mb, "Largest request body accepted (beyond: 413)")->default_str("64");
   cmd->add_option("--out", out, "Where each variant's served latencies are written at exit (<out>/serve-<time>/)")
@@ -58,6 +65,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     // Flags given on the command line override the file's server section.
     if (config_file.empty() || cmd->count("--host")) config.host = host;
     if (config_file.empty() || cmd->count("--port")) config.http_port = port;
+    if (config_file.empty() || cmd->count("--grpc-port")) config.grpc_port = grpc_port;
+    if (no_grpc) config.grpc_port = -1;
     if (config_file.empty() || cmd->count("--io-threads")) config.io_threads = io_threads;
     if (config_file.empty() || cmd->count("--drain-s")) config.drain_s = drain_s;
     if (config_file.empty() || cmd->count("--max-body-mb")) config.max_body_mb = max_body_mb;

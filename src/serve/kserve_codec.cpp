@@ -171,6 +171,10 @@ std::vector<std::int64_t> parse_shape_field(const json& input, const std::string
   return shape;
 }
 
+RequestError unknown_output(const std::string& name, const std::string& names) {
+  return bad_request("output '" + name + "': the model has no such output (outputs: " + names + ")");
+}
+
 bool binary_flag(const json& object, const char* key) {
   if (!object.is_object() || !object.contains("parameters") || !object["parameters"].is_object()) return false;
   const auto& parameters = object["parameters"];
@@ -254,8 +258,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<std::size_
         throw bad_request("outputs[" + std::to_string(k) + "].name: missing or not a string");
       if (output.contains("parameters") && output["parameters"].is_object() &&
           output["parameters"].contains("classification"))
-        throw bad_request("output '" + output["name"].get<std::string>() +
-                          "': the classification extension is not supported; ask for the raw tensor");
+        throw classification_refused(output["name"].get<std::string>());
       request.outputs.push_back({output["name"].get<std::string>(), binary_flag(output, "binary_data")});
     }
   }
@@ -296,6 +299,21 @@ std::vector<Tensor> match_inputs(std::vector<Tensor> inputs, const std::vector<T
   return ordered;
 }
 
+RequestError classification_refused(const std::string& output) {
+  return bad_request("output '" + output + "': the classification extension is not supported; ask for the raw tensor");
+}
+
+void check_requested_outputs(const std::vector<std::string>& names, const std::vector<TensorSpec>& specs) {
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& spec : specs) known = known || spec.name == name;
+    if (known) continue;
+    std::string all;
+    for (const auto& spec : specs) all += (all.empty() ? "" : ", ") + spec.name;
+    throw unknown_output(name, all);
+  }
+}
+
 EncodedResponse encode_infer_response(const ResponseHeader& header, const std::vector<Tensor>& outputs,
                                       const InferRequest& request) {
   std::vector<RequestedOutput> wanted = request.outputs;
@@ -311,7 +329,7 @@ EncodedResponse encode_infer_response(const ResponseHeader& header, const std::v
     if (!found) {
       std::string names;
       for (const auto& output : outputs) names += (names.empty() ? "" : ", ") + output.name;
-      throw bad_request("output '" + want.name + "': the model has no such output (outputs: " + names + ")");
+      throw unknown_output(want.name, names);
     }
     json entry{{"name", found->name}, {"datatype", v2_datatype(found->dtype)}, {"shape", found->shape}};
     if (want.binary || request.binary_outputs) {

@@ -49,6 +49,12 @@ InferRequest parse_infer_request(std::string_view body, std::optional<std::size_
 // fixed dimensions against `specs`. Throws RequestError(400) naming the input and the mismatch.
 std::vector<Tensor> match_inputs(std::vector<Tensor> inputs, const std::vector<TensorSpec>& specs);
 
+// The refusal of an output asked for with the classification extension (not supported).
+RequestError classification_refused(const std::string& output);
+
+// Throws RequestError(400) naming the first of `names` the model does not produce.
+void check_requested_outputs(const std::vector<std::string>& names, const std::vector<TensorSpec>& specs);
+
 struct EncodedResponse {
   std::string body;
   std::optional<std::size_t> json_length;  // set when binary outputs follow the JSON

@@ -1,22 +1,19 @@
 // The HTTP routes of `infermark serve`: KServe v2 / Triton (health, metadata, config, stats,
-// infer with JSON and binary tensors), A/B routing by X-Model-Variant, version, sticky key or
-// weights, shadow comparison, and Prometheus /metrics.
+// infer with JSON and binary tensors) and Prometheus /metrics. Routing, checks and accounting
+// are the InferenceRouter's, shared with the gRPC front; this file speaks HTTP.
 #pragma once
 
-#include <atomic>
-
 #include "net/http_server.hpp"
-#include "serve/model_repository.hpp"
+#include "serve/inference_router.hpp"
 #include "serve/serve_metrics.hpp"
 
 namespace infermark::serve {
 
 class KServeHttpApi {
  public:
-  KServeHttpApi(ModelRepository& repository, ServeMetrics& metrics) : repository_(repository), metrics_(metrics) {}
+  KServeHttpApi(InferenceRouter& router, ServeMetrics& metrics) : router_(router), metrics_(metrics) {}
 
   boost::asio::awaitable<void> handle(net::Request& request, net::Responder& responder);
-  void set_ready(bool ready) { ready_ = ready; }
 
  private:
   boost::asio::awaitable<void> route(net::Request& request, net::Responder& responder);
@@ -25,13 +22,9 @@ class KServeHttpApi {
                                      std::string version);
   net::Response model_route(const net::Request& request, ServedModel& model, const std::string& version,
                             const std::string& action);
-  void shadow(ServedModel& model, Variant& primary, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
 
-  ModelRepository& repository_;
+  InferenceRouter& router_;
   ServeMetrics& metrics_;
-  std::atomic<bool> ready_{true};
-  std::atomic<std::uint64_t> shadow_draws_{0};
-  std::atomic<std::int64_t> in_flight_{0};
 };
 
 }  // namespace infermark::serve

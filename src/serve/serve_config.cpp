@@ -91,9 +91,10 @@ ServeConfig load_serve_config(const std::filesystem::path& file) {
   ServeConfig config;
   if (const auto server = root["server"]) {
     const auto at = where + ": server";
-    check_keys(server, {"host", "http_port", "io_threads", "max_body_mb", "drain_s"}, at);
+    check_keys(server, {"host", "http_port", "grpc_port", "io_threads", "max_body_mb", "drain_s"}, at);
     config.host = yaml_value<std::string>(server, "host", config.host, at);
     config.http_port = yaml_value<std::uint16_t>(server, "http_port", config.http_port, at);
+    config.grpc_port = yaml_value<int>(server, "grpc_port", config.grpc_port, at);
     config.io_threads = yaml_value<int>(server, "io_threads", config.io_threads, at);
     config.max_body_mb = yaml_value<std::size_t>(server, "max_body_mb", config.max_body_mb, at);
     config.drain_s = yaml_value<double>(server, "drain_s", config.drain_s, at);
@@ -111,6 +112,10 @@ void validate(const ServeConfig& config) {
   if (config.models.empty()) throw Error("no model to serve");
   if (config.io_threads < 0) throw Error("io_threads must not be negative (0 = one per core)");
   if (config.max_body_mb == 0) throw Error("max_body_mb must be at least 1");
+  if (config.grpc_port < -1 || config.grpc_port > 65535)
+    throw Error("grpc_port must be a port (0: any free port) or -1 (no gRPC), got " + std::to_string(config.grpc_port));
+  if (config.grpc_port > 0 && config.grpc_port == config.http_port)
+    throw Error("grpc_port and http_port are both " + std::to_string(config.grpc_port) + "; give them different ports");
   std::set<std::string> model_names;
   for (const auto& model : config.models) {
     const auto where = "model '" + model.name + "'";

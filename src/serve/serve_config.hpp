@@ -52,6 +52,7 @@ struct ModelSpec {
 struct ServeConfig {
   std::string host = "127.0.0.1";
   std::uint16_t http_port = 8000;
+  int grpc_port = 8001;  // KServe v2 over gRPC; 0: any free port; -1: off
   int io_threads = 0;  // 0: one per core
   std::size_t max_body_mb = 64;
   double drain_s = 30;  // SIGTERM: how long in-flight requests may finish

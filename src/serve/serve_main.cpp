@@ -11,6 +11,8 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "net/http_server.hpp"
+#include "serve/inference_router.hpp"
+#include "serve/kserve_grpc_api.hpp"
 #include "serve/kserve_http_api.hpp"
 #include "serve/model_repository.hpp"
 #include "serve/openai_http_api.hpp"
@@ -99,7 +101,8 @@ int run_serve(const ServeConfig& config) {
                  variant->max_batch_rows() > 1 ? "dynamic batching up to " + std::to_string(variant->max_batch_rows())
                                                : std::string("unbatched"),
                  variant->batching_note().empty() ? "" : " (" + variant->batching_note() + ")");
-  KServeHttpApi api(repository, metrics);
+  InferenceRouter router(repository, metrics);
+  KServeHttpApi api(router, metrics);
   OpenAiHttpApi openai(repository, metrics);
   net::ServerLimits limits;
   limits.max_body_bytes = config.max_body_mb << 20;
@@ -109,6 +112,12 @@ int run_serve(const ServeConfig& config) {
                            return net::target_of(request).starts_with("/v1/") ? openai.handle(request, responder)
                                                                                : api.handle(request, responder);
                          });
+  // gRPC first: its line is printed before the HTTP one, which tells clients the server is up.
+  KServeGrpcServer grpc(router, metrics);
+  if (config.grpc_port >= 0) {
+    grpc.start(config.host, config.grpc_port, config.max_body_mb << 20);
+    fmt::print("infermark serve: gRPC (KServe v2) on {}:{}\n", config.host, grpc.port());
+  }
   server.start();
   fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads\n", config.host,
              server.port(), io_threads);
@@ -118,8 +127,14 @@ int run_serve(const ServeConfig& config) {
   fmt::print("infermark serve: {} received, draining (up to {:.0f} s)\n", received == SIGTERM ? "SIGTERM" : "SIGINT",
              config.drain_s);
   std::fflush(stdout);
-  api.set_ready(false);
-  const auto left = server.shutdown(std::chrono::milliseconds(static_cast<std::int64_t>(config.drain_s * 1000)));
+  router.set_ready(false);
+  // Both fronts drain at once, within the same time; the variants close after both.
+  const auto drain = std::chrono::milliseconds(static_cast<std::int64_t>(config.drain_s * 1000));
+  std::size_t grpc_left = 0;
+  std::thread grpc_drain([&] { grpc_left = grpc.shutdown(drain); });
+  const auto http_left = server.shutdown(drain);
+  grpc_drain.join();
+  const auto left = http_left + grpc_left;
   repository.close();
   write_results(repository, config.results_dir);
   fmt::print("infermark serve: stopped ({} requests still in flight at the end of the drain)\n", left);

@@ -87,7 +87,8 @@ ServeMetrics::ServeMetrics()
                           .Name("infermark_shadow_dropped_total")
                           .Help("Mirrored requests not compared (shadow queue full or failed)")
                           .Register(*registry_)),
-      in_flight_(BuildGauge().Name("infermark_in_flight_requests").Help("HTTP requests being handled").Register(*registry_)),
+      in_flight_(
+          BuildGauge().Name("infermark_in_flight_requests").Help("Requests being handled (HTTP and gRPC)").Register(*registry_)),
       ttft_(BuildHistogram()
                 .Name("infermark_time_to_first_token_seconds")
                 .Help("Language models: from request arrival to the first generated token")
@@ -179,7 +180,13 @@ void ServeMetrics::count_shadow_dropped(const std::string& model, const std::str
   shadow_dropped_.Add({{"model", model}, {"variant", variant}, {"shadow", shadow}}).Increment();
 }
 
-void ServeMetrics::set_in_flight(double requests) { in_flight_.Add({}).Set(requests); }
+void ServeMetrics::add_in_flight(double requests) {
+  auto& gauge = in_flight_.Add({});
+  if (requests >= 0)
+    gauge.Increment(requests);
+  else
+    gauge.Decrement(-requests);
+}
 
 std::string ServeMetrics::scrape() {
   {

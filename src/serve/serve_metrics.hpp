@@ -59,7 +59,8 @@ class ServeMetrics {
   void count_shadow(const std::string& model, const std::string& variant, const std::string& shadow, const std::string& shape,
                     bool disagreed, double max_abs_error);
   void count_shadow_dropped(const std::string& model, const std::string& variant, const std::string& shadow);
-  void set_in_flight(double requests);
+  // Requests being handled, over every protocol (see InFlightRequest).
+  void add_in_flight(double requests);
 
   // The text exposition format (0.0.4), with process RSS and CPU read at this moment.
   std::string scrape();
@@ -93,6 +94,18 @@ class ServeMetrics {
   prometheus::Family<prometheus::Gauge>& active_sequences_;
   prometheus::Family<prometheus::Gauge>& rss_;
   prometheus::Family<prometheus::Counter>& cpu_;
+};
+
+// Counts one request in infermark_in_flight_requests for as long as it lives.
+class InFlightRequest {
+ public:
+  explicit InFlightRequest(ServeMetrics& metrics) : metrics_(metrics) { metrics_.add_in_flight(1); }
+  ~InFlightRequest() { metrics_.add_in_flight(-1); }
+  InFlightRequest(const InFlightRequest&) = delete;
+  InFlightRequest& operator=(const InFlightRequest&) = delete;
+
+ private:
+  ServeMetrics& metrics_;
 };
 
 }  // namespace infermark::serve

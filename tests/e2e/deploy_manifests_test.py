@@ -21,6 +21,7 @@ import tempfile
 import unittest
 
 import numpy as np
+import tritonclient.grpc as triton_grpc
 
 try:
     import yaml
@@ -28,7 +29,7 @@ except ImportError:  # Debian's python3-yaml, when the venv lacks PyYAML
     sys.path.append("/usr/lib/python3/dist-packages")
     import yaml
 
-from serve_support import http, infer_body, start_server, stop_server
+from serve_support import http, infer_body, start_grpc_server, stop_server
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -172,11 +173,13 @@ class Manifests(unittest.TestCase):
 
     def test_ports_agree_everywhere(self):
         config = self.deploy.serve_config()
-        port = config["server"]["http_port"]
+        port, grpc_port = config["server"]["http_port"], config["server"]["grpc_port"]
         self.assertEqual(config["server"]["host"], "0.0.0.0", "a pod must listen beyond loopback")
-        self.assertEqual([p["containerPort"] for p in self.container["ports"]], [port])
-        for service_port in self.service["spec"]["ports"]:
-            self.assertEqual(self.deploy.container_port(service_port["targetPort"]), port, f"Service targetPort {service_port}")
+        self.assertEqual(sorted(p["containerPort"] for p in self.container["ports"]), sorted([port, grpc_port]))
+        self.assertEqual((self.deploy.container_port("http"), self.deploy.container_port("grpc")), (port, grpc_port))
+        targets = {service_port["name"]: self.deploy.container_port(service_port["targetPort"])
+                   for service_port in self.service["spec"]["ports"]}
+        self.assertEqual(targets, {"http": port, "grpc": grpc_port}, "Service ports and their targets")
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             self.assertEqual(self.deploy.container_port(self.container[probe]["httpGet"]["port"]), port, probe)
         annotations = self.pod["metadata"]["annotations"]
@@ -186,7 +189,7 @@ class Manifests(unittest.TestCase):
         for endpoint in self.by_kind["ServiceMonitor"][0]["spec"]["endpoints"]:
             self.assertIn(endpoint["port"], service_port_names, "ServiceMonitor port names no Service port")
         runtime = self.stages[-1]
-        self.assertIn(str(port), " ".join(instructions(runtime, "EXPOSE")).split())
+        self.assertLessEqual({str(port), str(grpc_port)}, set(" ".join(instructions(runtime, "EXPOSE")).split()))
         self.assertIn(f":{port}/", " ".join(instructions(runtime, "HEALTHCHECK")))
 
     def test_shutdown_resources_and_security(self):
@@ -291,7 +294,7 @@ class AgainstTheRealServer(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.workdir, ignore_errors=True)
 
-    def check_serving(self, address, variants):
+    def check_serving(self, address, grpc_address, variants):
         container = self.deploy.container
         paths = {container[probe]["httpGet"]["path"] for probe in ("startupProbe", "readinessProbe", "livenessProbe")}
         paths.add(re.search(r"https?://[^/\s]+(/\S*)", instructions(self.deploy.stages[-1], "HEALTHCHECK")[-1]).group(1))
@@ -304,6 +307,9 @@ class AgainstTheRealServer(unittest.TestCase):
         for variant in variants:
             status, headers, text = http(address, "POST", "/v2/models/tiny_cnn/infer", body, {"X-Model-Variant": variant})
             self.assertEqual((status, headers.get("X-Model-Variant")), (200, variant), text[:300])
+        with triton_grpc.InferenceServerClient(grpc_address) as client:
+            self.assertTrue(client.is_server_ready())
+            self.assertTrue(client.is_model_ready("tiny_cnn"))
 
     def test_configmap_model_repository_serves_and_answers_every_probe(self):
         config = self.deploy.serve_config()
@@ -315,9 +321,10 @@ class AgainstTheRealServer(unittest.TestCase):
         path = os.path.join(self.workdir, "models.yaml")
         with open(path, "w") as f:
             yaml.safe_dump(config, f)
-        process, address = start_server(INFERMARK, ["--config", path, "--host", "127.0.0.1", "--port", "0"], timeout=60)
+        process, address, grpc_address = start_grpc_server(
+            INFERMARK, ["--config", path, "--host", "127.0.0.1", "--port", "0", "--grpc-port", "0"], timeout=60)
         try:
-            self.check_serving(address, [v["name"] for v in config["models"][0]["variants"]])
+            self.check_serving(address, grpc_address, [v["name"] for v in config["models"][0]["variants"]])
         finally:
             code = stop_server(process)
         self.assertEqual(code, 0)
@@ -355,9 +362,10 @@ class AgainstTheRealServer(unittest.TestCase):
         command = [arg.replace(IMAGE_PREFIX, stage) for arg in command]
         command[command.index("--host") + 1] = "127.0.0.1"
         command[command.index("--port") + 1] = "0"
-        process, address = start_server(os.path.join(stage, "bin", "infermark"), command, timeout=60, env=environment)
+        process, address, grpc_address = start_grpc_server(os.path.join(stage, "bin", "infermark"), command, timeout=60,
+                                                           env=environment)
         try:
-            self.check_serving(address, ["onnxruntime", "openvino"])
+            self.check_serving(address, grpc_address, ["onnxruntime", "openvino"])
             with open(f"/proc/{process.pid}/maps") as f:
                 mapped = {line.split()[-1] for line in f if ".so" in line and line.split()[-1].startswith("/")}
             outside = sorted(path for path in mapped if not path.startswith(stage) and

@@ -13,12 +13,21 @@ import urllib.error
 import urllib.request
 
 LISTENING = re.compile(r"listening on http://([0-9.]+):(\d+)")
+GRPC_LISTENING = re.compile(r"gRPC \(KServe v2\) on ([0-9.]+):(\d+)")
 
 
 def start_server(infermark, args, timeout=120, env=None):
     """Runs `infermark serve ARGS` (in `env`, default this process's environment) and waits at most
     `timeout` seconds for its listening line. Returns (process, "host:port"); the process's stdout
-    stays open for the caller to read."""
+    stays open for the caller to read. gRPC listens on any free port unless ARGS choose."""
+    process, address, _ = start_grpc_server(infermark, args, timeout, env)
+    return process, address
+
+
+def start_grpc_server(infermark, args, timeout=120, env=None):
+    """As start_server; returns (process, HTTP "host:port", gRPC "host:port" or None when off)."""
+    if not {"--grpc-port", "--no-grpc"} & set(args):
+        args = [*args, "--grpc-port", "0"]  # never the fixed default: tests and other servers run side by side
     process = subprocess.Popen([infermark, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env=env)
     deadline = time.monotonic() + timeout
@@ -32,9 +41,11 @@ def start_server(infermark, args, timeout=120, env=None):
         if not chunk:  # the server exited
             break
         output += chunk
-        found = LISTENING.search(output.decode(errors="replace"))
-        if found:
-            return process, f"{found.group(1)}:{found.group(2)}"
+        text = output.decode(errors="replace")
+        found = LISTENING.search(text)
+        if found:  # the gRPC line, when there is one, comes before it
+            grpc = GRPC_LISTENING.search(text)
+            return process, f"{found.group(1)}:{found.group(2)}", grpc and f"{grpc.group(1)}:{grpc.group(2)}"
     try:  # its output ended: it is exiting
         exited = process.wait(timeout=2)
     except subprocess.TimeoutExpired:

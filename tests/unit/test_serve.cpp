@@ -15,6 +15,7 @@
 #include "serve/kserve_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
+#include "unit/request_errors.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -24,17 +25,6 @@ Tensor floats(const std::string& name, std::vector<std::int64_t> shape, float fi
   t.data.resize(element_count(shape) * sizeof(float));
   for (std::size_t i = 0; i < t.element_count(); ++i) t.as<float>()[i] = first + static_cast<float>(i);
   return t;
-}
-
-template <typename Fn>
-std::string request_error(Fn fn, int* status = nullptr) {
-  try {
-    fn();
-  } catch (const RequestError& e) {
-    if (status) *status = e.status();
-    return e.what();
-  }
-  return "";
 }
 
 TEST(KServeCodec, ParsesJsonTensorsNestedOrFlat) {
@@ -250,6 +240,7 @@ models:
 )");
   const auto config = load_serve_config(file);
   EXPECT_EQ(config.http_port, 9000);
+  EXPECT_EQ(config.grpc_port, 8001);  // the default when the file does not say
   ASSERT_EQ(config.models.size(), 1u);
   const auto& model = config.models[0];
   EXPECT_EQ(model.file, file.parent_path() / "resnet50.onnx");  // relative to the file
@@ -284,6 +275,13 @@ TEST(ServeConfig, MistakesNameTheField) {
             std::string::npos);
   EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, weight: 0}]}\n")
                 .find("weights add up to 0"),
+            std::string::npos);
+  EXPECT_NE(error_of("server: {grpc_port: -2}\nmodels:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime}]}\n")
+                .find("grpc_port must be a port"),
+            std::string::npos);
+  EXPECT_NE(error_of("server: {http_port: 9000, grpc_port: 9000}\nmodels:\n  - {name: m, file: m.onnx, variants: [{backend: "
+                     "onnxruntime}]}\n")
+                .find("grpc_port and http_port are both 9000"),
             std::string::npos);
 }
 

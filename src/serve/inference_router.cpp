@@ -1,0 +1,166 @@
+#include "serve/inference_router.hpp"
+
+#include <algorithm>
+
+#include "core/clock.hpp"
+#include "core/random.hpp"
+#include "serve/kserve_codec.hpp"
+#include "stats/output_agreement.hpp"
+
+namespace infermark::serve {
+namespace {
+
+// Triton's failure reason label.
+std::string failure_reason(int status) {
+  if (status == 429 || status == 503) return "REJECTED";
+  if (status == 504) return "CANCELED";
+  if (status >= 500) return "BACKEND";
+  return "OTHER";
+}
+
+}  // namespace
+
+int http_status(InferStatus status) {
+  switch (status) {
+    case InferStatus::kOk:
+      return 200;
+    case InferStatus::kQueueFull:
+      return 429;
+    case InferStatus::kBreakerOpen:
+    case InferStatus::kShuttingDown:
+      return 503;
+    case InferStatus::kTimedOut:
+      return 504;
+    case InferStatus::kFailed:
+      return 500;
+  }
+  return 500;
+}
+
+int retry_after_s(const ModelSpec& model) { return std::max(1, static_cast<int>(model.breaker_cooldown_ms / 1000 + 0.5)); }
+
+ServedModel& InferenceRouter::model(std::string_view name) {
+  auto* model = repository_.find(name);
+  if (!model) throw RequestError(404, "unknown model '" + std::string(name) + "' (served: " + repository_.model_names() + ")");
+  return *model;
+}
+
+ServedModel& InferenceRouter::tensor_model(std::string_view name) {
+  auto& found = model(name);
+  if (found.is_language_model())
+    throw RequestError(400, "model '" + found.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
+  return found;
+}
+
+Variant& InferenceRouter::version_variant(ServedModel& model, std::string_view version) {
+  auto* variant = model.variant(version);
+  if (!variant)
+    throw RequestError(404, "model '" + model.spec.name + "' has no version '" + std::string(version) +
+                                "' (versions: 1, or a variant: " + model.variant_names() + ")");
+  return *variant;
+}
+
+Variant& InferenceRouter::described_variant(ServedModel& model, std::string_view version) {
+  if (model.is_language_model())
+    throw RequestError(400, "model '" + model.spec.name +
+                                "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
+  if (version.empty() || version == "1") return *model.variants.front();
+  return version_variant(model, version);
+}
+
+RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> inputs, const std::vector<std::string>& outputs,
+                                       const RouteHints& hints, std::int64_t started_ns, std::int64_t client_deadline_ns) {
+  RoutedInference routed;
+  routed.model = &model;
+  routed.started_ns = started_ns;
+  // An explicit variant (named, or a version naming one), else the sticky key, else the weighted split.
+  std::string how;
+  if (!hints.variant.empty()) {
+    routed.variant = model.variant(hints.variant);
+    how = "header";
+    if (!routed.variant)
+      throw RequestError(400, std::string(hints.variant_source) + ": model '" + model.spec.name + "' has no variant '" +
+                                  std::string(hints.variant) + "' (variants: " + model.variant_names() + ")");
+  } else if (!hints.version.empty() && hints.version != "1") {
+    routed.variant = &version_variant(model, hints.version);
+    how = "version";
+  } else {
+    routed.variant = model.variants[model.router->pick(hints.sticky_key)].get();
+    how = hints.sticky_key.empty() ? "weighted" : "sticky";
+  }
+  Variant& variant = *routed.variant;
+  metrics_.count_routing(model.spec.name, variant.name(), how);
+  routed.inputs = match_inputs(std::move(inputs), variant.inputs());
+  routed.rows = routed.inputs.front().shape.empty() ? 1 : routed.inputs.front().shape.front();
+  if (variant.max_batch_rows() > 1) {
+    for (const auto& tensor : routed.inputs)
+      if (tensor.shape.front() != routed.rows)
+        throw RequestError(400, "input '" + tensor.name + "': dimension 0 is " + std::to_string(tensor.shape.front()) +
+                                    ", other inputs have " + std::to_string(routed.rows) + " rows");
+    if (routed.rows > variant.max_batch_rows())
+      throw RequestError(400, "batch of " + std::to_string(routed.rows) + " rows exceeds max_batch_size " +
+                                  std::to_string(variant.max_batch_rows()) + " of model '" + model.spec.name + "'");
+  }
+  check_requested_outputs(outputs, variant.outputs());
+  // Shadow: decided now, so only mirrored requests keep a copy of their inputs.
+  const auto& shadow_spec = variant.spec().shadow;
+  if (shadow_spec && SeededRandom(shadow_draws_.fetch_add(1) + 0x5ad0).uniform() < shadow_spec->share)
+    routed.mirrored = routed.inputs;
+  routed.deadline_ns = model.spec.timeout_ms > 0 ? started_ns + static_cast<std::int64_t>(model.spec.timeout_ms * 1e6) : 0;
+  if (client_deadline_ns > 0 && (routed.deadline_ns == 0 || client_deadline_ns < routed.deadline_ns))
+    routed.deadline_ns = client_deadline_ns;
+  return routed;
+}
+
+void InferenceRouter::submit(RoutedInference& request, std::function<void(InferenceResult)> done) {
+  request.variant->submit(std::move(request.inputs), request.deadline_ns, std::move(done));
+}
+
+int InferenceRouter::account(RoutedInference& request, const InferenceResult& result) {
+  const int status = http_status(result.status);
+  const auto& model_name = request.model->spec.name;
+  Variant& variant = *request.variant;
+  if (result.status == InferStatus::kOk) {
+    if (!request.mirrored.empty()) shadow(request, result.outputs);
+  } else {
+    if (status == 429) metrics_.count_rejection(model_name, variant.name(), "queue_full");
+    if (result.status == InferStatus::kBreakerOpen) metrics_.count_rejection(model_name, variant.name(), "breaker_open");
+    metrics_.count_failure(model_name, variant.name(), failure_reason(status));
+    variant.traffic().record_error();
+  }
+  const auto elapsed = mono_now_ns() - request.started_ns;
+  if (status == 200) {
+    auto cells = metrics_.variant(model_name, variant.name());
+    variant.traffic().record_success(elapsed, request.rows);
+    cells.success->Increment();
+    cells.request_us->Increment(static_cast<double>(elapsed) * 1e-3);
+    cells.total_seconds->Observe(static_cast<double>(elapsed) * 1e-9);
+  }
+  metrics_.count_request(model_name, variant.name(), status);
+  return status;
+}
+
+void InferenceRouter::shadow(RoutedInference& request, const std::vector<Tensor>& outputs) {
+  Variant& primary = *request.variant;
+  auto* target = request.model->variant(primary.spec().shadow->to);
+  const auto shape = format_shape(request.mirrored.front().shape);
+  auto reference = std::make_shared<std::vector<Tensor>>(outputs);
+  auto& metrics = metrics_;
+  const auto model_name = request.model->spec.name, primary_name = primary.name(), shadow_name = target->name();
+  target->submit(std::move(request.mirrored), 0, [=, &metrics](InferenceResult result) {
+    if (result.status != InferStatus::kOk) {
+      metrics.count_shadow_dropped(model_name, primary_name, shadow_name);
+      return;
+    }
+    bool disagreed = false;
+    double max_error = 0;
+    for (const auto& agreement : stats::compare_outputs(*reference, result.outputs)) {
+      if (!agreement.comparable) disagreed = true;
+      max_error = std::max(max_error, agreement.max_abs_error);
+      if (agreement.top1_agreement && *agreement.top1_agreement < 1.0) disagreed = true;
+    }
+    metrics.count_shadow(model_name, primary_name, shadow_name, shape, disagreed, max_error);
+  });
+}
+
+}  // namespace infermark::serve
