@@ -166,7 +166,8 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
     beast::error_code ec;
     stream.expires_after(limits_.idle_timeout);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) {
+    // A request without a body is complete after its header: no second read, no second timer.
+    if (!ec && !parser.is_done()) {
       if (field_of(parser.get(), http::field::expect) == "100-continue") {
         Response go_on{http::status::continue_, parser.get().version()};
         stream.expires_after(limits_.write_timeout);

@@ -89,6 +89,7 @@ ServeMetrics::ServeMetrics()
                           .Register(*registry_)),
       in_flight_(
           BuildGauge().Name("infermark_in_flight_requests").Help("Requests being handled (HTTP and gRPC)").Register(*registry_)),
+      in_flight_requests_(in_flight_.Add({})),
       ttft_(BuildHistogram()
                 .Name("infermark_time_to_first_token_seconds")
                 .Help("Language models: from request arrival to the first generated token")
@@ -181,11 +182,10 @@ void ServeMetrics::count_shadow_dropped(const std::string& model, const std::str
 }
 
 void ServeMetrics::add_in_flight(double requests) {
-  auto& gauge = in_flight_.Add({});
   if (requests >= 0)
-    gauge.Increment(requests);
+    in_flight_requests_.Increment(requests);
   else
-    gauge.Decrement(-requests);
+    in_flight_requests_.Decrement(-requests);
 }
 
 std::string ServeMetrics::scrape() {

@@ -87,6 +87,7 @@ class ServeMetrics {
   prometheus::Family<prometheus::Gauge>& shadow_max_error_;
   prometheus::Family<prometheus::Counter>& shadow_dropped_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
+  prometheus::Gauge& in_flight_requests_;  // the one cell of in_flight_, set on every request: looked up once
   prometheus::Family<prometheus::Histogram>& ttft_;
   prometheus::Family<prometheus::Histogram>& tpot_;
   prometheus::Family<prometheus::Counter>& prompt_tokens_;

@@ -15,6 +15,7 @@ Prints a Markdown table per part, with the commands it ran.
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -46,7 +47,7 @@ def perf_analyzer(venv, address, model, concurrency, seconds, shape=None):
         glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvidia", "cuda_runtime", "lib")))
     command = [os.path.join(venv, "bin", "perf_analyzer"), "-m", model, "-u", address, "-i", "http",
                "--concurrency-range", str(concurrency), "--measurement-interval", str(seconds * 1000),
-               "--stability-percentage", "100", "--max-trials", "1", "--percentile", "99"]
+               "--stability-percentage", "1000", "--max-trials", "3", "--percentile", "99"]
     if shape:  # unbatched models declare a dynamic dimension 0: perf_analyzer needs the full shape
         command += ["--shape", shape]
     out = run(command, env=env)
@@ -80,6 +81,24 @@ def http_layer(build, models, rounds):
     print(f"\nmedian ratio: {statistics.median(r for _, _, r in ratios):.3f}")
 
 
+def wrk_infer_p50(address, model, shape, seconds):
+    """P50 in µs of wrk (one connection, keep-alive) POSTing one binary-tensor request."""
+    header = json.dumps({"inputs": [{"name": "input", "shape": shape, "datatype": "FP32",
+                                     "parameters": {"binary_data_size": 4 * math.prod(shape)}}]}).encode()
+    body = tempfile.NamedTemporaryFile(suffix=".bin", delete=False)
+    body.write(header + bytes(4 * math.prod(shape)))
+    body.close()
+    env = dict(os.environ, INFER_BODY=body.name, INFER_PATH=f"/v2/models/{model}/infer",
+               INFER_HEADER_LENGTH=str(len(header)))
+    out = run(["wrk", "-t1", "-c1", f"-d{seconds}s", "--latency", "-s", os.path.join(os.path.dirname(__file__), "serve_infer.lua"),
+               f"http://{address}"], env=env)
+    os.unlink(body.name)
+    if "Non-2xx" in out:
+        raise RuntimeError("wrk got errors:\n" + out)
+    value, unit = re.search(r"50%\s+([0-9.]+)(us|ms)", out).groups()
+    return float(value) * (1000 if unit == "ms" else 1)
+
+
 def in_process_p50(build, models):
     out_dir = tempfile.mkdtemp()
     run([os.path.join(build, "infermark"), "run", os.path.join(models, "tiny_cnn.onnx"), "-b", "onnxruntime", "--threads",
@@ -96,16 +115,17 @@ def server_overhead(build, models, venv, rounds):
     try:
         for _ in range(rounds):
             local = in_process_p50(build, models)
-            _, remote, _ = perf_analyzer(venv, address, "tiny_cnn", 1, 5, shape="input:1,3,32,32")
-            rows.append((local, remote))
+            lean = wrk_infer_p50(address, "tiny_cnn", [1, 3, 32, 32], 5)
+            _, triton_client, _ = perf_analyzer(venv, address, "tiny_cnn", 1, 5, shape="input:1,3,32,32")
+            rows.append((local, lean, triton_client))
     finally:
         stop_server(served)
-    print("\n### Server overhead: tiny_cnn, ONNX Runtime, 1 thread, batch 1\n")
-    print("| round | in process P50 µs (infermark run) | served P50 µs (perf_analyzer, HTTP, c=1) | overhead µs |\n"
-          "|---:|---:|---:|---:|")
-    for i, (local, remote) in enumerate(rows, 1):
-        print(f"| {i} | {local:.0f} | {remote:.0f} | {remote - local:.0f} |")
-    print(f"\nmedian overhead: {statistics.median(r - l for l, r in rows):.0f} µs")
+    print("\n### Server overhead: tiny_cnn, ONNX Runtime, 1 thread, batch 1, binary tensors over HTTP keep-alive\n")
+    print("| round | in process P50 µs (infermark run) | served P50 µs, wrk c=1 | overhead µs | "
+          "served P50 µs, perf_analyzer c=1 |\n|---:|---:|---:|---:|---:|")
+    for i, (local, lean, triton_client) in enumerate(rows, 1):
+        print(f"| {i} | {local:.0f} | {lean:.0f} | {lean - local:.0f} | {triton_client:.0f} |")
+    print(f"\nmedian overhead (wrk): {statistics.median(lean - local for local, lean, _ in rows):.0f} µs")
 
 
 def batching(build, models, venv, rounds):

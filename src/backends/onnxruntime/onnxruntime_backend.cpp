@@ -219,8 +219,29 @@ class OnnxRuntimeSession final : public Session {
   }
 
   std::vector<Tensor> outputs() override {
+    return copy_outputs(set_slots_.empty() ? slots_.at(0).outputs : set_slots_.at(last_set_).at(0).outputs);
+  }
+
+  // Serving: the request's buffers wrapped as they are and one Run with ORT-allocated outputs
+  // (binding would run the model twice to learn the output shapes).
+  std::vector<Tensor> infer(const std::vector<Tensor>& inputs) override {
+    std::vector<Ort::Value> values;
+    std::vector<const char*> input_names, output_names;
+    for (const auto& tensor : inputs) {
+      values.push_back(Ort::Value::CreateTensor(cpu_memory_, const_cast<std::byte*>(tensor.data.data()), tensor.data.size(),
+                                                tensor.shape.data(), tensor.shape.size(), to_onnx(tensor.dtype)));
+      input_names.push_back(tensor.name.c_str());
+    }
+    for (const auto& spec : outputs_) output_names.push_back(spec.name.c_str());
+    return copy_outputs(session_->Run(run_options_, input_names.data(), values.data(), values.size(), output_names.data(),
+                                      output_names.size()));
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+
+ private:
+  std::vector<Tensor> copy_outputs(const std::vector<Ort::Value>& values) const {
     std::vector<Tensor> result;
-    const auto& values = set_slots_.empty() ? slots_.at(0).outputs : set_slots_.at(last_set_).at(0).outputs;
     for (std::size_t i = 0; i < values.size(); ++i) {
       auto info = values[i].GetTensorTypeAndShapeInfo();
       Tensor tensor{outputs_[i].name, to_dtype(info.GetElementType(), outputs_[i].name), info.GetShape(), {}};
@@ -231,9 +252,6 @@ class OnnxRuntimeSession final : public Session {
     return result;
   }
 
-  std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
-
- private:
   Ort::MemoryInfo cpu_memory_ = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   Ort::RunOptions run_options_;
   std::optional<Ort::Session> session_;
