@@ -17,13 +17,33 @@ std::string change_text(const MetricChange& m) {
   return text;
 }
 
+// "Shadow: ov mirrored to ort: 1x3x224x224 2 of 120 disagreed (max abs error 0.0012); ..." per variant.
+std::string shadow_notes(const std::vector<const LoadedResult*>& served) {
+  std::string notes;
+  for (const auto* c : served) {
+    const auto& p = c->result.scenario.parameters;
+    if (!p.contains("shadow") || !p["shadow"].is_object()) continue;
+    for (const auto& [shadow, record] : p["shadow"].items()) {
+      std::string shapes;
+      for (const auto& s : record.value("by_shape", nlohmann::json::array()))
+        shapes += fmt::format("{}{}: {} of {} disagreed on top-1 (max abs error {:.3g})", shapes.empty() ? "" : "; ",
+                              s.value("shape", "?"), s.value("disagreed", 0), s.value("compared", 0),
+                              s.value("max_abs_error", 0.0));
+      notes += fmt::format("- Shadow: '{}' mirrored to '{}': {}{}\n", variant_of(c->result), shadow,
+                           shapes.empty() ? "nothing compared" : shapes,
+                           record.value("dropped", 0) ? fmt::format(" ({} dropped)", record.value("dropped", 0)) : "");
+    }
+  }
+  return notes.empty() ? "" : notes + "\n";
+}
+
 }  // namespace
 
 std::string ab_table(const std::vector<LoadedResult>& cells) {
   std::vector<const LoadedResult*> served;
   for (const auto& c : cells)
     if (c.result.scenario.name == "serve" && c.result.latency_ms) served.push_back(&c);
-  if (served.size() < 2) return "";
+  if (served.size() < 2) return shadow_notes(served);
   const LoadedResult* control = served.front();
   for (const auto* c : served)
     if (weight_of(c->result) > weight_of(control->result)) control = c;
@@ -47,7 +67,8 @@ std::string ab_table(const std::vector<LoadedResult>& cells) {
                          {"P99 change [ratio 95% CI]", true},
                          {"P99 verdict"}},
                         rows) +
-         "\nServer-side latency of the requests each variant served; the control is the variant with the largest weight.\n\n";
+         "\nServer-side latency of the requests each variant served; the control is the variant with the largest weight.\n\n" +
+         shadow_notes(served);
 }
 
 }  // namespace infermark::report

@@ -10,7 +10,7 @@
 
 namespace infermark::report {
 
-// "" when fewer than two serve results of one model are given.
+// Also each variant's shadow comparisons by input shape. "" when no serve result has either.
 std::string ab_table(const std::vector<LoadedResult>& cells);
 
 }  // namespace infermark::report

@@ -147,9 +147,11 @@ void InferenceRouter::shadow(RoutedInference& request, const std::vector<Tensor>
   auto reference = std::make_shared<std::vector<Tensor>>(outputs);
   auto& metrics = metrics_;
   const auto model_name = request.model->spec.name, primary_name = primary.name(), shadow_name = target->name();
-  target->submit(std::move(request.mirrored), 0, [=, &metrics](InferenceResult result) {
+  auto& traffic = primary.traffic();  // variants live until the server stops, after every shadow finished
+  target->submit(std::move(request.mirrored), 0, [=, &metrics, &traffic](InferenceResult result) {
     if (result.status != InferStatus::kOk) {
       metrics.count_shadow_dropped(model_name, primary_name, shadow_name);
+      traffic.record_shadow_dropped(shadow_name);
       return;
     }
     bool disagreed = false;
@@ -160,6 +162,7 @@ void InferenceRouter::shadow(RoutedInference& request, const std::vector<Tensor>
       if (agreement.top1_agreement && *agreement.top1_agreement < 1.0) disagreed = true;
     }
     metrics.count_shadow(model_name, primary_name, shadow_name, shape, disagreed, max_error);
+    traffic.record_shadow(shadow_name, shape, disagreed, max_error);
   });
 }
 

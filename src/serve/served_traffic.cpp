@@ -1,5 +1,7 @@
 #include "serve/served_traffic.hpp"
 
+#include <algorithm>
+
 #include "core/clock.hpp"
 #include "harness/measure_cell.hpp"
 #include "probes/environment.hpp"
@@ -42,6 +44,19 @@ void ServedTraffic::record_error() {
   recorder_.record_error(mono_now_ns() - started_ns_);
 }
 
+void ServedTraffic::record_shadow(const std::string& shadow, const std::string& shape, bool disagreed, double max_abs_error) {
+  std::lock_guard lock(mutex_);
+  auto& agreement = shadow_[shadow][shape];
+  ++agreement.compared;
+  agreement.disagreed += disagreed ? 1 : 0;
+  agreement.max_abs_error = std::max(agreement.max_abs_error, max_abs_error);
+}
+
+void ServedTraffic::record_shadow_dropped(const std::string& shadow) {
+  std::lock_guard lock(mutex_);
+  ++shadow_dropped_[shadow];
+}
+
 std::uint64_t ServedTraffic::requests() const {
   std::lock_guard lock(mutex_);
   return recorder_.completed();
@@ -68,6 +83,14 @@ report::RunResult ServedTraffic::result(const ServedVariant& variant) const {
   r.scenario.timed_runs = static_cast<int>(recorder_.completed());
   r.scenario.parameters["errors"] = recorder_.errors();
   r.scenario.parameters["rows"] = rows_;
+  for (const auto& [shadow, by_shape] : shadow_) {
+    auto shapes = nlohmann::json::array();
+    for (const auto& [shape, a] : by_shape)
+      shapes.push_back({{"shape", shape}, {"compared", a.compared}, {"disagreed", a.disagreed}, {"max_abs_error", a.max_abs_error}});
+    r.scenario.parameters["shadow"][shadow] = {{"by_shape", shapes}, {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
+  }
+  for (const auto& [shadow, dropped] : shadow_dropped_)
+    if (!shadow_.count(shadow)) r.scenario.parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
   harness::fill_latency_and_throughput(r, recorder_, static_cast<double>(last_ns_ - first_ns_) * 1e-9);
   // Rows per request can exceed 1 (clients send batches): inferences/s counts rows.
   if (r.throughput.wall_s > 0) r.throughput.inferences_per_s = static_cast<double>(rows_) / r.throughput.wall_s;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include "loadgen/query_recorder.hpp"
@@ -24,11 +25,20 @@ struct ServedVariant {
   nlohmann::json parameters = nlohmann::json::object();  // weight, batching, slots: how it was served
 };
 
+// This variant's outputs against its shadow's on mirrored requests, at one input shape.
+struct ShadowAgreement {
+  std::uint64_t compared = 0, disagreed = 0;
+  double max_abs_error = 0;
+};
+
 class ServedTraffic {
  public:
   ServedTraffic();
   void record_success(std::int64_t latency_ns, std::int64_t rows);
   void record_error();
+  // A mirrored request compared with `shadow` (or dropped: the shadow refused or failed it).
+  void record_shadow(const std::string& shadow, const std::string& shape, bool disagreed, double max_abs_error);
+  void record_shadow_dropped(const std::string& shadow);
   std::uint64_t requests() const;
   // One result: scenario "serve" (live traffic, not a load pattern infermark chose), latency of
   // every successful request, throughput over the time from the first request to the last.
@@ -40,6 +50,8 @@ class ServedTraffic {
   std::int64_t first_ns_ = 0, last_ns_ = 0;
   std::uint64_t rows_ = 0;
   loadgen::QueryRecorder recorder_;
+  std::map<std::string, std::map<std::string, ShadowAgreement>> shadow_;  // [shadow][shape]
+  std::map<std::string, std::uint64_t> shadow_dropped_;
 };
 
 // Writes one result per variant under `folder`; returns the files written.

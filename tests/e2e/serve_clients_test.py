@@ -23,7 +23,7 @@ import numpy as np
 import onnxruntime
 import tritonclient.http as triton_http
 
-from serve_support import http, infer_body, metric_values, start_server as start_infermark
+from serve_support import http, infer_body, metric_values, start_server as start_infermark, stop_server, wait_until
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -241,6 +241,36 @@ class ServeLimitsAndShutdown(unittest.TestCase):
         self.assertEqual(report.returncode, 0, report.stderr)
         self.assertIn("A/B on live traffic (against the control 'onnxruntime'", report.stdout)
         self.assertRegex(report.stdout, r"\| openvino \|\s+\d+ \|")
+        shutil.rmtree(results)
+
+
+class ServeShadowComparison(unittest.TestCase):
+    def test_mirrored_requests_are_compared_by_shape_in_metrics_and_the_report(self):
+        results = tempfile.mkdtemp(prefix="serve-shadow-")
+        config = os.path.join(results, "models.yaml")
+        with open(config, "w") as f:
+            f.write(f"""models:
+  - name: tiny_cnn
+    file: {os.path.abspath(MODEL_FILE)}
+    variants:
+      - {{name: primary, backend: onnxruntime, weight: 1, shadow: {{to: candidate, share: 1}}}}
+      - {{name: candidate, backend: openvino, weight: 0}}
+""")
+        process, address = start_server("--out", results, model_flags=("--config", config))
+        try:
+            rng = np.random.default_rng(11)
+            for size in (32, 32, 32, 32, 32):
+                x = rng.random((1, 3, size, size), dtype=np.float32)
+                self.assertEqual(http(address, "POST", "/v2/models/tiny_cnn/infer", infer_body(x))[0], 200)
+            series = 'infermark_shadow_comparisons_total{model="tiny_cnn",shadow="candidate",shape="1x3x32x32",variant="primary"}'
+            wait_until(lambda: metric_values(address, "infermark_shadow_comparisons_total").get(series) == 5, 30,
+                       "five shadow comparisons in /metrics")
+        finally:
+            self.assertEqual(stop_server(process), 0)
+        folder = glob.glob(os.path.join(results, "serve-*"))[0]
+        report = subprocess.run([INFERMARK, "report", folder], capture_output=True, text=True, timeout=120)
+        self.assertEqual(report.returncode, 0, report.stderr)
+        self.assertRegex(report.stdout, r"Shadow: 'primary' mirrored to 'candidate': 1x3x32x32: \d+ of 5 disagreed on top-1")
         shutil.rmtree(results)
 
 
