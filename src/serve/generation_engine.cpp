@@ -28,17 +28,8 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
   const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
-    loaded_ = registry.load(spec.backend);
-    backend_info_ = (*loaded_)->info();
-    SessionOptions options;
-    options.intra_op_threads = spec.threads;
-    options.expected_concurrency = spec.slots;
-    options.extras = spec.options;
-    if (spec.context > 0) options.extras["ctx"] = std::to_string(spec.context);
-    requested_ = options;
-    model_name_ = model.name;
-    model_file_ = file;
-    generator_ = (*loaded_)->open_generator(file, options);
+    backend_ = load_variant_backend(registry, model, spec, true);
+    generator_ = (*backend_.loaded)->open_generator(file, backend_.requested);
   } catch (const std::exception& e) {
     throw Error(describe_variant(model, spec) + ": " + e.what());
   }
@@ -48,7 +39,8 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
 }
 
 ServedVariant GenerationEngine::description() const {
-  ServedVariant d{model_name_, model_file_, spec_.name, backend_info_, requested_, generator_->effective_settings(), {}, {},
+  ServedVariant d{backend_.model_name, backend_.model_file, spec_.name, backend_.info, backend_.requested,
+                  generator_->effective_settings(), {}, {},
                   load_ms_, {}};
   d.parameters = {{"weight", spec_.weight},
                   {"sequence_slots", generator_->max_slots()},

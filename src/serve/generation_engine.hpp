@@ -18,6 +18,7 @@
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/served_traffic.hpp"
+#include "serve/variant_backend.hpp"
 #include "serve/token_channel.hpp"
 
 namespace infermark::serve {
@@ -40,7 +41,7 @@ class GenerationEngine {
 
   const VariantSpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
-  const BackendInfo& backend() const { return backend_info_; }
+  const BackendInfo& backend() const { return backend_.info; }
   int slots() const { return generator_->max_slots(); }
   int context_length() const { return generator_->context_length(); }
   double load_ms() const { return load_ms_; }
@@ -75,14 +76,10 @@ class GenerationEngine {
   VariantSpec spec_;
   GenerationMetrics metrics_;
   std::size_t max_queue_;
-  std::unique_ptr<LoadedBackend> loaded_;
-  BackendInfo backend_info_;
+  VariantBackend backend_;  // declared before the generator: outlives it
   std::unique_ptr<Generator> generator_;
   double load_ms_ = 0;
   ServedTraffic traffic_;
-  std::string model_name_;
-  std::filesystem::path model_file_;
-  SessionOptions requested_;
   std::vector<std::optional<Active>> active_;  // by slot; touched by the stepping thread only
   std::mutex mutex_;
   std::condition_variable arrived_;

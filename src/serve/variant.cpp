@@ -43,16 +43,8 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
   const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
-    loaded_ = registry.load(spec.backend);
-    backend_info_ = (*loaded_)->info();
-    SessionOptions options;
-    options.intra_op_threads = spec.threads;
-    options.precision = spec.precision;
-    options.extras = spec.options;
-    requested_ = options;
-    model_name_ = model.name;
-    model_file_ = file;
-    for (int i = 0; i < spec.instances; ++i) sessions_.push_back((*loaded_)->open(file, options));
+    backend_ = load_variant_backend(registry, model, spec, false);
+    for (int i = 0; i < spec.instances; ++i) sessions_.push_back((*backend_.loaded)->open(file, backend_.requested));
     inputs_ = sessions_.front()->input_specs();
     outputs_ = sessions_.front()->output_specs();
     if (const auto warmup = warmup_inputs(inputs_, 1))
@@ -87,7 +79,8 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
 }
 
 ServedVariant Variant::description() const {
-  ServedVariant d{model_name_, model_file_, spec_.name, backend_info_, requested_, settings_, inputs_, outputs_, load_ms_, {}};
+  ServedVariant d{backend_.model_name, backend_.model_file, spec_.name, backend_.info, backend_.requested, settings_,
+                  inputs_, outputs_, load_ms_, {}};
   d.parameters = {{"weight", spec_.weight},
                   {"instances", spec_.instances},
                   {"max_batch_size", max_batch_rows() > 1 ? max_batch_rows() : 0},

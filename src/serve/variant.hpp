@@ -16,6 +16,7 @@
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/served_traffic.hpp"
+#include "serve/variant_backend.hpp"
 
 namespace infermark::serve {
 
@@ -38,7 +39,7 @@ class Variant {
 
   const VariantSpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
-  const BackendInfo& backend() const { return backend_info_; }
+  const BackendInfo& backend() const { return backend_.info; }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   const std::vector<EffectiveSetting>& effective_settings() const { return settings_; }
@@ -65,8 +66,7 @@ class Variant {
 
   VariantSpec spec_;
   VariantMetrics metrics_;
-  std::unique_ptr<LoadedBackend> loaded_;  // declared before the sessions: outlives them
-  BackendInfo backend_info_;
+  VariantBackend backend_;  // declared before the sessions: outlives them
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<EffectiveSetting> settings_;
@@ -76,9 +76,6 @@ class Variant {
   pipeline::CircuitBreaker breaker_;
   VariantStats stats_;
   ServedTraffic traffic_;
-  std::string model_name_;
-  std::filesystem::path model_file_;
-  SessionOptions requested_;
   std::vector<std::thread> workers_;
 };
 
