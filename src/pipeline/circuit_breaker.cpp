@@ -43,6 +43,11 @@ void CircuitBreaker::record(bool timed_out, std::int64_t now_ns) {
     enter(State::kOpen, now_ns);
 }
 
+void CircuitBreaker::release() {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::kHalfOpen) trial_in_flight_ = false;
+}
+
 std::string CircuitBreaker::state() const {
   std::lock_guard lock(mutex_);
   return state_name(static_cast<int>(state_));

@@ -30,6 +30,9 @@ class CircuitBreaker {
   bool admit(std::int64_t now_ns);
   // The outcome of an admitted request, completed (or dropped) at `now_ns`.
   void record(bool timed_out, std::int64_t now_ns);
+  // An admitted request that never ran (refused further on, e.g. a full queue): no verdict on
+  // the service's health; a half-open breaker's trial slot is freed for the next request.
+  void release();
 
   std::string state() const;
   int rejected() const;

@@ -111,7 +111,7 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
   request.deadline_ns = deadline_ns;
   request.done = std::move(done);
   if (!batcher_->submit(request)) {
-    breaker_.record(false, now);  // a refusal says nothing about the variant's health
+    breaker_.release();  // a refusal says nothing about the variant's health
     request.done({InferStatus::kQueueFull, "variant '" + spec_.name + "' queue is full (" +
                                                std::to_string(batcher_->policy().max_queue) + " waiting)", {}});
     return;

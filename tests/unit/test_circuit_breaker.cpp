@@ -49,6 +49,17 @@ TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
   EXPECT_DOUBLE_EQ(json["events"][4]["at_ms"].get<double>(), 260.0);
 }
 
+TEST(CircuitBreaker, ATrialThatNeverRanDecidesNothing) {
+  CircuitBreaker breaker({1, 100});
+  breaker.record(true, 0);
+  ASSERT_TRUE(breaker.admit(100 * kMs));  // the trial is admitted...
+  breaker.release();                      // ...but refused further on (a full queue)
+  EXPECT_EQ(breaker.state(), "half-open");  // not closed by a request that never ran
+  EXPECT_TRUE(breaker.admit(101 * kMs));    // the next request is the trial
+  breaker.record(false, 110 * kMs);
+  EXPECT_EQ(breaker.state(), "closed");
+}
+
 TEST(CircuitBreaker, WithoutATripCountItNeverOpens) {
   CircuitBreaker breaker({0, 100});
   for (int i = 0; i < 50; ++i) breaker.record(true, i * kMs);
