@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "core/json_fields.hpp"
 #include "core/named_enum.hpp"
 #include "loadgen/scenario.hpp"
 
@@ -15,40 +16,9 @@ constexpr NamedValue<TrendFinding> kTrendFindings[] = {{TrendFinding::kNotEnough
                                                        {TrendFinding::kSignificantButSmall, "significant but small"},
                                                        {TrendFinding::kRising, "rising"}};
 
-// Lenient field reads: a missing or mistyped field (NaN is written as null) reads as its default.
-const json* field(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  const auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::optional<double> optional_number(const json& j, const char* key) {
-  const auto* value = field(j, key);
-  return value && value->is_number() ? std::optional(value->get<double>()) : std::nullopt;
-}
-
-double number(const json& j, const char* key) { return optional_number(j, key).value_or(0.0); }
-
-std::optional<std::uint64_t> optional_count(const json& j, const char* key) {
-  const auto* value = field(j, key);
-  return value && value->is_number() ? std::optional(value->get<std::uint64_t>()) : std::nullopt;
-}
-
-std::uint64_t count(const json& j, const char* key) { return optional_count(j, key).value_or(0); }
-
-bool flag(const json& j, const char* key) {
-  const auto* value = field(j, key);
-  return value && value->is_boolean() && value->get<bool>();
-}
-
-std::string text(const json& j, const char* key) {
-  const auto* value = field(j, key);
-  return value && value->is_string() ? value->get<std::string>() : std::string();
-}
-
 const json& array_at(const json& j, const char* key) {
   static const json kEmpty = json::array();
-  const auto* value = field(j, key);
+  const auto* value = json_field(j, key);
   return value && value->is_array() ? *value : kEmpty;
 }
 
@@ -88,8 +58,8 @@ SlaVerdict sla_from(const json& j) {
   sla.good_queries = count(j, "good_queries");
   sla.queries_over_target = optional_count(j, "queries_over_target");
   sla.claimable_percentile_at_target = optional_number(j, "claimable_percentile_at_target");
-  if (const auto* ttft = field(j, "ttft"); ttft && ttft->is_object()) sla.ttft = slo_check_from(*ttft);
-  if (const auto* tpot = field(j, "tpot"); tpot && tpot->is_object()) sla.tpot = slo_check_from(*tpot);
+  if (const auto* ttft = json_field(j, "ttft"); ttft && ttft->is_object()) sla.ttft = slo_check_from(*ttft);
+  if (const auto* tpot = json_field(j, "tpot"); tpot && tpot->is_object()) sla.tpot = slo_check_from(*tpot);
   return sla;
 }
 
@@ -209,7 +179,7 @@ TrendVerdict trend_from(const json& j) {
   TrendVerdict trend;
   trend.verdict = parse_in(kTrendFindings, text(j, "verdict"), "analysis.soak trend verdict");
   trend.points = count(j, "points");
-  if (field(j, "slope_per_min")) {
+  if (json_field(j, "slope_per_min")) {
     const auto& ci95 = array_at(j, "slope_per_min_ci95");
     const auto bound = [&](std::size_t i) { return ci95.size() == 2 && ci95[i].is_number() ? ci95[i].get<double>() : 0.0; };
     trend.fit = TrendFit{number(j, "slope_per_min"),      {bound(0), bound(1)}, number(j, "change_over_run"),
@@ -230,7 +200,7 @@ json soak_json(const SoakAnalysis& soak) {
 
 SoakAnalysis soak_from(const json& j) {
   SoakAnalysis soak{trend_from(j.at("memory")), trend_from(j.at("latency")), std::nullopt};
-  if (const auto* tpot = field(j, "tpot"); tpot && tpot->is_object()) soak.tpot = trend_from(*tpot);
+  if (const auto* tpot = json_field(j, "tpot"); tpot && tpot->is_object()) soak.tpot = trend_from(*tpot);
   return soak;
 }
 
@@ -246,7 +216,7 @@ std::optional<Part> part_from(bool present, const Read& read) {
 }
 
 bool is_object_at(const json& j, const char* key) {
-  const auto* value = field(j, key);
+  const auto* value = json_field(j, key);
   return value && value->is_object();
 }
 

@@ -20,6 +20,7 @@
 #include <system_error>
 #include <utility>
 
+#include "core/json_fields.hpp"
 #include "probes/memory.hpp"
 
 namespace infermark::probes {
@@ -589,12 +590,6 @@ nlohmann::json to_json(const ResourceSummary& summary) {
 }
 
 ResourceSummary resource_summary_from(const nlohmann::json& j) {
-  const auto number = [](const nlohmann::json& object, const char* key) {
-    return object.contains(key) && object[key].is_number() ? object[key].get<double>() : 0.0;
-  };
-  const auto count = [](const nlohmann::json& object, const char* key) {
-    return object.contains(key) && object[key].is_number() ? object[key].get<std::uint64_t>() : std::uint64_t{0};
-  };
   ResourceSummary s;
   s.duration_s = number(j, "duration_s");
   s.peak_rss_mb = number(j, "peak_rss_mb");

@@ -62,7 +62,7 @@ std::uint64_t ServedTraffic::requests() const {
   return recorder_.completed();
 }
 
-report::RunResult ServedTraffic::result(const ServedVariant& variant) const {
+report::RunResult ServedTraffic::result(const ServedVariant& variant, const nlohmann::json& environment) const {
   report::RunResult r;
   r.started_at = utc_now();
   r.isolation = "in-process (infermark serve: every variant in one server process)";
@@ -100,7 +100,7 @@ report::RunResult ServedTraffic::result(const ServedVariant& variant) const {
     r.status = report::CellStatus::kFailed;
     r.error = "no successful request was served by this variant";
   }
-  r.environment = probes::to_json(probes::capture_environment());
+  r.environment = environment;
   return r;
 }
 
@@ -108,9 +108,10 @@ std::vector<std::filesystem::path> write_served_results(const std::filesystem::p
                                                         const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants) {
   std::filesystem::create_directories(folder);
   std::vector<std::filesystem::path> written;
+  const auto environment = probes::to_json(probes::capture_environment());
   for (const auto& [variant, traffic] : variants) {
     const auto path = folder / (variant.model_name + "-" + variant.variant + ".json");
-    report::write_run_result(traffic->result(variant), path.string());
+    report::write_run_result(traffic->result(variant, environment), path.string());
     written.push_back(path);
   }
   return written;

@@ -42,7 +42,8 @@ class ServedTraffic {
   std::uint64_t requests() const;
   // One result: scenario "serve" (live traffic, not a load pattern infermark chose), latency of
   // every successful request, throughput over the time from the first request to the last.
-  report::RunResult result(const ServedVariant& variant) const;
+  // `environment`: the machine's, captured once for every variant written together.
+  report::RunResult result(const ServedVariant& variant, const nlohmann::json& environment) const;
 
  private:
   mutable std::mutex mutex_;
