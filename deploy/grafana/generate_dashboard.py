@@ -28,6 +28,7 @@ REQUESTS = "infermark_requests_total"  # label code
 REJECTIONS = "infermark_rejections_total"  # label reason
 ROUTED = "infermark_routed_total"  # label by = header | version | sticky | weighted
 BREAKER = "infermark_circuit_breaker_open"
+INLINE = "infermark_inline_executions_total"  # executions on the receiving thread (inline_below_us)
 SHADOW_COMPARED = "infermark_shadow_comparisons_total"  # labels shadow, shape
 SHADOW_DISAGREED = "infermark_shadow_disagreements_total"
 SHADOW_MAX_ERROR = "infermark_shadow_max_abs_error"
@@ -146,6 +147,9 @@ def panels():
               [target(quantile(0.99, DURATION, extra='phase="compute"'), "{{variant}} P99"),
                target(per_variant(rate(COMPUTE_US), rate(EXECUTIONS), " / 1e6"), "{{variant}} mean per execution")],
               unit="s"),
+        panel("Executions run inline",
+              "Share of executions run on the receiving thread (fast unbatched models, idle instance; inline_below_us)",
+              [target(per_variant(rate(INLINE), rate(EXECUTIONS)), "{{variant}}")], unit="percentunit"),
     ])
     queue = (8, [
         panel("Queue time P50 / P95 / P99 per variant",

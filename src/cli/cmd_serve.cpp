@@ -38,6 +38,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   cmd->add_option("--max-queue", flags.max_queue, "Waiting requests per variant before 429")->default_str("128");
   cmd->add_option("--timeout-ms", flags.timeout_ms, "Per-request timeout, queue included (0 = none)");
+  cmd->add_option("--inline-below-us", flags.inline_below_us,
+                  "Unbatched models faster than this run on the receiving thread when idle (0 = always on workers)")
+      ->default_str("200")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--opt", opts, "Framework-specific option KEY=VALUE for every variant (repeatable)");
   cmd->add_option("--host", host, "Address to listen on")->default_str("127.0.0.1");
   cmd->add_option("--port", port, "HTTP port (0 = any free port)")->default_str("8000");

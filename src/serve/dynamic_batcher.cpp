@@ -86,4 +86,9 @@ std::size_t DynamicBatcher::depth() const {
   return queue_.size();
 }
 
+bool DynamicBatcher::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
 }  // namespace infermark::serve

@@ -55,6 +55,7 @@ class DynamicBatcher {
   // No new requests; workers still receive what is queued, then empty batches.
   void close();
   std::size_t depth() const;
+  bool closed() const;
   const BatchPolicy& policy() const { return policy_; }
 
  private:

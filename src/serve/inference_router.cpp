@@ -74,22 +74,22 @@ RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> i
   routed.model = &model;
   routed.started_ns = started_ns;
   // An explicit variant (named, or a version naming one), else the sticky key, else the weighted split.
-  std::string how;
+  RouteChoice how = RouteChoice::kWeighted;
   if (!hints.variant.empty()) {
     routed.variant = model.variant(hints.variant);
-    how = "header";
+    how = RouteChoice::kHeader;
     if (!routed.variant)
       throw RequestError(400, std::string(hints.variant_source) + ": model '" + model.spec.name + "' has no variant '" +
                                   std::string(hints.variant) + "' (variants: " + model.variant_names() + ")");
   } else if (!hints.version.empty() && hints.version != "1") {
     routed.variant = &version_variant(model, hints.version);
-    how = "version";
+    how = RouteChoice::kVersion;
   } else {
     routed.variant = model.variants[model.router->pick(hints.sticky_key)].get();
-    how = hints.sticky_key.empty() ? "weighted" : "sticky";
+    how = hints.sticky_key.empty() ? RouteChoice::kWeighted : RouteChoice::kSticky;
   }
   Variant& variant = *routed.variant;
-  metrics_.count_routing(model.spec.name, variant.name(), how);
+  variant.metrics().routed[static_cast<std::size_t>(how)]->Increment();
   routed.inputs = match_inputs(std::move(inputs), variant.inputs());
   routed.rows = routed.inputs.front().shape.empty() ? 1 : routed.inputs.front().shape.front();
   if (variant.max_batch_rows() > 1) {
@@ -130,13 +130,15 @@ int InferenceRouter::account(RoutedInference& request, const InferenceResult& re
   }
   const auto elapsed = mono_now_ns() - request.started_ns;
   if (status == 200) {
-    auto cells = metrics_.variant(model_name, variant.name());
+    const auto& cells = variant.metrics();
     variant.traffic().record_success(elapsed, request.rows);
     cells.success->Increment();
     cells.request_us->Increment(static_cast<double>(elapsed) * 1e-3);
     cells.total_seconds->Observe(static_cast<double>(elapsed) * 1e-9);
+    cells.ok_requests->Increment();
+  } else {
+    metrics_.count_request(model_name, variant.name(), status);
   }
-  metrics_.count_request(model_name, variant.name(), status);
   return status;
 }
 

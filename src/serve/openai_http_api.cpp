@@ -80,17 +80,17 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     throw RequestError(400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" +
                                 parsed.model + "/infer)");
   GenerationEngine* engine = nullptr;
-  std::string how;
+  RouteChoice how = RouteChoice::kWeighted;
   if (const auto named = net::field_of(request, kVariantHeader); !named.empty()) {
     engine = model->generator(named);
-    how = "header";
+    how = RouteChoice::kHeader;
     if (!engine)
       throw RequestError(400, std::string(kVariantHeader) + ": model '" + model->spec.name + "' has no variant '" +
                                   std::string(named) + "' (variants: " + model->variant_names() + ")");
   } else {
     const auto key = net::field_of(request, model->spec.sticky_header);
     engine = model->generators[model->router->pick(key)].get();
-    how = key.empty() ? "weighted" : "sticky";
+    how = key.empty() ? RouteChoice::kWeighted : RouteChoice::kSticky;
   }
   metrics_.count_routing(model->spec.name, engine->name(), how);
   const auto prompt_text = chat ? engine->generator().chat_prompt(parsed.messages) : parsed.prompt;

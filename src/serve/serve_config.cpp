@@ -43,7 +43,7 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
 ModelSpec parse_model(const YAML::Node& node, const std::string& where, const std::filesystem::path& base) {
   if (!node.IsMap()) throw Error(where + ": a model maps name, file, variants, ...");
   check_keys(node,
-             {"name", "file", "batching", "max_queue", "timeout_ms", "breaker", "sticky_header", "variants"}, where);
+             {"name", "file", "batching", "max_queue", "timeout_ms", "inline_below_us", "breaker", "sticky_header", "variants"}, where);
   ModelSpec model;
   model.name = yaml_value<std::string>(node, "name", "", where);
   model.file = resolve(yaml_value<std::string>(node, "file", "", where), base);
@@ -57,6 +57,7 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& where, const st
   }
   model.max_queue = yaml_value<std::size_t>(node, "max_queue", model.max_queue, where);
   model.timeout_ms = yaml_value<double>(node, "timeout_ms", 0.0, where);
+  model.inline_below_us = yaml_value<double>(node, "inline_below_us", model.inline_below_us, where);
   if (const auto breaker = node["breaker"]) {
     const auto at = where + ": breaker";
     check_keys(breaker, {"trip_after", "cooldown_ms"}, at);
@@ -129,6 +130,7 @@ void validate(const ServeConfig& config) {
         throw Error(where + ": batching.preferred_batch_sizes: " + std::to_string(size) + " is outside 1..max_batch_size");
     if (model.max_queue == 0) throw Error(where + ": max_queue must be at least 1");
     if (model.timeout_ms < 0) throw Error(where + ": timeout_ms must not be negative (0 = none)");
+    if (model.inline_below_us < 0) throw Error(where + ": inline_below_us must not be negative (0 = never inline)");
     if (model.breaker_trip_after < 0) throw Error(where + ": breaker.trip_after must not be negative (0 = never opens)");
     std::set<std::string> variant_names;
     double total_weight = 0;

@@ -45,6 +45,9 @@ struct ModelSpec {
   double timeout_ms = 0;        // per request, queue included; 0: none
   int breaker_trip_after = 5;   // consecutive failures that open a variant's breaker; 0: never
   double breaker_cooldown_ms = 1000;
+  // An unbatched variant whose execution takes less than this runs on the thread that received the
+  // request when an instance is idle: the hand-off to a worker would cost more than the model.
+  double inline_below_us = 200;  // 0: always through the workers
   std::string sticky_header = "X-Request-Key";  // requests with the same value stay on one variant
   std::vector<VariantSpec> variants;
 };

@@ -32,6 +32,7 @@ ServeConfig single_model_config(const SingleModelFlags& flags) {
   model.batching = flags.batching;
   model.max_queue = flags.max_queue;
   model.timeout_ms = flags.timeout_ms;
+  model.inline_below_us = flags.inline_below_us;
   for (std::size_t i = 0; i < flags.backends.size(); ++i) {
     VariantSpec variant;
     variant.name = flags.backends[i];

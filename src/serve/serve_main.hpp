@@ -24,6 +24,7 @@ struct SingleModelFlags {
   BatchingSettings batching;
   std::size_t max_queue = 128;
   double timeout_ms = 0;
+  double inline_below_us = 200;  // see ModelSpec::inline_below_us
   std::map<std::string, std::string> options;
 };
 

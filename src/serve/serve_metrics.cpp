@@ -31,6 +31,20 @@ double process_cpu_seconds() {
 
 }  // namespace
 
+std::string_view route_choice_label(RouteChoice choice) {
+  switch (choice) {
+    case RouteChoice::kHeader:
+      return "header";
+    case RouteChoice::kVersion:
+      return "version";
+    case RouteChoice::kSticky:
+      return "sticky";
+    case RouteChoice::kWeighted:
+      return "weighted";
+  }
+  return "weighted";
+}
+
 ServeMetrics::ServeMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
       success_(BuildCounter().Name("nv_inference_request_success").Help("Successful inference requests").Register(*registry_)),
@@ -87,6 +101,10 @@ ServeMetrics::ServeMetrics()
                           .Name("infermark_shadow_dropped_total")
                           .Help("Mirrored requests not compared (shadow queue full or failed)")
                           .Register(*registry_)),
+      inline_executions_(BuildCounter()
+                             .Name("infermark_inline_executions_total")
+                             .Help("Executions run on the receiving thread (fast model, idle instance; see inline_below_us)")
+                             .Register(*registry_)),
       in_flight_(
           BuildGauge().Name("infermark_in_flight_requests").Help("Requests being handled (HTTP and gRPC)").Register(*registry_)),
       in_flight_requests_(in_flight_.Add({})),
@@ -131,6 +149,11 @@ VariantMetrics ServeMetrics::variant(const std::string& model, const std::string
   m.compute_seconds = &duration_.Add(with("phase", "compute"), latency_buckets());
   m.batch_rows = &batch_size_.Add(labels, batch_buckets());
   m.breaker_open = &breaker_.Add(labels);
+  m.inline_executions = &inline_executions_.Add(labels);
+  m.ok_requests = &requests_.Add({{"model", model}, {"variant", variant}, {"code", "200"}});
+  for (std::size_t i = 0; i < kRouteChoices; ++i)
+    m.routed[i] = &routing_.Add(
+        {{"model", model}, {"variant", variant}, {"by", std::string(route_choice_label(static_cast<RouteChoice>(i)))}});
   return m;
 }
 
@@ -162,8 +185,8 @@ void ServeMetrics::count_rejection(const std::string& model, const std::string& 
   rejections_.Add({{"model", model}, {"variant", variant}, {"reason", reason}}).Increment();
 }
 
-void ServeMetrics::count_routing(const std::string& model, const std::string& variant, const std::string& how) {
-  routing_.Add({{"model", model}, {"variant", variant}, {"by", how}}).Increment();
+void ServeMetrics::count_routing(const std::string& model, const std::string& variant, RouteChoice how) {
+  routing_.Add({{"model", model}, {"variant", variant}, {"by", std::string(route_choice_label(how))}}).Increment();
 }
 
 void ServeMetrics::count_shadow(const std::string& model, const std::string& variant, const std::string& shadow,

@@ -3,9 +3,11 @@
 // for what Triton does not export (latency histograms by phase, batch sizes, A/B, shadow).
 #pragma once
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -14,6 +16,11 @@
 #include <prometheus/registry.h>
 
 namespace infermark::serve {
+
+// How a request's variant was chosen (infermark_routed_total's `by` label).
+enum class RouteChoice { kHeader, kVersion, kSticky, kWeighted };
+inline constexpr std::size_t kRouteChoices = 4;
+std::string_view route_choice_label(RouteChoice choice);
 
 // One variant's metric cells (prometheus-cpp cells are thread-safe and live as long as the registry).
 struct VariantMetrics {
@@ -29,6 +36,10 @@ struct VariantMetrics {
   prometheus::Histogram* compute_seconds = nullptr;  // ...{phase="compute"}
   prometheus::Histogram* batch_rows = nullptr;       // infermark_batch_size
   prometheus::Gauge* breaker_open = nullptr;         // infermark_circuit_breaker_open
+  prometheus::Counter* inline_executions = nullptr;  // infermark_inline_executions_total
+  // Looked up once: a label lookup per request showed in the server's overhead.
+  prometheus::Counter* ok_requests = nullptr;                 // infermark_requests_total{code="200"}
+  std::array<prometheus::Counter*, kRouteChoices> routed{};  // infermark_routed_total by RouteChoice
 };
 
 // A served language model's cells: time to first token, time per output token, tokens, slots.
@@ -53,8 +64,7 @@ class ServeMetrics {
   void count_request(const std::string& model, const std::string& variant, int http_status);
   void count_failure(const std::string& model, const std::string& variant, const std::string& reason);
   void count_rejection(const std::string& model, const std::string& variant, const std::string& reason);
-  // How a variant was chosen: "header", "version", "sticky" or "weighted".
-  void count_routing(const std::string& model, const std::string& variant, const std::string& how);
+  void count_routing(const std::string& model, const std::string& variant, RouteChoice how);
   // One shadow comparison at an input shape: max abs error and whether top-1 agreed.
   void count_shadow(const std::string& model, const std::string& variant, const std::string& shadow, const std::string& shape,
                     bool disagreed, double max_abs_error);
@@ -86,6 +96,7 @@ class ServeMetrics {
   prometheus::Family<prometheus::Counter>& shadow_disagreed_;
   prometheus::Family<prometheus::Gauge>& shadow_max_error_;
   prometheus::Family<prometheus::Counter>& shadow_dropped_;
+  prometheus::Family<prometheus::Counter>& inline_executions_;
   prometheus::Family<prometheus::Gauge>& in_flight_;
   prometheus::Gauge& in_flight_requests_;  // the one cell of in_flight_, set on every request: looked up once
   prometheus::Family<prometheus::Histogram>& ttft_;

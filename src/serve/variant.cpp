@@ -48,7 +48,12 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
     inputs_ = sessions_.front()->input_specs();
     outputs_ = sessions_.front()->output_specs();
     if (const auto warmup = warmup_inputs(inputs_, 1))
-      for (auto& session : sessions_) session->infer(*warmup);
+      for (auto& session : sessions_) {
+        session->infer(*warmup);
+        const auto again = mono_now_ns();  // the second run estimates the steady compute time
+        session->infer(*warmup);
+        recent_compute_ns_ = mono_now_ns() - again;
+      }
     settings_ = sessions_.front()->effective_settings();
   } catch (const std::exception& e) {
     throw Error(describe_variant(model, spec) + ": " + e.what());
@@ -74,7 +79,10 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
       if (const auto warmup = warmup_inputs(inputs_, rows))
         for (auto& session : sessions_) session->infer(*warmup);
   }
+  // Inline runs only when nothing would be batched (see try_inline).
+  if (policy.max_batch_rows <= 1) inline_below_ns_ = static_cast<std::int64_t>(model.inline_below_us * 1000);
   batcher_ = std::make_unique<DynamicBatcher>(policy);
+  for (std::size_t i = 0; i < sessions_.size(); ++i) instance_busy_.push_back(std::make_unique<std::mutex>());
   for (std::size_t i = 0; i < sessions_.size(); ++i) workers_.emplace_back([this, i] { serve_instance(i); });
 }
 
@@ -85,6 +93,7 @@ ServedVariant Variant::description() const {
                   {"instances", spec_.instances},
                   {"max_batch_size", max_batch_rows() > 1 ? max_batch_rows() : 0},
                   {"max_queue_delay_us", batcher_->policy().max_queue_delay.count()},
+                  {"inline_below_us", static_cast<double>(inline_below_ns_) * 1e-3},
                   {"batching_note", batching_note_}};
   return d;
 }
@@ -110,6 +119,7 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
   request.enqueued_ns = now;
   request.deadline_ns = deadline_ns;
   request.done = std::move(done);
+  if (try_inline(request)) return;
   if (!batcher_->submit(request)) {
     breaker_.release();  // a refusal says nothing about the variant's health
     request.done({InferStatus::kQueueFull, "variant '" + spec_.name + "' queue is full (" +
@@ -130,67 +140,95 @@ void Variant::finish(PendingInference& request, InferenceResult result) {
   request.done(std::move(result));
 }
 
+bool Variant::try_inline(PendingInference& request) {
+  // A hand-off to a worker and back costs two thread wake-ups; for a model faster than that, the
+  // hand-off is most of the latency. Queued requests keep their turn: inline only on an empty queue.
+  if (inline_below_ns_ <= 0 || recent_compute_ns_.load(std::memory_order_relaxed) >= inline_below_ns_ ||
+      batcher_->closed() || batcher_->depth() > 0)
+    return false;
+  for (std::size_t i = 0; i < sessions_.size(); ++i) {
+    std::unique_lock busy(*instance_busy_[i], std::try_to_lock);
+    if (!busy.owns_lock()) continue;
+    std::vector<PendingInference> batch;
+    batch.push_back(std::move(request));
+    metrics_.inline_executions->Increment();
+    execute(*sessions_[i], batch);
+    return true;
+  }
+  return false;
+}
+
 void Variant::serve_instance(std::size_t instance) {
-  auto& session = *sessions_[instance];
   for (;;) {
     auto batch = batcher_->next_batch();
     if (batch.empty()) return;
     metrics_.pending->Set(static_cast<double>(batcher_->depth()));
-    const auto started = mono_now_ns();
-    // Requests past their deadline are answered without running them.
-    std::vector<PendingInference> live;
-    for (auto& request : batch) {
-      if (request.deadline_ns > 0 && started > request.deadline_ns)
-        finish(request, {InferStatus::kTimedOut, "timed out in the queue of variant '" + spec_.name + "'", {},
-                         started - request.enqueued_ns});
-      else
-        live.push_back(std::move(request));
+    std::lock_guard busy(*instance_busy_[instance]);
+    execute(*sessions_[instance], batch);
+  }
+}
+
+void Variant::execute(Session& session, std::vector<PendingInference>& batch) {
+  const auto started = mono_now_ns();
+  // Requests past their deadline are answered without running them.
+  std::vector<PendingInference> live;
+  for (auto& request : batch) {
+    if (request.deadline_ns > 0 && started > request.deadline_ns)
+      finish(request, {InferStatus::kTimedOut, "timed out in the queue of variant '" + spec_.name + "'", {},
+                       started - request.enqueued_ns});
+    else
+      live.push_back(std::move(request));
+  }
+  if (live.empty()) return;
+  std::vector<const std::vector<Tensor>*> parts;
+  std::vector<std::int64_t> rows;
+  for (const auto& request : live) {
+    parts.push_back(&request.inputs);
+    rows.push_back(request.rows);
+  }
+  std::int64_t total_rows = 0;
+  for (auto r : rows) total_rows += r;
+  std::vector<std::vector<Tensor>> outputs;
+  std::string error;
+  try {
+    // One request needs no stacking: its own tensors go to the framework.
+    outputs = live.size() == 1 ? std::vector<std::vector<Tensor>>{session.infer(live.front().inputs)}
+                               : split_batch(session.infer(concatenate_batch(parts)), rows);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const auto ended = mono_now_ns();
+  if (live.size() == 1 && error.empty()) {
+    const auto previous = recent_compute_ns_.load(std::memory_order_relaxed);
+    recent_compute_ns_.store(previous + (ended - started - previous) / 8, std::memory_order_relaxed);
+  }
+  metrics_.executions->Increment();
+  stats_.execution_count += 1;
+  stats_.last_inference_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch()).count();
+  metrics_.batch_rows->Observe(static_cast<double>(total_rows));
+  metrics_.compute_us->Increment(us(ended - started));
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    InferenceResult result;
+    result.queue_ns = started - live[i].enqueued_ns;
+    result.compute_ns = ended - started;
+    result.batch_rows = total_rows;
+    metrics_.queue_us->Increment(us(result.queue_ns));
+    metrics_.queue_seconds->Observe(seconds(result.queue_ns));
+    metrics_.compute_seconds->Observe(seconds(result.compute_ns));
+    stats_.queue_count += 1;
+    stats_.queue_ns += static_cast<std::uint64_t>(result.queue_ns);
+    stats_.compute_count += 1;
+    stats_.compute_ns += static_cast<std::uint64_t>(result.compute_ns);
+    if (!error.empty()) {
+      result.status = InferStatus::kFailed;
+      result.error = spec_.backend + " failed: " + error;
+    } else {
+      result.outputs = std::move(outputs[i]);
+      metrics_.inferences->Increment(static_cast<double>(rows[i]));
+      stats_.inference_count += static_cast<std::uint64_t>(rows[i]);
     }
-    if (live.empty()) continue;
-    std::vector<const std::vector<Tensor>*> parts;
-    std::vector<std::int64_t> rows;
-    for (const auto& request : live) {
-      parts.push_back(&request.inputs);
-      rows.push_back(request.rows);
-    }
-    std::int64_t total_rows = 0;
-    for (auto r : rows) total_rows += r;
-    std::vector<std::vector<Tensor>> outputs;
-    std::string error;
-    try {
-      outputs = split_batch(session.infer(concatenate_batch(parts)), rows);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    const auto ended = mono_now_ns();
-    metrics_.executions->Increment();
-    stats_.execution_count += 1;
-    stats_.last_inference_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch()).count();
-    metrics_.batch_rows->Observe(static_cast<double>(total_rows));
-    metrics_.compute_us->Increment(us(ended - started));
-    for (std::size_t i = 0; i < live.size(); ++i) {
-      InferenceResult result;
-      result.queue_ns = started - live[i].enqueued_ns;
-      result.compute_ns = ended - started;
-      result.batch_rows = total_rows;
-      metrics_.queue_us->Increment(us(result.queue_ns));
-      metrics_.queue_seconds->Observe(seconds(result.queue_ns));
-      metrics_.compute_seconds->Observe(seconds(result.compute_ns));
-      stats_.queue_count += 1;
-      stats_.queue_ns += static_cast<std::uint64_t>(result.queue_ns);
-      stats_.compute_count += 1;
-      stats_.compute_ns += static_cast<std::uint64_t>(result.compute_ns);
-      if (!error.empty()) {
-        result.status = InferStatus::kFailed;
-        result.error = spec_.backend + " failed: " + error;
-      } else {
-        result.outputs = std::move(outputs[i]);
-        metrics_.inferences->Increment(static_cast<double>(rows[i]));
-        stats_.inference_count += static_cast<std::uint64_t>(rows[i]);
-      }
-      finish(live[i], std::move(result));
-    }
+    finish(live[i], std::move(result));
   }
 }
 

@@ -1,11 +1,13 @@
 // One served variant of a model: its backend, one session per instance, each on its own worker
 // thread fed by the variant's dynamic batcher, and a circuit breaker that stops sending requests
-// to a variant that keeps failing.
+// to a variant that keeps failing. A model faster than the hand-off to a worker (inline_below_us)
+// runs on the thread that received the request while an instance is idle and nothing is queued.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +52,7 @@ class Variant {
   std::size_t queue_depth() const { return batcher_->depth(); }
   std::string breaker_state() const { return breaker_.state(); }
   const VariantStats& stats() const { return stats_; }
+  const VariantMetrics& metrics() const { return metrics_; }
   ServedTraffic& traffic() { return traffic_; }
   const ServedTraffic& traffic() const { return traffic_; }
   ServedVariant description() const;
@@ -62,12 +65,19 @@ class Variant {
 
  private:
   void serve_instance(std::size_t instance);
+  // Runs one batch on a session the caller holds (its instance lock); answers every request.
+  void execute(Session& session, std::vector<PendingInference>& batch);
+  // Runs the request at once on the calling thread if the model is fast enough and an instance is idle.
+  bool try_inline(PendingInference& request);
   void finish(PendingInference& request, InferenceResult result);
 
   VariantSpec spec_;
   VariantMetrics metrics_;
   VariantBackend backend_;  // declared before the sessions: outlives them
   std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<std::mutex>> instance_busy_;  // held while a session runs
+  std::int64_t inline_below_ns_ = 0;                         // 0: never inline
+  std::atomic<std::int64_t> recent_compute_ns_{0};           // moving average of one unbatched execution
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<EffectiveSetting> settings_;
   double load_ms_ = 0;

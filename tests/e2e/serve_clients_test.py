@@ -304,6 +304,29 @@ class ServeOverloadAndFailures(unittest.TestCase):
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
 
+    def test_fast_unbatched_model_runs_inline_unless_told_not_to(self):
+        reference = onnxruntime.InferenceSession(MODEL_FILE, providers=["CPUExecutionProvider"])
+        x = np.random.default_rng(5).random((1, 3, 32, 32), dtype=np.float32)
+        inline_cell = 'infermark_inline_executions_total{model="tiny_cnn",variant="onnxruntime",version="1"}'
+        # A threshold no machine misses (100 ms), then the workers only: the same answers either way.
+        for threshold, expected_inline in (("100000", 12), ("0", 0)):
+            process, address = start_server(model_flags=("--model", MODEL_FILE, "-b", "onnxruntime",
+                                                         "--inline-below-us", threshold))
+            try:
+                client = triton_http.InferenceServerClient(address)
+                for _ in range(12):  # one at a time: the instance is idle and nothing is queued
+                    request = triton_http.InferInput("input", list(x.shape), "FP32")
+                    request.set_data_from_numpy(x, binary_data=True)
+                    output = client.infer("tiny_cnn", [request]).as_numpy("logits")
+                    np.testing.assert_allclose(output, reference.run(None, {"input": x})[0], rtol=1e-4, atol=1e-5)
+                client.close()
+                self.assertEqual(metric_values(address, "infermark_inline_executions_total")[inline_cell], expected_inline)
+                self.assertEqual(metric_values(address, "nv_inference_exec_count")[inline_cell.replace(
+                    "infermark_inline_executions_total", "nv_inference_exec_count")], 12)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
+
     def test_failing_variant_opens_its_circuit_breaker(self):
         # An embedding lookup: ids outside its 10 rows pass the shape and dtype checks but make
         # ONNX Runtime's Gather fail, a real failure inside the framework.

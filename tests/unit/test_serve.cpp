@@ -283,6 +283,9 @@ TEST(ServeConfig, MistakesNameTheField) {
                      "onnxruntime}]}\n")
                 .find("grpc_port and http_port are both 9000"),
             std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, inline_below_us: -1, variants: [{backend: onnxruntime}]}\n")
+                .find("inline_below_us must not be negative"),
+            std::string::npos);
 }
 
 TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {

@@ -4,8 +4,9 @@ alternated (the machines are shared and noisy):
 1. HTTP layer: requests/s of `wrk` on /v2/health/ready against `infermark serve` and against the
    minimal Beast server (bench/http_reference_server.cpp), same io threads.
 2. Server overhead: P50 of one tiny ONNX model through `infermark serve` + a keep-alive HTTP client
-   (Triton's perf_analyzer, binary tensors, concurrency 1) minus its P50 in process
-   (`infermark run`, single-stream), both with ONNX Runtime on 1 thread.
+   (wrk with the same binary-tensor request, and Triton's perf_analyzer, concurrency 1) minus its
+   P50 in process (`infermark run`, single-stream), both with ONNX Runtime on 1 thread; beside it
+   the HTTP floor: wrk's P50 for the same request bytes against the minimal Beast server.
 3. Dynamic batching: ResNet-50 at concurrency 16 (perf_analyzer) with batching on and off.
 
 Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N] [--skip-batching]
@@ -111,21 +112,30 @@ def server_overhead(build, models, venv, rounds):
     served, address = start_server(os.path.join(build, "infermark"),
                                    ["--model", os.path.join(models, "tiny_cnn.onnx"), "-b", "onnxruntime", "--threads", "1",
                                     "--port", "0", "--io-threads", "2", "--out", tempfile.mkdtemp()])
+    reference = subprocess.Popen([os.path.join(build, "bench", "infermark_http_reference_server"), str(free_port()), "2"],
+                                 stdout=subprocess.PIPE, text=True)
+    floor_address = "127.0.0.1:" + re.search(r":(\d+)", reference.stdout.readline()).group(1)
     rows = []
     try:
         for _ in range(rounds):
             local = in_process_p50(build, models)
             lean = wrk_infer_p50(address, "tiny_cnn", [1, 3, 32, 32], 5)
+            floor = wrk_infer_p50(floor_address, "tiny_cnn", [1, 3, 32, 32], 5)
             _, triton_client, _ = perf_analyzer(venv, address, "tiny_cnn", 1, 5, shape="input:1,3,32,32")
-            rows.append((local, lean, triton_client))
+            rows.append((local, lean, floor, triton_client))
     finally:
         stop_server(served)
+        reference.terminate()
+        reference.wait()
     print("\n### Server overhead: tiny_cnn, ONNX Runtime, 1 thread, batch 1, binary tensors over HTTP keep-alive\n")
     print("| round | in process P50 µs (infermark run) | served P50 µs, wrk c=1 | overhead µs | "
-          "served P50 µs, perf_analyzer c=1 |\n|---:|---:|---:|---:|---:|")
-    for i, (local, lean, triton_client) in enumerate(rows, 1):
-        print(f"| {i} | {local:.0f} | {lean:.0f} | {lean - local:.0f} | {triton_client:.0f} |")
-    print(f"\nmedian overhead (wrk): {statistics.median(lean - local for local, lean, _ in rows):.0f} µs")
+          "HTTP floor P50 µs (minimal Beast server, same request) | overhead above the floor µs | "
+          "served P50 µs, perf_analyzer c=1 |\n|---:|---:|---:|---:|---:|---:|---:|")
+    for i, (local, lean, floor, triton_client) in enumerate(rows, 1):
+        print(f"| {i} | {local:.0f} | {lean:.0f} | {lean - local:.0f} | {floor:.0f} | {lean - local - floor:.0f} | "
+              f"{triton_client:.0f} |")
+    print(f"\nmedian overhead (wrk): {statistics.median(lean - local for local, lean, _, _ in rows):.0f} µs; "
+          f"above the HTTP floor: {statistics.median(lean - local - floor for local, lean, floor, _ in rows):.0f} µs")
 
 
 def batching(build, models, venv, rounds):
