@@ -1,6 +1,9 @@
 #include "loadgen/closed_loop.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -52,6 +55,70 @@ void client(SystemUnderTest& system, int lane, LoopControl& control, QueryRecord
   }
 }
 
+// Closed loop over an asynchronous system: `concurrency` queries in flight, each completion
+// (on the system's thread) recording its query and starting the next, so no thread waits per client.
+class AsyncClients {
+ public:
+  AsyncClients(SystemUnderTest& system, LoopControl& control, QueryRecorder& recorder, const std::atomic<bool>* stop)
+      : system_(system), control_(control), recorder_(recorder), stop_(stop) {}
+
+  void run(int concurrency) {
+    clients_.resize(static_cast<std::size_t>(concurrency));
+    active_ = concurrency;
+    for (auto& client : clients_) issue_next(client);
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return active_ == 0; });
+  }
+
+ private:
+  struct Client {
+    Query query;
+    Completion completion;
+    std::int64_t issue_ns = 0;
+  };
+
+  void issue_next(Client& client) {
+    const auto& samples = system_.samples();
+    for (;;) {
+      client.issue_ns = mono_now_ns();
+      if (stop_requested(stop_) || !control_.claim_next(client.issue_ns, client.query.id)) break;
+      client.query.sample = sample_for_query(control_.config.seed, client.query.id, samples.sample_count());
+      client.completion.clear();
+      try {
+        system_.start(client.query, client.completion, [this, &client](bool succeeded) { completed(client, succeeded); });
+        return;
+      } catch (const std::exception&) {  // refused before it started: an error, then the next query
+        std::lock_guard lock(mutex_);
+        recorder_.record_error(mono_now_ns() - control_.start_ns);
+      }
+    }
+    std::lock_guard lock(mutex_);
+    if (--active_ == 0) finished_.notify_all();
+  }
+
+  void completed(Client& client, bool succeeded) {
+    const auto done_ns = mono_now_ns();
+    {
+      std::lock_guard lock(mutex_);
+      if (succeeded)
+        recorder_.record_query(control_.start_ns, client.issue_ns, done_ns, system_.samples().group_of(client.query.sample),
+                               client.completion);
+      else
+        recorder_.record_error(done_ns - control_.start_ns);
+    }
+    issue_next(client);
+  }
+
+  SystemUnderTest& system_;
+  LoopControl& control_;
+  QueryRecorder& recorder_;
+  const std::atomic<bool>* stop_;
+  std::deque<Client> clients_;  // a deque: completions hold references to their client
+  std::mutex mutex_;             // guards the recorder and active_
+  std::condition_variable finished_;
+  int active_ = 0;
+};
+
 }  // namespace
 
 Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop,
@@ -66,16 +133,20 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
   phase.label = label.empty() ? "concurrency " + std::to_string(config.concurrency) : label;
   phase.concurrency = config.concurrency;
 
-  // Each client records into its own recorder (no locks), built before the clock starts.
+  // Each client thread records into its own recorder (no locks), built before the clock starts;
+  // an asynchronous system's completions share one, under a lock.
+  const int recorder_count = system.asynchronous() ? 1 : config.concurrency;
   std::vector<QueryRecorder> recorders;
-  recorders.reserve(static_cast<std::size_t>(config.concurrency));
-  for (int i = 0; i < config.concurrency; ++i)
+  recorders.reserve(static_cast<std::size_t>(recorder_count));
+  for (int i = 0; i < recorder_count; ++i)
     recorders.emplace_back(RecorderLimits{limits.interval_ns, limits.max_duration_ns,
-                                          limits.max_exact_samples / config.concurrency + 1, limits.groups, limits.targets});
+                                          limits.max_exact_samples / recorder_count + 1, limits.groups, limits.targets});
 
   LoopControl control{config, mono_now_ns()};
   phase.started_ns = control.start_ns;
-  if (config.concurrency == 1) {
+  if (system.asynchronous()) {
+    AsyncClients(system, control, recorders[0], stop).run(config.concurrency);
+  } else if (config.concurrency == 1) {
     client(system, 0, control, recorders[0], stop);
   } else {
     std::vector<std::thread> threads;

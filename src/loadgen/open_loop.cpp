@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -128,6 +130,110 @@ void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t 
   }
 }
 
+// Open loop over an asynchronous system: an arrival starts at once while fewer than `lanes` queries
+// are in flight, else waits in the bounded queue; each completion (on the system's thread) records
+// its query and starts the oldest waiting arrival. No thread waits per in-flight query.
+class AsyncDispatcher {
+ public:
+  AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns, std::uint64_t seed,
+                  QueryRecorder& recorder)
+      : system_(system), max_queue_(max_queue), start_ns_(start_ns), seed_(seed), recorder_(recorder),
+        slots_(static_cast<std::size_t>(lanes)) {
+    for (auto& slot : slots_) free_.push_back(&slot);
+  }
+
+  // False: the queue is full and the arrival is rejected.
+  bool arrive(const Arrival& arrival) {
+    Slot* slot = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (free_.empty()) {
+        if (waiting_.size() >= max_queue_) return false;
+        waiting_.push_back(arrival);
+        return true;
+      }
+      slot = free_.back();
+      free_.pop_back();
+    }
+    launch(*slot, arrival);
+    return true;
+  }
+
+  // Waits for every arrival to finish, until `deadline_ns` or a stop; what still waits then is
+  // counted as errors. Queries in flight are always waited for: the system bounds them itself.
+  void drain(std::int64_t deadline_ns, const std::atomic<bool>* stop) {
+    std::unique_lock lock(mutex_);
+    while (!(free_.size() == slots_.size() && waiting_.empty()) && mono_now_ns() < deadline_ns &&
+           !(stop && stop->load(std::memory_order_relaxed)))
+      idle_.wait_for(lock, std::chrono::milliseconds(2));
+    for (; !waiting_.empty(); waiting_.pop_front()) recorder_.record_error(mono_now_ns() - start_ns_);
+    idle_.wait(lock, [&] { return free_.size() == slots_.size(); });
+  }
+
+ private:
+  struct Slot {
+    Query query;
+    Completion completion;
+    std::int64_t scheduled_ns = 0;
+  };
+
+  void launch(Slot& slot, Arrival arrival) {
+    const auto sample_count = system_.samples().sample_count();
+    for (;;) {
+      slot.query.id = arrival.id;
+      slot.query.sample = sample_for_query(seed_, arrival.id, sample_count);
+      slot.scheduled_ns = arrival.scheduled_ns;
+      slot.completion.clear();
+      try {
+        system_.start(slot.query, slot.completion, [this, &slot](bool succeeded) { completed(slot, succeeded); });
+        return;
+      } catch (const std::exception&) {  // refused before it started: an error; the slot takes the next arrival
+        std::lock_guard lock(mutex_);
+        recorder_.record_error(mono_now_ns() - start_ns_);
+        if (!next_waiting(slot, arrival)) return;
+      }
+    }
+  }
+
+  void completed(Slot& slot, bool succeeded) {
+    const auto done_ns = mono_now_ns();
+    Arrival next;
+    {
+      std::lock_guard lock(mutex_);
+      if (succeeded)
+        recorder_.record_query(start_ns_, slot.scheduled_ns, done_ns, system_.samples().group_of(slot.query.sample),
+                               slot.completion);
+      else
+        recorder_.record_error(done_ns - start_ns_);
+      if (!next_waiting(slot, next)) return;
+    }
+    launch(slot, next);
+  }
+
+  // Under mutex_: the oldest waiting arrival for `slot`, or the slot goes back to the free list.
+  bool next_waiting(Slot& slot, Arrival& next) {
+    if (!waiting_.empty()) {
+      next = waiting_.front();
+      waiting_.pop_front();
+      return true;
+    }
+    free_.push_back(&slot);
+    if (free_.size() == slots_.size()) idle_.notify_all();
+    return false;
+  }
+
+  SystemUnderTest& system_;
+  std::size_t max_queue_;
+  std::int64_t start_ns_;
+  std::uint64_t seed_;
+  QueryRecorder& recorder_;
+  std::mutex mutex_;  // guards the recorder, the free list and the waiting arrivals
+  std::condition_variable idle_;
+  std::vector<Slot> slots_;  // sized once: completions hold references to their slot
+  std::vector<Slot*> free_;
+  std::deque<Arrival> waiting_;
+};
+
 // Arrival offsets (ns from the start) following a piecewise-constant rate schedule. Each gap
 // uses the rate in force when it starts; draws happen one arrival at a time.
 class ArrivalClock {
@@ -179,19 +285,26 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   phase.concurrency = config.lanes;
   phase.target_qps = config.schedule.front().rate_qps;
 
-  ArrivalQueue queue(config.max_queue);
+  // Lane threads record into their own recorders; an asynchronous system's completions share one.
+  const bool asynchronous = system.asynchronous();
+  const int recorder_count = asynchronous ? 1 : config.lanes;
+  ArrivalQueue queue(asynchronous ? 1 : config.max_queue);
   std::vector<QueryRecorder> recorders;
-  recorders.reserve(static_cast<std::size_t>(config.lanes));
-  for (int i = 0; i < config.lanes; ++i)
-    recorders.emplace_back(
-        RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples / config.lanes + 1, groups, config.targets});
+  recorders.reserve(static_cast<std::size_t>(recorder_count));
+  for (int i = 0; i < recorder_count; ++i)
+    recorders.emplace_back(RecorderLimits{config.interval_ns, max_duration_ns, config.max_exact_samples / recorder_count + 1,
+                                          groups, config.targets});
 
   const auto start_ns = mono_now_ns();
   phase.started_ns = start_ns;
+  std::optional<AsyncDispatcher> dispatcher;
   std::vector<std::thread> workers;
-  for (int i = 0; i < config.lanes; ++i)
-    workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, config.seed,
-                         std::ref(recorders[static_cast<std::size_t>(i)]));
+  if (asynchronous)
+    dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, config.seed, recorders[0]);
+  else
+    for (int i = 0; i < config.lanes; ++i)
+      workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, config.seed,
+                           std::ref(recorders[static_cast<std::size_t>(i)]));
 
   // The scheduler: the k-th arrival's time is drawn when it is due, never pre-generated. Linux
   // rounds sleeps up by the thread's timer slack (50 us by default); ask for none while scheduling.
@@ -217,7 +330,8 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
     const auto next_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (burst_start_ns < 0) burst_start_ns = issued_ns;
     const bool defer_wake = next_ns - issued_ns < kBurstNs && issued_ns - burst_start_ns < kBurstNs && next_ns < end_ns;
-    if (!queue.try_push({phase.issued - 1, scheduled_ns}, defer_wake)) {
+    const Arrival arrival{phase.issued - 1, scheduled_ns};
+    if (dispatcher ? !dispatcher->arrive(arrival) : !queue.try_push(arrival, defer_wake)) {
       phase.recorder.record_rejection(issued_ns - start_ns);
       if (!defer_wake) queue.wake();
     }
@@ -228,6 +342,13 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
 
   // Drain: give queued queries time to finish, then count what is left as errors.
   const auto drain_deadline = mono_now_ns() + static_cast<std::int64_t>(config.drain_timeout_s * 1e9);
+  if (dispatcher) {
+    dispatcher->drain(drain_deadline, stop);
+    phase.duration_s = static_cast<double>(mono_now_ns() - start_ns) * 1e-9;
+    phase.recorder.merge(recorders[0]);
+    phase.interrupted = stop_requested(stop);
+    return phase;
+  }
   std::atomic<bool> drained{false};
   std::thread drain_guard([&] {
     while (!drained.load() && mono_now_ns() < drain_deadline && !stop_requested(stop))

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ class SystemUnderTest {
   // Runs `query` on `lane` and returns when it completes; throws when the query fails. Streaming
   // systems stamp each token into `completion`.
   virtual void issue(int lane, const Query& query, Completion& completion) = 0;
+
+  // Asynchronous systems (remote servers) keep many queries in flight from few threads: the load
+  // generator then calls start() instead of issue() and blocks no thread per lane; lanes() is the
+  // most queries in flight at once.
+  virtual bool asynchronous() const { return false; }
+  // Starts `query` and returns at once. `done(succeeded)` runs exactly once, on another thread and
+  // never inside start(); tokens are stamped into `completion`, which stays valid until then.
+  virtual void start(const Query& query, Completion& completion, std::function<void(bool succeeded)> done);
 };
 
 // The sample a query carries: a counter-based draw from (seed, query id), so the sequence is the

@@ -10,12 +10,14 @@
 #include "loadgen/open_loop.hpp"
 #include "loadgen/patterns.hpp"
 #include "loadgen/scenario.hpp"
+#include "unit/fake_async_system.hpp"
 #include "unit/fake_system.hpp"
 
 namespace infermark::loadgen {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::FakeAsyncSystem;
 using testing::FakeSystem;
 
 ClosedLoopConfig queries(int concurrency, std::uint64_t n) {
@@ -143,6 +145,40 @@ TEST(OpenLoop, AFullQueueRejectsArrivals) {
   const auto phase = run_open_loop(system, config);
   EXPECT_GT(phase.recorder.rejected(), 0u);
   EXPECT_EQ(phase.recorder.completed() + phase.recorder.rejected() + phase.recorder.errors(), phase.issued);
+}
+
+TEST(AsyncSystem, ClosedLoopKeepsConcurrencyQueriesInFlightWithoutAThreadEach) {
+  FakeAsyncSystem system(64, 2ms);
+  system.fail_every = 10;
+  const auto phase = run_closed_loop(system, queries(32, 640));
+  EXPECT_EQ(system.started.load(), 640);
+  EXPECT_EQ(phase.recorder.completed(), 576u);  // every tenth fails
+  EXPECT_EQ(phase.recorder.errors(), 64u);
+  EXPECT_EQ(phase.issued, 640u);
+  EXPECT_LE(system.max_in_flight, 32);
+  EXPECT_GT(system.max_in_flight, 1);  // the clients overlap: one thread started them all
+}
+
+TEST(AsyncSystem, OpenLoopQueuesBeyondTheLanesAndTimesFromTheScheduledArrival) {
+  // 2 in flight, 10 ms each: at most ~200 queries/s, so 400 arrivals/s queue up and wait.
+  FakeAsyncSystem system(2, 10ms);
+  auto config = open_loop(400, 0.5, Arrivals::kConstant, 2);
+  config.max_queue = 40;
+  const auto phase = run_open_loop(system, config);
+  EXPECT_LE(system.max_in_flight, 2);
+  EXPECT_GT(phase.recorder.rejected(), 0u);
+  EXPECT_EQ(phase.recorder.completed() + phase.recorder.rejected() + phase.recorder.errors(), phase.issued);
+  // Queued arrivals waited: their latency, from the scheduled arrival, far exceeds the service time.
+  EXPECT_GT(p99_ms(phase), 5 * 10.0);
+}
+
+TEST(AsyncSystem, AStallShowsInOpenLoopP99) {
+  FakeAsyncSystem steady(1, 1ms), stalled(1, 1ms);
+  stalled.stall_at = 50;
+  stalled.stall = 200ms;
+  const auto calm = run_open_loop(steady, open_loop(200, 1.5, Arrivals::kConstant, 1));
+  const auto hit = run_open_loop(stalled, open_loop(200, 1.5, Arrivals::kConstant, 1));
+  EXPECT_GT(p99_ms(hit), 10 * p99_ms(calm)) << "stalled " << p99_ms(hit) << " ms, steady " << p99_ms(calm) << " ms";
 }
 
 TEST(OpenLoop, ImpossibleConfigsAreErrors) {
