@@ -12,6 +12,7 @@ void add_backends_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
 void add_recommend_command(CLI::App& app, int& exit_code);
+void add_load_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, int& exit_code);
 void add_pipeline_command(CLI::App& app, int& exit_code);

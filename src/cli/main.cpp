@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   infermark::cli::add_worker_command(app, exit_code);
   infermark::cli::add_report_command(app, exit_code);
   infermark::cli::add_serve_command(app, exit_code);
+  infermark::cli::add_load_command(app, exit_code);
   infermark::cli::add_sweep_command(app, exit_code);
   infermark::cli::add_zoo_command(app, exit_code);
   try {

@@ -97,8 +97,25 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--pulse-times", o.pulse_times_text, "Pulse phase seconds BASELINE,BURST,RECOVERY")->capture_default_str();
 }
 
-void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
+void add_input_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--batch", o.batch, "Batch size fed to dynamic batch dimensions")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
+  cmd.add_option("--shape-range", o.shape_ranges,
+                 "Input shape drawn per query, NAME=1x3x160-288x160-288; LOW-HIGH/N rounds draws up to multiples of N "
+                 "(buckets); a range with no varying dimension is a fixed --shape (repeatable, or comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--shape-sets", o.shape_sets, "Input sets drawn ahead for --shape-range; queries cycle through them")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
+  cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
+  cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
+  add_scenario_flags(cmd, o);
+}
+
+void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--threads", o.threads,
                  "Intra-op threads for every backend, a list such as 1,2,4 gives one cell each "
                  "(0: each framework's own default; default: physical cores)")
@@ -109,24 +126,11 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
   cmd.add_option("--device", o.device, "Device")->check(CLI::IsMember({"cpu"}))->capture_default_str();
-  cmd.add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
-  cmd.add_option("--shape-range", o.shape_ranges,
-                 "Input shape drawn per query, NAME=1x3x160-288x160-288; LOW-HIGH/N rounds draws up to multiples of N "
-                 "(buckets); a range with no varying dimension is a fixed --shape (repeatable, or comma-separated)")
-      ->delimiter(',');
-  cmd.add_option("--shape-sets", o.shape_sets, "Input sets drawn ahead for --shape-range; queries cycle through them")
-      ->check(CLI::Range(2, 4096))
-      ->capture_default_str();
-  cmd.add_option("--input", o.input_files, "User data for an input, NAME=FILE.npy (repeatable; others stay random)");
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
-  cmd.add_option("--int-high", o.int_high, "Integer inputs (token ids) are drawn from [0, N); e.g. the vocabulary size")
-      ->check(kAboveZero)
-      ->capture_default_str();
   cmd.add_option("--sessions", o.sessions,
                  "Lanes share one session where the framework can (shared, the default) or each opens its own copy (separate)")
       ->transform(CLI::CheckedTransformer(harness::session_sharing_names()));
-  cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
-  add_scenario_flags(cmd, o);
+  add_input_flags(cmd, o);
 }
 
 namespace {

@@ -12,6 +12,10 @@ namespace infermark::cli {
 // Adds the measurement and scenario flags with their validators to `cmd`.
 void add_measurement_flags(CLI::App& cmd, harness::RunOptions& options);
 
+// The input flags (--batch, --shape, --shape-range, --input, --int-high, --seed) and the scenario
+// flags: what measuring a remote server (`load`) shares with `run`.
+void add_input_flags(CLI::App& cmd, harness::RunOptions& options);
+
 // Only the scenario flags (--scenario, --concurrency, --warmup, --runs, --qps, --duration, patterns,
 // SLOs): what a command whose inputs come from elsewhere (`pipeline`) shares with `run`.
 void add_scenario_flags(CLI::App& cmd, harness::RunOptions& options);

@@ -22,14 +22,16 @@ GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests,
   for (const auto& r : requests) {
     if (r.token_ns.empty()) continue;
     m.prompt_tokens += r.prompt_tokens;
-    m.output_tokens += static_cast<long long>(r.token_ns.size());
+    // The count of tokens (a server's usage where given); the stamps time them.
+    const long long output_tokens = r.output_tokens > 0 ? r.output_tokens : static_cast<long long>(r.token_ns.size());
+    m.output_tokens += output_tokens;
     const auto first = r.token_ns.front(), last = r.token_ns.back();
     ttft.push_back(ms(first - r.start_ns));
     e2e.push_back(ms(last - r.start_ns));
     ttft_s_total += static_cast<double>(first - r.start_ns) * 1e-9;
     for (std::size_t i = 1; i < r.token_ns.size(); ++i) itl.push_back(ms(r.token_ns[i] - r.token_ns[i - 1]));
-    if (r.token_ns.size() > 1) {
-      const auto tokens = static_cast<long long>(r.token_ns.size()) - 1;
+    if (r.token_ns.size() > 1 && output_tokens > 1) {
+      const auto tokens = output_tokens - 1;
       tpot.push_back(ms(last - first) / static_cast<double>(tokens));
       decode_tokens += tokens;
       decode_s_total += static_cast<double>(last - first) * 1e-9;

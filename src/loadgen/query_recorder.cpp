@@ -26,11 +26,11 @@ QueryRecorder::QueryRecorder(const RecorderLimits& limits)
 void QueryRecorder::record_tokens(std::int64_t start_ns, std::int64_t done_ns, const Completion& completion) {
   RequestRecord request;
   request.prompt_tokens = completion.prompt_tokens;
-  request.output_tokens = static_cast<int>(completion.token_ns.size());
+  request.output_tokens = completion.output_tokens > 0 ? completion.output_tokens : static_cast<int>(completion.token_ns.size());
   request.start_ns = start_ns;
   request.token_ns = completion.token_ns;
   const auto first = request.token_ns.front(), last = request.token_ns.back();
-  const auto tokens_after_first = static_cast<std::int64_t>(request.token_ns.size()) - 1;
+  const auto tokens_after_first = request.token_ns.size() > 1 ? static_cast<std::int64_t>(request.output_tokens) - 1 : 0;
   const bool tpot_ok = tokens_after_first == 0 || within(targets_.tpot_ns, (last - first) / tokens_after_first);
   if (within(targets_.e2e_ns, done_ns - start_ns) && within(targets_.ttft_ns, first - start_ns) && tpot_ok) ++met_targets_;
   requests_.push_back(std::move(request));

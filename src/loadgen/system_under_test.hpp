@@ -23,11 +23,15 @@ struct Query {
 // What a query reports besides its completion, for systems that stream tokens (LLMs). The load
 // generator owns one per lane and clears it before each query, so its capacity is reused.
 struct Completion {
-  std::vector<std::int64_t> token_ns;  // monotonic time each output token arrived; empty for tensors
+  std::vector<std::int64_t> token_ns;  // monotonic time each output token (or streamed piece) arrived; empty for tensors
   int prompt_tokens = 0;
+  // Output tokens when the system knows better than the stamps (a server's usage count, where one
+  // streamed piece may carry several tokens); 0: one token per stamp.
+  int output_tokens = 0;
   void clear() {
     token_ns.clear();
     prompt_tokens = 0;
+    output_tokens = 0;
   }
 };
 

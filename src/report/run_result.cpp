@@ -267,6 +267,7 @@ json to_json(const RunResult& r) {
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
   if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
+  if (!r.remote.is_null()) j["remote"] = r.remote;
   j["environment"] = r.environment;
   return j;
 }
@@ -319,6 +320,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     r.pipeline = j.value("pipeline", json(nullptr));
+    r.remote = j.value("remote", json(nullptr));
     r.environment = j.at("environment");
     return r;
   } catch (const json::exception& e) {

@@ -131,6 +131,7 @@ struct RunResult {
   std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
   nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
+  nlohmann::json remote = nullptr;        // protocol, URL, server identity, errors by kind (`load` runs only)
   nlohmann::json environment = nlohmann::json::object();
 };
 

@@ -348,6 +348,60 @@ EncodedResponse encode_infer_response(const ResponseHeader& header, const std::v
   return encoded;
 }
 
+EncodedResponse encode_infer_request(const std::vector<Tensor>& inputs, const std::vector<std::string>& outputs, bool binary) {
+  json body{{"inputs", json::array()}};
+  std::string raw;
+  for (const auto& input : inputs) {
+    json entry{{"name", input.name}, {"datatype", v2_datatype(input.dtype)}, {"shape", input.shape}};
+    if (binary) {
+      entry["parameters"] = {{"binary_data_size", input.data.size()}};
+      raw.append(reinterpret_cast<const char*>(input.data.data()), input.data.size());
+    } else {
+      entry["data"] = data_as_json(input);
+    }
+    body["inputs"].push_back(std::move(entry));
+  }
+  if (!outputs.empty()) {
+    body["outputs"] = json::array();
+    for (const auto& name : outputs) {
+      json entry{{"name", name}};
+      if (binary) entry["parameters"] = {{"binary_data", true}};
+      body["outputs"].push_back(std::move(entry));
+    }
+  }
+  EncodedResponse encoded{body.dump(), std::nullopt};
+  if (binary) {
+    encoded.json_length = encoded.body.size();
+    encoded.body += raw;
+  }
+  return encoded;
+}
+
+std::vector<TensorSpec> parse_tensor_metadata(const json& tensors, const std::string& field) {
+  if (!tensors.is_array()) throw bad_request(field + ": missing or not an array");
+  std::vector<TensorSpec> specs;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto where = field + "[" + std::to_string(i) + "]";
+    const auto& tensor = tensors[i];
+    if (!tensor.is_object() || !tensor.contains("name") || !tensor["name"].is_string())
+      throw bad_request(where + ".name: missing or not a string");
+    if (!tensor.contains("datatype") || !tensor["datatype"].is_string())
+      throw bad_request(where + ".datatype: missing or not a string");
+    TensorSpec spec;
+    spec.name = tensor["name"].get<std::string>();
+    spec.dtype = parse_v2_datatype(tensor["datatype"].get<std::string>(), where);
+    if (!tensor.contains("shape") || !tensor["shape"].is_array()) throw bad_request(where + ".shape: missing or not an array");
+    for (const auto& dim : tensor["shape"]) {
+      if (!dim.is_number_integer() || dim.get<std::int64_t>() < -1)
+        throw bad_request(where + ".shape: dimensions must be integers, -1 for dynamic, got " + tensor["shape"].dump());
+      spec.shape.push_back(dim.get<std::int64_t>());
+    }
+    spec.dim_names.assign(spec.shape.size(), "");
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
 json tensor_metadata(const std::vector<TensorSpec>& specs) {
   json out = json::array();
   for (const auto& spec : specs) out.push_back({{"name", spec.name}, {"datatype", v2_datatype(spec.dtype)}, {"shape", spec.shape}});

@@ -70,6 +70,14 @@ struct ResponseHeader {
 EncodedResponse encode_infer_response(const ResponseHeader& header, const std::vector<Tensor>& outputs,
                                       const InferRequest& request);
 
+// The client's side: a request carrying `inputs`, as JSON tensors or binary (then `json_length` is
+// the Inference-Header-Content-Length), asking for `outputs` by name (empty: every output).
+EncodedResponse encode_infer_request(const std::vector<Tensor>& inputs, const std::vector<std::string>& outputs, bool binary);
+
+// The tensors of a metadata response's `field` ("inputs", "outputs"): [{"name","datatype","shape"}],
+// -1 for dynamic dimensions. Throws RequestError naming the field.
+std::vector<TensorSpec> parse_tensor_metadata(const nlohmann::json& tensors, const std::string& field);
+
 // [{"name","datatype","shape"}] for metadata responses.
 nlohmann::json tensor_metadata(const std::vector<TensorSpec>& specs);
 

@@ -1,0 +1,160 @@
+// `infermark load URL`: a remote inference server — KServe v2 / Triton, or an OpenAI-compatible
+// LLM server — measured under any scenario of `run`; one result per concurrency level, in the same
+// schema as in-process cells (backend "remote"), so report, compare and recommend read them.
+#include <fmt/core.h>
+
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/run_flags.hpp"
+#include "cli/stop_signal.hpp"
+#include "core/error.hpp"
+#include "harness/run_options.hpp"
+#include "remote/measure_remote.hpp"
+
+namespace infermark::cli {
+namespace {
+
+struct LoadOptions {
+  remote::RemoteRequest request;
+  harness::RunOptions measurement;
+  std::vector<std::string> headers;      // K=V
+  std::vector<std::string> body_fields;  // KEY=JSON
+  bool json_tensors = false;
+  bool no_stream = false;
+  bool no_ignore_eos = false;
+  std::string out = "results";
+  const CLI::App* cmd = nullptr;
+};
+
+constexpr int kDefaultOpenLoopInFlight = 256;
+
+// "KEY=VALUE" -> header; never printed or recorded (it may carry a token).
+net::HttpHeader header_of(const std::string& text) {
+  auto [name, value] = harness::split_assignment(text, "--header");
+  return {name, value};
+}
+
+nlohmann::json body_fields(const std::vector<std::string>& fields) {
+  auto extra = nlohmann::json::object();
+  for (const auto& field : fields) {
+    auto [key, text] = harness::split_assignment(field, "--body-field");
+    auto value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded()) value = text;  // not JSON: a plain string
+    extra[key] = value;
+  }
+  return extra;
+}
+
+std::string cell_file_name(const report::RunResult& result, int concurrency) {
+  std::string name = "remote-" + (result.model.name.empty() ? std::string("model") : result.model.name);
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return name + (concurrency > 0 ? "-c" + std::to_string(concurrency) : "") + ".json";
+}
+
+void print_cell(const report::RunResult& r, const std::filesystem::path& path) {
+  auto line = fmt::format("{} {} {}", r.backend.framework, r.model.name, report::name_of(r.status));
+  if (r.latency_ms)
+    line += fmt::format("  P50 {:.3f} ms  P99 {:.3f} ms  {:.1f} req/s", r.latency_ms->at(50).value,
+                        r.latency_ms->at(99).value, r.throughput.queries_per_s);
+  if (r.generation && r.generation->ttft_ms)
+    line += fmt::format("  TTFT P50 {:.1f} ms  {:.1f} output tokens/s", r.generation->ttft_ms->at(50).value,
+                        r.generation->output_tokens_per_s);
+  if (!r.remote.is_null() && r.remote.contains("errors")) line += fmt::format("  errors {}", r.remote["errors"]["total"].dump());
+  fmt::print("{}  -> {}\n", line, path.string());
+  if (!r.error.empty()) fmt::print(stderr, "infermark load: {}\n", r.error);
+  std::fflush(stdout);
+}
+
+int run_load(LoadOptions& o) {
+  const auto& stop = install_stop_handler();
+  auto request = o.request;
+  request.binary = !o.json_tensors;
+  request.stream = !o.no_stream;
+  request.ignore_eos = !o.no_ignore_eos;
+  request.extra_fields = body_fields(o.body_fields);
+  for (const auto& h : o.headers) request.headers.push_back(header_of(h));
+  if (request.io_threads < 1) throw Error("--client-threads: at least 1");
+  if (!(request.timeout_s > 0)) throw Error("--timeout-s: must be above 0");
+  net::parse_http_url(request.url, "URL");  // a bad URL fails before anything else
+  if (request.protocol == remote::RemoteProtocol::kKServe && request.model.empty())
+    throw Error("--model: name the model to load (its metadata at /v2/models/MODEL gives the inputs)");
+
+  o.measurement.model = request.url;
+  const auto levels = harness::concurrency_levels(o.measurement);
+  const auto base = harness::run_folder(o.out, {request.model.empty() ? std::string("remote") : request.model}, std::time(nullptr));
+  auto folder = base;
+  for (int n = 2; std::filesystem::exists(folder); ++n)  // two runs in one second keep both results
+    folder = base.string() + "-" + std::to_string(n);
+  std::filesystem::create_directories(folder);
+  bool failed = false;
+  for (const int level : levels) {
+    if (stop.load()) break;
+    request.cell = harness::to_cell(o.measurement, "remote", 0, level);
+    auto& scenario = request.cell.scenario;
+    // --concurrency N without a scenario means N clients, as for language models in `run`.
+    if (scenario.name == loadgen::Scenario::kSingleStream && scenario.concurrency > 1)
+      scenario.name = loadgen::Scenario::kConcurrency;
+    // An open loop against a server needs room for the requests its queue holds: in flight is cheap here.
+    if (level == 0 && loadgen::is_open_loop(scenario)) scenario.concurrency = kDefaultOpenLoopInFlight;
+    request.cell.isolation = "in-process (the server runs elsewhere)";
+    fmt::print("load {} ({}) {} ...\n", request.url, remote::name_of(request.protocol), loadgen::name_of(scenario.name));
+    std::fflush(stdout);
+    const auto result = remote::measure_remote(request, &stop);
+    const auto path = folder / cell_file_name(result, level);
+    report::write_run_result(result, path.string());
+    print_cell(result, path);
+    failed = failed || result.status != report::CellStatus::kOk;
+  }
+  if (stop.load()) return 130;
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_load_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("load", "Measure a remote inference server (KServe v2 / Triton, OpenAI API) with any scenario");
+  static LoadOptions o;
+  cmd->add_option("url", o.request.url, "The server, http://HOST:PORT[/prefix]")->required();
+  cmd->add_option("--protocol", o.request.protocol, "kserve (KServe v2 / Triton HTTP) or openai")
+      ->transform(CLI::CheckedTransformer(remote::protocol_names()))
+      ->default_str("kserve");
+  cmd->add_option("--model", o.request.model, "The served model's name");
+  cmd->add_option("--model-version", o.request.version, "kserve: the model version (default: the server's)");
+  cmd->add_flag("--json", o.json_tensors, "kserve: JSON tensors instead of the binary tensor extension (MLServer needs this)");
+  cmd->add_option("--endpoint", o.request.endpoint, "openai: chat (/v1/chat/completions) or completions (/v1/completions)")
+      ->transform(CLI::CheckedTransformer(std::vector<std::pair<std::string, remote::OpenAiEndpoint>>{
+          {"chat", remote::OpenAiEndpoint::kChat}, {"completions", remote::OpenAiEndpoint::kCompletions}}))
+      ->default_str("chat");
+  cmd->add_flag("--no-stream", o.no_stream, "openai: ask for whole answers (TTFT is then the whole request)");
+  cmd->add_flag("--no-ignore-eos", o.no_ignore_eos, "openai: let the model stop early (default: ignore_eos, every request "
+                                                    "generates --output-tokens)");
+  cmd->add_option("--prompts", o.request.prompts_file,
+                  "openai: JSONL prompts ({\"prompt\"}, {\"messages\"} or ShareGPT {\"conversations\"}); default synthetic "
+                  "prompts of --prompt-tokens words");
+  cmd->add_option("--body-field", o.body_fields, "openai: extra request field KEY=JSON, e.g. grammar=\"root ::= [a-z ]+\" (repeatable)");
+  cmd->add_option("--header", o.headers, "HTTP header NAME=VALUE on every request, e.g. for auth (never written to results)");
+  cmd->add_option("--timeout-s", o.request.timeout_s, "Per-request timeout in seconds (a timed-out request is an error)")
+      ->capture_default_str();
+  cmd->add_option("--client-threads", o.request.io_threads, "io threads of the HTTP client")->capture_default_str();
+  cmd->add_option("--out", o.out, "Results folder (one result per concurrency level under <out>/<time>-<model>/)")
+      ->capture_default_str();
+  add_input_flags(*cmd, o.measurement);
+  cmd->get_option("--concurrency")
+      ->description("Clients (closed loop), or the most requests in flight (open loop; default 256); a list gives one "
+                    "result each");
+  o.cmd = cmd;
+  cmd->callback([&exit_code] {
+    try {
+      exit_code = run_load(o);
+    } catch (const Error& e) {
+      fmt::print(stderr, "infermark load: {}\n", e.what());
+      exit_code = 2;
+    }
+  });
+}
+
+}  // namespace infermark::cli

@@ -1,0 +1,133 @@
+#include "remote/measure_remote.hpp"
+
+#include <memory>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/input_generator.hpp"
+#include "harness/measure_generation.hpp"
+#include "probes/resource_sampler.hpp"
+#include "remote/kserve_system.hpp"
+
+namespace infermark::remote {
+namespace {
+
+using nlohmann::json;
+
+// The identity an OpenAI server gives: GET /v1/models lists model ids (and llama-server its
+// owned_by); a server without it is still measured.
+json openai_identity(net::HttpClient& client) {
+  const auto response = client.send_and_wait({boost::beast::http::verb::get, "/v1/models", {}, {}});
+  if (response.error != net::TransportError::kNone) throw Error(client.endpoint().url + "/v1/models: " + response.error_text);
+  json ids = json::array();
+  const auto j = json::parse(response.body, nullptr, false);
+  if (response.status == 200 && j.is_object() && j.contains("data") && j["data"].is_array())
+    for (const auto& model : j["data"])
+      if (model.is_object() && model.contains("id") && model["id"].is_string()) ids.push_back(model["id"]);
+  return {{"models", ids}, {"server", std::string(response.header("Server"))}};
+}
+
+}  // namespace
+
+std::string_view name_of(RemoteProtocol protocol) { return protocol == RemoteProtocol::kKServe ? "kserve" : "openai"; }
+
+std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
+  return {{"kserve", RemoteProtocol::kKServe}, {"openai", RemoteProtocol::kOpenAi}};
+}
+
+report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
+                                 const harness::StageCallback& on_stage) {
+  return harness::measure_in_stages(
+      request.cell, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+        enter("connecting");
+        const auto& spec = request.cell.scenario;
+        loadgen::validate(spec);
+        net::ClientOptions options;
+        options.io_threads = request.io_threads;
+        options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(request.timeout_s * 1000));
+        options.headers = request.headers;
+        net::HttpClient client(net::parse_http_url(request.url, "URL"), options);
+        const int lanes = loadgen::lanes_needed(spec, environment.logical_cores);
+        RemoteErrors errors;
+        result.backend.name = "remote";
+        result.model.name = request.model;
+        result.model.path = client.endpoint().url;
+        result.model.format = std::string(name_of(request.protocol));
+        json remote{{"protocol", name_of(request.protocol)},
+                    {"url", client.endpoint().url},
+                    {"client", {{"io_threads", request.io_threads}, {"timeout_s", request.timeout_s}, {"max_in_flight", lanes}}}};
+
+        enter("reading the server's metadata");
+        std::unique_ptr<loadgen::SystemUnderTest> system;
+        OpenAiSystem* openai = nullptr;
+        if (request.protocol == RemoteProtocol::kKServe) {
+          const auto model = read_kserve_model(client, request.model, request.version);
+          result.backend.framework = model.server_name.empty() ? "KServe v2 server" : model.server_name;
+          result.backend.version = model.server_version;
+          result.model.name = model.name;
+          result.model.inputs = model.inputs;
+          result.model.outputs = model.outputs;
+          remote["server"] = {{"name", model.server_name}, {"version", model.server_version}, {"platform", model.platform}};
+          remote["model_version"] = model.version;
+          remote["tensors"] = request.binary ? "binary tensor extension" : "JSON";
+          enter("preparing requests");
+          auto sets = generate_input_sets(model.inputs, request.cell.inputs);
+          system = std::make_unique<KServeSystem>(client, model, sets, request.binary, lanes, errors);
+        } else {
+          if (request.model.empty()) throw Error("--model: an OpenAI server needs the model name requests carry");
+          const auto identity = openai_identity(client);
+          result.backend.framework = identity["server"].get<std::string>().empty() ? "OpenAI-compatible server"
+                                                                                   : identity["server"].get<std::string>();
+          remote["server"] = identity;
+          remote["endpoint"] = name_of(request.endpoint);
+          remote["stream"] = request.stream;
+          remote["ignore_eos"] = request.ignore_eos;
+          enter("preparing prompts");
+          const loadgen::LengthDistribution prompt_words{spec.prompt_tokens, spec.prompt_tokens_stddev};
+          const loadgen::LengthDistribution output_tokens{spec.output_tokens, spec.output_tokens_stddev};
+          auto prompts = request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
+                                                      : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
+          remote["prompts"] = request.prompts_file.empty()
+                                  ? json{{"source", "synthetic: common English words"}, {"words", prompt_words.describe()}}
+                                  : json{{"source", request.prompts_file}, {"count", prompts.size()}};
+          OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed,
+                                  request.extra_fields};
+          auto made = std::make_unique<OpenAiSystem>(client, settings, std::move(prompts), lanes, errors);
+          openai = made.get();
+          system = std::move(made);
+        }
+        environment.libraries["remote server"] = result.backend.framework + " " + result.backend.version;
+        result.scenario.parameters["lanes"] = lanes;
+        result.remote = remote;  // kept if the run fails
+
+        enter("running");
+        probes::ResourceSampler sampler;  // this process: the client's own cost, not the server's
+        sampler.start();
+        const auto sampler_start_ns = mono_now_ns();
+        const auto outcome = loadgen::run_scenario(*system, spec, environment.logical_cores, stop);
+        const auto resources = sampler.stop();
+        const auto headline = harness::record_outcome(result, request.cell, outcome, resources, sampler_start_ns);
+        remote["errors"] = errors.to_json();
+        remote["connections_opened"] = client.connections_opened();
+        if (openai) {
+          const double wall_s = headline ? headline->duration_s : 0.0;
+          const auto metrics = loadgen::summarize_requests(
+              headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
+          auto generation = harness::generation_result(metrics, spec, lanes);
+          generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (client queueing included)" : "issue";
+          generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
+          result.generation = generation;
+          remote["token_counts"] = {{"from_server_usage", openai->counted_by_usage()},
+                                    {"from_counted_stream_pieces", openai->counted_by_pieces()}};
+        }
+        result.remote = remote;
+        // Nothing answered: the figures above describe no request, so the cell failed (the errors say why).
+        if ((!headline || headline->recorder.completed() == 0) && errors.total() > 0) {
+          const auto& examples = remote["errors"]["examples"];
+          throw Error("every request failed (" + std::to_string(errors.total()) + " errors" +
+                      (examples.empty() ? std::string(")") : "; e.g. " + examples.front().get<std::string>() + ")"));
+        }
+      });
+}
+
+}  // namespace infermark::remote

@@ -1,0 +1,44 @@
+// Measures a remote inference server under any scenario — a KServe v2 / Triton model or an
+// OpenAI-compatible LLM endpoint — and returns an ordinary RunResult (backend "remote"), so
+// report, compare and recommend treat it like an in-process cell. Failures become the result's
+// status and error, never an exception; what was measured before is kept.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/measure_cell.hpp"
+#include "net/http_client.hpp"
+#include "remote/openai_system.hpp"
+
+namespace infermark::remote {
+
+enum class RemoteProtocol { kKServe, kOpenAi };
+std::string_view name_of(RemoteProtocol protocol);  // "kserve", "openai"
+std::vector<std::pair<std::string, RemoteProtocol>> protocol_names();
+
+struct RemoteRequest {
+  std::string url;
+  RemoteProtocol protocol = RemoteProtocol::kKServe;
+  std::string model;    // required for openai; kserve: the model to load (its metadata gives inputs)
+  std::string version;  // kserve: "" for the server's default
+  bool binary = true;   // kserve: the binary tensor extension (else JSON tensors)
+  OpenAiEndpoint endpoint = OpenAiEndpoint::kChat;
+  bool stream = true;
+  bool ignore_eos = true;
+  nlohmann::json extra_fields = nlohmann::json::object();  // openai: merged into every request body
+  std::string prompts_file;                                // openai: JSONL prompts ("": synthetic)
+  std::vector<net::HttpHeader> headers;                    // sent with every request, never recorded
+  double timeout_s = 60;
+  int io_threads = 1;
+  harness::CellRequest cell;  // inputs (shapes, files, seed) and the scenario
+};
+
+report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
+                                 const harness::StageCallback& on_stage = {});
+
+}  // namespace infermark::remote

@@ -1,0 +1,86 @@
+// An OpenAI-compatible LLM server (llama-server, vLLM, TGI, infermark serve) as a system under
+// test: /v1/chat/completions or /v1/completions, streamed (SSE) or not. Each streamed piece is
+// stamped as it arrives, so TTFT, inter-token latency and TPOT come out of the same recorder as
+// in-process LLM runs; token counts come from the server's `usage` where it sends one, else from
+// the counted pieces, and the result says which.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loadgen/generation.hpp"
+#include "loadgen/system_under_test.hpp"
+#include "net/http_client.hpp"
+#include "remote/remote_errors.hpp"
+
+namespace infermark::remote {
+
+enum class OpenAiEndpoint { kChat, kCompletions };
+std::string_view name_of(OpenAiEndpoint endpoint);  // "chat", "completions"
+
+struct PromptSample {
+  std::string text;  // the user's message (chat) or the prompt (completions)
+  int max_tokens = 32;
+};
+
+// `count` prompts of drawn lengths made of common English words (about one token each for
+// ordinary tokenizers; the server's usage gives the real count), seeded.
+std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
+                                            const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
+                                            std::uint32_t count = 256);
+// A JSONL file: each line {"prompt": "..."}, {"messages": [{"role", "content"}, ...]} (the last
+// user message) or a ShareGPT record {"conversations": [{"from": "human", "value": "..."}, ...]}
+// (the first human turn). Throws infermark::Error naming the file and line.
+std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, const loadgen::LengthDistribution& output_tokens,
+                                             std::uint64_t seed);
+
+struct OpenAiSettings {
+  std::string model;
+  OpenAiEndpoint endpoint = OpenAiEndpoint::kChat;
+  bool stream = true;
+  bool ignore_eos = true;  // generate max_tokens every time, where the server supports it
+  std::uint64_t seed = 42;
+  nlohmann::json extra = nlohmann::json::object();  // more request fields (e.g. a llama-server grammar)
+};
+
+class OpenAiSystem final : public loadgen::SystemUnderTest {
+ public:
+  OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std::vector<PromptSample> prompts, int lanes,
+               RemoteErrors& errors);
+
+  int lanes() const override { return lanes_; }
+  const loadgen::SampleLibrary& samples() const override { return library_; }
+  bool asynchronous() const override { return true; }
+  void issue(int lane, const loadgen::Query& query, loadgen::Completion& completion) override;
+  void start(const loadgen::Query& query, loadgen::Completion& completion, std::function<void(bool)> done) override;
+
+  // Requests whose token counts came from the server's usage, and from counted stream pieces.
+  std::uint64_t counted_by_usage() const { return by_usage_; }
+  std::uint64_t counted_by_pieces() const { return by_pieces_; }
+
+ private:
+  class Prompts final : public loadgen::SampleLibrary {
+   public:
+    explicit Prompts(std::uint32_t count) : count_(count) {}
+    std::uint32_t sample_count() const override { return count_; }
+
+   private:
+    std::uint32_t count_;
+  };
+
+  net::HttpClient& client_;
+  OpenAiSettings settings_;
+  std::string target_;
+  std::vector<std::string> bodies_;  // one request body per prompt, built before anything is timed
+  Prompts library_;
+  int lanes_;
+  RemoteErrors& errors_;
+  std::atomic<std::uint64_t> by_usage_{0}, by_pieces_{0};
+};
+
+}  // namespace infermark::remote

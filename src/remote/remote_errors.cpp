@@ -1,0 +1,71 @@
+#include "remote/remote_errors.hpp"
+
+#include <algorithm>
+
+
+namespace infermark::remote {
+namespace {
+
+constexpr std::size_t kExamples = 5;
+constexpr std::size_t kExampleChars = 300;
+
+// A server's message may hold bytes that are not UTF-8 (or be cut inside a character): replaced,
+// so writing the result never fails on it.
+std::string valid_utf8(const std::string& text) {
+  using nlohmann::json;
+  return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
+}
+
+}  // namespace
+
+void RemoteErrors::remember(const std::string& example) {
+  if (examples_.size() >= kExamples) return;
+  auto text = valid_utf8(example.substr(0, kExampleChars));
+  if (std::find(examples_.begin(), examples_.end(), text) == examples_.end()) examples_.push_back(std::move(text));
+}
+
+void RemoteErrors::count_transport(net::TransportError error, const std::string& message) {
+  std::lock_guard lock(mutex_);
+  ++transport_[std::string(net::name_of(error))];
+  remember(message);
+}
+
+void RemoteErrors::count_status(unsigned status, std::string_view body) {
+  std::lock_guard lock(mutex_);
+  ++status_[std::to_string(status)];
+  remember("HTTP " + std::to_string(status) + ": " + std::string(body.substr(0, kExampleChars)));
+}
+
+void RemoteErrors::count_stream_error(const std::string& message) {
+  std::lock_guard lock(mutex_);
+  ++in_stream_;
+  remember("in the stream: " + message);
+}
+
+bool RemoteErrors::check(const net::ClientResponse& response) {
+  if (response.error != net::TransportError::kNone) {
+    count_transport(response.error, response.error_text);
+    return false;
+  }
+  if (response.status != 200) {
+    count_status(response.status, response.body);
+    return false;
+  }
+  return true;
+}
+
+std::uint64_t RemoteErrors::total() const {
+  std::lock_guard lock(mutex_);
+  std::uint64_t n = in_stream_;
+  for (const auto& [_, count] : transport_) n += count;
+  for (const auto& [_, count] : status_) n += count;
+  return n;
+}
+
+nlohmann::json RemoteErrors::to_json() const {
+  const auto sum = total();
+  std::lock_guard lock(mutex_);
+  return {{"total", sum}, {"transport", transport_}, {"http_status", status_}, {"in_stream", in_stream_}, {"examples", examples_}};
+}
+
+}  // namespace infermark::remote

@@ -1,0 +1,41 @@
+// Failed requests to a remote server, counted by kind: no answer (connect, timeout, write, read),
+// an HTTP error status, or an error reported inside a 200 stream. A result says which, with a few
+// of the server's own messages, so "3% errors" can be told apart from "the server was down".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "net/http_client.hpp"
+
+namespace infermark::remote {
+
+class RemoteErrors {
+ public:
+  void count_transport(net::TransportError error, const std::string& message);
+  void count_status(unsigned status, std::string_view body);
+  void count_stream_error(const std::string& message);
+  // Counts `response` when it failed (no answer, or a status other than 200); false then.
+  bool check(const net::ClientResponse& response);
+
+  std::uint64_t total() const;
+  // {"total", "transport": {"connect": n, ...}, "http_status": {"500": n}, "in_stream": n, "examples": [...]}
+  nlohmann::json to_json() const;
+
+ private:
+  void remember(const std::string& example);  // under mutex_: the first few distinct messages
+
+  mutable std::mutex mutex_;
+  std::map<std::string, std::uint64_t> transport_;
+  std::map<std::string, std::uint64_t> status_;
+  std::uint64_t in_stream_ = 0;
+  std::vector<std::string> examples_;
+};
+
+}  // namespace infermark::remote

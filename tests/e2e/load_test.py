@@ -1,0 +1,174 @@
+"""`infermark load` against real servers on loopback: `infermark serve` (KServe v2 HTTP with binary
+and JSON tensors, and the OpenAI API with a GGUF model) and llama.cpp's own llama-server (OpenAI
+API, streamed). Counts are cross-checked against the servers' own metrics; a server that dies
+mid-run leaves a result with its errors counted by kind.
+
+Usage: load_test.py INFERMARK MODELS_DIR LLAMA_SERVER
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+
+INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
+TINY = os.path.join(MODELS, "tiny_cnn.onnx")
+LLAMA = os.path.join(MODELS, "llama-tiny.gguf")
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def load(*args, expect_code=0):
+    """Runs `infermark load ARGS`; returns the results it wrote (one per concurrency level)."""
+    out = tempfile.mkdtemp(prefix="load-test-")
+    done = subprocess.run([INFERMARK, "load", *args, "--out", out], capture_output=True, text=True, timeout=300)
+    if expect_code is not None and done.returncode != expect_code:
+        raise AssertionError(f"infermark load {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    files = sorted(glob.glob(os.path.join(out, "*", "*.json")))
+    return [read_json(f) for f in files], done
+
+
+class LoadKServe(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server, cls.address = start_server(INFERMARK, ["--model", TINY, "-b", "onnxruntime", "--port", "0",
+                                                           "--io-threads", "2", "--out", tempfile.mkdtemp()])
+        cls.url = f"http://{cls.address}"
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_server(cls.server)
+
+    def served(self):
+        cell = 'nv_inference_request_success{model="tiny_cnn",variant="onnxruntime",version="1"}'
+        return metric_values(self.address, "nv_inference_request_success").get(cell, 0)
+
+    def test_closed_loop_binary_and_json_tensors_match_the_servers_count(self):
+        before = self.served()
+        (binary,), _ = load(self.url, "--model", "tiny_cnn", "--runs", "300", "--warmup", "5", "--concurrency", "4")
+        (as_json,), _ = load(self.url, "--model", "tiny_cnn", "--runs", "50", "--warmup", "5", "--json")
+        for result, runs in ((binary, 300), (as_json, 50)):
+            self.assertEqual(result["status"], "ok", result.get("error"))
+            self.assertEqual(result["backend"]["name"], "remote")
+            self.assertEqual(result["backend"]["framework"], "infermark")
+            self.assertEqual(result["latency_ms"]["count"], runs)
+            self.assertEqual(result["remote"]["errors"]["total"], 0)
+            self.assertEqual(result["remote"]["server"]["name"], "infermark")
+            self.assertEqual([t["name"] for t in result["model"]["inputs"]], ["input"])
+        self.assertEqual(binary["remote"]["tensors"], "binary tensor extension")
+        self.assertEqual(as_json["remote"]["tensors"], "JSON")
+        self.assertEqual(binary["scenario"]["name"], "concurrency")
+        # Every request the client counted (warm-up included) is one the server served.
+        self.assertEqual(self.served() - before, 300 + 5 + 50 + 5)
+        # Keep-alive: four clients needed about four connections, not one per request.
+        self.assertLessEqual(binary["remote"]["connections_opened"], 8)
+
+    def test_open_loop_ramp_and_pulse_run_against_the_server(self):
+        (server,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "server", "--qps", "200", "--duration", "2",
+                            "--arrivals", "constant")
+        self.assertEqual(server["status"], "ok", server.get("error"))
+        phase = server["phases"][0]
+        self.assertEqual(phase["issued"], 400)
+        self.assertEqual(server["latency_ms"]["count"] + server["remote"]["errors"]["total"], 400)
+        (ramp,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "ramp", "--ramp-by", "rate", "--ramp-step", "100",
+                          "--ramp-steps", "2", "--step-duration", "1")
+        self.assertEqual(ramp["status"], "ok", ramp.get("error"))
+        self.assertEqual(len(ramp["phases"]), 2)
+        (pulse,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "pulse", "--capacity-probe", "1",
+                           "--pulse-times", "1,1,1", "--concurrency", "2")
+        self.assertEqual(pulse["status"], "ok", pulse.get("error"))
+        self.assertIn("pulse", pulse["analysis"])
+
+    def test_bad_model_and_unreachable_server_are_clear_errors(self):
+        (missing,), done = load(self.url, "--model", "nosuch", expect_code=1)
+        self.assertEqual(missing["status"], "failed")
+        self.assertIn("unknown model 'nosuch'", missing["error"])
+        self.assertIn("/v2/models/nosuch", missing["error"])
+        (refused,), _ = load(f"http://127.0.0.1:{free_port()}", "--model", "tiny_cnn", expect_code=1)
+        self.assertIn("Connection refused", refused["error"])
+        _, done = load("ftp://example", "--model", "m", expect_code=2)
+        self.assertIn("is not an http:// URL", done.stderr)
+
+
+class LoadWhenTheServerDies(unittest.TestCase):
+    def test_a_server_killed_mid_run_leaves_a_result_with_errors_by_kind(self):
+        server, address = start_server(INFERMARK, ["--model", TINY, "-b", "onnxruntime", "--port", "0",
+                                                   "--out", tempfile.mkdtemp()])
+        out = tempfile.mkdtemp(prefix="load-test-")
+        client = subprocess.Popen([INFERMARK, "load", f"http://{address}", "--model", "tiny_cnn", "--scenario", "server",
+                                   "--qps", "100", "--duration", "4", "--timeout-s", "2", "--out", out],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(2)
+        server.kill()
+        server.wait()
+        server.stdout.close()
+        output, _ = client.communicate(timeout=120)
+        self.assertIn(client.returncode, (0, 1), output)
+        (result,) = [read_json(f) for f in glob.glob(os.path.join(out, "*", "*.json"))]
+        errors = result["remote"]["errors"]
+        self.assertGreater(errors["total"], 0, output)
+        self.assertGreater(errors["transport"].get("connect", 0) + errors["transport"].get("read", 0), 0, errors)
+        self.assertGreater(result["latency_ms"]["count"], 0)  # what was measured before the server died is kept
+        self.assertEqual(result["phases"][0]["issued"], result["latency_ms"]["count"] + errors["total"])
+
+
+class LoadOpenAi(unittest.TestCase):
+    def check_generation(self, result, requests):
+        self.assertEqual(result["status"], "ok", result.get("error"))
+        generation = result["generation"]
+        self.assertEqual(generation["requests"], requests)
+        self.assertEqual(generation["ttft_ms"]["count"], requests)
+        self.assertGreater(generation["tpot_ms"]["count"], 0)
+        self.assertEqual(generation["output_tokens"]["total"], requests * 8)  # ignore_eos: every request makes 8
+        self.assertGreater(result["remote"]["token_counts"]["from_server_usage"], 0)
+
+    def test_streaming_chat_against_infermark_serve(self):
+        server, address = start_server(INFERMARK, ["--model", LLAMA, "-b", "llamacpp", "--port", "0",
+                                                   "--out", tempfile.mkdtemp()])
+        try:
+            (result,), _ = load(f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--runs", "12",
+                                "--warmup", "2", "--concurrency", "3", "--prompt-tokens", "16", "--output-tokens", "8")
+            self.check_generation(result, 12)
+            (whole,), _ = load(f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--runs", "4",
+                               "--warmup", "1", "--endpoint", "completions", "--no-stream", "--prompt-tokens", "16",
+                               "--output-tokens", "8")
+            self.assertEqual(whole["status"], "ok", whole.get("error"))
+            self.assertEqual(whole["generation"]["output_tokens"]["total"], 4 * 8)
+        finally:
+            stop_server(server)
+
+    def test_llama_server_streams_and_its_error_events_are_counted(self):
+        port = free_port()
+        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
+            url = f"http://127.0.0.1:{port}"
+            # A grammar keeps the random-weight model's output to valid text.
+            (result,), _ = load(url, "--protocol", "openai", "--model", "llama-tiny", "--runs", "10", "--warmup", "2",
+                                "--concurrency", "2", "--prompt-tokens", "16", "--output-tokens", "8",
+                                "--body-field", 'grammar="root ::= [a-z ]+"')
+            self.check_generation(result, 10)
+            self.assertEqual(result["backend"]["framework"], "llama.cpp")
+            # Without it, llama-server rejects invalid UTF-8 inside the 200 stream: counted, never a crash.
+            results, _ = load(url, "--protocol", "openai", "--model", "llama-tiny", "--runs", "10", "--warmup", "0",
+                              "--prompt-tokens", "16", "--output-tokens", "8", expect_code=None)
+            errors = results[0]["remote"]["errors"]
+            self.assertEqual(errors["total"], errors["in_stream"] + sum(errors["http_status"].values()), errors)
+            self.assertEqual((results[0].get("generation") or {}).get("requests", 0) + errors["total"], 10)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
