@@ -185,13 +185,13 @@ def logits(address):
     return np.array(output["data"], dtype=np.float32)
 
 
-def perf_analyzer_command(venv, address, concurrency, interval_ms):
+def perf_analyzer_command(venv, address, concurrency, interval_ms, shape="input:1,3,32,32"):
     """Three windows, merged into one figure. --stability-percentage 1000 turns the stability check off:
     on a shared 2-core machine P99 moves by more than 2x between windows, and every window counts."""
     return [os.path.join(venv, "bin", "perf_analyzer"), "-m", MODEL, "-u", address, "-i", "http",
             "--concurrency-range", str(concurrency), "--measurement-interval", str(interval_ms),
             "--stability-percentage", "1000", "--max-trials", "3", "--percentile", "99",
-            "--shape", "input:1,3,32,32"]
+            "--shape", shape]
 
 
 def cuda_runtime_lib(venv):
@@ -199,10 +199,10 @@ def cuda_runtime_lib(venv):
     return glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvidia", "cuda_runtime", "lib"))
 
 
-def perf_analyzer(venv, address, concurrency, interval_ms):
+def perf_analyzer(venv, address, concurrency, interval_ms, shape="input:1,3,32,32"):
     environment = dict(os.environ)
     environment["LD_LIBRARY_PATH"] = os.pathsep.join(cuda_runtime_lib(venv) + [environment.get("LD_LIBRARY_PATH", "")])
-    command = perf_analyzer_command(venv, address, concurrency, interval_ms)
+    command = perf_analyzer_command(venv, address, concurrency, interval_ms, shape)
     done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"perf_analyzer failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
