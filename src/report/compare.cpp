@@ -11,6 +11,7 @@
 #include "report/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
+#include "report/result_set.hpp"
 #include "stats/significance.hpp"
 
 namespace infermark::report {
@@ -224,7 +225,7 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
 CellKey cell_key(const RunResult& r) {
   auto threads = effective_setting(r, "intra_op_threads");
   if (threads.empty() && r.requested.intra_op_threads > 0) threads = std::to_string(r.requested.intra_op_threads);
-  return {r.model.name, r.backend.name, threads, r.requested.precision, r.scenario.batch, r.scenario.name};
+  return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch, r.scenario.name};
 }
 
 std::string describe(const CellKey& k) {

@@ -73,8 +73,14 @@ std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vecto
   return groups;
 }
 
+std::string backend_label(const RunResult& r) {
+  // A remote server is named by what it is (Triton, llama.cpp, infermark), not only "remote".
+  if (r.backend.name == "remote" && !r.backend.framework.empty()) return "remote " + r.backend.framework;
+  return r.backend.name;
+}
+
 std::string cell_label(const RunResult& r) {
-  std::string label = r.backend.name;
+  std::string label = backend_label(r);
   const auto threads = effective_setting(r, "intra_op_threads");
   if (!threads.empty()) label += " t" + threads;
   if (r.requested.precision != "fp32") label += " " + r.requested.precision;

@@ -25,6 +25,9 @@ std::vector<LoadedResult> load_results(const std::vector<std::string>& paths);
 // stay apart); the key reads "resnet50" or "resnet50 (102146362 bytes)" when names collide.
 std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results);
 
+// The backend as tables name it: "onnxruntime", or "remote triton" for a remote server.
+std::string backend_label(const RunResult& result);
+
 // "onnxruntime t2" or "openvino t1 fp16 batch 8 server": what distinguishes the cell in a table.
 std::string cell_label(const RunResult& result);
 

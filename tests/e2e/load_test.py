@@ -72,6 +72,16 @@ class LoadKServe(unittest.TestCase):
         # Keep-alive: four clients needed about four connections, not one per request.
         self.assertLessEqual(binary["remote"]["connections_opened"], 8)
 
+    def test_report_puts_the_remote_cell_beside_an_in_process_one(self):
+        out = tempfile.mkdtemp(prefix="load-report-")
+        for command in ([INFERMARK, "load", self.url, "--model", "tiny_cnn", "--runs", "50", "--out", out],
+                        [INFERMARK, "run", TINY, "-b", "onnxruntime", "--runs", "50", "--out", out]):
+            subprocess.run(command, check=True, capture_output=True, timeout=300)
+        report = subprocess.run([INFERMARK, "report", out, "--md"], check=True, capture_output=True, text=True).stdout
+        table = report.split("## tiny_cnn", 1)[1].split("\n\n")[1]  # the model's first table
+        self.assertIn("| remote infermark ", table)
+        self.assertIn("| onnxruntime ", table)
+
     def test_open_loop_ramp_and_pulse_run_against_the_server(self):
         (server,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "server", "--qps", "200", "--duration", "2",
                             "--arrivals", "constant")

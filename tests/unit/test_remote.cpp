@@ -1,0 +1,121 @@
+// The remote client's own parsing: URLs, server-sent events, KServe v2 request bodies and
+// metadata, error counting. The servers themselves are exercised in tests/e2e/load_test.py.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "net/http_client.hpp"
+#include "remote/remote_errors.hpp"
+#include "remote/sse_parser.hpp"
+#include "serve/kserve_codec.hpp"
+
+namespace infermark {
+namespace {
+
+std::vector<std::string> events_of(const std::vector<std::string>& pieces) {
+  remote::SseParser parser;
+  std::vector<std::string> events;
+  const auto collect = [&](std::string_view data) { events.emplace_back(data); };
+  for (const auto& piece : pieces) parser.feed(piece, collect);
+  parser.finish(collect);
+  return events;
+}
+
+}  // namespace
+
+TEST(HttpUrl, ParsesHostPortAndPrefixAndDropsCredentials) {
+  const auto plain = net::parse_http_url("http://127.0.0.1:8000", "URL");
+  EXPECT_EQ(plain.host, "127.0.0.1");
+  EXPECT_EQ(plain.port, "8000");
+  EXPECT_EQ(plain.prefix, "");
+  const auto prefixed = net::parse_http_url("http://user:secret@models.local/serving/v1/", "URL");
+  EXPECT_EQ(prefixed.host, "models.local");
+  EXPECT_EQ(prefixed.port, "80");
+  EXPECT_EQ(prefixed.prefix, "/serving/v1");
+  EXPECT_EQ(prefixed.url.find("secret"), std::string::npos);
+  const auto v6 = net::parse_http_url("http://[::1]:9000", "URL");
+  EXPECT_EQ(v6.host, "::1");
+  EXPECT_EQ(v6.port, "9000");
+  EXPECT_THROW(net::parse_http_url("https://host", "URL"), Error);
+  EXPECT_THROW(net::parse_http_url("host:8000", "URL"), Error);
+  EXPECT_THROW(net::parse_http_url("http://host:80a", "URL"), Error);
+  EXPECT_THROW(net::parse_http_url("http://", "URL"), Error);
+}
+
+TEST(SseParser, EventsSurviveAnySplitOfTheBytes) {
+  const std::string stream =
+      ": keep-alive\n\ndata: {\"a\":1}\n\ndata: line one\ndata: line two\r\n\r\nevent: x\ndata: [DONE]\n\n";
+  const std::vector<std::string> expected{"{\"a\":1}", "line one\nline two", "[DONE]"};
+  EXPECT_EQ(events_of({stream}), expected);
+  for (std::size_t cut = 1; cut < stream.size(); ++cut)
+    EXPECT_EQ(events_of({stream.substr(0, cut), stream.substr(cut)}), expected) << "cut at " << cut;
+  std::vector<std::string> bytes;
+  for (char c : stream) bytes.emplace_back(1, c);
+  EXPECT_EQ(events_of(bytes), expected);
+  EXPECT_EQ(events_of({"data: unterminated"}), std::vector<std::string>{"unterminated"});
+}
+
+TEST(KServeRequest, BinaryAndJsonBodiesRoundTripThroughTheServersParser) {
+  Tensor input{"input", DType::kFloat32, {1, 3}, {}};
+  const float values[] = {1.5f, -2.0f, 3.25f};
+  input.data.resize(sizeof values);
+  std::memcpy(input.data.data(), values, sizeof values);
+  for (const bool binary : {true, false}) {
+    const auto encoded = serve::encode_infer_request({input}, {"logits"}, binary);
+    EXPECT_EQ(encoded.json_length.has_value(), binary);
+    const auto parsed = serve::parse_infer_request(encoded.body, encoded.json_length);
+    ASSERT_EQ(parsed.inputs.size(), 1u);
+    EXPECT_EQ(parsed.inputs[0].shape, input.shape);
+    EXPECT_EQ(parsed.inputs[0].data, input.data);
+    ASSERT_EQ(parsed.outputs.size(), 1u);
+    EXPECT_EQ(parsed.outputs[0].name, "logits");
+    EXPECT_EQ(parsed.outputs[0].binary, binary);
+  }
+}
+
+TEST(KServeMetadata, ReadsDynamicDimsAndNamesTheBadField) {
+  const auto specs = serve::parse_tensor_metadata(
+      nlohmann::json::parse(R"([{"name":"input","datatype":"FP32","shape":[-1,3,224,224]}])"), "inputs");
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].shape, (std::vector<std::int64_t>{-1, 3, 224, 224}));
+  EXPECT_EQ(specs[0].dtype, DType::kFloat32);
+  try {
+    serve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"FP32","shape":[1,-2]}])"), "inputs");
+    FAIL() << "a shape of -2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs[0].shape"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"BYTES","shape":[1]}])"), "inputs"),
+               Error);
+  EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::object(), "inputs"), Error);
+}
+
+TEST(RemoteErrors, CountsByKindAndKeepsValidTextExamples) {
+  remote::RemoteErrors errors;
+  net::ClientResponse refused;
+  refused.error = net::TransportError::kConnect;
+  refused.error_text = "connect: Connection refused";
+  EXPECT_FALSE(errors.check(refused));
+  net::ClientResponse overloaded;
+  overloaded.status = 429;
+  overloaded.body = "queue full \xff\xfe";  // not UTF-8: replaced, never a failure to write the result
+  EXPECT_FALSE(errors.check(overloaded));
+  EXPECT_FALSE(errors.check(overloaded));
+  net::ClientResponse fine;
+  fine.status = 200;
+  EXPECT_TRUE(errors.check(fine));
+  errors.count_stream_error("{\"message\":\"invalid UTF-8\"}");
+  const auto j = errors.to_json();
+  EXPECT_EQ(j["total"], 4);
+  EXPECT_EQ(j["transport"]["connect"], 1);
+  EXPECT_EQ(j["http_status"]["429"], 2);
+  EXPECT_EQ(j["in_stream"], 1);
+  EXPECT_EQ(j["examples"].size(), 3u);  // the repeated 429 is remembered once
+  EXPECT_NO_THROW(j.dump());
+}
+
+}  // namespace infermark
