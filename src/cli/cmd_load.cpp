@@ -137,6 +137,10 @@ void add_load_command(CLI::App& app, int& exit_code) {
                   "prompts of --prompt-tokens words");
   cmd->add_option("--body-field", o.body_fields, "openai: extra request field KEY=JSON, e.g. grammar=\"root ::= [a-z ]+\" (repeatable)");
   cmd->add_option("--header", o.headers, "HTTP header NAME=VALUE on every request, e.g. for auth (never written to results)");
+  cmd->add_option("--scrape", o.request.scrape_url,
+                  "The server's Prometheus endpoint (e.g. http://HOST:8002/metrics), sampled during the run into the result");
+  cmd->add_option("--scrape-interval-s", o.request.scrape_interval_s, "Seconds between --scrape samples")
+      ->capture_default_str();
   cmd->add_option("--timeout-s", o.request.timeout_s, "Per-request timeout in seconds (a timed-out request is an error)")
       ->capture_default_str();
   cmd->add_option("--client-threads", o.request.io_threads, "io threads of the HTTP client")->capture_default_str();

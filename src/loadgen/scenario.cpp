@@ -314,7 +314,7 @@ double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) { return row_of(spec.name).lanes(spec, logical_cores); }
 
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores,
-                             const std::atomic<bool>* stop) {
+                             const std::atomic<bool>* stop, const std::function<void()>& on_measurement_start) {
   validate(spec);
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
@@ -327,6 +327,7 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
   const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;
   warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop);
+  if (on_measurement_start) on_measurement_start();
   out.measured_from_ns = mono_now_ns();
   LiveStats::global().reset();  // live progress figures cover the measurement, not the warm-up
   row_of(spec.name).run(system, spec, lanes, out, stop);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,7 +96,10 @@ struct ScenarioOutcome {
   bool interrupted = false;
 };
 
-ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop);
+// `on_measurement_start` runs once between the warm-up and the first measured query (e.g. to sample
+// a server's counters at that moment).
+ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop,
+                             const std::function<void()>& on_measurement_start = {});
 
 // A phase's figures; with more than one sample group, latency per group (labelled); with streamed
 // requests, TTFT, TPOT, ITL, token rates and goodput.

@@ -8,6 +8,7 @@
 #include "harness/measure_generation.hpp"
 #include "probes/resource_sampler.hpp"
 #include "remote/kserve_system.hpp"
+#include "remote/metrics_scraper.hpp"
 
 namespace infermark::remote {
 namespace {
@@ -100,13 +101,25 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         result.scenario.parameters["lanes"] = lanes;
         result.remote = remote;  // kept if the run fails
 
+        std::unique_ptr<MetricsScraper> scraper;
+        if (!request.scrape_url.empty()) {
+          scraper = std::make_unique<MetricsScraper>(request.scrape_url, request.scrape_interval_s);
+          scraper->start();
+        }
+
         enter("running");
         probes::ResourceSampler sampler;  // this process: the client's own cost, not the server's
         sampler.start();
         const auto sampler_start_ns = mono_now_ns();
-        const auto outcome = loadgen::run_scenario(*system, spec, environment.logical_cores, stop);
+        const auto outcome = loadgen::run_scenario(*system, spec, environment.logical_cores, stop, [&] {
+          if (scraper) scraper->mark();
+        });
         const auto resources = sampler.stop();
         const auto headline = harness::record_outcome(result, request.cell, outcome, resources, sampler_start_ns);
+        if (scraper) {
+          remote["scrape"] = scraper->finish(outcome.measured_from_ns, result.model.name);
+          remote["scrape"]["url"] = net::parse_http_url(request.scrape_url, "--scrape").url;
+        }
         remote["errors"] = errors.to_json();
         remote["connections_opened"] = client.connections_opened();
         if (openai) {

@@ -33,6 +33,8 @@ struct RemoteRequest {
   nlohmann::json extra_fields = nlohmann::json::object();  // openai: merged into every request body
   std::string prompts_file;                                // openai: JSONL prompts ("": synthetic)
   std::vector<net::HttpHeader> headers;                    // sent with every request, never recorded
+  std::string scrape_url;  // the server's Prometheus endpoint, sampled during the run ("": none)
+  double scrape_interval_s = 1;
   double timeout_s = 60;
   int io_threads = 1;
   harness::CellRequest cell;  // inputs (shapes, files, seed) and the scenario

@@ -84,11 +84,17 @@ class LoadKServe(unittest.TestCase):
 
     def test_open_loop_ramp_and_pulse_run_against_the_server(self):
         (server,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "server", "--qps", "200", "--duration", "2",
-                            "--arrivals", "constant")
+                            "--arrivals", "constant", "--scrape", self.url + "/metrics", "--scrape-interval-s", "0.5")
         self.assertEqual(server["status"], "ok", server.get("error"))
         phase = server["phases"][0]
         self.assertEqual(phase["issued"], 400)
         self.assertEqual(server["latency_ms"]["count"] + server["remote"]["errors"]["total"], 400)
+        # The server's own counters, sampled from its /metrics over the measurement, saw the same requests.
+        scrape = server["remote"]["scrape"]
+        self.assertEqual(scrape["failures"], 0)
+        self.assertGreaterEqual(scrape["scrapes"], 4)
+        self.assertEqual(scrape["kserve_split"]["requests"], server["latency_ms"]["count"])
+        self.assertGreater(scrape["kserve_split"]["compute_us_per_request"], 0)
         (ramp,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "ramp", "--ramp-by", "rate", "--ramp-step", "100",
                           "--ramp-steps", "2", "--step-duration", "1")
         self.assertEqual(ramp["status"], "ok", ramp.get("error"))

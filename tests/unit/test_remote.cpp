@@ -2,6 +2,7 @@
 // metadata, error counting. The servers themselves are exercised in tests/e2e/load_test.py.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "net/http_client.hpp"
+#include "remote/metrics_scraper.hpp"
 #include "remote/remote_errors.hpp"
 #include "remote/sse_parser.hpp"
 #include "serve/kserve_codec.hpp"
@@ -92,6 +94,29 @@ TEST(KServeMetadata, ReadsDynamicDimsAndNamesTheBadField) {
   EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"BYTES","shape":[1]}])"), "inputs"),
                Error);
   EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::object(), "inputs"), Error);
+}
+
+TEST(PrometheusText, KeepsTheServersSeriesAndSkipsWhatItCannotRead) {
+  const std::string text =
+      "# HELP nv_inference_request_success Number of successful inference requests\n"
+      "# TYPE nv_inference_request_success counter\n"
+      "nv_inference_request_success{model=\"resnet50\",version=\"1\"} 42\n"
+      "nv_inference_queue_duration_us{model=\"a b}\",version=\"1\"} 1.5e3 1700000000000\r\n"
+      "llamacpp:tokens_predicted_total 17\n"
+      "go_goroutines 12\n"
+      "vllm:num_requests_running{model_name=\"x\"} NaN\n"
+      "broken{model=\"x\" 3\n"
+      "nv_inference_count{model=\"m\"} not-a-number\n";
+  const auto samples = remote::parse_prometheus_text(text, remote::server_metric_prefixes());
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(samples[0].name, "nv_inference_request_success");
+  EXPECT_EQ(samples[0].series, "nv_inference_request_success{model=\"resnet50\",version=\"1\"}");
+  EXPECT_EQ(samples[0].value, 42);
+  EXPECT_EQ(samples[1].series, "nv_inference_queue_duration_us{model=\"a b}\",version=\"1\"}");  // a brace in a label
+  EXPECT_EQ(samples[1].value, 1500);
+  EXPECT_EQ(samples[2].name, "llamacpp:tokens_predicted_total");
+  EXPECT_TRUE(std::isnan(samples[3].value));
+  EXPECT_EQ(remote::parse_prometheus_text(text, {}).size(), 5u);  // no filter: go_goroutines too
 }
 
 TEST(RemoteErrors, CountsByKindAndKeepsValidTextExamples) {
