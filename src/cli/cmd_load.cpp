@@ -79,8 +79,9 @@ int run_load(LoadOptions& o) {
   for (const auto& h : o.headers) request.headers.push_back(header_of(h));
   if (request.io_threads < 1) throw Error("--client-threads: at least 1");
   if (!(request.timeout_s > 0)) throw Error("--timeout-s: must be above 0");
-  net::parse_http_url(request.url, "URL");  // a bad URL fails before anything else
-  if (request.protocol == remote::RemoteProtocol::kKServe && request.model.empty())
+  if (request.protocol != remote::RemoteProtocol::kKServeGrpc)
+    net::parse_http_url(request.url, "URL");  // a bad URL fails before anything else
+  if (request.protocol != remote::RemoteProtocol::kOpenAi && request.model.empty())
     throw Error("--model: name the model to load (its metadata at /v2/models/MODEL gives the inputs)");
 
   o.measurement.model = request.url;
@@ -118,8 +119,8 @@ int run_load(LoadOptions& o) {
 void add_load_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("load", "Measure a remote inference server (KServe v2 / Triton, OpenAI API) with any scenario");
   static LoadOptions o;
-  cmd->add_option("url", o.request.url, "The server, http://HOST:PORT[/prefix]")->required();
-  cmd->add_option("--protocol", o.request.protocol, "kserve (KServe v2 / Triton HTTP) or openai")
+  cmd->add_option("url", o.request.url, "The server, http://HOST:PORT[/prefix] (kserve-grpc: HOST:PORT)")->required();
+  cmd->add_option("--protocol", o.request.protocol, "kserve (KServe v2 / Triton over HTTP), kserve-grpc or openai")
       ->transform(CLI::CheckedTransformer(remote::protocol_names()))
       ->default_str("kserve");
   cmd->add_option("--model", o.request.model, "The served model's name");

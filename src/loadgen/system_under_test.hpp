@@ -72,6 +72,9 @@ class SystemUnderTest {
   virtual void start(const Query& query, Completion& completion, std::function<void(bool succeeded)> done);
 };
 
+// issue() for an asynchronous system: start() the query and wait for it; throws when it failed.
+void start_and_wait(SystemUnderTest& system, const Query& query, Completion& completion);
+
 // The sample a query carries: a counter-based draw from (seed, query id), so the sequence is the
 // same under any concurrency or thread interleaving, costs a few nanoseconds and never allocates.
 inline std::uint32_t sample_for_query(std::uint64_t seed, std::uint64_t query_id, std::uint32_t sample_count) {

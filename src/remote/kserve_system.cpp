@@ -1,6 +1,5 @@
 #include "remote/kserve_system.hpp"
 
-#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -91,9 +90,7 @@ void KServeSystem::start(const loadgen::Query& query, loadgen::Completion&, std:
 }
 
 void KServeSystem::issue(int, const loadgen::Query& query, loadgen::Completion& completion) {
-  std::promise<bool> finished;
-  start(query, completion, [&finished](bool succeeded) { finished.set_value(succeeded); });
-  if (!finished.get_future().get()) throw Error("request failed");
+  loadgen::start_and_wait(*this, query, completion);
 }
 
 }  // namespace infermark::remote

@@ -7,6 +7,7 @@
 #include "core/input_generator.hpp"
 #include "harness/measure_generation.hpp"
 #include "probes/resource_sampler.hpp"
+#include "remote/kserve_grpc_system.hpp"
 #include "remote/kserve_system.hpp"
 #include "remote/metrics_scraper.hpp"
 
@@ -30,10 +31,20 @@ json openai_identity(net::HttpClient& client) {
 
 }  // namespace
 
-std::string_view name_of(RemoteProtocol protocol) { return protocol == RemoteProtocol::kKServe ? "kserve" : "openai"; }
-
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
-  return {{"kserve", RemoteProtocol::kKServe}, {"openai", RemoteProtocol::kOpenAi}};
+  return {{"kserve", RemoteProtocol::kKServe}, {"kserve-grpc", RemoteProtocol::kKServeGrpc}, {"openai", RemoteProtocol::kOpenAi}};
+}
+
+std::string_view name_of(RemoteProtocol protocol) {
+  switch (protocol) {
+    case RemoteProtocol::kKServe:
+      return "kserve";
+    case RemoteProtocol::kKServeGrpc:
+      return "kserve-grpc";
+    case RemoteProtocol::kOpenAi:
+      return "openai";
+  }
+  return "kserve";
 }
 
 report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
@@ -47,22 +58,30 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         options.io_threads = request.io_threads;
         options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(request.timeout_s * 1000));
         options.headers = request.headers;
-        net::HttpClient client(net::parse_http_url(request.url, "URL"), options);
+        const bool grpc = request.protocol == RemoteProtocol::kKServeGrpc;
+        // gRPC speaks to HOST:PORT on its own channel; the HTTP protocols share the Beast client.
+        std::unique_ptr<net::HttpClient> http;
+        if (!grpc) http = std::make_unique<net::HttpClient>(net::parse_http_url(request.url, "URL"), options);
+        const auto address = grpc ? grpc_target(request.url, "URL") : http->endpoint().url;
         const int lanes = loadgen::lanes_needed(spec, environment.logical_cores);
         RemoteErrors errors;
         result.backend.name = "remote";
         result.model.name = request.model;
-        result.model.path = client.endpoint().url;
+        result.model.path = address;
         result.model.format = std::string(name_of(request.protocol));
         json remote{{"protocol", name_of(request.protocol)},
-                    {"url", client.endpoint().url},
-                    {"client", {{"io_threads", request.io_threads}, {"timeout_s", request.timeout_s}, {"max_in_flight", lanes}}}};
+                    {"url", address},
+                    {"client", {{"io_threads", grpc ? 0 : request.io_threads}, {"timeout_s", request.timeout_s},
+                                {"max_in_flight", lanes}}}};
 
         enter("reading the server's metadata");
         std::unique_ptr<loadgen::SystemUnderTest> system;
         OpenAiSystem* openai = nullptr;
-        if (request.protocol == RemoteProtocol::kKServe) {
-          const auto model = read_kserve_model(client, request.model, request.version);
+        if (request.protocol != RemoteProtocol::kOpenAi) {
+          std::unique_ptr<KServeGrpcSystem> over_grpc;
+          if (grpc) over_grpc = std::make_unique<KServeGrpcSystem>(address, request.timeout_s, errors);
+          const auto model = grpc ? over_grpc->read_model(request.model, request.version)
+                                  : read_kserve_model(*http, request.model, request.version);
           result.backend.framework = model.server_name.empty() ? "KServe v2 server" : model.server_name;
           result.backend.version = model.server_version;
           result.model.name = model.name;
@@ -70,13 +89,18 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           result.model.outputs = model.outputs;
           remote["server"] = {{"name", model.server_name}, {"version", model.server_version}, {"platform", model.platform}};
           remote["model_version"] = model.version;
-          remote["tensors"] = request.binary ? "binary tensor extension" : "JSON";
+          remote["tensors"] = grpc ? "raw_input_contents" : request.binary ? "binary tensor extension" : "JSON";
           enter("preparing requests");
           auto sets = generate_input_sets(model.inputs, request.cell.inputs);
-          system = std::make_unique<KServeSystem>(client, model, sets, request.binary, lanes, errors);
+          if (grpc) {
+            over_grpc->prepare(model, sets, lanes);
+            system = std::move(over_grpc);
+          } else {
+            system = std::make_unique<KServeSystem>(*http, model, sets, request.binary, lanes, errors);
+          }
         } else {
           if (request.model.empty()) throw Error("--model: an OpenAI server needs the model name requests carry");
-          const auto identity = openai_identity(client);
+          const auto identity = openai_identity(*http);
           result.backend.framework = identity["server"].get<std::string>().empty() ? "OpenAI-compatible server"
                                                                                    : identity["server"].get<std::string>();
           remote["server"] = identity;
@@ -93,7 +117,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
                                   : json{{"source", request.prompts_file}, {"count", prompts.size()}};
           OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed,
                                   request.extra_fields};
-          auto made = std::make_unique<OpenAiSystem>(client, settings, std::move(prompts), lanes, errors);
+          auto made = std::make_unique<OpenAiSystem>(*http, settings, std::move(prompts), lanes, errors);
           openai = made.get();
           system = std::move(made);
         }
@@ -121,7 +145,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           remote["scrape"]["url"] = net::parse_http_url(request.scrape_url, "--scrape").url;
         }
         remote["errors"] = errors.to_json();
-        remote["connections_opened"] = client.connections_opened();
+        if (http) remote["connections_opened"] = http->connections_opened();
         if (openai) {
           const double wall_s = headline ? headline->duration_s : 0.0;
           const auto metrics = loadgen::summarize_requests(

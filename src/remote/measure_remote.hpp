@@ -17,8 +17,8 @@
 
 namespace infermark::remote {
 
-enum class RemoteProtocol { kKServe, kOpenAi };
-std::string_view name_of(RemoteProtocol protocol);  // "kserve", "openai"
+enum class RemoteProtocol { kKServe, kKServeGrpc, kOpenAi };
+std::string_view name_of(RemoteProtocol protocol);  // "kserve", "kserve-grpc", "openai"
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names();
 
 struct RemoteRequest {

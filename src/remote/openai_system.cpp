@@ -1,7 +1,6 @@
 #include "remote/openai_system.hpp"
 
 #include <fstream>
-#include <future>
 #include <memory>
 
 #include "core/clock.hpp"
@@ -185,9 +184,7 @@ void OpenAiSystem::start(const loadgen::Query& query, loadgen::Completion& compl
 }
 
 void OpenAiSystem::issue(int, const loadgen::Query& query, loadgen::Completion& completion) {
-  std::promise<bool> finished;
-  start(query, completion, [&finished](bool succeeded) { finished.set_value(succeeded); });
-  if (!finished.get_future().get()) throw Error("request failed");
+  loadgen::start_and_wait(*this, query, completion);
 }
 
 }  // namespace infermark::remote

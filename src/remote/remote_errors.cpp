@@ -16,6 +16,15 @@ std::string valid_utf8(const std::string& text) {
   return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
 }
 
+// grpc::StatusCode's names, by value (the gRPC headers stay out of this file).
+std::string grpc_code_name(int code) {
+  static const char* const kNames[] = {"OK",        "CANCELLED",         "UNKNOWN",      "INVALID_ARGUMENT",
+                                       "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+                                       "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+                                       "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "CODE_" + std::to_string(code);
+}
+
 }  // namespace
 
 void RemoteErrors::remember(const std::string& example) {
@@ -34,6 +43,12 @@ void RemoteErrors::count_status(unsigned status, std::string_view body) {
   std::lock_guard lock(mutex_);
   ++status_[std::to_string(status)];
   remember("HTTP " + std::to_string(status) + ": " + std::string(body.substr(0, kExampleChars)));
+}
+
+void RemoteErrors::count_grpc(int code, const std::string& message) {
+  std::lock_guard lock(mutex_);
+  ++grpc_status_[grpc_code_name(code)];
+  remember(message);
 }
 
 void RemoteErrors::count_stream_error(const std::string& message) {
@@ -59,13 +74,14 @@ std::uint64_t RemoteErrors::total() const {
   std::uint64_t n = in_stream_;
   for (const auto& [_, count] : transport_) n += count;
   for (const auto& [_, count] : status_) n += count;
+  for (const auto& [_, count] : grpc_status_) n += count;
   return n;
 }
 
 nlohmann::json RemoteErrors::to_json() const {
   const auto sum = total();
   std::lock_guard lock(mutex_);
-  return {{"total", sum}, {"transport", transport_}, {"http_status", status_}, {"in_stream", in_stream_}, {"examples", examples_}};
+  return {{"total", sum}, {"transport", transport_}, {"http_status", status_}, {"grpc_status", grpc_status_}, {"in_stream", in_stream_}, {"examples", examples_}};
 }
 
 }  // namespace infermark::remote

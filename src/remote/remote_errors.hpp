@@ -21,11 +21,14 @@ class RemoteErrors {
   void count_transport(net::TransportError error, const std::string& message);
   void count_status(unsigned status, std::string_view body);
   void count_stream_error(const std::string& message);
+  // A gRPC call that ended with status `code` (grpc::StatusCode's value).
+  void count_grpc(int code, const std::string& message);
   // Counts `response` when it failed (no answer, or a status other than 200); false then.
   bool check(const net::ClientResponse& response);
 
   std::uint64_t total() const;
-  // {"total", "transport": {"connect": n, ...}, "http_status": {"500": n}, "in_stream": n, "examples": [...]}
+  // {"total", "transport": {"connect": n, ...}, "http_status": {"500": n}, "grpc_status": {"UNAVAILABLE": n},
+  //  "in_stream": n, "examples": [...]}
   nlohmann::json to_json() const;
 
  private:
@@ -34,6 +37,7 @@ class RemoteErrors {
   mutable std::mutex mutex_;
   std::map<std::string, std::uint64_t> transport_;
   std::map<std::string, std::uint64_t> status_;
+  std::map<std::string, std::uint64_t> grpc_status_;
   std::uint64_t in_stream_ = 0;
   std::vector<std::string> examples_;
 };

@@ -15,7 +15,8 @@ import tempfile
 import time
 import unittest
 
-from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+from serve_support import (free_port, http, metric_values, start_grpc_server, start_server, stop_server,
+                           wait_until)
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
 TINY = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -113,6 +114,24 @@ class LoadKServe(unittest.TestCase):
         self.assertIn("Connection refused", refused["error"])
         _, done = load("ftp://example", "--model", "m", expect_code=2)
         self.assertIn("is not an http:// URL", done.stderr)
+
+
+class LoadKServeGrpc(unittest.TestCase):
+    def test_grpc_requests_match_the_servers_count(self):
+        server, address, grpc_address = start_grpc_server(INFERMARK, ["--model", TINY, "-b", "onnxruntime", "--port", "0",
+                                                                      "--out", tempfile.mkdtemp()])
+        try:
+            (result,), _ = load(grpc_address, "--protocol", "kserve-grpc", "--model", "tiny_cnn", "--runs", "200",
+                                "--warmup", "5", "--concurrency", "4")
+            self.assertEqual(result["status"], "ok", result.get("error"))
+            self.assertEqual(result["latency_ms"]["count"], 200)
+            self.assertEqual(result["remote"]["tensors"], "raw_input_contents")
+            served = metric_values(address, "nv_inference_request_success")
+            self.assertEqual(sum(served.values()), 205)
+            (missing,), _ = load(grpc_address, "--protocol", "kserve-grpc", "--model", "nosuch", expect_code=1)
+            self.assertIn("ModelMetadata 'nosuch'", missing["error"])
+        finally:
+            stop_server(server)
 
 
 class LoadWhenTheServerDies(unittest.TestCase):
