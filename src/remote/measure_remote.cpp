@@ -142,7 +142,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         const auto headline = harness::record_outcome(result, request.cell, outcome, resources, sampler_start_ns);
         if (scraper) {
           remote["scrape"] = scraper->finish(outcome.measured_from_ns, result.model.name);
-          remote["scrape"]["url"] = net::parse_http_url(request.scrape_url, "--scrape").url;
+          remote["scrape"]["url"] = scraper->url();
         }
         remote["errors"] = errors.to_json();
         if (http) remote["connections_opened"] = http->connections_opened();

@@ -72,6 +72,7 @@ MetricsScraper::MetricsScraper(const std::string& url, double interval_s, std::s
     : interval_s_(interval_s), max_series_(max_series) {
   if (!(interval_s > 0)) throw Error("--scrape-interval-s: must be above 0");
   auto endpoint = net::parse_http_url(url, "--scrape");
+  url_ = endpoint.url;
   path_ = endpoint.prefix.empty() ? "/metrics" : endpoint.prefix;  // the whole path is the endpoint's
   endpoint.prefix.clear();
   net::ClientOptions options;

@@ -41,6 +41,7 @@ class MetricsScraper {
   MetricsScraper(const MetricsScraper&) = delete;
   MetricsScraper& operator=(const MetricsScraper&) = delete;
 
+  const std::string& url() const { return url_; }  // without credentials
   void start();
   // Samples now (between the warm-up and the measurement), so each series' change covers the measurement only.
   void mark() { scrape_once(); }
@@ -52,6 +53,7 @@ class MetricsScraper {
   void scrape_once();
   void loop();
 
+  std::string url_;
   std::string path_;
   double interval_s_;
   std::size_t max_series_;

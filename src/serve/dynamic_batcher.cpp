@@ -86,9 +86,9 @@ std::size_t DynamicBatcher::depth() const {
   return queue_.size();
 }
 
-bool DynamicBatcher::closed() const {
+bool DynamicBatcher::idle() const {
   std::lock_guard lock(mutex_);
-  return closed_;
+  return !closed_ && queue_.empty();
 }
 
 }  // namespace infermark::serve

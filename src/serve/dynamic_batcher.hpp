@@ -55,7 +55,8 @@ class DynamicBatcher {
   // No new requests; workers still receive what is queued, then empty batches.
   void close();
   std::size_t depth() const;
-  bool closed() const;
+  // Open and nothing waiting: a request may run at once without overtaking a queued one.
+  bool idle() const;
   const BatchPolicy& policy() const { return policy_; }
 
  private:

@@ -143,8 +143,7 @@ void Variant::finish(PendingInference& request, InferenceResult result) {
 bool Variant::try_inline(PendingInference& request) {
   // A hand-off to a worker and back costs two thread wake-ups; for a model faster than that, the
   // hand-off is most of the latency. Queued requests keep their turn: inline only on an empty queue.
-  if (inline_below_ns_ <= 0 || recent_compute_ns_.load(std::memory_order_relaxed) >= inline_below_ns_ ||
-      batcher_->closed() || batcher_->depth() > 0)
+  if (inline_below_ns_ <= 0 || recent_compute_ns_.load(std::memory_order_relaxed) >= inline_below_ns_ || !batcher_->idle())
     return false;
   for (std::size_t i = 0; i < sessions_.size(); ++i) {
     std::unique_lock busy(*instance_busy_[i], std::try_to_lock);

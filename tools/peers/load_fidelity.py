@@ -25,8 +25,6 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 import triton_vs_serve as triton  # noqa: E402
 
-ROOT = triton.ROOT
-
 
 def infermark_load(infermark, address, concurrency, seconds, out):
     command = [infermark, "load", f"http://{address}", "--model", triton.MODEL, "--scenario", "concurrency",
@@ -45,10 +43,7 @@ def infermark_load(infermark, address, concurrency, seconds, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--infermark", default=os.path.join(ROOT, "build", "release", "infermark"))
-    parser.add_argument("--models", default=os.path.join(ROOT, "models"))
-    parser.add_argument("--pytriton-venv", default=os.path.join(ROOT, "third_party", "pytriton-venv"))
-    parser.add_argument("--venv", default=os.path.join(ROOT, ".venv"), help="venv with tritonclient's perf_analyzer")
+    triton.add_tool_arguments(parser)
     parser.add_argument("--model", default="tiny_cnn", help="a model of the zoo with one 1x3xHxW input named 'input'")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=6, help="measured seconds per figure, each client")

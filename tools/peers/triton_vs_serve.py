@@ -214,12 +214,17 @@ def perf_analyzer(venv, address, concurrency, interval_ms, shape="input:1,3,32,3
             "server_request": number(r"Avg request latency: (\d+) usec"), "requests": int(number(r"Request count: (\d+)"))}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_tool_arguments(parser):
+    """Where infermark, the models, PyTriton's Triton and perf_analyzer are (shared with load_fidelity.py)."""
     parser.add_argument("--infermark", default=os.path.join(ROOT, "build", "release", "infermark"))
     parser.add_argument("--models", default=os.path.join(ROOT, "models"))
     parser.add_argument("--pytriton-venv", default=os.path.join(ROOT, "third_party", "pytriton-venv"))
     parser.add_argument("--venv", default=os.path.join(ROOT, ".venv"), help="venv with tritonclient's perf_analyzer")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_tool_arguments(parser)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--interval-ms", type=int, default=2000, help="perf_analyzer measurement window (3 per figure)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
