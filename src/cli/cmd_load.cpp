@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -22,9 +24,9 @@ struct LoadOptions {
   harness::RunOptions measurement;
   std::vector<std::string> headers;      // K=V
   std::vector<std::string> body_fields;  // KEY=JSON
-  bool json_tensors = false;
   bool no_stream = false;
   bool no_ignore_eos = false;
+  std::string body_file;  // http: the request body
   std::string out = "results";
   const CLI::App* cmd = nullptr;
 };
@@ -69,19 +71,28 @@ void print_cell(const report::RunResult& r, const std::filesystem::path& path) {
   std::fflush(stdout);
 }
 
+std::string read_body_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("--body-file: cannot read '" + path + "'");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
 int run_load(LoadOptions& o) {
   const auto& stop = install_stop_handler();
   auto request = o.request;
-  request.binary = !o.json_tensors;
   request.stream = !o.no_stream;
   request.ignore_eos = !o.no_ignore_eos;
   request.extra_fields = body_fields(o.body_fields);
   for (const auto& h : o.headers) request.headers.push_back(header_of(h));
+  if (!o.body_file.empty()) request.plain.body = read_body_file(o.body_file);
   if (request.io_threads < 1) throw Error("--client-threads: at least 1");
   if (!(request.timeout_s > 0)) throw Error("--timeout-s: must be above 0");
   if (request.protocol != remote::RemoteProtocol::kKServeGrpc)
     net::parse_http_url(request.url, "URL");  // a bad URL fails before anything else
-  if (request.protocol != remote::RemoteProtocol::kOpenAi && request.model.empty())
+  const bool needs_model = request.protocol == remote::RemoteProtocol::kKServe || request.protocol == remote::RemoteProtocol::kKServeGrpc;
+  if (needs_model && request.model.empty())
     throw Error("--model: name the model to load (its metadata at /v2/models/MODEL gives the inputs)");
 
   o.measurement.model = request.url;
@@ -120,12 +131,16 @@ void add_load_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("load", "Measure a remote inference server (KServe v2 / Triton, OpenAI API) with any scenario");
   static LoadOptions o;
   cmd->add_option("url", o.request.url, "The server, http://HOST:PORT[/prefix] (kserve-grpc: HOST:PORT)")->required();
-  cmd->add_option("--protocol", o.request.protocol, "kserve (KServe v2 / Triton over HTTP), kserve-grpc or openai")
+  cmd->add_option("--protocol", o.request.protocol,
+                  "kserve (KServe v2 / Triton over HTTP), kserve-grpc, openai, or http (the URL's path, one fixed request)")
       ->transform(CLI::CheckedTransformer(remote::protocol_names()))
       ->default_str("kserve");
   cmd->add_option("--model", o.request.model, "The served model's name");
   cmd->add_option("--model-version", o.request.version, "kserve: the model version (default: the server's)");
-  cmd->add_flag("--json", o.json_tensors, "kserve: JSON tensors instead of the binary tensor extension (MLServer needs this)");
+  cmd->add_option("--tensors", o.request.tensors,
+                  "kserve: auto (the binary tensor extension where the server lists it, else JSON), binary or json")
+      ->transform(CLI::CheckedTransformer(remote::tensor_encoding_names()))
+      ->default_str("auto");
   cmd->add_option("--endpoint", o.request.endpoint, "openai: chat (/v1/chat/completions) or completions (/v1/completions)")
       ->transform(CLI::CheckedTransformer(std::vector<std::pair<std::string, remote::OpenAiEndpoint>>{
           {"chat", remote::OpenAiEndpoint::kChat}, {"completions", remote::OpenAiEndpoint::kCompletions}}))
@@ -137,6 +152,13 @@ void add_load_command(CLI::App& app, int& exit_code) {
                   "openai: JSONL prompts ({\"prompt\"}, {\"messages\"} or ShareGPT {\"conversations\"}); default synthetic "
                   "prompts of --prompt-tokens words");
   cmd->add_option("--body-field", o.body_fields, "openai: extra request field KEY=JSON, e.g. grammar=\"root ::= [a-z ]+\" (repeatable)");
+  cmd->add_option("--method", o.request.plain.method, "http: the request method")
+      ->transform(CLI::CheckedTransformer(std::vector<std::pair<std::string, remote::HttpMethod>>{
+          {"GET", remote::HttpMethod::kGet}, {"POST", remote::HttpMethod::kPost},
+          {"PUT", remote::HttpMethod::kPut}}))
+      ->default_str("GET");
+  cmd->add_option("--body-file", o.body_file, "http: a file whose bytes every request sends as its body");
+  cmd->add_option("--content-type", o.request.plain.content_type, "http: the body's Content-Type");
   cmd->add_option("--header", o.headers, "HTTP header NAME=VALUE on every request, e.g. for auth (never written to results)");
   cmd->add_option("--scrape", o.request.scrape_url,
                   "The server's Prometheus endpoint (e.g. http://HOST:8002/metrics), sampled during the run into the result");

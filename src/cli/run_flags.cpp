@@ -58,6 +58,11 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--qps", s.qps, "Arrival rate for --scenario server (queries/s)")->check(kAboveZero);
   cmd.add_option("--arrivals", s.arrivals, "poisson or constant (default poisson)")
       ->transform(CLI::CheckedTransformer(loadgen::arrivals_names()));
+  cmd.add_option("--pacing", s.pacing,
+                 "Open loop: spin (arrivals on time to a few µs; busy CPU at high rates) or sleep (far less client CPU; "
+                 "arrivals tens of µs late, shown as issue lateness)")
+      ->transform(CLI::CheckedTransformer(loadgen::pacing_names()))
+      ->default_str("spin");
   cmd.add_option("--duration", s.duration_s, "Seconds of open-loop load (server, each --find-max-qps trial)")
       ->check(kAboveZero)
       ->capture_default_str();

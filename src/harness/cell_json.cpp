@@ -22,6 +22,7 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"max_duration_s", s.max_duration_s},
           {"qps", s.qps},
           {"arrivals", loadgen::name_of(s.arrivals)},
+          {"pacing", loadgen::name_of(s.pacing)},
           {"duration_s", s.duration_s},
           {"sla_p99_ms", s.sla_p99_ms},
           {"ttft_ms", s.ttft_ms},
@@ -63,6 +64,7 @@ loadgen::ScenarioSpec scenario_from(const json& j) {
   s.max_duration_s = j.at("max_duration_s");
   s.qps = j.at("qps");
   s.arrivals = loadgen::parse_arrivals(j.at("arrivals").get<std::string>(), "scenario.arrivals");
+  s.pacing = loadgen::parse_pacing(j.value("pacing", std::string("spin")), "scenario.pacing");
   s.duration_s = j.at("duration_s");
   s.sla_p99_ms = j.at("sla_p99_ms");
   s.ttft_ms = j.value("ttft_ms", 0.0);

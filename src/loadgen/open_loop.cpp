@@ -101,9 +101,9 @@ class ArrivalQueue {
   bool closed_ = false;
 };
 
-// Sleeps most of the way, then spins: sleeping alone wakes tens of microseconds late.
-void wait_until(std::int64_t target_ns) {
-  constexpr std::int64_t kSpinWindowNs = 50'000;
+// kSpin: sleeps most of the way, then spins, since sleeping alone wakes tens of microseconds late.
+void wait_until(std::int64_t target_ns, Pacing pacing) {
+  const std::int64_t kSpinWindowNs = pacing == Pacing::kSpin ? 50'000 : 0;
   const auto now = mono_now_ns();
   if (target_ns - now > kSpinWindowNs) std::this_thread::sleep_for(std::chrono::nanoseconds(target_ns - now - kSpinWindowNs));
   while (mono_now_ns() < target_ns) {}
@@ -322,7 +322,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   for (;;) {
     const auto scheduled_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (scheduled_ns >= end_ns || stop_requested(stop)) break;
-    wait_until(scheduled_ns);
+    wait_until(scheduled_ns, config.pacing);
     const auto issued_ns = mono_now_ns();
     phase.issue_lateness.record(issued_ns - scheduled_ns);
     ++phase.issued;

@@ -36,6 +36,7 @@ OpenLoopConfig open_loop_config(const ScenarioSpec& spec, int lanes, std::vector
   OpenLoopConfig c;
   c.schedule = std::move(schedule);
   c.arrivals = spec.arrivals;
+  c.pacing = spec.pacing;
   c.seed = spec.seed;
   c.lanes = lanes;
   c.max_queue = spec.max_queue;
@@ -209,6 +210,7 @@ int ramp_lanes(const ScenarioSpec& spec, int logical_cores) {
 
 constexpr NamedValue<RampBy> kRampBy[] = {{RampBy::kConcurrency, "concurrency"}, {RampBy::kRate, "rate"}};
 constexpr NamedValue<Arrivals> kArrivals[] = {{Arrivals::kPoisson, "poisson"}, {Arrivals::kConstant, "constant"}};
+constexpr NamedValue<Pacing> kPacing[] = {{Pacing::kSpin, "spin"}, {Pacing::kSleep, "sleep"}};
 
 }  // namespace
 
@@ -236,6 +238,7 @@ const ScenarioRow& row_of(Scenario scenario) {
 std::string_view name_of(Scenario scenario) { return row_of(scenario).name; }
 std::string_view name_of(RampBy ramp_by) { return name_in(kRampBy, ramp_by); }
 std::string_view name_of(Arrivals arrivals) { return name_in(kArrivals, arrivals); }
+std::string_view name_of(Pacing pacing) { return name_in(kPacing, pacing); }
 
 std::string scenario_choices() {
   std::string choices;
@@ -251,6 +254,7 @@ std::vector<std::pair<std::string, Scenario>> scenario_names() {
 
 std::vector<std::pair<std::string, RampBy>> ramp_by_names() { return names_in(kRampBy); }
 std::vector<std::pair<std::string, Arrivals>> arrivals_names() { return names_in(kArrivals); }
+std::vector<std::pair<std::string, Pacing>> pacing_names() { return names_in(kPacing); }
 
 Scenario parse_scenario(const std::string& text, const std::string& flag) {
   if (text == "generation") return Scenario::kConcurrency;  // results and studies written before every scenario ran LLMs
@@ -261,6 +265,7 @@ Scenario parse_scenario(const std::string& text, const std::string& flag) {
 
 RampBy parse_ramp_by(const std::string& text, const std::string& flag) { return parse_in(kRampBy, text, flag); }
 Arrivals parse_arrivals(const std::string& text, const std::string& flag) { return parse_in(kArrivals, text, flag); }
+Pacing parse_pacing(const std::string& text, const std::string& flag) { return parse_in(kPacing, text, flag); }
 
 ServiceTargets service_targets(const ScenarioSpec& spec) {
   return {static_cast<std::int64_t>(spec.sla_p99_ms * 1e6), static_cast<std::int64_t>(spec.ttft_ms * 1e6),

@@ -23,17 +23,20 @@ enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSo
 std::string_view name_of(Scenario scenario);
 std::string_view name_of(RampBy ramp_by);
 std::string_view name_of(Arrivals arrivals);
+std::string_view name_of(Pacing pacing);
 // Parse a name; throws infermark::Error naming `flag`, the text and the choices. "generation" (the
 // name LLM runs had before every scenario ran them) reads as concurrency.
 Scenario parse_scenario(const std::string& text, const std::string& flag = "--scenario");
 RampBy parse_ramp_by(const std::string& text, const std::string& flag = "--ramp-by");
 Arrivals parse_arrivals(const std::string& text, const std::string& flag = "--arrivals");
+Pacing parse_pacing(const std::string& text, const std::string& flag = "--pacing");
 // "single-stream, concurrency, ..." for help texts and messages.
 std::string scenario_choices();
 // Name and value of every member, for flag parsers (CLI11's CheckedTransformer).
 std::vector<std::pair<std::string, Scenario>> scenario_names();
 std::vector<std::pair<std::string, RampBy>> ramp_by_names();
 std::vector<std::pair<std::string, Arrivals>> arrivals_names();
+std::vector<std::pair<std::string, Pacing>> pacing_names();
 
 struct ScenarioSpec {
   Scenario name = Scenario::kSingleStream;
@@ -49,6 +52,7 @@ struct ScenarioSpec {
   // Open loop (server, and the open-loop patterns).
   double qps = 0;  // server: required unless find_max_qps
   Arrivals arrivals = Arrivals::kPoisson;
+  Pacing pacing = Pacing::kSpin;
   double duration_s = 10;           // server run / each find-max-qps trial
   double sla_p99_ms = 0;            // 0: no SLA (end-to-end latency for LLMs)
   double ttft_ms = 0, tpot_ms = 0;  // LLM SLOs on each request (0: none); with sla_p99_ms they define goodput

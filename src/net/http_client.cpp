@@ -7,7 +7,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/asio/write.hpp>
 #include <future>
+#include <sstream>
 #include <limits>
 #include <strings.h>
 
@@ -123,7 +125,25 @@ void HttpClient::give_back(std::unique_ptr<Connection> connection) {
   idle_.push_back(std::move(connection));
 }
 
+PreparedRequestPtr HttpClient::prepare(ClientRequest request) const {
+  http::request<http::string_body> message{request.method, endpoint_.prefix + request.target, 11};
+  message.set(http::field::host, endpoint_.host + ":" + endpoint_.port);
+  message.set(http::field::user_agent, "infermark");
+  message.keep_alive(true);
+  for (const auto& h : options_.headers) message.set(h.name, h.value);
+  for (const auto& h : request.headers) message.set(h.name, h.value);
+  message.body() = std::move(request.body);
+  message.prepare_payload();
+  std::ostringstream wire;
+  wire << message;
+  return std::make_shared<const PreparedRequest>(PreparedRequest{std::move(wire).str()});
+}
+
 void HttpClient::send(ClientRequest request, Done done, Chunk on_chunk) {
+  send(prepare(std::move(request)), std::move(done), std::move(on_chunk));
+}
+
+void HttpClient::send(PreparedRequestPtr request, Done done, Chunk on_chunk) {
   asio::co_spawn(io_, exchange(std::move(request), std::move(done), std::move(on_chunk)), asio::detached);
 }
 
@@ -134,16 +154,7 @@ ClientResponse HttpClient::send_and_wait(ClientRequest request) {
   return answer.get();
 }
 
-asio::awaitable<void> HttpClient::exchange(ClientRequest request, Done done, Chunk on_chunk) {
-  http::request<http::string_body> message{request.method, endpoint_.prefix + request.target, 11};
-  message.set(http::field::host, endpoint_.host + ":" + endpoint_.port);
-  message.set(http::field::user_agent, "infermark");
-  message.keep_alive(true);
-  for (const auto& h : options_.headers) message.set(h.name, h.value);
-  for (const auto& h : request.headers) message.set(h.name, h.value);
-  message.body() = std::move(request.body);
-  message.prepare_payload();
-
+asio::awaitable<void> HttpClient::exchange(PreparedRequestPtr request, Done done, Chunk on_chunk) {
   ClientResponse response;
   std::unique_ptr<Connection> connection;
   beast::error_code ec;
@@ -165,7 +176,7 @@ asio::awaitable<void> HttpClient::exchange(ClientRequest request, Done done, Chu
       ++opened_;
     }
     connection->stream.expires_after(options_.timeout);  // one deadline for the whole exchange
-    co_await http::async_write(connection->stream, message, asio::redirect_error(asio::use_awaitable, ec));
+    co_await asio::async_write(connection->stream, asio::buffer(request->bytes), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (reused && closed_by_server(ec)) continue;
       response.error = classify(ec, TransportError::kWrite);

@@ -50,6 +50,13 @@ struct ClientRequest {
   std::vector<HttpHeader> headers;
 };
 
+// A request rendered to its wire bytes once (request line, headers, body) and sent many times: a
+// load generator's fixed requests then cost no serialization per query.
+struct PreparedRequest {
+  std::string bytes;
+};
+using PreparedRequestPtr = std::shared_ptr<const PreparedRequest>;
+
 struct ClientResponse {
   TransportError error = TransportError::kNone;
   std::string error_text;  // what the transport said, when error != kNone
@@ -78,6 +85,9 @@ class HttpClient {
   // Sends `request` and returns at once. `done` runs exactly once on an io thread (never inside
   // send). With `on_chunk`, the body is handed over as it arrives instead of collected.
   void send(ClientRequest request, Done done, Chunk on_chunk = {});
+  void send(PreparedRequestPtr request, Done done, Chunk on_chunk = {});
+  // Renders `request` with this client's host and default headers, for send(PreparedRequestPtr).
+  PreparedRequestPtr prepare(ClientRequest request) const;
   // Sends and waits: for set-up requests (metadata), never from an io thread.
   ClientResponse send_and_wait(ClientRequest request);
 
@@ -86,7 +96,7 @@ class HttpClient {
 
  private:
   struct Connection;
-  boost::asio::awaitable<void> exchange(ClientRequest request, Done done, Chunk on_chunk);
+  boost::asio::awaitable<void> exchange(PreparedRequestPtr request, Done done, Chunk on_chunk);
   std::unique_ptr<Connection> take_idle();
   void give_back(std::unique_ptr<Connection> connection);
 

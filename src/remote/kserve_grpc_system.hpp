@@ -11,7 +11,7 @@
 #include "core/tensor.hpp"
 #include "harness/input_set_library.hpp"
 #include "loadgen/system_under_test.hpp"
-#include "remote/kserve_system.hpp"
+#include "remote/kserve_http.hpp"
 #include "remote/remote_errors.hpp"
 
 namespace infermark::remote {

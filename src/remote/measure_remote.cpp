@@ -5,10 +5,10 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "harness/input_set_library.hpp"
 #include "harness/measure_generation.hpp"
 #include "probes/resource_sampler.hpp"
 #include "remote/kserve_grpc_system.hpp"
-#include "remote/kserve_system.hpp"
 #include "remote/metrics_scraper.hpp"
 
 namespace infermark::remote {
@@ -32,7 +32,8 @@ json openai_identity(net::HttpClient& client) {
 }  // namespace
 
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
-  return {{"kserve", RemoteProtocol::kKServe}, {"kserve-grpc", RemoteProtocol::kKServeGrpc}, {"openai", RemoteProtocol::kOpenAi}};
+  return {{"kserve", RemoteProtocol::kKServe}, {"kserve-grpc", RemoteProtocol::kKServeGrpc}, {"openai", RemoteProtocol::kOpenAi},
+          {"http", RemoteProtocol::kHttp}};
 }
 
 std::string_view name_of(RemoteProtocol protocol) {
@@ -43,6 +44,8 @@ std::string_view name_of(RemoteProtocol protocol) {
       return "kserve-grpc";
     case RemoteProtocol::kOpenAi:
       return "openai";
+    case RemoteProtocol::kHttp:
+      return "http";
   }
   return "kserve";
 }
@@ -77,7 +80,15 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         enter("reading the server's metadata");
         std::unique_ptr<loadgen::SystemUnderTest> system;
         OpenAiSystem* openai = nullptr;
-        if (request.protocol != RemoteProtocol::kOpenAi) {
+        if (request.protocol == RemoteProtocol::kHttp) {
+          result.backend.framework = "HTTP endpoint";
+          if (result.model.name.empty()) result.model.name = http->endpoint().prefix.empty() ? "/" : http->endpoint().prefix;
+          remote["request"] = {{"method", std::string(boost::beast::http::to_string(verb_of(request.plain.method)))},
+                               {"body_bytes", request.plain.body.size()}};
+          system = std::make_unique<PreparedHttpSystem>(
+              *http, std::vector<net::PreparedRequestPtr>{prepare_plain_request(*http, request.plain)},
+              std::make_unique<loadgen::SingleSample>(), lanes, errors);
+        } else if (request.protocol != RemoteProtocol::kOpenAi) {
           std::unique_ptr<KServeGrpcSystem> over_grpc;
           if (grpc) over_grpc = std::make_unique<KServeGrpcSystem>(address, request.timeout_s, errors);
           const auto model = grpc ? over_grpc->read_model(request.model, request.version)
@@ -89,14 +100,18 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           result.model.outputs = model.outputs;
           remote["server"] = {{"name", model.server_name}, {"version", model.server_version}, {"platform", model.platform}};
           remote["model_version"] = model.version;
-          remote["tensors"] = grpc ? "raw_input_contents" : request.binary ? "binary tensor extension" : "JSON";
+          const auto tensors = choose_tensor_encoding(request.tensors, model);
+          remote["tensors"] = grpc ? "raw_input_contents" : tensors.why;
+          if (!grpc) remote["server"]["extensions"] = model.extensions;
           enter("preparing requests");
           auto sets = generate_input_sets(model.inputs, request.cell.inputs);
           if (grpc) {
             over_grpc->prepare(model, sets, lanes);
             system = std::move(over_grpc);
           } else {
-            system = std::make_unique<KServeSystem>(*http, model, sets, request.binary, lanes, errors);
+            auto requests = prepare_kserve_requests(*http, model, sets, tensors.binary);
+            system = std::make_unique<PreparedHttpSystem>(*http, std::move(requests),
+                                                          std::make_unique<harness::InputSetLibrary>(sets), lanes, errors);
           }
         } else {
           if (request.model.empty()) throw Error("--model: an OpenAI server needs the model name requests carry");

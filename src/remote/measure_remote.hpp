@@ -13,12 +13,14 @@
 
 #include "harness/measure_cell.hpp"
 #include "net/http_client.hpp"
+#include "remote/kserve_http.hpp"
+#include "remote/prepared_http_system.hpp"
 #include "remote/openai_system.hpp"
 
 namespace infermark::remote {
 
-enum class RemoteProtocol { kKServe, kKServeGrpc, kOpenAi };
-std::string_view name_of(RemoteProtocol protocol);  // "kserve", "kserve-grpc", "openai"
+enum class RemoteProtocol { kKServe, kKServeGrpc, kOpenAi, kHttp };
+std::string_view name_of(RemoteProtocol protocol);  // "kserve", "kserve-grpc", "openai", "http"
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names();
 
 struct RemoteRequest {
@@ -26,12 +28,13 @@ struct RemoteRequest {
   RemoteProtocol protocol = RemoteProtocol::kKServe;
   std::string model;    // required for openai; kserve: the model to load (its metadata gives inputs)
   std::string version;  // kserve: "" for the server's default
-  bool binary = true;   // kserve: the binary tensor extension (else JSON tensors)
+  TensorEncoding tensors = TensorEncoding::kAuto;  // kserve over HTTP
   OpenAiEndpoint endpoint = OpenAiEndpoint::kChat;
   bool stream = true;
   bool ignore_eos = true;
   nlohmann::json extra_fields = nlohmann::json::object();  // openai: merged into every request body
   std::string prompts_file;                                // openai: JSONL prompts ("": synthetic)
+  PlainHttpRequest plain;                                  // http: the one request every query sends
   std::vector<net::HttpHeader> headers;                    // sent with every request, never recorded
   std::string scrape_url;  // the server's Prometheus endpoint, sampled during the run ("": none)
   double scrape_interval_s = 1;

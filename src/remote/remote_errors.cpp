@@ -62,7 +62,7 @@ bool RemoteErrors::check(const net::ClientResponse& response) {
     count_transport(response.error, response.error_text);
     return false;
   }
-  if (response.status != 200) {
+  if (response.status / 100 != 2) {
     count_status(response.status, response.body);
     return false;
   }

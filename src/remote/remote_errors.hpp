@@ -23,7 +23,7 @@ class RemoteErrors {
   void count_stream_error(const std::string& message);
   // A gRPC call that ended with status `code` (grpc::StatusCode's value).
   void count_grpc(int code, const std::string& message);
-  // Counts `response` when it failed (no answer, or a status other than 200); false then.
+  // Counts `response` when it failed (no answer, or a status outside 2xx); false then.
   bool check(const net::ClientResponse& response);
 
   std::uint64_t total() const;

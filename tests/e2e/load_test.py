@@ -56,7 +56,7 @@ class LoadKServe(unittest.TestCase):
     def test_closed_loop_binary_and_json_tensors_match_the_servers_count(self):
         before = self.served()
         (binary,), _ = load(self.url, "--model", "tiny_cnn", "--runs", "300", "--warmup", "5", "--concurrency", "4")
-        (as_json,), _ = load(self.url, "--model", "tiny_cnn", "--runs", "50", "--warmup", "5", "--json")
+        (as_json,), _ = load(self.url, "--model", "tiny_cnn", "--runs", "50", "--warmup", "5", "--tensors", "json")
         for result, runs in ((binary, 300), (as_json, 50)):
             self.assertEqual(result["status"], "ok", result.get("error"))
             self.assertEqual(result["backend"]["name"], "remote")
@@ -65,8 +65,10 @@ class LoadKServe(unittest.TestCase):
             self.assertEqual(result["remote"]["errors"]["total"], 0)
             self.assertEqual(result["remote"]["server"]["name"], "infermark")
             self.assertEqual([t["name"] for t in result["model"]["inputs"]], ["input"])
-        self.assertEqual(binary["remote"]["tensors"], "binary tensor extension")
-        self.assertEqual(as_json["remote"]["tensors"], "JSON")
+        # infermark serve lists binary_tensor_data in GET /v2, so auto picks the extension.
+        self.assertEqual(binary["remote"]["tensors"], "binary tensor extension (the server lists binary_tensor_data)")
+        self.assertIn("binary_tensor_data", binary["remote"]["server"]["extensions"])
+        self.assertEqual(as_json["remote"]["tensors"], "JSON (--tensors json)")
         self.assertEqual(binary["scenario"]["name"], "concurrency")
         # Every request the client counted (warm-up included) is one the server served.
         self.assertEqual(self.served() - before, 300 + 5 + 50 + 5)

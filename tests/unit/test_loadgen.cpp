@@ -99,6 +99,21 @@ TEST(OpenLoop, ConstantArrivalsIssueRateTimesDuration) {
   EXPECT_LT(coefficient_of_variation(system.issue_times_ns), 0.5);
 }
 
+// Sleep-only pacing issues the same schedule (each arrival at or after its time, latency from the
+// scheduled arrival); only how close to its time an arrival leaves differs, which tests cannot time.
+TEST(OpenLoop, SleepPacingIssuesTheSameArrivals) {
+  FakeSystem system(2, 0us);
+  auto config = open_loop(500, 0.4, Arrivals::kConstant, 2);
+  config.pacing = Pacing::kSleep;
+  const auto phase = run_open_loop(system, config);
+  EXPECT_NEAR(static_cast<double>(phase.issued), 200.0, 1.0);
+  EXPECT_EQ(phase.recorder.completed(), phase.issued);
+  EXPECT_GE(phase.issue_lateness.min(), 0);
+  EXPECT_EQ(parse_pacing("sleep"), Pacing::kSleep);
+  EXPECT_EQ(name_of(Pacing::kSpin), "spin");
+  EXPECT_THROW(parse_pacing("busy", "--pacing"), Error);
+}
+
 TEST(OpenLoop, PoissonArrivalsHaveTheRateAndExponentialGaps) {
   FakeSystem system(2, 0us);
   const auto phase = run_open_loop(system, open_loop(1000, 1.0, Arrivals::kPoisson, 2));

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "net/http_client.hpp"
+#include "remote/kserve_http.hpp"
 #include "remote/metrics_scraper.hpp"
 #include "remote/remote_errors.hpp"
 #include "remote/sse_parser.hpp"
@@ -141,6 +142,43 @@ TEST(RemoteErrors, CountsByKindAndKeepsValidTextExamples) {
   EXPECT_EQ(j["in_stream"], 1);
   EXPECT_EQ(j["examples"].size(), 3u);  // the repeated 429 is remembered once
   EXPECT_NO_THROW(j.dump());
+}
+
+TEST(HttpClient, PreparedRequestsCarryTheRequestLineHeadersAndBody) {
+  net::ClientOptions options;
+  options.headers = {{"Authorization", "Bearer t"}};
+  net::HttpClient client(net::parse_http_url("http://127.0.0.1:9/base", "URL"), options);
+  const auto prepared = client.prepare({boost::beast::http::verb::post, "/v2/models/m/infer", "body!", {{"X-Model-Variant", "a"}}});
+  const auto& bytes = prepared->bytes;
+  EXPECT_EQ(bytes.rfind("POST /base/v2/models/m/infer HTTP/1.1\r\n", 0), 0u) << bytes;
+  EXPECT_NE(bytes.find("Host: 127.0.0.1:9\r\n"), std::string::npos);
+  EXPECT_NE(bytes.find("Authorization: Bearer t\r\n"), std::string::npos);
+  EXPECT_NE(bytes.find("X-Model-Variant: a\r\n"), std::string::npos);
+  EXPECT_NE(bytes.find("Content-Length: 5\r\n"), std::string::npos);
+  EXPECT_EQ(bytes.substr(bytes.size() - 9), "\r\n\r\nbody!");
+}
+
+TEST(KServeTensors, AutoUsesTheBinaryExtensionOnlyWhereTheServerListsIt) {
+  remote::KServeModel triton;
+  triton.extensions = {"classification", "binary_tensor_data", "statistics"};
+  remote::KServeModel mlserver;  // GET /v2 lists no extensions
+  EXPECT_TRUE(remote::choose_tensor_encoding(remote::TensorEncoding::kAuto, triton).binary);
+  const auto json = remote::choose_tensor_encoding(remote::TensorEncoding::kAuto, mlserver);
+  EXPECT_FALSE(json.binary);
+  EXPECT_NE(json.why.find("does not list"), std::string::npos);
+  EXPECT_TRUE(remote::choose_tensor_encoding(remote::TensorEncoding::kBinary, mlserver).binary);
+  EXPECT_FALSE(remote::choose_tensor_encoding(remote::TensorEncoding::kJson, triton).binary);
+}
+
+TEST(RemoteErrors, AnyTwoHundredAnswerSucceeds) {
+  remote::RemoteErrors errors;
+  net::ClientResponse no_content;
+  no_content.status = 204;
+  EXPECT_TRUE(errors.check(no_content));
+  net::ClientResponse moved;
+  moved.status = 301;
+  EXPECT_FALSE(errors.check(moved));
+  EXPECT_EQ(errors.to_json()["http_status"]["301"], 1);
 }
 
 }  // namespace infermark

@@ -2,7 +2,7 @@
 concurrency, the two clients alternated round by round (the machines are shared and noisy).
 
 Triton 2.51 (the tritonserver PyTriton bundles, third_party/pytriton-venv from
-`INFERMARK_TRITON=1 scripts/setup`) serves models/MODEL.onnx (tiny_cnn by default; --model resnet50
+`scripts/setup`) serves models/MODEL.onnx (tiny_cnn by default; --model resnet50
 for a server-bound case) from a Python-backend model.py
 calling onnxruntime (tools/peers/triton_vs_serve.py sets it up). perf_analyzer (.venv's tritonclient
 2.51.0 wheel) and `infermark load --scenario concurrency` each drive it over HTTP with binary tensors

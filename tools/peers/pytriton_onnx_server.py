@@ -1,7 +1,7 @@
 """Triton Inference Server (bundled with PyTriton) serving one ONNX model through a Python callable
 that calls ONNX Runtime: the peer `tools/peers/triton_vs_serve.py` stands beside `infermark serve`.
 
-Runs in third_party/pytriton-venv (`INFERMARK_TRITON=1 scripts/setup`). No dynamic batching (one
+Runs in third_party/pytriton-venv (`scripts/setup`). No dynamic batching (one
 request per ONNX Runtime call), one model instance, ONNX Runtime with 1 intra-op thread: the same as
 `infermark serve -b onnxruntime --threads 1` without --max-batch. Prints `listening on
 http://127.0.0.1:PORT` once the model is ready, then serves until SIGTERM or SIGINT.
@@ -23,6 +23,8 @@ import onnxruntime
 from pytriton.model_config import ModelConfig, Tensor
 from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
 
+from onnx_session import open_session
+
 NUMPY_TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int64)": np.int64,
                "tensor(int32)": np.int32, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
                "tensor(float16)": np.float16, "tensor(bool)": np.bool_}
@@ -42,12 +44,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="ONNX Runtime intra-op threads")
     args = parser.parse_args()
 
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = onnxruntime.InferenceSession(args.model, options, providers=["CPUExecutionProvider"])
+    session = open_session(args.model, args.threads)
     input_names = [i.name for i in session.get_inputs()]
     output_names = [o.name for o in session.get_outputs()]
 

@@ -4,7 +4,7 @@ All serve models/tiny_cnn.onnx over KServe v2 HTTP with ONNX Runtime on 1 intra-
 model instance and no dynamic batching (one request per ONNX Runtime call):
 
 - Triton 2.51 (the `tritonserver` PyTriton bundles; third_party/pytriton-venv, made by
-  `INFERMARK_TRITON=1 scripts/setup`) with a Python-backend model, tools/peers/triton_onnx_model.py
+  `scripts/setup`) with a Python-backend model, tools/peers/triton_onnx_model.py
   as `model.py`, calling onnxruntime. Each request crosses from the server to the backend's stub
   process (shared-memory IPC) and back.
 - The same Triton started by PyTriton, the model a Python callable calling onnxruntime
@@ -42,6 +42,7 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from peer_servers import start_peer  # noqa: E402
 from serve_support import free_port, http, infer_body, start_server, stop_server, wait_until  # noqa: E402
 
 MODEL = "tiny_cnn"
@@ -69,34 +70,6 @@ def package_version(venv, package):
     return subprocess.run([os.path.join(venv, "bin", "python"), "-c",
                            f"import importlib.metadata as m; print(m.version('{package}'))"],
                           capture_output=True, text=True, check=True).stdout.strip()
-
-
-def start_pytriton(venv, model, log_path):
-    """Starts tools/peers/pytriton_onnx_server.py in the PyTriton venv; returns (process, address, command)."""
-    http_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
-    command = [os.path.join(venv, "bin", "python"), os.path.join(ROOT, "tools", "peers", "pytriton_onnx_server.py"),
-               model, "--http-port", str(http_port), "--grpc-port", str(grpc_port), "--metrics-port", str(metrics_port),
-               "--threads", "1"]
-    environment = dict(os.environ)
-    # The Python backend's stub embeds libpython: let it find the venv interpreter's own library first.
-    libdir = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
-                             "import sysconfig; print(sysconfig.get_config_var('LIBDIR'))"],
-                            capture_output=True, text=True, check=True).stdout.strip()
-    environment["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [libdir, environment.get("LD_LIBRARY_PATH")]))
-    log = open(log_path, "w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
-    address = f"127.0.0.1:{http_port}"
-
-    def ready():
-        if process.poll() is not None:
-            raise RuntimeError(f"Triton exited with code {process.returncode}; see {log_path}")
-        return "listening on" in open(log_path).read() and http(address, "GET", f"/v2/models/{MODEL}/ready")[0] == 200
-    try:
-        wait_until(ready, 180, "Triton ready")
-    except BaseException:
-        stop_triton(process)
-        raise
-    return process, address, command
 
 
 TRITON_TYPES = {"tensor(float)": "TYPE_FP32", "tensor(double)": "TYPE_FP64", "tensor(float16)": "TYPE_FP16",
@@ -238,8 +211,8 @@ def main():
     try:
         backend, backend_address, backend_command = start_triton_python_backend(args.pytriton_venv, model, work)
         processes.append((backend, stop_triton))
-        pytriton, pytriton_address, pytriton_command = start_pytriton(args.pytriton_venv, model,
-                                                                    os.path.join(work, "pytriton.log"))
+        pytriton_peer = start_peer("triton", args.pytriton_venv, model)
+        pytriton, pytriton_address, pytriton_command = pytriton_peer.process, pytriton_peer.http_address, pytriton_peer.command
         processes.append((pytriton, stop_triton))
         served, serve_address = start_server(args.infermark, serve_command[2:])
         processes.append((served, stop_server))

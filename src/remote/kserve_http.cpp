@@ -1,4 +1,6 @@
-#include "remote/kserve_system.hpp"
+#include "remote/kserve_http.hpp"
+
+#include <algorithm>
 
 
 #include <nlohmann/json.hpp>
@@ -34,6 +36,9 @@ KServeModel read_kserve_model(net::HttpClient& client, const std::string& model,
   const auto server = get_json(client, "/v2");
   out.server_name = text_field(server, "name");
   out.server_version = text_field(server, "version");
+  if (server.contains("extensions") && server["extensions"].is_array())
+    for (const auto& extension : server["extensions"])
+      if (extension.is_string()) out.extensions.push_back(extension.get<std::string>());
   const auto target = "/v2/models/" + model + (version.empty() ? "" : "/versions/" + version);
   const auto metadata = get_json(client, target);
   out.name = text_field(metadata, "name");
@@ -56,41 +61,42 @@ KServeModel read_kserve_model(net::HttpClient& client, const std::string& model,
   return out;
 }
 
-KServeSystem::KServeSystem(net::HttpClient& client, const KServeModel& model, const std::vector<std::vector<Tensor>>& sets,
-                           bool binary, int lanes, RemoteErrors& errors)
-    : client_(client),
-      target_("/v2/models/" + model.name + (model.version.empty() ? "" : "/versions/" + model.version) + "/infer"),
-      library_(sets),
-      lanes_(lanes),
-      errors_(errors) {
+std::vector<std::pair<std::string, TensorEncoding>> tensor_encoding_names() {
+  return {{"auto", TensorEncoding::kAuto}, {"binary", TensorEncoding::kBinary}, {"json", TensorEncoding::kJson}};
+}
+
+TensorChoice choose_tensor_encoding(TensorEncoding requested, const KServeModel& model) {
+  switch (requested) {
+    case TensorEncoding::kBinary:
+      return {true, "binary tensor extension (--tensors binary)"};
+    case TensorEncoding::kJson:
+      return {false, "JSON (--tensors json)"};
+    case TensorEncoding::kAuto:
+      break;
+  }
+  const bool listed = std::find(model.extensions.begin(), model.extensions.end(), "binary_tensor_data") != model.extensions.end();
+  return listed ? TensorChoice{true, "binary tensor extension (the server lists binary_tensor_data)"}
+                : TensorChoice{false, "JSON (the server does not list the binary_tensor_data extension)"};
+}
+
+std::vector<net::PreparedRequestPtr> prepare_kserve_requests(const net::HttpClient& client, const KServeModel& model,
+                                                             const std::vector<std::vector<Tensor>>& sets, bool binary) {
+  const auto target = "/v2/models/" + model.name + (model.version.empty() ? "" : "/versions/" + model.version) + "/infer";
   std::vector<std::string> outputs;
   for (const auto& output : model.outputs) outputs.push_back(output.name);
+  std::vector<net::PreparedRequestPtr> requests;
   for (const auto& set : sets) {
     auto encoded = serve::encode_infer_request(set, outputs, binary);
-    bodies_.push_back({std::move(encoded.body), encoded.json_length ? std::to_string(*encoded.json_length) : ""});
+    net::ClientRequest request{http::verb::post, target, std::move(encoded.body), {}};
+    if (encoded.json_length) {
+      request.headers.push_back({"Content-Type", "application/octet-stream"});
+      request.headers.push_back({"Inference-Header-Content-Length", std::to_string(*encoded.json_length)});
+    } else {
+      request.headers.push_back({"Content-Type", "application/json"});
+    }
+    requests.push_back(client.prepare(std::move(request)));
   }
-}
-
-net::ClientRequest KServeSystem::request_for(std::uint32_t sample) const {
-  const auto& body = bodies_[sample];
-  net::ClientRequest request{http::verb::post, target_, body.bytes, {}};
-  if (body.header_length.empty()) {
-    request.headers.push_back({"Content-Type", "application/json"});
-  } else {
-    request.headers.push_back({"Content-Type", "application/octet-stream"});
-    request.headers.push_back({"Inference-Header-Content-Length", body.header_length});
-  }
-  return request;
-}
-
-void KServeSystem::start(const loadgen::Query& query, loadgen::Completion&, std::function<void(bool)> done) {
-  client_.send(request_for(query.sample), [this, done = std::move(done)](net::ClientResponse response) {
-    done(errors_.check(response));
-  });
-}
-
-void KServeSystem::issue(int, const loadgen::Query& query, loadgen::Completion& completion) {
-  loadgen::start_and_wait(*this, query, completion);
+  return requests;
 }
 
 }  // namespace infermark::remote
