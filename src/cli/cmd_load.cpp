@@ -31,7 +31,6 @@ struct LoadOptions {
   const CLI::App* cmd = nullptr;
 };
 
-constexpr int kDefaultOpenLoopInFlight = 256;
 
 // "KEY=VALUE" -> header; never printed or recorded (it may carry a token).
 net::HttpHeader header_of(const std::string& text) {
@@ -110,8 +109,7 @@ int run_load(LoadOptions& o) {
     // --concurrency N without a scenario means N clients, as for language models in `run`.
     if (scenario.name == loadgen::Scenario::kSingleStream && scenario.concurrency > 1)
       scenario.name = loadgen::Scenario::kConcurrency;
-    // An open loop against a server needs room for the requests its queue holds: in flight is cheap here.
-    if (level == 0 && loadgen::is_open_loop(scenario)) scenario.concurrency = kDefaultOpenLoopInFlight;
+    if (level == 0 && loadgen::is_open_loop(scenario)) scenario.concurrency = remote::kDefaultOpenLoopInFlight;
     request.cell.isolation = "in-process (the server runs elsewhere)";
     fmt::print("load {} ({}) {} ...\n", request.url, remote::name_of(request.protocol), loadgen::name_of(scenario.name));
     std::fflush(stdout);
@@ -149,7 +147,7 @@ void add_load_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-ignore-eos", o.no_ignore_eos, "openai: let the model stop early (default: ignore_eos, every request "
                                                     "generates --output-tokens)");
   cmd->add_option("--prompts", o.request.prompts_file,
-                  "openai: JSONL prompts ({\"prompt\"}, {\"messages\"} or ShareGPT {\"conversations\"}); default synthetic "
+                  "openai: JSONL prompts ({\"prompt\"}, {\"text\"} as aiperf, {\"messages\"} or ShareGPT {\"conversations\"}); default synthetic "
                   "prompts of --prompt-tokens words");
   cmd->add_option("--body-field", o.body_fields, "openai: extra request field KEY=JSON, e.g. grammar=\"root ::= [a-z ]+\" (repeatable)");
   cmd->add_option("--method", o.request.plain.method, "http: the request method")

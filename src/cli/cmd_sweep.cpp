@@ -14,6 +14,7 @@
 #include "harness/comparison.hpp"
 #include "harness/cross_check.hpp"
 #include "pipeline/pipeline_file.hpp"
+#include "remote/measure_remote.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
 #include "study/config_search.hpp"
@@ -88,6 +89,21 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
 }
 
+// A study server's part of its cells, checked as `infermark load` would check it.
+nlohmann::json server_cell(const study::StudyServer& server, const harness::CellRequest& cell) {
+  const nlohmann::json remote{{"url", server.url}, {"protocol", server.protocol}, {"model", server.model}};
+  auto probe = cell;
+  probe.remote = remote;
+  try {
+    const auto request = remote::request_for_cell(probe);
+    if (request.protocol != remote::RemoteProtocol::kKServeGrpc) net::parse_http_url(request.url, "url");
+    if (request.model.empty() && request.protocol != remote::RemoteProtocol::kHttp) throw Error("the server needs a 'model'");
+  } catch (const Error& e) {
+    throw Error(server.origin + ": server " + server.url + ": " + e.what());
+  }
+  return remote;
+}
+
 int sweep(const SweepOptions& o) {
   if (pipeline::is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
   const auto study = study::load_study(o.study_file);
@@ -99,9 +115,10 @@ int sweep(const SweepOptions& o) {
   double estimate_s = 0;
   for (const auto& cell : cells) {
     const auto options = cell_options(study, cell);  // validates every cell before anything runs
-    if (!registry.is_available(cell.backend))
+    if (!cell.server && !registry.is_available(cell.backend))
       throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
     plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
+    if (cell.server) plan.cells.back().remote = server_cell(*cell.server, plan.cells.back());
     plan.cell_names.push_back(cell.name);
     estimate_s += study::cell_estimate_s(options.scenario);
   }

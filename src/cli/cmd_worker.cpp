@@ -7,12 +7,29 @@
 #include "harness/cell_json.hpp"
 #include "harness/comparison.hpp"
 #include "loadgen/live_stats.hpp"
+#include "remote/measure_remote.hpp"
+#include "core/error.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 
 namespace infermark::cli {
+namespace {
+
+report::RunResult measure_remote_cell(const harness::CellRequest& cell, const std::atomic<bool>* stop,
+                                      const harness::StageCallback& on_stage) {
+  try {
+    return remote::measure_remote(remote::request_for_cell(cell), stop, on_stage);
+  } catch (const Error& e) {  // an incomplete cell: a failed result naming why, never a lost one
+    auto result = harness::result_for_cell(cell);
+    result.status = report::CellStatus::kFailed;
+    result.error = std::string("remote cell: ") + e.what();
+    return result;
+  }
+}
+
+}  // namespace
 
 void add_worker_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("worker", "Measure one cell in this process (used by `run`)");
@@ -35,10 +52,13 @@ void add_worker_command(CLI::App& app, int& exit_code) {
         std::fflush(stderr);
       }
     });
-    const auto result = harness::measure_cell(registry, cell, &stop, [](const std::string& stage) {
+    const auto on_stage = [](const std::string& stage) {
       fmt::print(stderr, "{}{}\n", harness::kStagePrefix, stage);
       std::fflush(stderr);
-    });
+    };
+    // A study's server cell goes to the remote client; every other cell to its backend.
+    const auto result = cell.remote.is_null() ? harness::measure_cell(registry, cell, &stop, on_stage)
+                                              : measure_remote_cell(cell, &stop, on_stage);
     done = true;
     progress.join();
     report::write_run_result(result, result_path);

@@ -102,6 +102,7 @@ json to_json(const CellRequest& c) {
   for (const auto& [name, range] : c.inputs.varying.ranges) ranges[name] = format_shape_range(range);
   return {{"backend", c.backend},
           {"model", c.model.string()},
+          {"remote", c.remote},
           {"isolation", c.isolation},
           {"outputs_dir", c.outputs_dir.string()},
           {"sessions", name_of(c.sessions)},
@@ -133,6 +134,7 @@ CellRequest cell_from_json(const json& j) {
     c.isolation = j.at("isolation");
     c.outputs_dir = j.at("outputs_dir").get<std::string>();
     c.sessions = parse_session_sharing(j.value("sessions", "shared"), "sessions");
+    if (j.contains("remote")) c.remote = j["remote"];
     const auto& o = j.at("options");
     c.options = {o.at("intra_op_threads"),     o.at("inter_op_threads"), o.at("device"), o.at("precision"),
                  o.at("expected_concurrency"), o.at("artifacts_dir"),    o.at("extras")};

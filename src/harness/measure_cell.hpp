@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "backends/registry.hpp"
 #include "core/input_generator.hpp"
 #include "harness/session_sharing.hpp"
@@ -30,6 +32,9 @@ struct CellRequest {
   // Lanes share one session (its weights) where the framework allows, or each gets its own
   // session ("separate": N copies, the instances study's other half).
   SessionSharing sessions = SessionSharing::kShared;
+  // A remote server's cell (a study's `servers`): {url, protocol, model}, measured by the remote
+  // layer instead of a backend (see remote::request_for_cell); null for in-process cells.
+  nlohmann::json remote;
 };
 
 // Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be

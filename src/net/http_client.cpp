@@ -159,8 +159,9 @@ asio::awaitable<void> HttpClient::exchange(PreparedRequestPtr request, Done done
   std::unique_ptr<Connection> connection;
   beast::error_code ec;
   bool streamed_any = false;
+  // The retry always opens a new connection: another idle one may have been closed as well.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    connection = take_idle();
+    connection = attempt == 0 ? take_idle() : nullptr;
     const bool reused = connection != nullptr;
     if (!connection) {
       connection = std::make_unique<Connection>(io_);

@@ -1,5 +1,7 @@
 #include "remote/measure_remote.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/clock.hpp"
@@ -29,6 +31,22 @@ json openai_identity(net::HttpClient& client) {
   return {{"models", ids}, {"server", std::string(response.header("Server"))}};
 }
 
+// Mean and standard deviation of the prompt tokens the server reported per request.
+report::TokenLengths measured_prompt_tokens(const std::vector<loadgen::RequestRecord>& requests) {
+  report::TokenLengths lengths;
+  if (requests.empty()) return lengths;
+  double sum = 0, squares = 0;
+  for (const auto& r : requests) {
+    sum += r.prompt_tokens;
+    squares += static_cast<double>(r.prompt_tokens) * r.prompt_tokens;
+  }
+  const auto n = static_cast<double>(requests.size());
+  lengths.total = static_cast<long long>(sum);
+  lengths.mean = sum / n;
+  lengths.stddev = std::sqrt(std::max(0.0, squares / n - lengths.mean * lengths.mean));
+  return lengths;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
@@ -48,6 +66,27 @@ std::string_view name_of(RemoteProtocol protocol) {
       return "http";
   }
   return "kserve";
+}
+
+RemoteRequest request_for_cell(const harness::CellRequest& cell) {
+  const auto& remote = cell.remote;
+  if (!remote.is_object() || !remote.contains("url") || !remote["url"].is_string())
+    throw Error("cell: 'remote' needs a url");
+  RemoteRequest request;
+  request.url = remote["url"].get<std::string>();
+  request.model = remote.value("model", std::string());
+  const auto protocol = remote.value("protocol", std::string("kserve"));
+  bool known = false;
+  for (const auto& [name, value] : protocol_names())
+    if (name == protocol) {
+      request.protocol = value;
+      known = true;
+    }
+  if (!known) throw Error("protocol '" + protocol + "': expected kserve, kserve-grpc, openai or http");
+  request.cell = cell;
+  if (request.cell.scenario.concurrency == 0 && loadgen::is_open_loop(request.cell.scenario))
+    request.cell.scenario.concurrency = kDefaultOpenLoopInFlight;
+  return request;
 }
 
 report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
@@ -166,6 +205,9 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           const auto metrics = loadgen::summarize_requests(
               headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
           auto generation = harness::generation_result(metrics, spec, lanes);
+          // Prompts here are words or a file's text: their token lengths are what the server counted.
+          generation.prompt_tokens = measured_prompt_tokens(headline ? headline->recorder.requests()
+                                                                     : std::vector<loadgen::RequestRecord>{});
           generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (client queueing included)" : "issue";
           generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
           result.generation = generation;

@@ -43,6 +43,15 @@ struct RemoteRequest {
   harness::CellRequest cell;  // inputs (shapes, files, seed) and the scenario
 };
 
+// An open loop against a server needs room for the requests its queue holds: in flight is cheap
+// here, so without --concurrency up to this many are.
+constexpr int kDefaultOpenLoopInFlight = 256;
+
+// A study's server cell (harness::CellRequest::remote: url, protocol, model) as a request, with the
+// cell's inputs and scenario; the client's other settings keep their defaults. Throws
+// infermark::Error naming the field when the cell's remote part is incomplete or unknown.
+RemoteRequest request_for_cell(const harness::CellRequest& cell);
+
 report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
                                  const harness::StageCallback& on_stage = {});
 

@@ -107,6 +107,8 @@ std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, 
     PromptSample sample;
     if (j.contains("prompt") && j["prompt"].is_string()) {
       sample.text = j["prompt"].get<std::string>();
+    } else if (j.contains("text") && j["text"].is_string()) {  // aiperf's and genai-perf's single_turn files
+      sample.text = j["text"].get<std::string>();
     } else if (j.contains("messages") && j["messages"].is_array()) {
       for (const auto& m : j["messages"])
         if (m.is_object() && m.value("role", "") == "user" && m.contains("content") && m["content"].is_string())
@@ -119,7 +121,7 @@ std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, 
         }
     }
     if (sample.text.empty())
-      throw Error(where + ": no prompt: give \"prompt\", \"messages\" with a user message, or ShareGPT \"conversations\"");
+      throw Error(where + ": no prompt: give \"prompt\", \"text\", \"messages\" with a user message, or ShareGPT \"conversations\"");
     sample.max_tokens = output_tokens.draw(random, 1 << 16);
     prompts.push_back(std::move(sample));
   }

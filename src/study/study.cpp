@@ -76,22 +76,46 @@ Error syntax_error(const std::string& where, const YAML::ParserException& e) {
                ": YAML syntax error: " + e.msg);
 }
 
+// servers: [{url: http://HOST:PORT, protocol: kserve, model: NAME}, ...]
+std::vector<StudyServer> servers(const YAML::Node& node, const std::string& file) {
+  if (!node.IsSequence()) throw Error(origin(file, node) + ": 'servers' must be a list of {url, protocol, model}");
+  std::vector<StudyServer> out;
+  for (const auto& entry : node) {
+    if (!entry.IsMap()) throw Error(origin(file, entry) + ": a server is a mapping {url, protocol, model}");
+    StudyServer server;
+    server.origin = origin(file, entry);
+    for (const auto& kv : entry) {
+      const auto key = scalar(kv.first, "servers key", file);
+      if (key == "url") server.url = scalar(kv.second, "url", file);
+      else if (key == "protocol") server.protocol = scalar(kv.second, "protocol", file);
+      else if (key == "model") server.model = scalar(kv.second, "model", file);
+      else throw Error(origin(file, kv.first) + ": unknown key '" + key + "' (a server has url, protocol, model)");
+    }
+    if (server.url.empty()) throw Error(server.origin + ": the server has no 'url'");
+    out.push_back(std::move(server));
+  }
+  return out;
+}
+
 Study study_from(const YAML::Node& root, const std::filesystem::path& file) {
   const auto where = file.string();
   if (!root.IsMap()) throw Error(where + ": a study is a YAML mapping with name, models, backends and axes");
   for (const auto& kv : root) {
     const auto key = scalar(kv.first, "key", where);
     if (key != "name" && key != "description" && key != "models" && key != "model" && key != "backends" && key != "base" &&
-        key != "axes")
+        key != "axes" && key != "servers")
       throw Error(origin(where, kv.first) + ": unknown key '" + key +
-                  "' (a study has name, description, models, backends, base, axes)");
+                  "' (a study has name, description, models, backends, servers, base, axes)");
   }
   Study study;
   study.file = file;
   study.name = root["name"] ? scalar(root["name"], "name", where) : file.stem().string();
   study.description = root["description"] ? scalar(root["description"], "description", where) : "";
-  if (!root["models"] && !root["model"]) throw Error(where + ": no 'models' (list of model files)");
-  study.models = scalars(root["models"] ? root["models"] : root["model"], "models", where).values;
+  if (root["servers"]) study.servers = servers(root["servers"], where);
+  if (!root["models"] && !root["model"] && study.servers.empty())
+    throw Error(where + ": no 'models' (list of model files) and no 'servers'");
+  if (root["models"] || root["model"])
+    study.models = scalars(root["models"] ? root["models"] : root["model"], "models", where).values;
   if (root["backends"]) {
     const auto backends = scalars(root["backends"], "backends", where);
     for (std::size_t i = 0; i < backends.values.size(); ++i) {
@@ -155,6 +179,27 @@ Study parse_study(const std::string& yaml, const std::filesystem::path& file) {
   return study_from(root, file);
 }
 
+namespace {
+
+// Every combination of the axes' values for one (model, backend), the first axis turning fastest.
+void add_axis_cells(const Study& study, StudyCell base, std::vector<StudyCell>& cells) {
+  std::vector<std::size_t> index(study.axes.size(), 0);
+  for (;;) {
+    StudyCell cell = base;
+    for (std::size_t a = 0; a < study.axes.size(); ++a) {
+      cell.settings.emplace_back(study.axes[a].flag, study.axes[a].values[index[a]]);
+      cell.origins.push_back(study.axes[a].origins[index[a]]);
+      cell.name += "." + safe_stem(study.axes[a].flag + "-" + study.axes[a].values[index[a]]);
+    }
+    cells.push_back(std::move(cell));
+    std::size_t a = 0;
+    while (a < index.size() && ++index[a] == study.axes[a].values.size()) index[a++] = 0;
+    if (a == index.size()) break;
+  }
+}
+
+}  // namespace
+
 std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>& available_backends) {
   std::vector<StudyCell> cells;
   for (const auto& model : study.models) {
@@ -162,22 +207,15 @@ std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>
     if (backends.empty())
       for (const auto& b : available_backends)
         if (backend_reads(b, model_format(model))) backends.push_back(b);
-    for (const auto& backend : backends) {
-      // Odometer over the axes' values.
-      std::vector<std::size_t> index(study.axes.size(), 0);
-      for (;;) {
-        StudyCell cell{model, backend, {}, std::filesystem::path(model).stem().string() + "." + backend, {}};
-        for (std::size_t a = 0; a < study.axes.size(); ++a) {
-          cell.settings.emplace_back(study.axes[a].flag, study.axes[a].values[index[a]]);
-          cell.origins.push_back(study.axes[a].origins[index[a]]);
-          cell.name += "." + safe_stem(study.axes[a].flag + "-" + study.axes[a].values[index[a]]);
-        }
-        cells.push_back(std::move(cell));
-        std::size_t a = 0;
-        while (a < index.size() && ++index[a] == study.axes[a].values.size()) index[a++] = 0;
-        if (a == index.size()) break;
-      }
-    }
+    for (const auto& backend : backends)
+      add_axis_cells(study, {model, backend, {}, std::filesystem::path(model).stem().string() + "." + backend, {}, {}}, cells);
+  }
+  for (const auto& server : study.servers) {
+    // "tiny_cnn.remote-kserve-127.0.0.1_8000": the address keeps two servers of one model apart.
+    auto address = server.url.substr(server.url.find("://") == std::string::npos ? 0 : server.url.find("://") + 3);
+    add_axis_cells(study, {server.url, "remote", {}, safe_stem(server.model + ".remote-" + server.protocol + "-" + address), {},
+                           server},
+                   cells);
   }
   return cells;
 }

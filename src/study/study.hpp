@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,22 @@ struct StudyAxis {
   std::vector<std::string> origins;  // "file:line:column" of each value, for errors
 };
 
+// A remote server the study measures with `infermark load`'s client: one more column beside the
+// backends, under every axis (scenario, concurrency, qps, shape, ...).
+struct StudyServer {
+  std::string url;                // as `load` takes it (kserve-grpc: HOST:PORT)
+  std::string protocol = "kserve";  // `load --protocol`
+  std::string model;              // the served model's name
+  std::string origin;             // "file:line:column" of the entry
+};
+
 struct Study {
   std::filesystem::path file;
   std::string name;
   std::string description;
   std::vector<std::string> models;                  // paths relative to the working folder
   std::vector<std::string> backends;                // empty: every built backend that reads the model
+  std::vector<StudyServer> servers;                 // remote servers, each measured under every axis
   std::map<std::string, std::string> base;          // flags applied to every cell
   std::map<std::string, std::string> base_origins;  // "file:line:column" of each base value
   std::vector<StudyAxis> axes;
@@ -38,11 +49,12 @@ Study load_study(const std::filesystem::path& file);
 Study parse_study(const std::string& yaml, const std::filesystem::path& file);
 
 struct StudyCell {
-  std::string model;
-  std::string backend;
+  std::string model;    // a model file, or a server's URL
+  std::string backend;  // "remote" for a server
   std::vector<std::pair<std::string, std::string>> settings;  // axis flag -> value, in axis order
   std::string name;                                           // stable file stem, for resuming
   std::vector<std::string> origins;                           // "file:line:column" of each setting
+  std::optional<StudyServer> server;                          // set for a server's cells
 };
 
 // Every (model, backend, axis values) combination, in a stable order: models, then backends,

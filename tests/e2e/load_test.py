@@ -85,6 +85,38 @@ class LoadKServe(unittest.TestCase):
         self.assertIn("| remote infermark ", table)
         self.assertIn("| onnxruntime ", table)
 
+    def test_a_study_sweeps_a_server_beside_an_in_process_backend(self):
+        work = tempfile.mkdtemp(prefix="load-study-")
+        study = os.path.join(work, "served.yaml")
+        with open(study, "w") as f:
+            f.write(f"""name: served
+models: [{TINY}]
+backends: [onnxruntime]
+servers:
+  - {{url: "{self.url}", protocol: kserve, model: tiny_cnn}}
+base: {{runs: 30, warmup: 3, scenario: concurrency}}
+axes:
+  concurrency: [1, 2]
+""")
+        done = subprocess.run([INFERMARK, "sweep", study, "--out", work], capture_output=True, text=True, timeout=600)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        folder = os.path.join(work, "study-served")
+        results = {os.path.basename(p): read_json(p) for p in glob.glob(os.path.join(folder, "*.json"))}
+        remote = {name: r for name, r in results.items() if name.startswith("tiny_cnn.remote-kserve-")}
+        self.assertEqual(len(remote), 2, sorted(results))
+        for result in remote.values():
+            self.assertEqual(result["status"], "ok", result.get("error"))
+            self.assertEqual(result["backend"]["name"], "remote")
+            self.assertEqual(result["latency_ms"]["count"], 30)
+        self.assertEqual(sorted(r["scenario"]["parameters"]["concurrency"] for r in remote.values()), [1, 2])
+        with open(os.path.join(folder, "summary.md")) as f:
+            summary = f.read()
+        self.assertIn("remote infermark", summary)
+        self.assertIn("onnxruntime", summary)
+        # A rerun resumes: every cell is already ok.
+        again = subprocess.run([INFERMARK, "sweep", study, "--out", work], capture_output=True, text=True, timeout=600)
+        self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+
     def test_open_loop_ramp_and_pulse_run_against_the_server(self):
         (server,), _ = load(self.url, "--model", "tiny_cnn", "--scenario", "server", "--qps", "200", "--duration", "2",
                             "--arrivals", "constant", "--scrape", self.url + "/metrics", "--scrape-interval-s", "0.5")

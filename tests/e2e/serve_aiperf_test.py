@@ -2,11 +2,9 @@
 profile against `infermark serve`'s OpenAI endpoint with a GGUF model, and what it exports agrees
 with the server's own counters.
 
-aiperf counts tokens with a Hugging Face tokenizer it would otherwise download. Offline, the test
-builds one: a byte-level tokenizer (256 byte tokens, no merges: any text tokenizes) saved with
-`PreTrainedTokenizerFast.save_pretrained` plus a `config.json`. It only shapes the synthetic
-prompts: `--use-server-token-count` takes the output token counts (and so the inter-token
-latency) from the server's `usage`, not from this tokenizer.
+aiperf gets a local tokenizer (aiperf_support.py): it only shapes the synthetic prompts;
+`--use-server-token-count` takes the output token counts (and so the inter-token latency) from the
+server's `usage`.
 
 Usage: serve_aiperf_test.py INFERMARK MODELS_DIR AIPERF_VENV
 """
@@ -18,24 +16,12 @@ import sys
 import tempfile
 import unittest
 
+from aiperf_support import aiperf_environment, make_tokenizer
 from serve_support import metric_values, start_server, stop_server
 
 INFERMARK, MODELS, AIPERF_VENV = sys.argv[1], sys.argv[2], sys.argv[3]
 REQUESTS, CONCURRENCY, OUTPUT_TOKENS = 32, 4, 16
 
-MAKE_TOKENIZER = r"""
-import json, os, sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from transformers import PreTrainedTokenizerFast
-vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
-vocab["<|endoftext|>"] = len(vocab)
-tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tokenizer.decoder = decoders.ByteLevel()
-PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>").save_pretrained(sys.argv[1])
-with open(os.path.join(sys.argv[1], "config.json"), "w") as f:
-    json.dump({"model_type": "gpt2", "vocab_size": len(vocab)}, f)
-"""
 
 
 def series_value(address, name):
@@ -52,8 +38,7 @@ class AiperfAgainstServe(unittest.TestCase):
             raise RuntimeError(f"no aiperf in {AIPERF_VENV}: run scripts/setup (install_aiperf)")
         cls.work = tempfile.mkdtemp(prefix="serve-aiperf-test-")
         cls.tokenizer = os.path.join(cls.work, "tokenizer")
-        subprocess.run([os.path.join(AIPERF_VENV, "bin", "python"), "-c", MAKE_TOKENIZER, cls.tokenizer], check=True,
-                       capture_output=True, timeout=120)
+        make_tokenizer(AIPERF_VENV, cls.tokenizer)
         cls.process, cls.address = start_server(
             INFERMARK, ["--model", os.path.join(MODELS, "llama-tiny.gguf"), "-b", "llamacpp", "--slots", "4", "--port", "0",
                         "--io-threads", "2", "--out", os.path.join(cls.work, "results")])
@@ -66,9 +51,7 @@ class AiperfAgainstServe(unittest.TestCase):
         before = series_value(self.address, "nv_inference_request_success")
         generated_before = series_value(self.address, "infermark_generated_tokens_total")
         artifacts = os.path.join(self.work, "artifacts")
-        environment = dict(os.environ)
-        # With HF_HUB_OFFLINE set, aiperf 0.13 takes the local tokenizer path for a hub repo id and fails.
-        environment.pop("HF_HUB_OFFLINE", None)
+        environment = aiperf_environment()
         command = [os.path.join(AIPERF_VENV, "bin", "aiperf"), "profile", "--model", "llama-tiny",
                    "--url", f"http://{self.address}", "--endpoint-type", "chat", "--streaming",
                    "--tokenizer", self.tokenizer, "--use-server-token-count",

@@ -101,6 +101,35 @@ TEST(Study, WithoutBackendsEveryAvailableOneThatReadsTheModel) {
   EXPECT_EQ(parse_study("model: a.onnx\n", "s.yaml").models, std::vector<std::string>{"a.onnx"});
 }
 
+TEST(Study, ServersAreColumnsUnderEveryAxis) {
+  const auto study = parse_study(R"(models: [m/tiny_cnn.onnx]
+backends: [onnxruntime]
+servers:
+  - {url: http://127.0.0.1:8000, model: tiny_cnn}
+  - {url: "127.0.0.1:8001", protocol: kserve-grpc, model: tiny_cnn}
+axes:
+  concurrency: [1, 4]
+)",
+                                 "s.yaml");
+  ASSERT_EQ(study.servers.size(), 2u);
+  EXPECT_EQ(study.servers[0].protocol, "kserve");  // the default, as `load`
+  EXPECT_EQ(study.servers[1].origin, "s.yaml:5:5");
+  const auto cells = expand(study, {});
+  EXPECT_EQ(names(cells), (std::vector<std::string>{
+                              "tiny_cnn.onnxruntime.concurrency-1", "tiny_cnn.onnxruntime.concurrency-4",
+                              "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-1",
+                              "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-4",
+                              "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-1",
+                              "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-4"}));
+  EXPECT_FALSE(cells[0].server);
+  ASSERT_TRUE(cells[4].server);
+  EXPECT_EQ(cells[4].backend, "remote");
+  EXPECT_EQ(cells[4].model, "127.0.0.1:8001");
+  EXPECT_EQ(cells[4].server->protocol, "kserve-grpc");
+  // A study of servers alone needs no models.
+  EXPECT_EQ(expand(parse_study("servers: [{url: http://h:1, model: m}]\n", "s.yaml"), {"onnxruntime"}).size(), 1u);
+}
+
 TEST(Study, ValuesBecomeSafeFileStems) {
   const auto study = parse_study(
       "models: [a.onnx]\nbackends: [onnxruntime]\naxes:\n  shape: [\"input=1x3x32x32\"]\n"
@@ -160,7 +189,7 @@ TEST(Study, ErrorsPointAtTheLineAndColumn) {
   EXPECT_EQ(study_error("models: [a.onnx]\naxes:\n  threads: [1, 2\n"),
             "studies/s.yaml:4:1: YAML syntax error: end of sequence flow not found");
   EXPECT_EQ(study_error("models: [a.onnx]\nwibble: 3\n"),
-            "studies/s.yaml:2:1: unknown key 'wibble' (a study has name, description, models, backends, base, axes)");
+            "studies/s.yaml:2:1: unknown key 'wibble' (a study has name, description, models, backends, servers, base, axes)");
   EXPECT_EQ(study_error("models: [a.onnx]\nbackends: [onnxruntime, tensorflowz]\n")
                 .rfind("studies/s.yaml:2:25: unknown backend 'tensorflowz'", 0),
             0u)
@@ -173,7 +202,11 @@ TEST(Study, ErrorsPointAtTheLineAndColumn) {
   EXPECT_EQ(study_error("models: [a.onnx]\nbase: 3\n"), "studies/s.yaml:2:7: 'base' must map run flags to values");
   EXPECT_EQ(study_error("models: [a.onnx]\nbase: {batch: [1, 2]}\n"), "studies/s.yaml:2:15: 'batch' takes a single value here");
   EXPECT_EQ(study_error("models: {a: 1}\n"), "studies/s.yaml:1:9: 'models' must be a value or a list of values");
-  EXPECT_EQ(study_error("backends: [onnxruntime]\n"), "studies/s.yaml: no 'models' (list of model files)");
+  EXPECT_EQ(study_error("backends: [onnxruntime]\n"), "studies/s.yaml: no 'models' (list of model files) and no 'servers'");
+  EXPECT_EQ(study_error("servers: http://h:1\n"), "studies/s.yaml:1:10: 'servers' must be a list of {url, protocol, model}");
+  EXPECT_EQ(study_error("servers: [{model: m}]\n"), "studies/s.yaml:1:11: the server has no 'url'");
+  EXPECT_EQ(study_error("servers: [{url: http://h:1, port: 3}]\n"),
+            "studies/s.yaml:1:29: unknown key 'port' (a server has url, protocol, model)");
   EXPECT_EQ(study_error("- a.onnx\n"), "studies/s.yaml: a study is a YAML mapping with name, models, backends and axes");
   EXPECT_EQ(study_error("models: [a.onnx]\n"), "");
 }
