@@ -5,8 +5,14 @@
 #include <cmath>
 #include <cstring>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <boost/asio.hpp>
 
 #include "core/error.hpp"
 #include "net/http_client.hpp"
@@ -156,6 +162,53 @@ TEST(HttpClient, PreparedRequestsCarryTheRequestLineHeadersAndBody) {
   EXPECT_NE(bytes.find("X-Model-Variant: a\r\n"), std::string::npos);
   EXPECT_NE(bytes.find("Content-Length: 5\r\n"), std::string::npos);
   EXPECT_EQ(bytes.substr(bytes.size() - 9), "\r\n\r\nbody!");
+}
+
+// A server that answers one request per connection and then closes it, without saying so: every
+// pooled connection is dead when reused. The retry must open a new connection rather than take
+// another dead one from the pool (which left requests with neither an answer nor an error).
+TEST(HttpClient, RequestsOnConnectionsTheServerClosedAreRetriedOnANewOne) {
+  namespace asio = boost::asio;
+  asio::io_context server_io;
+  asio::ip::tcp::acceptor acceptor(server_io, {asio::ip::make_address("127.0.0.1"), 0});
+  const auto port = acceptor.local_endpoint().port();
+  std::atomic<bool> stopping{false};
+  std::thread server([&] {
+    while (!stopping.load()) {
+      asio::ip::tcp::socket socket(server_io);
+      boost::system::error_code ec;
+      acceptor.accept(socket, ec);
+      if (ec || stopping.load()) break;
+      asio::streambuf request;
+      asio::read_until(socket, request, "\r\n\r\n", ec);
+      if (!ec) asio::write(socket, asio::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")), ec);
+      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    }
+  });
+  {
+    net::HttpClient client(net::parse_http_url("http://127.0.0.1:" + std::to_string(port), "URL"), {});
+    const auto round = [&client](int requests) {
+      std::vector<std::promise<net::ClientResponse>> answers(static_cast<std::size_t>(requests));
+      for (auto& answer : answers)
+        client.send(net::ClientRequest{boost::beast::http::verb::get, "/", "", {}},
+                    [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
+      std::vector<net::ClientResponse> responses;
+      for (auto& answer : answers) responses.push_back(answer.get_future().get());
+      return responses;
+    };
+    round(3);  // three connections, each closed by the server after its answer, back in the pool
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& response : round(1)) {  // the first dead connection fails, and so would the next pooled one
+      EXPECT_EQ(response.error, net::TransportError::kNone) << response.error_text;
+      EXPECT_EQ(response.status, 200u);
+      EXPECT_EQ(response.body, "ok");
+    }
+  }
+  stopping = true;
+  boost::system::error_code ec;
+  asio::ip::tcp::socket poke(server_io);
+  poke.connect({asio::ip::make_address("127.0.0.1"), port}, ec);  // wakes the blocking accept
+  server.join();
 }
 
 TEST(KServeTensors, AutoUsesTheBinaryExtensionOnlyWhereTheServerListsIt) {
