@@ -10,9 +10,13 @@ rejects mid-stream), `"ignore_eos": true`, so every request generates exactly --
 the same prompts, round after round). Server and clients run on separate CPUs.
 
 Compared: TTFT (mean, P50); time between tokens: aiperf's inter_token_latency, per request (request
-latency - TTFT) / (tokens - 1), which counts the stream's tail after the last token, against
-infermark's tpot_ms, (last - first token) / (tokens - 1), and against infermark's figures put through
-aiperf's formula (means of request latency and TTFT); request latency and output tokens/s.
+latency - TTFT) / (tokens - 1), against infermark's tpot_ms, (last - first token) / (tokens - 1)
+(the same here: llama-server ends the stream right after the last token); request latency and
+output tokens/s. Beside
+them, llama-server's own milliseconds per generated token over each client's run (its
+`llamacpp:tokens_predicted_seconds_total` / `tokens_predicted_total`), since the server itself runs
+at a different speed under each client; a client's ITL over the server's own figure says how much
+the client adds.
 
 Usage: llm_load_fidelity.py [--infermark PATH] [--models DIR] [--model NAME] [--llama-server PATH]
                             [--aiperf-venv DIR] [--rounds N] [--requests N] [--concurrency C ...]
@@ -33,7 +37,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 from aiperf_support import aiperf_environment, make_tokenizer  # noqa: E402
-from serve_support import free_port, http, wait_until  # noqa: E402
+from serve_support import free_port, http, parse_metrics, wait_until  # noqa: E402
 
 GRAMMAR = "root ::= [a-z ]+"
 # The server and the clients on separate CPUs, so a client's own CPU cost (aiperf runs several
@@ -93,7 +97,6 @@ def aiperf(venv, tokenizer, address, model, prompts, requests, warmup, concurren
         raise RuntimeError(f"aiperf saw errors: {s['error_summary']}")
     return command, {"ttft_mean": s["time_to_first_token"]["avg"], "ttft_p50": s["time_to_first_token"]["p50"],
                      "tbt_mean": s["inter_token_latency"]["avg"], "tbt_p50": s["inter_token_latency"]["p50"],
-                     "itl_aiperf": s["inter_token_latency"]["avg"],
                      "latency_p50": s["request_latency"]["p50"], "tokens_per_s": s["output_token_throughput"]["avg"],
                      "output_tokens": s["output_sequence_length"]["avg"], "prompt_tokens": s["input_sequence_length"]["avg"],
                      "requests": s["request_count"]["avg"]}
@@ -115,17 +118,38 @@ def infermark_load(infermark, address, model, prompts, requests, warmup, concurr
 
     def p50(summary):
         return summary["percentiles"]["p50"]["value"]
-    tokens = g["output_tokens"]["total"] / g["requests"]
     return command, {"ttft_mean": g["ttft_ms"]["mean"], "ttft_p50": p50(g["ttft_ms"]), "tbt_mean": g["tpot_ms"]["mean"],
-                     # aiperf's definition: (request latency - TTFT) / (tokens - 1), the stream's tail included
-                     "itl_aiperf": (g["e2e_ms"]["mean"] - g["ttft_ms"]["mean"]) / max(1, tokens - 1),
                      "tbt_p50": p50(g["tpot_ms"]), "latency_p50": p50(g["e2e_ms"]),
                      "tokens_per_s": g["output_tokens_per_s"], "output_tokens": g["output_tokens"]["total"] / g["requests"],
                      "prompt_tokens": g["prompt_tokens"]["mean"], "requests": g["requests"]}
 
 
+def server_counters(address):
+    """llama-server's own decode and prefill counters (its --metrics endpoint)."""
+    status, _, body = http(address, "GET", "/metrics")
+    if status != 200:
+        raise RuntimeError(f"llama-server /metrics answered {status}")
+    values = parse_metrics(body.decode())
+    return {key: values.get(f"llamacpp:{key}", 0.0) for key in
+            ("tokens_predicted_total", "tokens_predicted_seconds_total", "prompt_tokens_total", "prompt_seconds_total")}
+
+
+def with_server_view(address, measure):
+    """Runs one client's measurement and adds what llama-server itself timed meanwhile: its
+    milliseconds per generated token, so a client's ITL can be set against the server's own."""
+    before = server_counters(address)
+    command, figures = measure()
+    after = server_counters(address)
+    tokens = after["tokens_predicted_total"] - before["tokens_predicted_total"]
+    seconds = after["tokens_predicted_seconds_total"] - before["tokens_predicted_seconds_total"]
+    figures["server_ms_per_token"] = seconds / tokens * 1000 if tokens else float("nan")
+    figures["itl_over_server"] = figures["tbt_mean"] / figures["server_ms_per_token"]
+    return command, figures
+
+
 FIGURES = (("ttft_mean", "TTFT mean (ms)"), ("ttft_p50", "TTFT P50 (ms)"), ("tbt_mean", "ITL/TPOT mean (ms)"),
-           ("tbt_p50", "ITL/TPOT P50 (ms)"), ("itl_aiperf", "(latency - TTFT) / (tokens - 1) mean (ms)"), ("latency_p50", "latency P50 (ms)"), ("tokens_per_s", "output tokens/s"))
+           ("tbt_p50", "ITL/TPOT P50 (ms)"), ("latency_p50", "latency P50 (ms)"), ("tokens_per_s", "output tokens/s"),
+           ("server_ms_per_token", "llama-server's own ms/token"), ("itl_over_server", "ITL / server ms/token"))
 
 
 def main():
@@ -173,7 +197,7 @@ def main():
                 if r % 2:
                     sides.reverse()
                 for client, measure in sides:
-                    command, figures = measure()
+                    command, figures = with_server_view(address, measure)
                     commands[client] = command
                     rows.append((concurrency, r + 1, client, figures))
         finally:
@@ -185,7 +209,7 @@ def main():
     print("| concurrency | round | client | " + " | ".join(label for _, label in FIGURES) + " | prompt / output tokens per request |")
     print("|---:|---:|---|" + "---:|" * (len(FIGURES) + 1))
     for concurrency, r, client, f in rows:
-        print(f"| {concurrency} | {r} | {client} | " + " | ".join(f"{f[k]:,.1f}" for k, _ in FIGURES) +
+        print(f"| {concurrency} | {r} | {client} | " + " | ".join(f"{f[k]:,.3f}" if k == "itl_over_server" else f"{f[k]:,.1f}" for k, _ in FIGURES) +
               f" | {f['prompt_tokens']:.1f} / {f['output_tokens']:.1f} |")
     print("\nMedian over rounds of infermark load / aiperf:\n")
     print("| concurrency | " + " | ".join(label for _, label in FIGURES) + " |")
