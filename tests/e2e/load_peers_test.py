@@ -117,6 +117,17 @@ class LoadMLServer(PeerCase):
         self.assert_ok(grpc, 60)
         self.assertEqual(counter(self.peer.metrics_url, "model_infer_request_success_total") - before, 130)
 
+    def test_ramp_and_pulse(self):
+        (ramp,) = load(self.url, "--model", "tiny_cnn", "--scenario", "ramp", "--ramp-by", "rate", "--ramp-step", "40",
+                       "--ramp-steps", "2", "--step-duration", "1")
+        self.assertEqual(ramp["status"], "ok", ramp.get("error"))
+        self.assertEqual(len(ramp["phases"]), 2)
+        self.assertEqual(ramp["remote"]["errors"]["total"], 0, ramp["remote"]["errors"])
+        (pulse,) = load(self.url, "--model", "tiny_cnn", "--scenario", "pulse", "--capacity-probe", "1",
+                        "--pulse-times", "1,1,1", "--concurrency", "2")
+        self.assertEqual(pulse["status"], "ok", pulse.get("error"))
+        self.assertIn("pulse", pulse["analysis"])
+
     def test_forced_binary_fails_with_the_status_counted(self):
         # MLServer answers the binary tensor extension with 500: every request is an error by status.
         (result,) = load(self.url, "--model", "tiny_cnn", "--runs", "10", "--warmup", "0", "--tensors", "binary",

@@ -234,6 +234,18 @@ class LoadOpenAi(unittest.TestCase):
             errors = results[0]["remote"]["errors"]
             self.assertEqual(errors["total"], errors["in_stream"] + sum(errors["http_status"].values()), errors)
             self.assertEqual((results[0].get("generation") or {}).get("requests", 0) + errors["total"], 10)
+            # Ramp (by rate) and pulse against llama-server: every phase streamed, TTFT/TPOT per step.
+            grammar = ["--body-field", 'grammar="root ::= [a-z ]+"', "--prompt-tokens", "16", "--output-tokens", "8"]
+            (ramp,), _ = load(url, "--protocol", "openai", "--model", "llama-tiny", "--scenario", "ramp", "--ramp-by",
+                              "rate", "--ramp-step", "4", "--ramp-steps", "2", "--step-duration", "1", *grammar)
+            self.assertEqual(ramp["status"], "ok", ramp.get("error"))
+            self.assertEqual(len(ramp["phases"]), 2)
+            self.assertTrue(all("ttft_p99_ms" in step for step in ramp["analysis"]["steps"]), ramp["analysis"])
+            (pulse,), _ = load(url, "--protocol", "openai", "--model", "llama-tiny", "--scenario", "pulse",
+                               "--capacity-probe", "1", "--pulse-times", "1,1,1", "--concurrency", "2", *grammar)
+            self.assertEqual(pulse["status"], "ok", pulse.get("error"))
+            self.assertIn("pulse", pulse["analysis"])
+            self.assertEqual(pulse["remote"]["errors"]["total"], 0, pulse["remote"]["errors"])
         finally:
             server.terminate()
             server.wait(timeout=30)
