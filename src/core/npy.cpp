@@ -11,6 +11,7 @@ namespace infermark {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::uint32_t kMaxHeaderBytes = 10000;
 
 struct NpyType {
   DType dtype;
@@ -50,14 +51,21 @@ std::string header_field(const std::string& header, const std::string& key, cons
   return match[1];
 }
 
-std::vector<std::int64_t> parse_npy_shape(const std::string& text) {
+// Dimensions as written; each must fit the bytes the file holds (`limit`), so a corrupt header
+// cannot overflow or ask for more memory than the file could fill.
+std::vector<std::int64_t> parse_npy_shape(const std::string& text, std::uint64_t limit, const std::filesystem::path& path) {
   std::vector<std::int64_t> shape;
-  std::smatch match;
-  std::string rest = text;
-  static const std::regex number("(\\d+)");
-  while (std::regex_search(rest, match, number)) {
-    shape.push_back(std::stoll(match[1]));
-    rest = match.suffix();
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] < '0' || text[i] > '9') {
+      ++i;
+      continue;
+    }
+    std::uint64_t dim = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      dim = dim * 10 + static_cast<std::uint64_t>(text[i] - '0');
+      if (dim > limit) throw Error(path.string() + ": .npy shape (" + text + ") is larger than the file's data");
+    }
+    shape.push_back(static_cast<std::int64_t>(dim));
   }
   return shape;
 }
@@ -71,6 +79,8 @@ Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_nam
   unsigned char version[2];
   if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0) throw Error(path.string() + ": not a .npy file (bad magic)");
   in.read(reinterpret_cast<char*>(version), 2);
+  if (!in || version[0] < 1 || version[0] > 3)
+    throw Error(path.string() + ": unknown .npy format version " + std::to_string(version[0]) + " (1, 2 or 3 expected)");
   std::uint32_t header_len = 0;
   if (version[0] == 1) {
     unsigned char len[2];
@@ -81,6 +91,13 @@ Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_nam
     in.read(reinterpret_cast<char*>(len), 4);
     header_len = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<std::uint32_t>(len[3]) << 24);
   }
+  const auto header_at = static_cast<std::uint64_t>(in.tellg());
+  const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+  if (!in || header_at > file_size || header_len > file_size - header_at) throw Error(path.string() + ": truncated .npy header");
+  // NumPy's own reader refuses headers over 10000 bytes by default; so does this one.
+  if (header_len > kMaxHeaderBytes)
+    throw Error(path.string() + ": .npy header of " + std::to_string(header_len) + " bytes (at most " +
+                std::to_string(kMaxHeaderBytes) + ")");
   std::string header(header_len, '\0');
   if (!in.read(header.data(), header_len)) throw Error(path.string() + ": truncated .npy header");
   if (header_field(header, "fortran_order", "(True|False)", path) == "True")
@@ -88,7 +105,19 @@ Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_nam
   Tensor tensor;
   tensor.name = tensor_name;
   tensor.dtype = dtype_of(header_field(header, "descr", "'([^']+)'", path), path);
-  tensor.shape = parse_npy_shape(header_field(header, "shape", "\\(([^)]*)\\)", path));
+  const std::uint64_t data_bytes = file_size - header_at - header_len;
+  tensor.shape = parse_npy_shape(header_field(header, "shape", "\\(([^)]*)\\)", path), data_bytes, path);
+  std::uint64_t needed = dtype_size(tensor.dtype);
+  for (const auto d : tensor.shape) {
+    if (d != 0 && needed > data_bytes / static_cast<std::uint64_t>(d)) {
+      needed = data_bytes + 1;  // more than the file holds: reported below without multiplying further
+      break;
+    }
+    needed *= static_cast<std::uint64_t>(d);
+  }
+  if (needed > data_bytes)
+    throw Error(path.string() + ": truncated .npy data (the shape " + format_shape(tensor.shape) + " needs more than the " +
+                std::to_string(data_bytes) + " bytes after the header)");
   tensor.data.resize(tensor.element_count() * dtype_size(tensor.dtype));
   if (!in.read(reinterpret_cast<char*>(tensor.data.data()), static_cast<std::streamsize>(tensor.data.size())))
     throw Error(path.string() + ": truncated .npy data (expected " + std::to_string(tensor.data.size()) + " bytes for shape " +

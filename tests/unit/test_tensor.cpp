@@ -86,6 +86,33 @@ TEST(Npy, RejectsBadFilesNamingThem) {
   std::filesystem::remove(path);
 }
 
+// Found by tests/fuzz/fuzz_npy: a version byte other than 1 read a 4-byte header length and
+// allocated it (gigabytes), and a shape larger than the file's data was allocated before the read.
+// Both are now errors naming the file, checked against the file's size before any allocation.
+TEST(Npy, CorruptHeadersAreErrorsNotAllocations) {
+  const auto path = std::filesystem::temp_directory_path() / "infermark_npy_corrupt.npy";
+  const auto write = [&path](const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; };
+  const auto message = [&path]() -> std::string {
+    try {
+      read_npy(path, "x");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  write(std::string("\x93NUMPY\xaa\x01\x00\x76\x00\x7b{'descr': '<i8'}", 22));
+  EXPECT_NE(message().find("unknown .npy format version 170"), std::string::npos) << message();
+  write(std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f{}", 14));
+  EXPECT_NE(message().find("truncated .npy header"), std::string::npos) << message();
+  const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 4), }\n";
+  write(std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + "1234");
+  EXPECT_NE(message().find("larger than the file's data"), std::string::npos) << message();
+  const std::string big = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n";
+  write(std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(big.size()) + '\0' + big + "1234");
+  EXPECT_NE(message().find("needs more than the 4 bytes"), std::string::npos) << message();
+  std::filesystem::remove(path);
+}
+
 TEST(Tensor, WidensHalfAndBfloat16) {
   Tensor half{"h", DType::kFloat16, {3}, std::vector<std::byte>(6)};
   const std::uint16_t values[3] = {0x3C00, 0xC000, 0x3555};  // 1, -2, ~0.3333
