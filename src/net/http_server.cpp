@@ -1,12 +1,18 @@
 #include "net/http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
+
+#include <algorithm>
+#include <memory>
 
 #include "core/error.hpp"
 
@@ -29,6 +35,37 @@ std::pair<http::status, std::string> refusal(const beast::error_code& ec, const 
     return {http::status::request_header_fields_too_large,
             "request headers larger than the server's limit of " + std::to_string(limits.max_header_bytes) + " bytes"};
   return {http::status::bad_request, "malformed HTTP request: " + ec.message()};
+}
+
+// A connection's deadline and the timer of its watchdog, shared by the two coroutines (on one
+// strand) so that whichever ends last frees them.
+struct Watch {
+  explicit Watch(const asio::any_io_executor& executor) : timer(executor) {}
+  asio::steady_timer timer;
+  ConnectionDeadline deadline;
+  bool done = false;  // the connection ended: the watchdog must not touch its socket
+};
+
+// How often a watchdog looks: a quarter of the shortest timeout, between 10 ms and 1 s.
+std::chrono::milliseconds watchdog_period(const ServerLimits& limits) {
+  const auto shortest = std::min({limits.read_timeout, limits.idle_timeout, limits.write_timeout});
+  return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(shortest) / 4, std::chrono::milliseconds(10),
+                    std::chrono::milliseconds(1000));
+}
+
+// Cancels the connection's pending read or write once its deadline passed; the operation then
+// fails and the connection closes, as an expired Beast timer would have made it.
+asio::awaitable<void> watchdog(std::shared_ptr<Watch> watch, beast::tcp_stream& stream, std::chrono::milliseconds period) {
+  for (;;) {
+    watch->timer.expires_after(period);
+    beast::error_code ec;
+    co_await watch->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (watch->done) co_return;
+    if (watch->deadline.passed(ConnectionDeadline::Clock::now())) {
+      watch->deadline.expires_never();
+      stream.socket().cancel(ec);
+    }
+  }
 }
 
 bool connection_gone(const beast::error_code& ec) {
@@ -63,7 +100,7 @@ asio::awaitable<void> Responder::send(Response response) {
   response.keep_alive(keep_alive_);
   response.prepare_payload();
   if (head_only_) response.body().clear();  // Content-Length stays what GET would send
-  stream_.expires_after(limits_.write_timeout);
+  deadline_.expires_after(limits_.write_timeout);
   beast::error_code ec;
   co_await http::async_write(stream_, response, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) broken_ = true;
@@ -78,7 +115,7 @@ asio::awaitable<bool> Responder::begin_stream(Response head) {
   response.keep_alive(keep_alive_);
   response.chunked(true);
   http::response_serializer<http::empty_body> serializer{response};
-  stream_.expires_after(limits_.write_timeout);
+  deadline_.expires_after(limits_.write_timeout);
   beast::error_code ec;
   co_await http::async_write_header(stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
   broken_ = broken_ || static_cast<bool>(ec);
@@ -88,7 +125,7 @@ asio::awaitable<bool> Responder::begin_stream(Response head) {
 asio::awaitable<bool> Responder::write(std::string_view chunk) {
   if (broken_) co_return false;
   if (chunk.empty()) co_return true;  // an empty chunk would end the stream
-  stream_.expires_after(limits_.write_timeout);
+  deadline_.expires_after(limits_.write_timeout);
   beast::error_code ec;
   const auto encoded = http::make_chunk(asio::buffer(chunk.data(), chunk.size()));
   co_await asio::async_write(stream_, encoded, asio::redirect_error(asio::use_awaitable, ec));
@@ -98,7 +135,7 @@ asio::awaitable<bool> Responder::write(std::string_view chunk) {
 
 asio::awaitable<void> Responder::end_stream() {
   if (broken_) co_return;
-  stream_.expires_after(limits_.write_timeout);
+  deadline_.expires_after(limits_.write_timeout);
   beast::error_code ec;
   const auto last = http::make_chunk_last();
   co_await asio::async_write(stream_, last, asio::redirect_error(asio::use_awaitable, ec));
@@ -153,44 +190,49 @@ asio::awaitable<void> HttpServer::accept_loop() {
     }
     socket.set_option(tcp::no_delay(true), ec);
     ++accepted_;
-    asio::co_spawn(io_, serve_connection(std::move(socket)), asio::detached);
+    // A strand per connection: its requests and its watchdog never run at the same time.
+    asio::co_spawn(asio::make_strand(io_), serve_connection(std::move(socket)), asio::detached);
   }
 }
 
 asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
+  const auto executor = co_await asio::this_coro::executor;
+  auto watch = std::make_shared<Watch>(executor);
+  asio::co_spawn(executor, watchdog(watch, stream, watchdog_period(limits_)), asio::detached);
+  auto& deadline = watch->deadline;
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(limits_.max_body_bytes);
     parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
     beast::error_code ec;
-    stream.expires_after(limits_.idle_timeout);
+    deadline.expires_after(limits_.idle_timeout);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     // A request without a body is complete after its header: no second read, no second timer.
     if (!ec && !parser.is_done()) {
       if (field_of(parser.get(), http::field::expect) == "100-continue") {
         Response go_on{http::status::continue_, parser.get().version()};
-        stream.expires_after(limits_.write_timeout);
+        deadline.expires_after(limits_.write_timeout);
         co_await http::async_write(stream, go_on, asio::redirect_error(asio::use_awaitable, ec));
       }
       // Beast reads max(512, free capacity) bytes per call: without room for the body, a 12 KiB
       // tensor took 24 trips through the reactor. Reads are capped at 64 KiB anyway.
       const auto body_bytes = parser.content_length().value_or(kBodyReadChunk);
       buffer.reserve(buffer.size() + static_cast<std::size_t>(std::min<std::uint64_t>(body_bytes, kBodyReadChunk)));
-      stream.expires_after(limits_.read_timeout);
+      deadline.expires_after(limits_.read_timeout);
       if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     }
     if (ec) {
       if (connection_gone(ec)) break;
       const auto [status, message] = refusal(ec, limits_);
       auto response = error_response(status, message);
-      Responder responder(stream, limits_, false, 11);
+      Responder responder(stream, deadline, limits_, false, 11);
       co_await responder.send(std::move(response));
       // Lingering close: a client still sending its (refused) body would get a reset instead of
       // our answer if we closed now, so read and discard for a bounded time and amount first.
       stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-      stream.expires_after(std::chrono::seconds(2));
+      deadline.expires_after(std::chrono::seconds(2));
       std::vector<char> sink(64 << 10);
       for (std::size_t discarded = 0; discarded < (64u << 20);) {
         const auto n = co_await stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
@@ -199,11 +241,12 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
       }
       break;
     }
+    deadline.expires_never();  // the handler's time is its own; the responder arms writes
     auto request = parser.release();
     // HEAD is answered as GET without the body (clients probe /metrics and health routes with it).
     const bool head_only = request.method() == http::verb::head;
     if (head_only) request.method(http::verb::get);
-    Responder responder(stream, limits_, request.keep_alive() && !stopping_, request.version(), head_only);
+    Responder responder(stream, deadline, limits_, request.keep_alive() && !stopping_, request.version(), head_only);
     ++in_flight_;
     std::string failure;
     if (stopping_) {
@@ -226,6 +269,8 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
     --in_flight_;
     if (!responder.keep_alive()) break;
   }
+  watch->done = true;
+  watch->timer.cancel();
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }

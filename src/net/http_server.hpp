@@ -33,13 +33,32 @@ struct ServerLimits {
   std::chrono::seconds write_timeout{30};    // a client that will not read is dropped
 };
 
+// When a connection's current read or write must be done by. A watchdog per connection closes the
+// connection once it passes: arming a timer for every read and write (Beast's tcp_stream expiry)
+// costs timer syscalls on every request, while moving a deadline is a clock read and a store.
+class ConnectionDeadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void expires_after(Clock::duration duration) { at_ = Clock::now() + duration; }
+  void expires_never() { at_ = Clock::time_point::max(); }
+  bool passed(Clock::time_point now) const { return now > at_; }
+
+ private:
+  Clock::time_point at_ = Clock::time_point::max();
+};
+
 // How a handler answers: once (send) or as a chunked stream (begin_stream, write..., end_stream).
 class Responder {
  public:
   // `head_only`: the request was HEAD, so responses carry their headers (Content-Length included) and no body.
-  Responder(boost::beast::tcp_stream& stream, const ServerLimits& limits, bool keep_alive, unsigned version,
-            bool head_only = false)
-      : stream_(stream), limits_(limits), keep_alive_(keep_alive), version_(version), head_only_(head_only) {}
+  Responder(boost::beast::tcp_stream& stream, ConnectionDeadline& deadline, const ServerLimits& limits, bool keep_alive,
+            unsigned version, bool head_only = false)
+      : stream_(stream),
+        deadline_(deadline),
+        limits_(limits),
+        keep_alive_(keep_alive),
+        version_(version),
+        head_only_(head_only) {}
 
   boost::asio::awaitable<void> send(Response response);
   // Sends the status and headers of `head` with chunked transfer encoding. False: the client left.
@@ -53,6 +72,7 @@ class Responder {
 
  private:
   boost::beast::tcp_stream& stream_;
+  ConnectionDeadline& deadline_;
   const ServerLimits& limits_;
   bool keep_alive_;
   unsigned version_;
