@@ -21,6 +21,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   static int io_threads = 0;
   static double drain_s = 30;
   static std::size_t max_body_mb = 64;
+  static std::size_t max_connections = 0;
+  static int read_timeout_s = 30, idle_timeout_s = 75, write_timeout_s = 30;
   static std::string out = "results";
   cmd->add_option("--config", config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
   cmd->add_option("--model", flags.model_file, "One model file to serve (instead of --config)");
@@ -51,6 +53,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-grpc", no_grpc, "Serve no gRPC (as --grpc-port -1)")->excludes(grpc_flag);
   cmd->add_option("--io-threads", io_threads, "HTTP io threads (0 = one per core)");
   cmd->add_option("--max-body-mb", max_body_mb, "Largest request body accepted (beyond: 413)")->default_str("64");
+  cmd->add_option("--max-connections", max_connections,
+                  "Connections served at once; beyond: 503 and closed (0 = as many as the open-file limit allows)");
+  cmd->add_option("--read-timeout-s", read_timeout_s, "A request's body must arrive within this once its headers did (408)")
+      ->default_str("30");
+  cmd->add_option("--idle-timeout-s", idle_timeout_s,
+                  "A connection waiting this long for a request's headers is closed (408 if the request had begun)")
+      ->default_str("75");
+  cmd->add_option("--write-timeout-s", write_timeout_s, "A client that does not read its answer this long is dropped")
+      ->default_str("30");
   cmd->add_option("--out", out, "Where each variant's served latencies are written at exit (<out>/serve-<time>/)")
       ->default_str("results");
   cmd->add_option("--drain-s", drain_s, "On SIGTERM, how long in-flight requests may finish")->default_str("30");
@@ -74,6 +85,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
     if (config_file.empty() || cmd->count("--io-threads")) config.io_threads = io_threads;
     if (config_file.empty() || cmd->count("--drain-s")) config.drain_s = drain_s;
     if (config_file.empty() || cmd->count("--max-body-mb")) config.max_body_mb = max_body_mb;
+    if (config_file.empty() || cmd->count("--max-connections")) config.max_connections = max_connections;
+    if (config_file.empty() || cmd->count("--read-timeout-s")) config.read_timeout_s = read_timeout_s;
+    if (config_file.empty() || cmd->count("--idle-timeout-s")) config.idle_timeout_s = idle_timeout_s;
+    if (config_file.empty() || cmd->count("--write-timeout-s")) config.write_timeout_s = write_timeout_s;
     config.results_dir = out;
     exit_code = serve::run_serve(config);
   });

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 
@@ -35,6 +36,32 @@ std::pair<http::status, std::string> refusal(const beast::error_code& ec, const 
     return {http::status::request_header_fields_too_large,
             "request headers larger than the server's limit of " + std::to_string(limits.max_header_bytes) + " bytes"};
   return {http::status::bad_request, "malformed HTTP request: " + ec.message()};
+}
+
+// Status and message for a request cut short: the client stopped sending (`partial_message`) or the
+// watchdog cancelled the read once `allowed` passed (the idle timeout while the headers were read,
+// the read timeout for the body). Nothing for other errors (see refusal()).
+std::optional<std::pair<http::status, std::string>> unfinished(const beast::error_code& ec, bool headers_done,
+                                                               std::chrono::seconds allowed) {
+  if (ec == asio::error::operation_aborted)
+    return std::pair{http::status::request_timeout, std::string(headers_done ? "request body" : "request headers") +
+                                                        " not received within the server's " +
+                                                        (headers_done ? "read" : "idle") + " timeout of " +
+                                                        std::to_string(allowed.count()) + " s"};
+  if (ec == http::error::partial_message)
+    return std::pair{http::status::bad_request, std::string("the request ended before it was complete (a body shorter "
+                                                            "than its Content-Length, or a chunked body without its end)")};
+  return std::nullopt;
+}
+
+// How many connections beyond max_connections may be answered 503 at once; more are closed unanswered.
+constexpr std::size_t kRefusalsAtOnce = 64;
+
+// Accept errors that mean "out of descriptors or memory": the connection stays queued in the
+// kernel, so the next accept would fail the same way at once unless the server waits a little.
+bool out_of_resources(const beast::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
 }
 
 // A connection's deadline and the timer of its watchdog, shared by the two coroutines (on one
@@ -70,7 +97,26 @@ asio::awaitable<void> watchdog(std::shared_ptr<Watch> watch, beast::tcp_stream& 
 
 bool connection_gone(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
-         ec == asio::error::connection_reset || ec == asio::error::operation_aborted || ec == http::error::partial_message;
+         ec == asio::error::connection_reset || ec == asio::error::operation_aborted || ec == http::error::partial_message ||
+         ec == asio::error::broken_pipe;
+}
+
+// Answers `response` and closes. Lingering close: a client still sending its (refused) body would
+// get a reset instead of our answer if we closed now, so read and discard for a bounded time and
+// amount first.
+asio::awaitable<void> answer_and_close(beast::tcp_stream& stream, ConnectionDeadline& deadline, const ServerLimits& limits,
+                                       Response response) {
+  Responder responder(stream, deadline, limits, false, 11);
+  co_await responder.send(std::move(response));
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  deadline.expires_after(std::chrono::seconds(2));
+  std::vector<char> sink(64 << 10);
+  for (std::size_t discarded = 0; discarded < (64u << 20);) {
+    const auto n = co_await stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    discarded += n;
+  }
 }
 
 }  // namespace
@@ -181,18 +227,52 @@ std::size_t HttpServer::shutdown(std::chrono::milliseconds drain) {
 }
 
 asio::awaitable<void> HttpServer::accept_loop() {
+  asio::steady_timer pause(io_);
   while (!stopping_) {
     beast::error_code ec;
     auto socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping_ || ec == asio::error::operation_aborted) break;
-      continue;  // e.g. too many open files: the next accept may succeed
+      if (out_of_resources(ec)) {  // e.g. too many open files: retrying at once would spin
+        pause.expires_after(std::chrono::milliseconds(50));
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+      continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
     ++accepted_;
+    if (limits_.max_connections > 0 && open_.load() >= limits_.max_connections) {
+      if (refusing_.load() >= kRefusalsAtOnce) {
+        socket.close(ec);
+        continue;
+      }
+      ++refusing_;
+      asio::co_spawn(asio::make_strand(io_), refuse_connection(std::move(socket)), asio::detached);
+      continue;
+    }
+    ++open_;
     // A strand per connection: its requests and its watchdog never run at the same time.
     asio::co_spawn(asio::make_strand(io_), serve_connection(std::move(socket)), asio::detached);
   }
+}
+
+asio::awaitable<void> HttpServer::refuse_connection(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  stream.expires_after(std::chrono::seconds(2));  // the whole refusal, linger included
+  beast::flat_buffer buffer;
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+  beast::error_code ec;
+  co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) {
+    auto response = error_response(http::status::service_unavailable,
+                                   "the server is at its limit of " + std::to_string(limits_.max_connections) +
+                                       " open connections (max_connections); retry later");
+    response.set(http::field::retry_after, "1");
+    ConnectionDeadline unused;  // the stream's own expiry bounds this connection
+    co_await answer_and_close(stream, unused, limits_, std::move(response));
+  }
+  --refusing_;
 }
 
 asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
@@ -207,7 +287,8 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
     parser.body_limit(limits_.max_body_bytes);
     parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
     beast::error_code ec;
-    deadline.expires_after(limits_.idle_timeout);
+    auto allowed = limits_.idle_timeout;  // the deadline in force, named in a 408
+    deadline.expires_after(allowed);
     co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     // A request without a body is complete after its header: no second read, no second timer.
     if (!ec && !parser.is_done()) {
@@ -220,25 +301,20 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
       // tensor took 24 trips through the reactor. Reads are capped at 64 KiB anyway.
       const auto body_bytes = parser.content_length().value_or(kBodyReadChunk);
       buffer.reserve(buffer.size() + static_cast<std::size_t>(std::min<std::uint64_t>(body_bytes, kBodyReadChunk)));
-      deadline.expires_after(limits_.read_timeout);
+      allowed = limits_.read_timeout;
+      deadline.expires_after(allowed);
       if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     }
     if (ec) {
-      if (connection_gone(ec)) break;
-      const auto [status, message] = refusal(ec, limits_);
+      // A client leaving between requests (or idle past the timeout) is simply closed; a request
+      // cut short or refused is answered, so the client learns why.
+      if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+          (connection_gone(ec) && !parser.got_some()))
+        break;
+      auto cut_short = unfinished(ec, parser.is_header_done(), allowed);
+      const auto [status, message] = cut_short ? *cut_short : refusal(ec, limits_);
       auto response = error_response(status, message);
-      Responder responder(stream, deadline, limits_, false, 11);
-      co_await responder.send(std::move(response));
-      // Lingering close: a client still sending its (refused) body would get a reset instead of
-      // our answer if we closed now, so read and discard for a bounded time and amount first.
-      stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-      deadline.expires_after(std::chrono::seconds(2));
-      std::vector<char> sink(64 << 10);
-      for (std::size_t discarded = 0; discarded < (64u << 20);) {
-        const auto n = co_await stream.async_read_some(asio::buffer(sink), asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) break;
-        discarded += n;
-      }
+      co_await answer_and_close(stream, deadline, limits_, std::move(response));
       break;
     }
     deadline.expires_never();  // the handler's time is its own; the responder arms writes
@@ -273,6 +349,7 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
   watch->timer.cancel();
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  --open_;
 }
 
 }  // namespace infermark::net

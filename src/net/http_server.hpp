@@ -31,6 +31,8 @@ struct ServerLimits {
   std::chrono::seconds read_timeout{30};     // a request must arrive within this once started
   std::chrono::seconds idle_timeout{75};     // a keep-alive connection idle this long is closed
   std::chrono::seconds write_timeout{30};    // a client that will not read is dropped
+  // Connections served at once; beyond it a new connection is answered 503 and closed (0: no cap).
+  std::size_t max_connections = 0;
 };
 
 // When a connection's current read or write must be done by. A watchdog per connection closes the
@@ -118,10 +120,13 @@ class HttpServer {
 
   std::size_t in_flight() const { return in_flight_.load(); }
   std::uint64_t connections_accepted() const { return accepted_.load(); }
+  std::size_t connections_open() const { return open_.load(); }
 
  private:
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket);
+  // A connection beyond max_connections: its request's header is read (briefly) and answered 503.
+  boost::asio::awaitable<void> refuse_connection(boost::asio::ip::tcp::socket socket);
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -132,6 +137,8 @@ class HttpServer {
   std::vector<std::thread> threads_;
   std::atomic<std::size_t> in_flight_{0};
   std::atomic<std::uint64_t> accepted_{0};
+  std::atomic<std::size_t> open_{0};     // connections being served
+  std::atomic<std::size_t> refusing_{0};  // connections being answered 503
   std::atomic<bool> stopping_{false};
 };
 

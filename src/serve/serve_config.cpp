@@ -92,13 +92,20 @@ ServeConfig load_serve_config(const std::filesystem::path& file) {
   ServeConfig config;
   if (const auto server = root["server"]) {
     const auto at = where + ": server";
-    check_keys(server, {"host", "http_port", "grpc_port", "io_threads", "max_body_mb", "drain_s"}, at);
+    check_keys(server,
+               {"host", "http_port", "grpc_port", "io_threads", "max_body_mb", "drain_s", "max_connections",
+                "read_timeout_s", "idle_timeout_s", "write_timeout_s"},
+               at);
     config.host = yaml_value<std::string>(server, "host", config.host, at);
     config.http_port = yaml_value<std::uint16_t>(server, "http_port", config.http_port, at);
     config.grpc_port = yaml_value<int>(server, "grpc_port", config.grpc_port, at);
     config.io_threads = yaml_value<int>(server, "io_threads", config.io_threads, at);
     config.max_body_mb = yaml_value<std::size_t>(server, "max_body_mb", config.max_body_mb, at);
     config.drain_s = yaml_value<double>(server, "drain_s", config.drain_s, at);
+    config.max_connections = yaml_value<std::size_t>(server, "max_connections", config.max_connections, at);
+    config.read_timeout_s = yaml_value<int>(server, "read_timeout_s", config.read_timeout_s, at);
+    config.idle_timeout_s = yaml_value<int>(server, "idle_timeout_s", config.idle_timeout_s, at);
+    config.write_timeout_s = yaml_value<int>(server, "write_timeout_s", config.write_timeout_s, at);
   }
   const auto models = root["models"];
   if (!models.IsSequence() || models.size() == 0) throw Error(where + ": 'models' lists at least one model");
@@ -113,6 +120,10 @@ void validate(const ServeConfig& config) {
   if (config.models.empty()) throw Error("no model to serve");
   if (config.io_threads < 0) throw Error("io_threads must not be negative (0 = one per core)");
   if (config.max_body_mb == 0) throw Error("max_body_mb must be at least 1");
+  for (const auto& [name, seconds] : {std::pair{"read_timeout_s", config.read_timeout_s},
+                                      std::pair{"idle_timeout_s", config.idle_timeout_s},
+                                      std::pair{"write_timeout_s", config.write_timeout_s}})
+    if (seconds < 1) throw Error(std::string(name) + " must be at least 1 (seconds), got " + std::to_string(seconds));
   if (config.grpc_port < -1 || config.grpc_port > 65535)
     throw Error("grpc_port must be a port (0: any free port) or -1 (no gRPC), got " + std::to_string(config.grpc_port));
   if (config.grpc_port > 0 && config.grpc_port == config.http_port)

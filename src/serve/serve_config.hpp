@@ -58,6 +58,12 @@ struct ServeConfig {
   int grpc_port = 8001;  // KServe v2 over gRPC; 0: any free port; -1: off
   int io_threads = 0;  // 0: one per core
   std::size_t max_body_mb = 64;
+  // Connections served at once; beyond it a new one is answered 503 and closed. 0: as many as the
+  // open-file limit allows (less a reserve for the server's own files).
+  std::size_t max_connections = 0;
+  int read_timeout_s = 30;   // a request's body must arrive within this once its headers did (408)
+  int idle_timeout_s = 75;   // a connection waiting this long for (the rest of) a request's headers closes (408 if begun)
+  int write_timeout_s = 30;  // a client that will not read its answer this long is dropped
   double drain_s = 30;  // SIGTERM: how long in-flight requests may finish
   std::string results_dir = "results";  // at exit, one result per variant under <results_dir>/serve-<time>/
   std::vector<ModelSpec> models;

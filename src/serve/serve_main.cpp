@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <csignal>
@@ -49,6 +50,23 @@ ServeConfig single_model_config(const SingleModelFlags& flags) {
   ServeConfig config;
   config.models.push_back(model);
   return config;
+}
+
+std::size_t connection_cap(std::size_t configured, std::size_t open_files) {
+  if (configured > 0) return configured;
+  constexpr std::size_t kReserve = 256;  // model files, gRPC, worker threads, connections being refused
+  return open_files > 2 * kReserve ? open_files - kReserve : std::max<std::size_t>(1, open_files / 2);
+}
+
+std::size_t raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(limit.rlim_cur);
 }
 
 namespace {
@@ -107,6 +125,11 @@ int run_serve(const ServeConfig& config) {
   OpenAiHttpApi openai(repository, metrics);
   net::ServerLimits limits;
   limits.max_body_bytes = config.max_body_mb << 20;
+  limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
+  limits.idle_timeout = std::chrono::seconds(config.idle_timeout_s);
+  limits.write_timeout = std::chrono::seconds(config.write_timeout_s);
+  const auto open_files = raise_open_file_limit();
+  limits.max_connections = connection_cap(config.max_connections, open_files);
   const int io_threads = config.io_threads > 0 ? config.io_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   net::HttpServer server(config.host, config.http_port, io_threads, limits,
                          [&api, &openai](net::Request& request, net::Responder& responder) {
@@ -120,8 +143,9 @@ int run_serve(const ServeConfig& config) {
     fmt::print("infermark serve: gRPC (KServe v2) on {}:{}\n", config.host, grpc.port());
   }
   server.start();
-  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads\n", config.host,
-             server.port(), io_threads);
+  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads, "
+             "at most {} connections (open-file limit {})\n",
+             config.host, server.port(), io_threads, limits.max_connections, open_files);
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);

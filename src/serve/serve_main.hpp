@@ -31,6 +31,13 @@ struct SingleModelFlags {
 // Throws infermark::Error naming the flag.
 ServeConfig single_model_config(const SingleModelFlags& flags);
 
+// The connection cap in force: `configured`, or with 0 what `open_files` (the open-file limit)
+// leaves after a reserve for the server's own files, threads and refusals.
+std::size_t connection_cap(std::size_t configured, std::size_t open_files);
+
+// Raises this process's soft open-file limit to its hard limit; returns the soft limit now.
+std::size_t raise_open_file_limit();
+
 // Blocks until SIGTERM/SIGINT; returns the exit code. Prints the address it listens on first.
 int run_serve(const ServeConfig& config);
 

@@ -1,6 +1,8 @@
 // The HTTP server's per-connection deadlines: a client that stalls mid-request is disconnected
 // once its deadline passes (the watchdog cancels the read), and a keep-alive client within its
-// deadlines is served on one connection. Correctness only: the bounds below are generous.
+// deadlines is served on one connection. Requests cut short are answered (408, 400) and
+// connections beyond max_connections are refused with 503. Correctness only: the bounds below
+// are generous.
 #include <gtest/gtest.h>
 
 #include <utility>  // before Asio (see net/http_server.hpp)
@@ -47,6 +49,28 @@ double seconds_until_closed(tcp::socket& socket, double give_up_s) {
   }
 }
 
+// Everything the server sent until it closed (or `give_up_s` passed).
+std::string answer_until_closed(tcp::socket& socket, double give_up_s) {
+  const auto start = std::chrono::steady_clock::now();
+  socket.non_blocking(true);
+  std::string answer;
+  char chunk[4096];
+  for (;;) {
+    boost::system::error_code ec;
+    const auto n = socket.read_some(asio::buffer(chunk), ec);
+    answer.append(chunk, n);
+    if (ec && ec != asio::error::would_block) return answer;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > give_up_s) return answer;
+    if (ec) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+tcp::socket connected(asio::io_context& io, const net::HttpServer& server) {
+  tcp::socket socket(io);
+  socket.connect({asio::ip::make_address("127.0.0.1"), server.port()});
+  return socket;
+}
+
 }  // namespace
 
 TEST(HttpServerDeadlines, AStalledRequestIsDisconnected) {
@@ -76,6 +100,57 @@ TEST(HttpServerDeadlines, KeepAliveRequestsWithinTheDeadlinesShareOneConnection)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(server.connections_accepted(), 1u);
+  server.shutdown(std::chrono::milliseconds(0));
+}
+
+TEST(HttpServerAbuse, RequestsCutShortAreAnswered408Or400) {
+  auto server = answering_server(short_limits());
+  server.start();
+  asio::io_context io;
+  // Headers that never end: the idle timeout applies to them.
+  auto slow_headers = connected(io, server);
+  asio::write(slow_headers, asio::buffer(std::string("GET /x HTTP/1.1\r\nHost: h\r\nX-Slow: a")));
+  const auto timed_out = answer_until_closed(slow_headers, 20);
+  EXPECT_EQ(timed_out.rfind("HTTP/1.1 408 ", 0), 0u) << timed_out;
+  EXPECT_NE(timed_out.find("request headers not received within the server's idle timeout of 1 s"), std::string::npos);
+  // A body shorter than its Content-Length, then the client stops sending.
+  auto short_body = connected(io, server);
+  asio::write(short_body, asio::buffer(std::string("POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{}")));
+  short_body.shutdown(tcp::socket::shutdown_send);
+  const auto cut = answer_until_closed(short_body, 20);
+  EXPECT_EQ(cut.rfind("HTTP/1.1 400 ", 0), 0u) << cut;
+  EXPECT_NE(cut.find("ended before it was complete"), std::string::npos);
+  // A client that connects and leaves without a byte gets nothing.
+  auto silent = connected(io, server);
+  silent.shutdown(tcp::socket::shutdown_send);
+  EXPECT_EQ(answer_until_closed(silent, 20), "");
+  server.shutdown(std::chrono::milliseconds(0));
+}
+
+TEST(HttpServerAbuse, ConnectionsBeyondTheCapAreRefusedWith503) {
+  auto limits = short_limits();
+  limits.idle_timeout = std::chrono::seconds(30);
+  limits.max_connections = 2;
+  auto server = answering_server(limits);
+  server.start();
+  asio::io_context io;
+  auto first = connected(io, server);
+  auto second = connected(io, server);
+  for (int i = 0; i < 500 && server.connections_open() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(server.connections_open(), 2u);
+  auto third = connected(io, server);
+  asio::write(third, asio::buffer(std::string("GET /x HTTP/1.1\r\nHost: h\r\n\r\n")));
+  const auto refused = answer_until_closed(third, 20);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos);
+  EXPECT_NE(refused.find("limit of 2 open connections"), std::string::npos);
+  // A connection that leaves frees its place.
+  first.close();
+  for (int i = 0; i < 500 && server.connections_open() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto fourth = connected(io, server);
+  asio::write(fourth, asio::buffer(std::string("GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")));
+  const auto served = answer_until_closed(fourth, 20);
+  EXPECT_EQ(served.rfind("HTTP/1.1 200 ", 0), 0u) << served;
   server.shutdown(std::chrono::milliseconds(0));
 }
 
