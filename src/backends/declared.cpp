@@ -12,6 +12,13 @@ const BackendDeclaration* BackendTable::find(std::string_view name) const {
   return nullptr;
 }
 
+void BackendTable::check_known(std::string_view name) const {
+  if (find(name)) return;
+  std::string list;
+  for (const auto& k : names()) list += (list.empty() ? "" : ", ") + k;
+  throw Error("unknown backend '" + std::string(name) + "' (known backends: " + list + ")");
+}
+
 std::vector<std::string> BackendTable::names() const {
   std::vector<std::string> out;
   for (const auto& b : backends) out.emplace_back(b.name);

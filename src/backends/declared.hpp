@@ -33,6 +33,8 @@ struct BackendTable {
   std::span<const ModelFormatDeclaration> formats;
 
   const BackendDeclaration* find(std::string_view name) const;
+  // Throws infermark::Error for a name the table does not hold, listing the ones it does.
+  void check_known(std::string_view name) const;
   std::vector<std::string> names() const;
   bool reads(std::string_view backend, std::string_view format) const;
   // The format an extension (".onnx") means, or nullptr.

@@ -10,17 +10,6 @@
 
 namespace infermark {
 
-namespace {
-
-void check_known_in(const BackendTable& table, const std::string& name) {
-  if (table.find(name)) return;
-  std::string list;
-  for (const auto& k : table.names()) list += (list.empty() ? "" : ", ") + k;
-  throw Error("unknown backend '" + name + "' (known backends: " + list + ")");
-}
-
-}  // namespace
-
 const std::vector<std::string>& known_backend_names() {
   static const std::vector<std::string> names = declared_backends().names();
   return names;
@@ -60,10 +49,10 @@ std::vector<std::string> BackendRegistry::available() const {
 
 bool BackendRegistry::is_available(const std::string& name) const { return !plugin_path(name).empty(); }
 
-void BackendRegistry::check_known(const std::string& name) { check_known_in(declared_backends(), name); }
+void BackendRegistry::check_known(const std::string& name) { declared_backends().check_known(name); }
 
 std::unique_ptr<LoadedBackend> BackendRegistry::load(const std::string& name) const {
-  check_known_in(*table_, name);
+  table_->check_known(name);
   const auto path = plugin_path(name);
   if (path.empty()) throw Error("backend '" + name + "' is not built into this infermark (see `infermark backends`)");
   // RTLD_LOCAL keeps each framework's bundled protobuf/TBB/OpenMP symbols to itself.

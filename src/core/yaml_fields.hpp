@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -16,7 +17,19 @@ namespace infermark {
 // `what` says what the file is, e.g. "pipeline file".
 YAML::Node load_yaml_file(const std::filesystem::path& file, const std::string& what);
 
-// Throws infermark::Error naming `where` and the unknown key, listing the known ones.
+// The same from YAML text; `where` (the file's name) prefixes the line and column of a syntax error.
+YAML::Node parse_yaml_text(const std::string& text, const std::string& where);
+
+// A scalar's text (a null reads "null"); throws infermark::Error naming `where` for a list or a
+// map, where yaml-cpp would throw its own exception.
+std::string yaml_scalar(const YAML::Node& node, const std::string& where);
+
+// `node[key]`, framework options as --opt takes them (a map of scalars); empty when absent.
+// Throws infermark::Error naming `where` and the key for anything else.
+std::map<std::string, std::string> yaml_options(const YAML::Node& node, const std::string& key, const std::string& where);
+
+// Throws infermark::Error naming `where` and the unknown key, listing the known ones, or a key
+// that is a list or a map.
 void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where);
 
 // `node[key]` as T, or `fallback` when absent; throws infermark::Error naming `where` and the key.

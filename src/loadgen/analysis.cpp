@@ -9,6 +9,8 @@
 namespace infermark::loadgen {
 namespace {
 
+constexpr NamedValue<RampBy> kRampBy[] = {{RampBy::kConcurrency, "concurrency"}, {RampBy::kRate, "rate"}};
+
 using nlohmann::json;
 
 constexpr NamedValue<TrendFinding> kTrendFindings[] = {{TrendFinding::kNotEnoughData, "not enough data"},
@@ -221,6 +223,10 @@ bool is_object_at(const json& j, const char* key) {
 }
 
 }  // namespace
+
+std::string_view name_of(RampBy ramp_by) { return name_in(kRampBy, ramp_by); }
+RampBy parse_ramp_by(const std::string& text, const std::string& flag) { return parse_in(kRampBy, text, flag); }
+std::vector<std::pair<std::string, RampBy>> ramp_by_names() { return names_in(kRampBy); }
 
 std::string_view name_of(TrendFinding finding) { return name_in(kTrendFindings, finding); }
 

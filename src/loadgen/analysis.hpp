@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,8 +21,14 @@ namespace infermark::loadgen {
 // What follows from other fields (knee label, recovered, leak, drift, soak verdict) is computed, not
 // stored, so it cannot disagree with them.
 
-// Here rather than in scenario.hpp because the ramp analysis records it; its names are there.
+// Here rather than in scenario.hpp because the ramp analysis records it, and so are its names
+// (a result's analysis reads without the scenarios).
 enum class RampBy { kConcurrency, kRate };
+std::string_view name_of(RampBy ramp_by);
+// Throws infermark::Error naming `flag`, the text and the choices.
+RampBy parse_ramp_by(const std::string& text, const std::string& flag = "--ramp-by");
+// Name and value of every member, for flag parsers (CLI11's CheckedTransformer).
+std::vector<std::pair<std::string, RampBy>> ramp_by_names();
 
 // --- SLA verdict -------------------------------------------------------------------------------
 // A per-request SLO on streamed tokens (TTFT or TPOT): its P99 target and the P99 measured.

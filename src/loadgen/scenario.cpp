@@ -208,7 +208,6 @@ int ramp_lanes(const ScenarioSpec& spec, int logical_cores) {
   return static_cast<int>(*std::max_element(levels.begin(), levels.end()));
 }
 
-constexpr NamedValue<RampBy> kRampBy[] = {{RampBy::kConcurrency, "concurrency"}, {RampBy::kRate, "rate"}};
 constexpr NamedValue<Arrivals> kArrivals[] = {{Arrivals::kPoisson, "poisson"}, {Arrivals::kConstant, "constant"}};
 constexpr NamedValue<Pacing> kPacing[] = {{Pacing::kSpin, "spin"}, {Pacing::kSleep, "sleep"}};
 
@@ -236,7 +235,6 @@ const ScenarioRow& row_of(Scenario scenario) {
 }
 
 std::string_view name_of(Scenario scenario) { return row_of(scenario).name; }
-std::string_view name_of(RampBy ramp_by) { return name_in(kRampBy, ramp_by); }
 std::string_view name_of(Arrivals arrivals) { return name_in(kArrivals, arrivals); }
 std::string_view name_of(Pacing pacing) { return name_in(kPacing, pacing); }
 
@@ -252,7 +250,6 @@ std::vector<std::pair<std::string, Scenario>> scenario_names() {
   return names;
 }
 
-std::vector<std::pair<std::string, RampBy>> ramp_by_names() { return names_in(kRampBy); }
 std::vector<std::pair<std::string, Arrivals>> arrivals_names() { return names_in(kArrivals); }
 std::vector<std::pair<std::string, Pacing>> pacing_names() { return names_in(kPacing); }
 
@@ -263,7 +260,6 @@ Scenario parse_scenario(const std::string& text, const std::string& flag) {
   throw Error(flag + " " + text + ": unknown (expected " + scenario_choices() + ")");
 }
 
-RampBy parse_ramp_by(const std::string& text, const std::string& flag) { return parse_in(kRampBy, text, flag); }
 Arrivals parse_arrivals(const std::string& text, const std::string& flag) { return parse_in(kArrivals, text, flag); }
 Pacing parse_pacing(const std::string& text, const std::string& flag) { return parse_in(kPacing, text, flag); }
 

@@ -21,20 +21,17 @@ namespace infermark::loadgen {
 enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse };
 
 std::string_view name_of(Scenario scenario);
-std::string_view name_of(RampBy ramp_by);
 std::string_view name_of(Arrivals arrivals);
 std::string_view name_of(Pacing pacing);
 // Parse a name; throws infermark::Error naming `flag`, the text and the choices. "generation" (the
 // name LLM runs had before every scenario ran them) reads as concurrency.
 Scenario parse_scenario(const std::string& text, const std::string& flag = "--scenario");
-RampBy parse_ramp_by(const std::string& text, const std::string& flag = "--ramp-by");
 Arrivals parse_arrivals(const std::string& text, const std::string& flag = "--arrivals");
 Pacing parse_pacing(const std::string& text, const std::string& flag = "--pacing");
 // "single-stream, concurrency, ..." for help texts and messages.
 std::string scenario_choices();
 // Name and value of every member, for flag parsers (CLI11's CheckedTransformer).
 std::vector<std::pair<std::string, Scenario>> scenario_names();
-std::vector<std::pair<std::string, RampBy>> ramp_by_names();
 std::vector<std::pair<std::string, Arrivals>> arrivals_names();
 std::vector<std::pair<std::string, Pacing>> pacing_names();
 

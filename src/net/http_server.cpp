@@ -27,17 +27,6 @@ namespace {
 constexpr std::string_view kServerName = "infermark";
 constexpr std::uint64_t kBodyReadChunk = 64u << 10;  // the most Beast reads in one call
 
-// Status and message for a request the parser refused; the connection closes after it.
-std::pair<http::status, std::string> refusal(const beast::error_code& ec, const ServerLimits& limits) {
-  if (ec == http::error::body_limit)
-    return {http::status::payload_too_large, "request body larger than the server's limit of " +
-                                                 std::to_string(limits.max_body_bytes) + " bytes"};
-  if (ec == http::error::header_limit)
-    return {http::status::request_header_fields_too_large,
-            "request headers larger than the server's limit of " + std::to_string(limits.max_header_bytes) + " bytes"};
-  return {http::status::bad_request, "malformed HTTP request: " + ec.message()};
-}
-
 // Status and message for a request cut short: the client stopped sending (`partial_message`) or the
 // watchdog cancelled the read once `allowed` passed (the idle timeout while the headers were read,
 // the read timeout for the body). Nothing for other errors (see refusal()).
@@ -283,9 +272,8 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
   auto& deadline = watch->deadline;
   beast::flat_buffer buffer;
   for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(limits_.max_body_bytes);
-    parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+    RequestParser parser;
+    apply_limits(parser, limits_);
     beast::error_code ec;
     auto allowed = limits_.idle_timeout;  // the deadline in force, named in a 408
     deadline.expires_after(allowed);

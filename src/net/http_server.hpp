@@ -19,21 +19,12 @@
 #include <thread>
 #include <vector>
 
+#include "net/request_parser.hpp"
+
 namespace infermark::net {
 
-namespace http = boost::beast::http;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
-
-struct ServerLimits {
-  std::size_t max_body_bytes = 64u << 20;   // beyond it: 413
-  std::size_t max_header_bytes = 16u << 10;  // beyond it: 431
-  std::chrono::seconds read_timeout{30};     // a request must arrive within this once started
-  std::chrono::seconds idle_timeout{75};     // a keep-alive connection idle this long is closed
-  std::chrono::seconds write_timeout{30};    // a client that will not read is dropped
-  // Connections served at once; beyond it a new connection is answered 503 and closed (0: no cap).
-  std::size_t max_connections = 0;
-};
 
 // When a connection's current read or write must be done by. A watchdog per connection closes the
 // connection once it passes: arming a timer for every read and write (Beast's tcp_stream expiry)

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "backends/registry.hpp"
+#include "backends/declared.hpp"
 #include "core/error.hpp"
 #include "core/yaml_fields.hpp"
 
@@ -19,32 +19,17 @@ StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::stri
   stage.backend = yaml_value<std::string>(node, "backend", "", where);
   if (stage.model.empty()) throw Error(where + ": no 'model'");
   if (stage.backend.empty()) throw Error(where + ": no 'backend'");
-  BackendRegistry::check_known(stage.backend);
+  declared_backends().check_known(stage.backend);
   stage.options.intra_op_threads = yaml_value<int>(node, "threads", 0, where);
   stage.options.inter_op_threads = yaml_value<int>(node, "inter-threads", 0, where);
   if (stage.options.intra_op_threads < 0) throw Error(where + ": 'threads' must not be negative (0 = framework default)");
   stage.options.precision = yaml_value<std::string>(node, "precision", "fp32", where);
-  if (node["opt"]) {
-    if (!node["opt"].IsMap()) throw Error(where + ": 'opt' maps framework option keys to values");
-    for (const auto& kv : node["opt"]) stage.options.extras[kv.first.as<std::string>()] = kv.second.as<std::string>();
-  }
+  stage.options.extras = yaml_options(node, "opt", where);
   return stage;
 }
 
-}  // namespace
-
-bool is_pipeline_file(const std::filesystem::path& file) {
-  try {
-    const auto root = load_yaml_file(file, "pipeline file");
-    return root.IsMap() && root["pipeline"];
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
+PipelineSpec pipeline_from(const YAML::Node& root, const std::filesystem::path& file) {
   const auto where = file.string();
-  const auto root = load_yaml_file(file, "pipeline file");
   if (!root.IsMap() || !root["pipeline"]) throw Error(where + ": a pipeline file is a YAML mapping with a 'pipeline:' section");
   check_keys(root,
              {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed", "timeout_ms",
@@ -61,10 +46,10 @@ PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   for (std::size_t i = 0; i < section["stages"].size(); ++i) spec.stages.push_back(parse_stage(section["stages"][i], i, where));
   if (root["modes"]) {
     spec.modes.clear();
-    if (root["modes"].IsScalar())
-      spec.modes.push_back(root["modes"].as<std::string>());
+    if (!root["modes"].IsSequence())
+      spec.modes.push_back(yaml_scalar(root["modes"], where + ": modes"));
     else
-      for (const auto& m : root["modes"]) spec.modes.push_back(m.as<std::string>());
+      for (const auto& m : root["modes"]) spec.modes.push_back(yaml_scalar(m, where + ": modes"));
   }
   spec.requests = yaml_value<int>(root, "requests", spec.requests, where);
   spec.warmup = yaml_value<int>(root, "warmup", spec.warmup, where);
@@ -76,6 +61,25 @@ PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
   spec.breaker_cooldown_ms = yaml_value<double>(root, "breaker_cooldown_ms", spec.breaker_cooldown_ms, where);
   validate(spec, where);
   return spec;
+}
+
+}  // namespace
+
+bool is_pipeline_file(const std::filesystem::path& file) {
+  try {
+    const auto root = load_yaml_file(file, "pipeline file");
+    return root.IsMap() && root["pipeline"];
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+PipelineSpec load_pipeline_file(const std::filesystem::path& file) {
+  return pipeline_from(load_yaml_file(file, "pipeline file"), file);
+}
+
+PipelineSpec parse_pipeline(const std::string& yaml, const std::filesystem::path& file) {
+  return pipeline_from(parse_yaml_text(yaml, file.string()), file);
 }
 
 void apply_overrides(const PipelineOverrides& o, PipelineSpec& spec, const std::string& source) {

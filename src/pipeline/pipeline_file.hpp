@@ -13,6 +13,9 @@ namespace infermark::pipeline {
 // Throws infermark::Error naming the file and the key (and line:column for YAML syntax errors).
 PipelineSpec load_pipeline_file(const std::filesystem::path& file);
 
+// The same from YAML text; `file` names the pipeline in errors and gives its default name.
+PipelineSpec parse_pipeline(const std::string& yaml, const std::filesystem::path& file);
+
 // Whether a YAML file is a pipeline study (has a top-level `pipeline:` section); false when it
 // cannot be read or parsed (the study loader then reports why).
 bool is_pipeline_file(const std::filesystem::path& file);

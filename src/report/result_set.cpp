@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "report/comparison_table.hpp"
 
 namespace infermark::report {
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 std::optional<RunResult> read_if_result(const fs::path& path) {
   std::ifstream in(path);
   const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || json.value("schema", "") != kSchemaName) return std::nullopt;
+  if (text(json, "schema") != kSchemaName) return std::nullopt;
   return run_result_from_json(json, path.string());
 }
 

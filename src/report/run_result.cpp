@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 
 namespace infermark::report {
 namespace {
@@ -273,11 +274,12 @@ json to_json(const RunResult& r) {
 }
 
 RunResult run_result_from_json(const json& j, const std::string& source) {
-  if (!j.is_object() || j.value("schema", "") != kSchemaName)
+  // text() and number() read a mistyped field as absent: nlohmann's value() would throw its type_error.
+  if (text(j, "schema") != kSchemaName)
     throw Error(source + ": not an infermark run result (no \"schema\": \"" + kSchemaName + "\")");
-  const int version = j.value("schema_version", 0);
+  const double version = number(j, "schema_version");
   if (version > kSchemaVersion)
-    throw Error(source + ": schema version " + std::to_string(version) + " is newer than this infermark reads (" +
+    throw Error(source + ": schema version " + json(version).dump() + " is newer than this infermark reads (" +
                 std::to_string(kSchemaVersion) + "); upgrade infermark");
   try {
     RunResult r;

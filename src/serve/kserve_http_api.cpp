@@ -1,11 +1,10 @@
 #include "serve/kserve_http_api.hpp"
 
-#include <charconv>
-
 #include "core/clock.hpp"
 #include "net/completion.hpp"
 #include "serve/kserve_codec.hpp"
 #include "serve/kserve_documents.hpp"
+#include "serve/kserve_http_fields.hpp"
 #include "serve/triton_model_config.hpp"
 
 namespace infermark::serve {
@@ -16,21 +15,6 @@ using nlohmann::json;
 
 constexpr std::string_view kVariantHeader = "X-Model-Variant";
 
-std::vector<std::string> split_path(std::string_view target) {
-  const auto query = target.find('?');
-  if (query != std::string_view::npos) target = target.substr(0, query);
-  std::vector<std::string> parts;
-  std::size_t pos = 0;
-  while (pos < target.size()) {
-    const auto next = target.find('/', pos);
-    const auto part = target.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos);
-    if (!part.empty()) parts.emplace_back(part);
-    if (next == std::string_view::npos) break;
-    pos = next + 1;
-  }
-  return parts;
-}
-
 net::Response json_response(const json& body, http::status status = http::status::ok) {
   return net::make_response(status, body.dump());
 }
@@ -38,13 +22,7 @@ net::Response json_response(const json& body, http::status status = http::status
 net::Response empty_ok() { return net::make_response(http::status::ok, "", "text/plain"); }
 
 std::optional<std::size_t> header_length(const net::Request& request) {
-  const auto field = net::field_of(request, "Inference-Header-Content-Length");
-  if (field.empty()) return std::nullopt;
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (ec != std::errc() || end != field.data() + field.size())
-    throw RequestError(400, "Inference-Header-Content-Length: '" + std::string(field) + "' is not a byte count");
-  return value;
+  return parse_header_length(net::field_of(request, "Inference-Header-Content-Length"));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "backends/registry.hpp"
+#include "backends/declared.hpp"
 #include "core/yaml_fields.hpp"
 
 namespace infermark::serve {
@@ -27,10 +27,7 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
   variant.slots = yaml_value<int>(node, "slots", variant.slots, where);
   variant.context = yaml_value<int>(node, "context", 0, where);
   variant.weight = yaml_value<double>(node, "weight", 1.0, where);
-  if (node["opt"]) {
-    if (!node["opt"].IsMap()) throw Error(where + ": 'opt' maps framework option keys to values");
-    for (const auto& kv : node["opt"]) variant.options[kv.first.as<std::string>()] = kv.second.as<std::string>();
-  }
+  variant.options = yaml_options(node, "opt", where);
   if (const auto shadow = node["shadow"]) {
     const auto at = where + ": shadow";
     if (!shadow.IsMap()) throw Error(at + ": maps 'to' (a variant) and 'share' (0..1)");
@@ -73,20 +70,8 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& where, const st
   return model;
 }
 
-}  // namespace
-
-std::filesystem::path variant_file(const ModelSpec& model, const VariantSpec& variant) {
-  return variant.model.empty() ? model.file : variant.model;
-}
-
-std::string describe_variant(const ModelSpec& model, const VariantSpec& variant) {
-  return "model '" + model.name + "', variant '" + variant.name + "' (" + variant.backend + ", " +
-         variant_file(model, variant).string() + ")";
-}
-
-ServeConfig load_serve_config(const std::filesystem::path& file) {
+ServeConfig config_from(const YAML::Node& root, const std::filesystem::path& file) {
   const auto where = file.string();
-  const auto root = load_yaml_file(file, "model repository file");
   if (!root.IsMap() || !root["models"]) throw Error(where + ": a model repository file is a YAML mapping with 'models:'");
   check_keys(root, {"server", "models"}, where);
   ServeConfig config;
@@ -114,6 +99,25 @@ ServeConfig load_serve_config(const std::filesystem::path& file) {
     config.models.push_back(parse_model(models[i], where + ": model " + std::to_string(i + 1), base));
   validate(config);
   return config;
+}
+
+}  // namespace
+
+std::filesystem::path variant_file(const ModelSpec& model, const VariantSpec& variant) {
+  return variant.model.empty() ? model.file : variant.model;
+}
+
+std::string describe_variant(const ModelSpec& model, const VariantSpec& variant) {
+  return "model '" + model.name + "', variant '" + variant.name + "' (" + variant.backend + ", " +
+         variant_file(model, variant).string() + ")";
+}
+
+ServeConfig load_serve_config(const std::filesystem::path& file) {
+  return config_from(load_yaml_file(file, "model repository file"), file);
+}
+
+ServeConfig parse_serve_config(const std::string& yaml, const std::filesystem::path& file) {
+  return config_from(parse_yaml_text(yaml, file.string()), file);
 }
 
 void validate(const ServeConfig& config) {
@@ -147,7 +151,7 @@ void validate(const ServeConfig& config) {
     double total_weight = 0;
     for (const auto& variant : model.variants) {
       const auto at = where + ": variant '" + variant.name + "'";
-      BackendRegistry::check_known(variant.backend);
+      declared_backends().check_known(variant.backend);
       if (variant.name.empty() || variant.name.find('/') != std::string::npos)
         throw Error(where + ": a variant name must be non-empty and must not contain '/'");
       if (!variant_names.insert(variant.name).second) throw Error(at + ": named twice");

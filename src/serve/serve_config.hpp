@@ -76,6 +76,8 @@ std::string describe_variant(const ModelSpec& model, const VariantSpec& variant)
 
 // Reads a model repository file; throws infermark::Error naming the file and the field.
 ServeConfig load_serve_config(const std::filesystem::path& file);
+// The same from YAML text; `file` names it in errors and relative model paths are taken from its folder.
+ServeConfig parse_serve_config(const std::string& yaml, const std::filesystem::path& file);
 // Checks names, weights, shadows and batching; throws infermark::Error naming the field.
 void validate(const ServeConfig& config);
 

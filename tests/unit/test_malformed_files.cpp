@@ -1,0 +1,62 @@
+// Malformed pipeline, model repository and result files that the fuzz targets found escaping as
+// yaml-cpp or nlohmann exceptions (docs/fuzzing.md): each must be an infermark::Error naming the
+// file, which the CLI prints, not an exception that ends the program.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "pipeline/pipeline_file.hpp"
+#include "report/run_result.hpp"
+#include "serve/serve_config.hpp"
+
+namespace infermark {
+namespace {
+
+// Throws infermark::Error whose message names `file`, or fails.
+template <typename Parse>
+void expect_error_naming(const std::string& file, Parse parse) {
+  try {
+    parse();
+    ADD_FAILURE() << "no error for " << file;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+  }
+}
+
+const std::string kStages =
+    "pipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, backend: onnxruntime}\n";
+
+TEST(MalformedFiles, PipelineListsAndMapsWhereValuesBelongAreErrors) {
+  // fuzz_pipeline_yaml: `modes: [serial, processe:]` holds a map; yaml-cpp threw its bad conversion.
+  for (const std::string tail : {"modes: [serial, processe:]\n", "modes: {serial: 1}\n", "? [a, b]\n: 1\n"})
+    expect_error_naming("p.yaml", [&] { pipeline::parse_pipeline(kStages + tail, "p.yaml"); });
+  expect_error_naming("p.yaml", [] {
+    pipeline::parse_pipeline("pipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime, opt: {k: [1, 2]}}\n"
+                             "    - {model: b.onnx, backend: onnxruntime}\n",
+                             "p.yaml");
+  });
+  EXPECT_EQ(pipeline::parse_pipeline(kStages + "modes: serial\n", "p.yaml").modes, std::vector<std::string>{"serial"});
+}
+
+TEST(MalformedFiles, ModelRepositoryKeysAndOptionsMustBeValues) {
+  // fuzz_serve_config: a variant whose key is a map (`precision: fp32,!opt: {...}`).
+  const std::string head = "models:\n  - name: m\n    file: m.onnx\n    variants:\n      - ";
+  for (const std::string variant : {"{backend: onnxruntime, {a: 1}: 2}", "{backend: onnxruntime, opt: {k: {x: 1}}}",
+                                    "{backend: onnxruntime, opt: [1]}"})
+    expect_error_naming("r.yaml", [&] { serve::parse_serve_config(head + variant + "\n", "r.yaml"); });
+  const auto config = serve::parse_serve_config(head + "{backend: onnxruntime, opt: {k: v}}\n", "r.yaml");
+  EXPECT_EQ(config.models.at(0).variants.at(0).options.at("k"), "v");
+}
+
+TEST(MalformedFiles, ResultSchemaFieldsOfTheWrongTypeAreErrors) {
+  // {"schema": 1}: nlohmann's value("schema", "") threw type_error.302 before the reader's catch.
+  for (const auto* text : {R"({"schema": 1})", R"({"schema": "infermark.run-result", "schema_version": "x"})",
+                           R"({"schema": "infermark.run-result", "schema_version": 1e300})"})
+    expect_error_naming("r.json", [&] { report::run_result_from_json(nlohmann::json::parse(text), "r.json"); });
+}
+
+}  // namespace
+}  // namespace infermark
