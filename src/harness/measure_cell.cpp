@@ -4,6 +4,7 @@
 
 #include <ctime>
 #include <exception>
+#include <string_view>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -19,6 +20,14 @@ namespace infermark::harness {
 namespace {
 
 double ms_since(std::int64_t start_ns) { return static_cast<double>(mono_now_ns() - start_ns) * 1e-6; }
+
+// A framework's message as the cause of a failed cell: its surrounding blank lines dropped (LibTorch's
+// and ONNX Runtime's end in a line break, some start with one), and never empty.
+std::string failure_cause(std::string_view message) {
+  const auto first = message.find_first_not_of(" \t\r\n"), last = message.find_last_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "an exception without a message";
+  return std::string(message.substr(first, last - first + 1));
+}
 
 // Validates before anything is loaded: an impossible request fails fast, naming the flag.
 void check_request(const CellRequest& request) {
@@ -176,7 +185,11 @@ report::RunResult measure_in_stages(const CellRequest& request, const StageCallb
     body(result, environment, enter);
   } catch (const std::exception& e) {
     result.status = report::CellStatus::kFailed;
-    result.error = request.backend + ": " + e.what() + " (while " + stage + ")";
+    result.error = request.backend + ": " + failure_cause(e.what()) + " (while " + stage + ")";
+  } catch (...) {
+    // Not a std::exception (a framework's own type): still this cell's failure, not the worker's end.
+    result.status = report::CellStatus::kFailed;
+    result.error = request.backend + ": an exception that is not a std::exception (while " + stage + ")";
   }
   result.environment = probes::to_json(environment);
   return result;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 
 namespace infermark::report {
 namespace {
@@ -72,7 +73,16 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     rows.push_back(row_for(r));
     rows.back()[1] = shorten(rows.back()[1], 24);
   }
-  std::string table = markdown_table(kColumns, rows);
+  // Several models in one run (`run a.onnx b.onnx`): each row says which, as the generation table does.
+  auto columns = kColumns;
+  std::set<std::string> names;
+  for (const auto& r : results)
+    if (!r.model.name.empty()) names.insert(r.model.name);
+  if (names.size() > 1) {
+    columns.insert(columns.begin() + 1, {"model", false});
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].insert(rows[i].begin() + 1, results[i].model.name);
+  }
+  std::string table = markdown_table(columns, rows);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   for (const auto& r : results)

@@ -227,10 +227,12 @@ class LibTorchSession final : public Session {
 };
 
 // LibTorch's loader errors start with the C++ source location of its check; the cause users need
-// is what follows. An archive from a newer PyTorch gets the remedy too.
+// is what follows. The TorchScript compiler's (a corrupted archive's code) start with a line break.
+// An archive from a newer PyTorch gets the remedy too.
 std::string load_error_cause(const std::string& message) {
-  static const std::regex located(R"(^\[enforce fail at [^\]]*\]\s*\.?\s*)");
-  const auto cause = std::regex_replace(message, located, "");
+  static const std::regex located(R"(^\s*\[enforce fail at [^\]]*\]\s*\.?\s*)");
+  static const std::regex padding(R"(^\s+|\s+$)");
+  const auto cause = std::regex_replace(std::regex_replace(message, located, ""), padding, "");
   static const std::regex newer(R"(version (\d+), but the maximum supported version for reading is (\d+))");
   std::smatch m;
   if (std::regex_search(cause, m, newer))
@@ -253,6 +255,11 @@ class LibTorchBackend final : public Backend {
       return std::make_unique<LibTorchSession>(model, options);
     } catch (const c10::Error& e) {
       throw Error("cannot load " + model.string() + ": " + load_error_cause(e.what_without_backtrace()));
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      // torch::jit::ErrorReport: the TorchScript compiler rejected the archive's code (corrupted or foreign).
+      throw Error("cannot load " + model.string() + ": " + load_error_cause(e.what()));
     }
   }
 };

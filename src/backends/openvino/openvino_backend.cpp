@@ -339,23 +339,26 @@ class OpenVinoBackend final : public Backend {
     try {
       return std::make_unique<OpenVinoSession>(model, options);
     } catch (const ov::Exception& e) {
-      throw Error("cannot load " + model.string() + ": " + first_line(e.what()));
+      throw Error("cannot load " + model.string() + ": " + cause_of(e.what()));
     }
   }
 
  private:
-  // OpenVINO exceptions carry a multi-line trace of source locations; the first meaningful line is the cause.
-  static std::string first_line(const std::string& text) {
+  // OpenVINO exceptions carry a multi-line trace of source locations ("Exception from x.cpp:84:",
+  // "Check '...' failed at y.cpp:47:"); the other lines, joined, are the cause. The first alone is
+  // often only the step ("Loading input model", "FrontEnd API failed with GeneralFailure:") and the
+  // reason is on the next line ("Input tensor isn't found for node ...", "Model can't be parsed").
+  static std::string cause_of(const std::string& text) {
     std::string result;
     std::size_t pos = 0;
-    while (pos < text.size()) {
+    while (pos <= text.size()) {
       auto end = text.find('\n', pos);
-      auto line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      if (!line.empty() && line.find("Exception from") == std::string::npos && line.find(".cpp:") == std::string::npos) {
-        result = line;
-        break;
-      }
-      if (end == std::string::npos) break;
+      if (end == std::string::npos) end = text.size();
+      auto line = text.substr(pos, end - pos);
+      const auto first = line.find_first_not_of(" \t\r"), last = line.find_last_not_of(" \t\r");
+      line = first == std::string::npos ? "" : line.substr(first, last - first + 1);
+      if (!line.empty() && line.find("Exception from") == std::string::npos && line.find(".cpp:") == std::string::npos)
+        result += (result.empty() ? "" : result.back() == ':' ? " " : ": ") + line;
       pos = end + 1;
     }
     return result.empty() ? text : result;
