@@ -5,7 +5,7 @@ BUILD  := build/$(PRESET)
 MODEL  ?= models/resnet50.onnx
 ARGS   ?=
 
-.PHONY: all setup configure build run test bench clean
+.PHONY: all setup configure build run test bench sanitize clean
 
 all: build
 
@@ -27,6 +27,17 @@ test: build
 
 bench: build
 	$(BUILD)/bench/infermark_bench --benchmark_min_time=0.5
+
+# The unit and integration suites under ASan+UBSan (build/debug), then the concurrency unit tests
+# (load generator, net, remote, serve) under TSan (build/tsan). Not part of `make test`: two more
+# builds, about an hour on 2 cores (docs/sanitizers.md).
+sanitize: setup
+	cmake --preset debug
+	cmake --build --preset debug
+	ctest --preset debug -L 'unit|integration' -j2
+	cmake --preset tsan
+	cmake --build --preset tsan
+	ctest --preset tsan -j2
 
 clean:
 	rm -rf build
