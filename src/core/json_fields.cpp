@@ -19,7 +19,12 @@ double number(const json& j, const char* key) { return optional_number(j, key).v
 
 std::optional<std::uint64_t> optional_count(const json& j, const char* key) {
   const auto* value = json_field(j, key);
-  return value && value->is_number() ? std::optional(value->get<std::uint64_t>()) : std::nullopt;
+  if (!value || !value->is_number()) return std::nullopt;
+  try {
+    return integer<std::uint64_t>(*value);
+  } catch (const json::exception&) {
+    return std::nullopt;  // out of range reads as absent, as a mistyped field does
+  }
 }
 
 std::uint64_t count(const json& j, const char* key) { return optional_count(j, key).value_or(0); }

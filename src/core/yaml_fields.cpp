@@ -44,6 +44,9 @@ std::map<std::string, std::string> yaml_options(const YAML::Node& node, const st
 }
 
 void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where) {
+  // Iterating a list as a map gives yaml-cpp's InvalidNode for every key.
+  if (map.IsNull()) return;
+  if (!map.IsMap()) throw Error(where + ": expected a mapping of keys to values, not " + YAML::Dump(map));
   for (const auto& kv : map) {
     const auto key = yaml_scalar(kv.first, where + ": a key");
     if (!known.count(key)) {

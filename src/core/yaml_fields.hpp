@@ -28,13 +28,18 @@ std::string yaml_scalar(const YAML::Node& node, const std::string& where);
 // Throws infermark::Error naming `where` and the key for anything else.
 std::map<std::string, std::string> yaml_options(const YAML::Node& node, const std::string& key, const std::string& where);
 
-// Throws infermark::Error naming `where` and the unknown key, listing the known ones, or a key
-// that is a list or a map.
+// Throws infermark::Error naming `where` and the unknown key, listing the known ones, a key that
+// is a list or a map, or a `map` that is a single value or a list (null: no keys).
 void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& where);
 
-// `node[key]` as T, or `fallback` when absent; throws infermark::Error naming `where` and the key.
+// `node[key]` as T, or `fallback` when absent (or `node` null); throws infermark::Error naming
+// `where` and the key.
+// A `node` that is a single value or a list (`batching: 8`) is an error too: yaml-cpp's
+// operator[] would throw its own exception for it.
 template <typename T>
 T yaml_value(const YAML::Node& node, const std::string& key, T fallback, const std::string& where) {
+  if (!node.IsMap() && !node.IsNull())
+    throw Error(where + ": expected a mapping with '" + key + "', not " + YAML::Dump(node));
   if (!node[key]) return fallback;
   try {
     return node[key].as<T>();

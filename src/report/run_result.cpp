@@ -16,7 +16,7 @@ json spec_json(const TensorSpec& spec) {
 }
 
 TensorSpec spec_from(const json& j) {
-  return {j.at("name"), parse_dtype(j.at("dtype").get<std::string>()), j.at("shape").get<std::vector<std::int64_t>>(),
+  return {j.at("name"), parse_dtype(j.at("dtype").get<std::string>()), integers<std::int64_t>(j.at("shape")),
           j.value("dim_names", std::vector<std::string>{})};
 }
 
@@ -60,7 +60,7 @@ json latency_json(const stats::LatencySummary& s) {
 
 stats::LatencySummary latency_from(const json& j) {
   stats::LatencySummary s;
-  s.count = j.at("count");
+  s.count = integer<std::size_t>(j.at("count"));
   s.mean = j.at("mean");
   s.stddev = j.at("stddev");
   s.min = j.at("min");
@@ -100,7 +100,7 @@ json inputs_fed_json(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> inputs_fed_from(const json& j) {
   std::vector<Tensor> out;
-  for (const auto& t : j) out.push_back({t.at("name"), parse_dtype(t.at("dtype").get<std::string>()), t.at("shape"), {}});
+  for (const auto& t : j) out.push_back({t.at("name"), parse_dtype(t.at("dtype").get<std::string>()), integers<std::int64_t>(t.at("shape")), {}});
   return out;
 }
 
@@ -140,7 +140,7 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
     check.outputs.push_back(a);
   }
   for (const auto& a : j.value("by_shape", json::array())) {
-    ShapeAgreement shape{a.at("shape"),         a.at("sets"),
+    ShapeAgreement shape{a.at("shape"),         integer<int>(a.at("sets")),
                          a.at("max_abs_error"), a.at("min_cosine_similarity"),
                          std::nullopt,          a.value("comparable", true)};
     if (!a.at("top1_agreement").is_null()) shape.top1_agreement = a.at("top1_agreement").get<double>();
@@ -179,14 +179,14 @@ GenerationResult generation_from(const json& j) {
   };
   const auto lengths = [&](const char* key) {
     const auto& t = j.at(key);
-    return TokenLengths{t.value("mean", 0.0), t.value("stddev", 0.0), t.value("total", 0LL)};
+    return TokenLengths{t.value("mean", 0.0), t.value("stddev", 0.0), integer_or(t, "total", 0LL)};
   };
   GenerationResult g;
-  g.concurrency = j.value("concurrency", 0);
+  g.concurrency = integer_or(j, "concurrency", 0);
   g.prompt_tokens = lengths("prompt_tokens");
   g.output_tokens = lengths("output_tokens");
-  g.requests = j.value("requests", std::size_t{0});
-  g.steps = j.value("steps", 0);
+  g.requests = integer_or(j, "requests", std::size_t{0});
+  g.steps = integer_or(j, "steps", 0);
   g.wall_s = j.value("wall_s", 0.0);
   g.ttft_ms = summary("ttft_ms");
   g.tpot_ms = summary("tpot_ms");
@@ -289,19 +289,25 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.isolation = j.at("isolation");
     const auto& m = j.at("model");
     r.model = {
-        m.at("path"), m.at("name"), m.at("format"), m.at("size_bytes"), specs_from(m.at("inputs")), specs_from(m.at("outputs"))};
+        m.at("path"),           m.at("name"), m.at("format"), integer<long long>(m.at("size_bytes")), specs_from(m.at("inputs")),
+        specs_from(m.at("outputs"))};
     const auto& b = j.at("backend");
     r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", ""), {}};
     const auto& req = j.at("settings").at("requested");
-    r.requested = {req.at("intra_op_threads"),           req.at("inter_op_threads"),     req.at("device"), req.at("precision"),
-                   req.value("expected_concurrency", 1), req.value("artifacts_dir", ""), req.at("extras")};
+    r.requested = {integer<int>(req.at("intra_op_threads")),
+                   integer<int>(req.at("inter_op_threads")),
+                   req.at("device"),
+                   req.at("precision"),
+                   integer_or(req, "expected_concurrency", 1),
+                   req.value("artifacts_dir", ""),
+                   req.at("extras")};
     r.effective_settings = settings_from(j.at("settings").at("effective"));
     const auto& s = j.at("scenario");
     r.scenario = {s.at("name"),
-                  s.at("batch"),
-                  s.at("warmup_runs"),
-                  s.at("timed_runs"),
-                  s.at("seed"),
+                  integer<long long>(s.at("batch")),
+                  integer<int>(s.at("warmup_runs")),
+                  integer<int>(s.at("timed_runs")),
+                  integer<unsigned long long>(s.at("seed")),
                   inputs_fed_from(s.at("inputs")),
                   s.value("parameters", json::object())};
     const auto& t = j.at("timing_ms");

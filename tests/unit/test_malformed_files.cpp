@@ -47,6 +47,15 @@ TEST(MalformedFiles, ModelRepositoryKeysAndOptionsMustBeValues) {
   for (const std::string variant : {"{backend: onnxruntime, {a: 1}: 2}", "{backend: onnxruntime, opt: {k: {x: 1}}}",
                                     "{backend: onnxruntime, opt: [1]}"})
     expect_error_naming("r.yaml", [&] { serve::parse_serve_config(head + variant + "\n", "r.yaml"); });
+  // fuzz_serve_config (3-minute run): `batching: rrr`, a section that is a single value; yaml-cpp's
+  // operator[] threw "operator[] call on a scalar".
+  for (const std::string section : {"batching: rrr\n", "breaker: [1, 2]\n"})
+    expect_error_naming("r.yaml", [&] {
+      serve::parse_serve_config("models:\n  - name: m\n    file: m.onnx\n    " + section +
+                                    "    variants:\n      - {backend: onnxruntime}\n",
+                                "r.yaml");
+    });
+  expect_error_naming("r.yaml", [&] { serve::parse_serve_config("server: 8000\n" + head + "{backend: onnxruntime}\n", "r.yaml"); });
   const auto config = serve::parse_serve_config(head + "{backend: onnxruntime, opt: {k: v}}\n", "r.yaml");
   EXPECT_EQ(config.models.at(0).variants.at(0).options.at("k"), "v");
 }
@@ -56,6 +65,22 @@ TEST(MalformedFiles, ResultSchemaFieldsOfTheWrongTypeAreErrors) {
   for (const auto* text : {R"({"schema": 1})", R"({"schema": "infermark.run-result", "schema_version": "x"})",
                            R"({"schema": "infermark.run-result", "schema_version": 1e300})"})
     expect_error_naming("r.json", [&] { report::run_result_from_json(nlohmann::json::parse(text), "r.json"); });
+}
+
+TEST(MalformedFiles, ResultIntegersOutOfRangeAreErrorsNotUndefinedCasts) {
+  // fuzz_result_json (3-minute run): "size_bytes": 7.6e107 went through nlohmann's get<long long>(),
+  // a float-to-integer cast out of range (UBSan: undefined behaviour).
+  auto result = report::to_json(report::RunResult{});
+  EXPECT_NO_THROW(report::run_result_from_json(result, "r.json"));
+  for (const auto* pointer : {"/model/size_bytes", "/scenario/batch", "/scenario/seed", "/settings/requested/intra_op_threads"})
+    for (const double value : {7.6e107, -1e300, -2.5}) {
+      if (value == -2.5 && std::string(pointer) != "/scenario/seed") continue;  // negative is in range of the signed fields
+      auto broken = result;
+      broken[nlohmann::json::json_pointer(pointer)] = value;
+      expect_error_naming("r.json", [&] { report::run_result_from_json(broken, "r.json"); });
+    }
+  result["scenario"]["batch"] = 8.0;  // an integral float still reads
+  EXPECT_EQ(report::run_result_from_json(result, "r.json").scenario.batch, 8);
 }
 
 }  // namespace
