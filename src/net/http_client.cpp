@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -87,8 +89,11 @@ std::string_view ClientResponse::header(std::string_view name) const {
   return {};
 }
 
+// A connection's stream runs on a strand, and so does every exchange on it (send() spawns it there):
+// with several io threads, the stream's own timeout handler would otherwise run beside the exchange
+// that reads, writes or closes the same socket (a data race ThreadSanitizer found).
 struct HttpClient::Connection {
-  explicit Connection(asio::io_context& io) : stream(io) {}
+  explicit Connection(const asio::any_io_executor& strand) : stream(strand) {}
   beast::tcp_stream stream;
   beast::flat_buffer buffer;  // bytes read past one response belong to the next
 };
@@ -144,7 +149,9 @@ void HttpClient::send(ClientRequest request, Done done, Chunk on_chunk) {
 }
 
 void HttpClient::send(PreparedRequestPtr request, Done done, Chunk on_chunk) {
-  asio::co_spawn(io_, exchange(std::move(request), std::move(done), std::move(on_chunk)), asio::detached);
+  auto idle = take_idle();
+  const auto strand = idle ? idle->stream.get_executor() : asio::any_io_executor(asio::make_strand(io_));
+  asio::co_spawn(strand, exchange(std::move(idle), std::move(request), std::move(done), std::move(on_chunk)), asio::detached);
 }
 
 ClientResponse HttpClient::send_and_wait(ClientRequest request) {
@@ -154,17 +161,19 @@ ClientResponse HttpClient::send_and_wait(ClientRequest request) {
   return answer.get();
 }
 
-asio::awaitable<void> HttpClient::exchange(PreparedRequestPtr request, Done done, Chunk on_chunk) {
+asio::awaitable<void> HttpClient::exchange(std::unique_ptr<Connection> idle, PreparedRequestPtr request, Done done,
+                                           Chunk on_chunk) {
+  const auto strand = co_await asio::this_coro::executor;  // new connections share this exchange's strand
   ClientResponse response;
   std::unique_ptr<Connection> connection;
   beast::error_code ec;
   bool streamed_any = false;
   // The retry always opens a new connection: another idle one may have been closed as well.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    connection = attempt == 0 ? take_idle() : nullptr;
+    connection = attempt == 0 ? std::move(idle) : nullptr;
     const bool reused = connection != nullptr;
     if (!connection) {
-      connection = std::make_unique<Connection>(io_);
+      connection = std::make_unique<Connection>(strand);
       connection->stream.expires_after(options_.timeout);
       co_await connection->stream.async_connect(addresses_, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) {

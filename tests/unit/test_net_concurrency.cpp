@@ -74,7 +74,8 @@ class Worker {
   std::thread thread_;
 };
 
-// /work/N: the body "done N", computed on the worker; /stream: five chunks; anything else: 404.
+// /work/N: the body "done N", computed on the worker; /hang: an answer 3 s later; /stream: five
+// chunks; anything else: 404.
 net::Handler handler_on(Worker& worker) {
   return [&worker](net::Request& request, net::Responder& responder) -> asio::awaitable<void> {
     const std::string target(net::target_of(request));
@@ -86,6 +87,11 @@ net::Handler handler_on(Worker& worker) {
       };
       auto body = co_await net::await_completion<std::string>(std::move(compute));
       co_await responder.send(net::make_response(http::status::ok, std::move(body), "text/plain"));
+    } else if (target == "/hang") {  // answers after any client's timeout in these tests
+      asio::steady_timer later(co_await asio::this_coro::executor, std::chrono::seconds(3));
+      boost::system::error_code ec;
+      co_await later.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await responder.send(net::make_response(http::status::ok, "late", "text/plain"));
     } else if (target == "/stream") {
       if (!co_await responder.begin_stream(net::make_response(http::status::ok, "", "text/event-stream"))) co_return;
       for (int i = 0; i < 5; ++i)
@@ -167,6 +173,25 @@ TEST(NetConcurrency, AServerShutDownWhileRequestsArriveAnswersOrDropsEachOnce) {
   worker.reset();
   EXPECT_GT(answered.load(), 0);
   EXPECT_GT(failed.load(), 0) << "requests after the shutdown must fail (connect refused or dropped)";
+}
+
+// Requests that time out, on a client with several io threads: the stream's timeout handler closes
+// the socket while the exchange fails and frees the connection. Before each connection had its own
+// strand, those two ran on different threads at once (a data race TSan reported).
+TEST(NetConcurrency, TimeoutsOnAThreadedClientFailEachRequestOnce) {
+  auto worker = std::make_unique<Worker>();
+  net::HttpServer server("127.0.0.1", 0, 2, net::ServerLimits{}, handler_on(*worker));
+  server.start();
+  {
+    auto client = client_of(server, 4, std::chrono::milliseconds(100));
+    constexpr int kRequests = 32;
+    std::vector<std::promise<net::ClientResponse>> answers(kRequests);
+    for (auto& answer : answers)
+      client.send({http::verb::get, "/hang", "", {}}, [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
+    for (auto& answer : answers) EXPECT_EQ(answer.get_future().get().error, net::TransportError::kTimeout);
+  }
+  server.shutdown(std::chrono::milliseconds(0));
+  worker.reset();
 }
 
 // The load generator's asynchronous paths (closed loop's clients, open loop's dispatcher) over
