@@ -5,6 +5,7 @@
 
 #include "cli/backend_listing.hpp"
 #include "cli/commands.hpp"
+#include "core/json_text.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -66,7 +67,7 @@ void add_backends_command(CLI::App& app, int& exit_code) {
   cmd->callback([&exit_code] {
     BackendRegistry registry(default_plugin_dir());
     const auto listing = list_backends(registry);
-    as_json ? fmt::print("{}\n", to_json(listing).dump(2)) : print_table(listing);
+    as_json ? fmt::print("{}\n", json_text(to_json(listing), 2)) : print_table(listing);
     for (const auto& b : listing)
       if (b.built && !b.error.empty()) exit_code = 1;
   });

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
+#include "core/json_text.hpp"
 #include "report/compare.hpp"
 
 namespace infermark::cli {
@@ -44,7 +45,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
     if (gate) o.settings.threshold_pct = o.fail_on_regression_pct;
     const auto comparison =
         report::compare_results(report::load_results({o.baseline}), report::load_results({o.candidate}), o.settings);
-    fmt::print("{}", o.as_json ? report::to_json(comparison).dump(2) + "\n" : report::to_markdown(comparison));
+    fmt::print("{}", o.as_json ? json_text(report::to_json(comparison), 2) + "\n" : report::to_markdown(comparison));
     exit_code = gate && comparison.regressions() > 0 ? 1 : 0;
   });
 }

@@ -3,6 +3,7 @@
 
 #include "cli/backend_listing.hpp"
 #include "cli/commands.hpp"
+#include "core/json_text.hpp"
 #include "probes/environment.hpp"
 
 namespace infermark::cli {
@@ -17,11 +18,11 @@ void add_env_command(CLI::App& app, int& /*exit_code*/) {
       if (b.built && b.error.empty()) env.libraries[b.info.framework] = b.info.version;
     const auto json = probes::to_json(env);
     if (as_json) {
-      fmt::print("{}\n", json.dump(2));
+      fmt::print("{}\n", json_text(json, 2));
       return;
     }
     for (const auto& [key, value] : json.items())
-      fmt::print("{:<20} {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
+      fmt::print("{:<20} {}\n", key, value.is_string() ? value.get<std::string>() : json_text(value));
   });
 }
 

@@ -13,6 +13,7 @@
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "harness/run_options.hpp"
 #include "remote/measure_remote.hpp"
 
@@ -64,7 +65,7 @@ void print_cell(const report::RunResult& r, const std::filesystem::path& path) {
   if (r.generation && r.generation->ttft_ms)
     line += fmt::format("  TTFT P50 {:.1f} ms  {:.1f} output tokens/s", r.generation->ttft_ms->at(50).value,
                         r.generation->output_tokens_per_s);
-  if (!r.remote.is_null() && r.remote.contains("errors")) line += fmt::format("  errors {}", r.remote["errors"]["total"].dump());
+  if (!r.remote.is_null() && r.remote.contains("errors")) line += fmt::format("  errors {}", json_text(r.remote["errors"]["total"]));
   fmt::print("{}  -> {}\n", line, path.string());
   if (!r.error.empty()) fmt::print(stderr, "infermark load: {}\n", r.error);
   std::fflush(stdout);

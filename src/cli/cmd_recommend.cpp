@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/recommend.hpp"
 
 namespace infermark::cli {
@@ -74,7 +75,7 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
       }
     }
     const auto recommendation = report::recommend(report::load_results(o.results), c, peak_flops);
-    fmt::print("{}", o.as_json ? report::to_json(recommendation).dump(2) + "\n" : report::to_markdown(recommendation));
+    fmt::print("{}", o.as_json ? json_text(report::to_json(recommendation), 2) + "\n" : report::to_markdown(recommendation));
     exit_code = recommendation.every_model_has_a_pick() ? 0 : 3;
   });
 }

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -159,7 +160,7 @@ CellRequest cell_from_json(const json& j) {
 
 void write_cell(const CellRequest& cell, const std::filesystem::path& path) {
   std::ofstream out(path);
-  out << to_json(cell).dump(2) << '\n';
+  out << json_text(to_json(cell), 2) << '\n';
   if (!out) throw Error(path.string() + ": cannot write the cell request");
 }
 

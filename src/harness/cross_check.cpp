@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/json_text.hpp"
 #include "core/npy.hpp"
 #include "harness/measure_cell.hpp"
 
@@ -87,7 +88,7 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
   // Cells fed shapes drawn per query save their first input set's outputs: compare them only with
   // cells that drew the same sets (same ranges; the same seed gives the same draws everywhere).
   const auto varying = [](const report::RunResult& r) {
-    return r.scenario.parameters.contains("varying_shapes") ? " " + r.scenario.parameters["varying_shapes"]["ranges"].dump() : "";
+    return r.scenario.parameters.contains("varying_shapes") ? " " + json_text(r.scenario.parameters["varying_shapes"]["ranges"]) : "";
   };
   for (auto& o : outcomes) families[model_family(o.result.model.name) + varying(o.result)].push_back(&o);
   for (auto& [family, members] : families) {

@@ -9,6 +9,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "harness/child_process.hpp"
 #include "pipeline/pipeline_run.hpp"
 #include "pipeline/shm_ring.hpp"
@@ -46,7 +47,7 @@ std::filesystem::path write_worker_config(const PipelineSpec& spec, std::size_t 
                               {"info", (dir / ("processes.stage" + std::to_string(k) + ".info.json")).string()}};
   std::filesystem::remove(config.at("info").get<std::string>());  // a previous run's must not be read back
   const auto path = dir / ("processes.stage" + std::to_string(k) + ".json");
-  std::ofstream(path) << config.dump(2) << '\n';
+  std::ofstream(path) << json_text(config, 2) << '\n';
   return path;
 }
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "pipeline/pipeline_run.hpp"
 #include "pipeline/shm_ring.hpp"
 
@@ -23,7 +24,7 @@ bool run_stage_worker(const BackendRegistry& registry, const std::filesystem::pa
   PipelineStage stage(registry, spec, index, inputs, config.at("previous"));
   {
     const std::string info = config.at("info");
-    std::ofstream(info + ".partial") << to_json(stage.description()).dump(2) << '\n';
+    std::ofstream(info + ".partial") << json_text(to_json(stage.description()), 2) << '\n';
     std::filesystem::rename(info + ".partial", info);
   }
   // A slot holds one message with this stage's outputs; their sizes are fixed by the first run.

@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "remote/sse_parser.hpp"
 
 namespace infermark::remote {
@@ -51,7 +52,7 @@ struct StreamState {
 
   void read(const json& j, OpenAiEndpoint endpoint, std::int64_t now_ns) {
     if (j.contains("error") && !j["error"].is_null()) {
-      error = j["error"].dump(-1, ' ', false, json::error_handler_t::replace);
+      error = json_text(j["error"]);
       return;
     }
     if (j.contains("usage") && j["usage"].is_object()) {
@@ -147,7 +148,7 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
     if (settings_.stream) body["stream_options"] = {{"include_usage", true}};
     if (settings_.ignore_eos) body["ignore_eos"] = true;
     for (const auto& [key, value] : settings_.extra.items()) body[key] = value;
-    bodies_.push_back(body.dump(-1, ' ', false, json::error_handler_t::replace));
+    bodies_.push_back(json_text(body));
   }
 }
 

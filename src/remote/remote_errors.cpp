@@ -2,19 +2,14 @@
 
 #include <algorithm>
 
+#include "core/json_text.hpp"
+
 
 namespace infermark::remote {
 namespace {
 
 constexpr std::size_t kExamples = 5;
 constexpr std::size_t kExampleChars = 300;
-
-// A server's message may hold bytes that are not UTF-8 (or be cut inside a character): replaced,
-// so writing the result never fails on it.
-std::string valid_utf8(const std::string& text) {
-  using nlohmann::json;
-  return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
-}
 
 // grpc::StatusCode's names, by value (the gRPC headers stay out of this file).
 std::string grpc_code_name(int code) {

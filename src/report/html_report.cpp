@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 
 namespace infermark::report {
 namespace {
@@ -68,7 +69,7 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
 // a mode where </script> no longer ends it. Both only occur inside JSON strings, where these
 // escapes read back as the same characters.
 std::string json_for_script(const json& data) {
-  auto text = data.dump(-1, ' ', false, json::error_handler_t::replace);
+  auto text = json_text(data);
   replace_all(text, "</", "<\\/");
   replace_all(text, "<!--", "<\\u0021--");
   return text;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/json_text.hpp"
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
 #include "report/ab_table.hpp"
@@ -125,7 +126,7 @@ std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axi
 }
 
 std::string lanes_of(const RunResult& r) {
-  return r.scenario.parameters.contains("lanes") ? r.scenario.parameters["lanes"].dump() : "1";
+  return r.scenario.parameters.contains("lanes") ? json_text(r.scenario.parameters["lanes"]) : "1";
 }
 
 std::string model_section(const std::string& model, const std::vector<LoadedResult>& all_cells) {

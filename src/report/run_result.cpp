@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "core/json_text.hpp"
 
 namespace infermark::report {
 namespace {
@@ -37,7 +38,7 @@ stats::Interval interval_from(const json& j) { return {j.at(0).get<double>(), j.
 
 // Percentile keys read as "p50", "p99", "p99.9".
 std::string percentile_key(double p) {
-  auto text = nlohmann::json(p).dump();
+  auto text = json_text(nlohmann::json(p));
   if (text.size() > 2 && text.substr(text.size() - 2) == ".0") text.resize(text.size() - 2);
   return "p" + text;
 }
@@ -353,7 +354,7 @@ void write_run_result(const RunResult& result, const std::string& path) {
   {
     std::ofstream out(temp);
     if (!out) throw Error(path + ": cannot write result file");
-    out << to_json(result).dump(2) << '\n';
+    out << json_text(to_json(result), 2) << '\n';
     if (!out) throw Error(path + ": write failed");
   }
   std::filesystem::rename(temp, path);

@@ -1,4 +1,5 @@
 #include "serve/kserve_codec.hpp"
+#include "core/json_text.hpp"
 
 #include <bit>
 #include <cmath>
@@ -165,7 +166,7 @@ std::vector<std::int64_t> parse_shape_field(const json& input, const std::string
   std::vector<std::int64_t> shape;
   for (const auto& dim : input["shape"]) {
     if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0)
-      throw bad_request(field + ".shape: dimensions must be non-negative integers, got " + input["shape"].dump());
+      throw bad_request(field + ".shape: dimensions must be non-negative integers, got " + json_text(input["shape"]));
     shape.push_back(dim.get<std::int64_t>());
   }
   return shape;
@@ -340,7 +341,7 @@ EncodedResponse encode_infer_response(const ResponseHeader& header, const std::v
     }
     body["outputs"].push_back(std::move(entry));
   }
-  EncodedResponse encoded{body.dump(), std::nullopt};
+  EncodedResponse encoded{json_text(body), std::nullopt};
   if (!binary.empty()) {
     encoded.json_length = encoded.body.size();
     encoded.body += binary;
@@ -369,7 +370,7 @@ EncodedResponse encode_infer_request(const std::vector<Tensor>& inputs, const st
       body["outputs"].push_back(std::move(entry));
     }
   }
-  EncodedResponse encoded{body.dump(), std::nullopt};
+  EncodedResponse encoded{json_text(body), std::nullopt};
   if (binary) {
     encoded.json_length = encoded.body.size();
     encoded.body += raw;
@@ -393,7 +394,7 @@ std::vector<TensorSpec> parse_tensor_metadata(const json& tensors, const std::st
     if (!tensor.contains("shape") || !tensor["shape"].is_array()) throw bad_request(where + ".shape: missing or not an array");
     for (const auto& dim : tensor["shape"]) {
       if (!dim.is_number_integer() || dim.get<std::int64_t>() < -1)
-        throw bad_request(where + ".shape: dimensions must be integers, -1 for dynamic, got " + tensor["shape"].dump());
+        throw bad_request(where + ".shape: dimensions must be integers, -1 for dynamic, got " + json_text(tensor["shape"]));
       spec.shape.push_back(dim.get<std::int64_t>());
     }
     spec.dim_names.assign(spec.shape.size(), "");

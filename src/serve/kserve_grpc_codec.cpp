@@ -5,6 +5,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "serve/kserve_codec.hpp"
 
 namespace infermark::serve {
@@ -148,7 +149,7 @@ void encode_infer_outputs(const std::vector<Tensor>& outputs, const std::vector<
 void fill_from_json(const nlohmann::json& json, google::protobuf::Message& message) {
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  const auto status = google::protobuf::util::JsonStringToMessage(json.dump(), &message, options);
+  const auto status = google::protobuf::util::JsonStringToMessage(json_text(json), &message, options);
   if (!status.ok()) throw Error("cannot express the " + message.GetTypeName() + " in gRPC: " + status.ToString());
 }
 

@@ -1,6 +1,7 @@
 #include "serve/kserve_http_api.hpp"
 
 #include "core/clock.hpp"
+#include "core/json_text.hpp"
 #include "net/completion.hpp"
 #include "serve/kserve_codec.hpp"
 #include "serve/kserve_documents.hpp"
@@ -16,7 +17,7 @@ using nlohmann::json;
 constexpr std::string_view kVariantHeader = "X-Model-Variant";
 
 net::Response json_response(const json& body, http::status status = http::status::ok) {
-  return net::make_response(status, body.dump());
+  return net::make_response(status, json_text(body));
 }
 
 net::Response empty_ok() { return net::make_response(http::status::ok, "", "text/plain"); }

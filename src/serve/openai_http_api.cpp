@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.hpp"
 #include "core/random.hpp"
 #include "net/completion.hpp"
 #include "serve/kserve_codec.hpp"
@@ -36,7 +37,7 @@ net::Response OpenAiHttpApi::list_models() const {
   for (const auto& model : repository_.models())
     if (model->is_language_model())
       data.push_back({{"id", model->spec.name}, {"object", "model"}, {"created", 0}, {"owned_by", "infermark"}});
-  return net::make_response(http::status::ok, nlohmann::json{{"object", "list"}, {"data", data}}.dump());
+  return net::make_response(http::status::ok, json_text(nlohmann::json{{"object", "list"}, {"data", data}}));
 }
 
 boost::asio::awaitable<void> OpenAiHttpApi::handle(net::Request& request, net::Responder& responder) {

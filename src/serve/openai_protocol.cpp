@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.hpp"
 #include "serve/kserve_codec.hpp"
 
 namespace infermark::serve {
@@ -12,7 +13,7 @@ using nlohmann::json;
 RequestError bad_request(const std::string& message) { return RequestError(400, message); }
 
 // Model output may hold invalid UTF-8 (random-weight models do): replaced, never a failure.
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump(const json& j) { return json_text(j); }
 
 template <typename T>
 T number(const json& j, const char* key, T fallback, T low, T high) {
@@ -20,7 +21,7 @@ T number(const json& j, const char* key, T fallback, T low, T high) {
   if (!j[key].is_number()) throw bad_request(std::string(key) + ": must be a number");
   const auto value = j[key].get<T>();
   if (value < low || value > high)
-    throw bad_request(std::string(key) + ": " + j[key].dump() + " is outside " + std::to_string(low) + ".." + std::to_string(high));
+    throw bad_request(std::string(key) + ": " + json_text(j[key]) + " is outside " + std::to_string(low) + ".." + std::to_string(high));
   return value;
 }
 

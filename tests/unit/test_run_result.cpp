@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "report/comparison_table.hpp"
 #include "report/run_result.hpp"
 
@@ -108,6 +109,28 @@ TEST(RunResult, FileRoundTripAndBadFiles) {
   EXPECT_THROW(read_run_result((dir / "garbage.json").string()), Error);
   EXPECT_THROW(read_run_result((dir / "absent.json").string()), Error);
   std::filesystem::remove_all(dir);
+}
+
+TEST(RunResult, TextThatIsNotUtf8IsReplacedNotAFailureToWrite) {
+  // A corrupted model's framework message can carry raw bytes; the result must still be written.
+  const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_utf8_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "r.json").string();
+  auto r = sample_result();
+  r.status = CellStatus::kFailed;
+  r.error = "cannot parse model: unexpected byte \xff\xfe at 12";
+  r.model.name = "m\xc3";  // cut inside a two-byte character
+  ASSERT_NO_THROW(write_run_result(r, path));
+  const auto back = read_run_result(path);
+  EXPECT_EQ(back.error, "cannot parse model: unexpected byte \xEF\xBF\xBD\xEF\xBF\xBD at 12");
+  EXPECT_EQ(back.model.name, "m\xEF\xBF\xBD");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(JsonText, ReplacesInvalidUtf8AndKeepsValidText) {
+  EXPECT_EQ(valid_utf8("caf\xC3\xA9"), "caf\xC3\xA9");
+  EXPECT_EQ(valid_utf8("a\x80" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(json_text(nlohmann::json{{"m", "\xff"}}), "{\"m\":\"\xEF\xBF\xBD\"}");
 }
 
 TEST(ComparisonTable, ShowsRowsAndFailures) {
