@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/unsaved_results.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
@@ -27,6 +28,7 @@ struct RunCommandOptions {
   std::string out = "results";
   bool in_process = false;
   double timeout_s = 0;  // 0: the scenario's planned duration plus 10 minutes for loading and warm-up
+  double memory_limit_mb = 0;  // 0: none
   std::string reference = "onnxruntime";
 };
 
@@ -48,7 +50,8 @@ void print_progress(std::size_t index, std::size_t total, const harness::CellOut
   const auto& r = outcome.result;
   auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, report::name_of(r.status));
   if (r.latency_ms) line += fmt::format("  mean {:.3f} ms over {} runs", r.latency_ms->mean, r.latency_ms->count);
-  fmt::print("{}  -> {}\n", line, outcome.result_path.string());
+  fmt::print("{}  -> {}\n", line,
+             outcome.save_error.empty() ? outcome.result_path.string() : "NOT SAVED (" + outcome.save_error + ")");
   std::fflush(stdout);
 }
 
@@ -68,6 +71,7 @@ int run(const RunCommandOptions& o) {
   plan.output_dir = harness::run_folder(o.out, o.models, std::time(nullptr));
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : harness::default_cell_timeout_s(o.measurement.scenario);
+  plan.worker_memory_limit_mb = o.memory_limit_mb;
   plan.reference_backend = o.reference;
   plan.worker_argv = worker_argv;
 
@@ -102,6 +106,7 @@ int run(const RunCommandOptions& o) {
   }
   fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results),
              plan.output_dir.string());
+  report_unsaved_results(outcomes, exit_code);
   if (stop.load()) {
     fmt::print(stderr, "infermark: interrupted; results measured so far are kept in {}\n", plan.output_dir.string());
     return 130;
@@ -123,7 +128,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
       ->delimiter(',');
   cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
-  cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
+  auto* in_process =
+      cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
+  add_memory_limit_flag(*cmd, options.memory_limit_mb)->excludes(in_process);
   cmd->add_option("--timeout", options.timeout_s,
                   "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
       ->check(above_zero());

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/unsaved_results.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
@@ -31,16 +32,20 @@ struct SweepOptions {
   double max_duration_s = 0;  // 0: no limit
   bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
   double p99_ms = 0;
+  double memory_limit_mb = 0;  // per worker; 0: none
 };
 
-int finish(const std::string& summary, const std::filesystem::path& folder, const std::atomic<bool>& stop, bool failed) {
-  std::ofstream(folder / "summary.md") << summary;
+int finish(const std::string& summary, const std::filesystem::path& folder, const std::vector<harness::CellOutcome>& outcomes,
+           const std::atomic<bool>& stop, bool failed) {
+  int exit_code = failed ? 1 : 0;
+  if (!write_text_file(folder / "summary.md", summary)) exit_code = 1;
   fmt::print("\n{}\nresults and summary.md: {}\n", summary, folder.string());
+  report_unsaved_results(outcomes, exit_code);
   if (stop.load()) {
     fmt::print(stderr, "infermark: interrupted; rerun the same command to resume\n");
     return 130;
   }
-  return failed ? 1 : 0;
+  return exit_code;
 }
 
 std::vector<report::LoadedResult> loaded(const std::vector<harness::CellOutcome>& outcomes) {
@@ -86,7 +91,7 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   for (const auto& r : results) failed = failed || r.result.status != report::CellStatus::kOk;
   const auto summary =
       study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
-  return finish(summary, plan.output_dir, stop, failed || !report::search_found(results, o.p99_ms));
+  return finish(summary, plan.output_dir, ran, stop, failed || !report::search_found(results, o.p99_ms));
 }
 
 // A study server's part of its cells, checked as `infermark load` would check it.
@@ -138,6 +143,7 @@ int sweep(const SweepOptions& o) {
   plan.cell_timeout_s = 0;
   for (const auto& cell : plan.cells)
     plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
+  plan.worker_memory_limit_mb = o.memory_limit_mb;
   plan.worker_argv = worker_argv;
   if (o.search) return search(o, study, cells, plan, registry, stop);
   std::size_t done = 0;
@@ -154,7 +160,7 @@ int sweep(const SweepOptions& o) {
   bool failed = false;
   for (const auto& outcome : outcomes) failed = failed || outcome.result.status != report::CellStatus::kOk;
   return finish(study::summary_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
-                plan.output_dir, stop, failed);
+                plan.output_dir, outcomes, stop, failed);
 }
 
 }  // namespace
@@ -166,6 +172,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", options.out, "Folder for the study's results (a study-<name> folder inside)")->capture_default_str();
   cmd->add_flag("--dry-run", options.dry_run, "Print the matrix and an upper bound of its duration; run nothing");
   cmd->add_flag("--fresh", options.fresh, "Measure every cell again instead of resuming");
+  add_memory_limit_flag(*cmd, options.memory_limit_mb);
   cmd->add_option("--max-duration", options.max_duration_s, "Refuse a matrix that could take longer than this (s)")
       ->check(above_zero());
   auto* search = cmd->add_flag("--search", options.search,

@@ -3,10 +3,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
+  // A file size limit (RLIMIT_FSIZE) then fails the write with EFBIG, reported like a full disk,
+  // instead of killing the process and what it measured; workers inherit the disposition.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"infermark: benchmark AI inference frameworks side by side"};
   app.require_subcommand(1);
   // One line naming the flag and the cause, as every other infermark error.
@@ -28,7 +33,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here too (exit 0); every bad flag is bad input, exit 2 like the rest.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const infermark::Error& e) {
     fmt::print(stderr, "infermark: {}\n", e.what());
     return 2;

@@ -32,6 +32,17 @@ const CLI::Validator kNotNegative = number_check(true);
 const CLI::Validator& above_zero() { return kAboveZero; }
 const CLI::Validator& not_negative() { return kNotNegative; }
 
+CLI::Option* add_memory_limit_flag(CLI::App& cmd, double& limit_mb) {
+  constexpr double kBytesPerMib = 1024.0 * 1024.0;
+  return cmd
+      .add_option_function<std::uint64_t>(
+          "--memory-limit", [&limit_mb](std::uint64_t bytes) { limit_mb = static_cast<double>(bytes) / kBytesPerMib; },
+          "Resident memory each cell's worker may use, e.g. 512M or 2G; a worker over it is stopped and its cell "
+          "reported as memory_limit (default: none)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber);
+}
+
 void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   auto& s = o.scenario;
   cmd.add_option("--scenario", s.name, loadgen::scenario_choices() + " (default single-stream; LLMs too)")

@@ -26,6 +26,9 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& options);
 // combination of flags does).
 harness::RunOptions cell_options(const study::Study& study, const study::StudyCell& cell);
 
+// --memory-limit SIZE (512M, 2G, bytes): the resident memory each worker may use, in MiB.
+CLI::Option* add_memory_limit_flag(CLI::App& cmd, double& limit_mb);
+
 // Flag validator with a readable message ("--qps: -5 must be above 0").
 const CLI::Validator& above_zero();
 const CLI::Validator& not_negative();

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "probes/memory.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -73,36 +74,52 @@ std::string ChildOutcome::describe() const {
     case Kind::kSignaled:
       return "crashed: " + signal_name(signal) + (signal == SIGKILL ? " (killed, often by the out-of-memory killer)" : "");
     case Kind::kTimedOut:
-      return "timed out after " + std::to_string(static_cast<long long>(timeout_s)) + " s";
+      return "timed out after " + std::to_string(static_cast<long long>(limits.timeout_s)) + " s";
+    case Kind::kMemoryLimit:
+      return "stopped at the memory limit: resident memory reached " + std::to_string(static_cast<long long>(rss_mb)) +
+             " MiB, over the limit of " + std::to_string(static_cast<long long>(limits.memory_mb)) + " MiB";
     case Kind::kFailedToStart:
       return "worker could not be started";
   }
   return "unknown outcome";
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, const ChildLimits& limits,
                        const std::atomic<bool>* stop, const std::function<void(double)>& on_tick) {
+  const auto ended = [&limits](ChildOutcome::Kind kind, int signal = 0) {
+    ChildOutcome outcome;
+    outcome.kind = kind;
+    outcome.signal = signal;
+    outcome.limits = limits;
+    return outcome;
+  };
   const pid_t pid = fork();
-  if (pid < 0) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
+  if (pid < 0) return ended(ChildOutcome::Kind::kFailedToStart);
   if (pid == 0) exec_child(argv, stderr_log);
   setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
   bool stop_forwarded = false;
 
   const auto started = mono_now_ns();
-  const auto deadline = started + static_cast<std::int64_t>(timeout_s * 1e9);
+  const auto deadline = started + static_cast<std::int64_t>(limits.timeout_s * 1e9);
   std::int64_t next_tick = started + 500'000'000;
   std::int64_t kill_at = 0;
+  double rss_over_limit_mb = 0.0;
   for (;;) {
     int status = 0;
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) {
       kill(-pid, SIGKILL);  // anything the child left behind in its group
-      if (kill_at != 0) return {ChildOutcome::Kind::kTimedOut, 0, WIFSIGNALED(status) ? WTERMSIG(status) : 0, timeout_s};
+      if (kill_at != 0) return ended(ChildOutcome::Kind::kTimedOut, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+      if (rss_over_limit_mb > 0) {
+        auto outcome = ended(ChildOutcome::Kind::kMemoryLimit, SIGKILL);
+        outcome.rss_mb = rss_over_limit_mb;
+        return outcome;
+      }
       auto outcome = classify(status);
-      outcome.timeout_s = timeout_s;
+      outcome.limits = limits;
       return outcome;
     }
-    if (done < 0 && errno != EINTR) return {ChildOutcome::Kind::kFailedToStart, 0, 0, timeout_s};
+    if (done < 0 && errno != EINTR) return ended(ChildOutcome::Kind::kFailedToStart);
     const auto now = mono_now_ns();
     if (on_tick && now >= next_tick) {
       on_tick(static_cast<double>(now - started) * 1e-9);
@@ -111,6 +128,12 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesyst
     if (stop && stop->load() && !stop_forwarded) {
       kill(-pid, SIGINT);
       stop_forwarded = true;
+    }
+    if (limits.memory_mb > 0 && rss_over_limit_mb == 0) {
+      if (const double rss = probes::process_rss_mb(pid); rss > limits.memory_mb) {
+        rss_over_limit_mb = rss;
+        kill(-pid, SIGKILL);
+      }
     }
     if (kill_at == 0 && now >= deadline) {
       kill(-pid, SIGTERM);

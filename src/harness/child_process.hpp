@@ -10,20 +10,30 @@
 
 namespace infermark::harness {
 
+// What a child may use before it is stopped.
+struct ChildLimits {
+  double timeout_s = 600.0;
+  // Resident memory in MiB (0: none), like a container's memory limit. Sampled every 20 ms, so a
+  // burst can overshoot by what it allocates in that time before the child is killed.
+  double memory_mb = 0.0;
+};
+
 struct ChildOutcome {
-  enum class Kind { kExited, kSignaled, kTimedOut, kFailedToStart } kind = Kind::kExited;
+  enum class Kind { kExited, kSignaled, kTimedOut, kMemoryLimit, kFailedToStart } kind = Kind::kExited;
   int exit_code = 0;             // kExited
   int signal = 0;                // kSignaled (also the signal that ended a kTimedOut child)
   std::string describe() const;  // "exited with code 1", "crashed: SIGSEGV", "timed out after 5 s"
-  double timeout_s = 0.0;
+  ChildLimits limits;
+  double rss_mb = 0.0;  // kMemoryLimit: the resident memory that crossed the limit
 };
 
 // Runs argv[0] with arguments (no shell) in its own process group, stdout inherited, stderr
-// appended to `stderr_log`. After `timeout_s` the group gets SIGTERM, then SIGKILL two seconds
-// later, so nothing the child started outlives it. When `stop` becomes true the group gets one
+// appended to `stderr_log`. After `limits.timeout_s` the group gets SIGTERM, then SIGKILL two seconds
+// later, so nothing the child started outlives it; past `limits.memory_mb` it gets SIGKILL at once
+// (a process out of memory may not be able to stop cleanly). When `stop` becomes true the group gets one
 // SIGINT (the terminal's Ctrl-C reaches only our own group) and the child may finish cleanly.
 // `on_tick`, when set, is called about twice a second with the seconds elapsed (for progress).
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, double timeout_s,
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, const ChildLimits& limits,
                        const std::atomic<bool>* stop = nullptr, const std::function<void(double)>& on_tick = {});
 
 // "SIGSEGV" for 11, "signal 64" for unnamed ones.

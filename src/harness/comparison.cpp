@@ -27,9 +27,10 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 // A result for a worker that ended without writing one (crash, hang, out of memory).
 report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome, const std::filesystem::path& log) {
   auto result = result_for_cell(cell);
-  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut   ? report::CellStatus::kTimeout
-                  : outcome.kind == ChildOutcome::Kind::kSignaled ? report::CellStatus::kCrashed
-                                                                  : report::CellStatus::kFailed;
+  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut      ? report::CellStatus::kTimeout
+                  : outcome.kind == ChildOutcome::Kind::kMemoryLimit ? report::CellStatus::kMemoryLimit
+                  : outcome.kind == ChildOutcome::Kind::kSignaled    ? report::CellStatus::kCrashed
+                                                                     : report::CellStatus::kFailed;
   const auto stage = last_stage(log);
   result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
@@ -44,10 +45,12 @@ report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   std::filesystem::remove(path);
   std::function<void(double)> tick;
   if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
-  const auto outcome = run_child(plan.worker_argv(cell, path), log, plan.cell_timeout_s, &stop, tick);
-  if (!std::filesystem::exists(path)) return result_for_lost_worker(cell, outcome, log);
+  const ChildLimits limits{.timeout_s = plan.cell_timeout_s, .memory_mb = plan.worker_memory_limit_mb};
+  const auto outcome = run_child(plan.worker_argv(cell, path), log, limits, &stop, tick);
+  auto result = std::filesystem::exists(path) ? report::read_run_result(path.string()) : result_for_lost_worker(cell, outcome, log);
+  if (limits.memory_mb > 0) result.memory.limit_mb = limits.memory_mb;
+  if (!std::filesystem::exists(path)) return result;
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
-  auto result = report::read_run_result(path.string());
   if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
     // A worker stopped at the time limit still writes what it measured until then.
     result.status = report::CellStatus::kTimeout;
@@ -74,6 +77,15 @@ std::string last_line_with(const std::filesystem::path& worker_log, const std::s
 }
 
 }  // namespace
+
+void save_result(CellOutcome& outcome) {
+  try {
+    report::write_run_result(outcome.result, outcome.result_path.string());
+    outcome.save_error.clear();
+  } catch (const Error& e) {
+    outcome.save_error = e.what();
+  }
+}
 
 std::string last_stage(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kStagePrefix); }
 std::string last_progress(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kProgressPrefix); }
@@ -118,7 +130,7 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     }
     outcome.result = plan.in_process ? measure_cell(registry, cell, &stop)
                                      : run_in_worker(plan, outcomes.size(), cell, outcome.result_path, stop);
-    report::write_run_result(outcome.result, outcome.result_path.string());
+    save_result(outcome);
     if (on_cell) on_cell(outcome);
     outcomes.push_back(std::move(outcome));
   }

@@ -21,6 +21,7 @@ struct ComparisonPlan {
   std::filesystem::path output_dir;
   bool in_process = false;
   double cell_timeout_s = 600.0;
+  double worker_memory_limit_mb = 0.0;  // resident memory a worker may use (0: no limit); workers only
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
   ProgressCallback on_progress;                   // optional, called while a worker runs
   // Optional file stems, one per cell (default: <model>.<backend>.t<threads>, plus .c<concurrency>
@@ -35,7 +36,12 @@ struct ComparisonPlan {
 struct CellOutcome {
   report::RunResult result;
   std::filesystem::path result_path;
+  std::string save_error;  // why result_path could not be written (disk full...), "" when it was
 };
+
+// Writes the outcome's result file; a failure (disk full, a file size limit) is kept in
+// `save_error` rather than thrown, so the cells after it still run and the table still prints.
+void save_result(CellOutcome& outcome);
 
 // Result file stems of cells without names: <model>.<backend>.t<threads> ("tdefault" for 0), then
 // .c<concurrency> where cells differ only in that (a --concurrency list), then .<index> for any

@@ -106,7 +106,7 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
       } catch (const std::exception& e) {  // a missing or unreadable set file loses the per-shape check only
         o->result.cross_check->outputs.push_back({"(every input set)", false, e.what(), 0, 0, 0, std::nullopt});
       }
-      report::write_run_result(o->result, o->result_path.string());
+      save_result(*o);
     }
   }
 }

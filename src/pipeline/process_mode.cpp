@@ -97,7 +97,7 @@ class ProcessPipeline final : public PipelinedSystem {
       std::filesystem::remove(log);
       workers_.emplace_back([this, k, config, log] {
         const std::vector<std::string> argv{settings_.executable.string(), "pipeline-stage", "--config", config.string()};
-        const auto ended = harness::run_child(argv, log, settings_.worker_timeout_s, &broken_);
+        const auto ended = harness::run_child(argv, log, {.timeout_s = settings_.worker_timeout_s}, &broken_);
         if (ended.kind == harness::ChildOutcome::Kind::kExited && ended.exit_code == 0) return;
         const auto& stage = spec_.stages[k];
         if (!broken_)

@@ -20,8 +20,8 @@ double kib_field(const std::string& status, const std::string& key) {
   return std::strtod(status.c_str() + at + key.size() + 2, nullptr);
 }
 
-std::string read_self_status() {
-  std::ifstream file("/proc/self/status");
+std::string read_status(const std::string& path) {
+  std::ifstream file(path);
   // Leading newline so every key, the first one included, is found as "\nKey:".
   std::string text = "\n";
   for (std::string line; std::getline(file, line);) text += line + "\n";
@@ -31,8 +31,12 @@ std::string read_self_status() {
 }  // namespace
 
 MemoryReading read_process_memory() {
-  const std::string status = read_self_status();
+  const std::string status = read_status("/proc/self/status");
   return {kib_field(status, "VmRSS") / kKibPerMib, kib_field(status, "VmHWM") / kKibPerMib};
+}
+
+double process_rss_mb(int pid) {
+  return kib_field(read_status("/proc/" + std::to_string(pid) + "/status"), "VmRSS") / kKibPerMib;
 }
 
 bool reset_peak_rss() {

@@ -11,6 +11,9 @@ struct MemoryReading {
 
 MemoryReading read_process_memory();
 
+// Resident memory (VmRSS, MiB) of process `pid`; 0 once it is gone.
+double process_rss_mb(int pid);
+
 // Resets VmHWM to the current RSS (writes "5" to /proc/self/clear_refs). Returns false where the
 // kernel refuses, in which case peak readings include everything since the process started.
 bool reset_peak_rss();

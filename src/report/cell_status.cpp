@@ -9,6 +9,7 @@ constexpr NamedValue<CellStatus> kStatuses[] = {{CellStatus::kOk, "ok"},
                                                 {CellStatus::kFailed, "failed"},
                                                 {CellStatus::kCrashed, "crashed"},
                                                 {CellStatus::kTimeout, "timeout"},
+                                                {CellStatus::kMemoryLimit, "memory_limit"},
                                                 {CellStatus::kInterrupted, "interrupted"}};
 
 }  // namespace

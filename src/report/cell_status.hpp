@@ -12,6 +12,7 @@ enum class CellStatus {
   kFailed,       // an error (bad input, a framework error), named in the result's error
   kCrashed,      // the worker died (a signal), the stage named
   kTimeout,      // the worker ran past its limit and was stopped
+  kMemoryLimit,  // the worker's resident memory went over --memory-limit and it was stopped
   kInterrupted,  // the user stopped it; what was measured until then is kept
 };
 

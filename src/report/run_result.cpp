@@ -1,5 +1,7 @@
 #include "report/run_result.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -265,7 +267,8 @@ json to_json(const RunResult& r) {
   j["memory"] = {{"rss_before_load_mb", r.memory.rss_before_load_mb},
                  {"rss_after_load_mb", r.memory.rss_after_load_mb},
                  {"peak_rss_mb", r.memory.peak_rss_mb},
-                 {"peak_scope", r.memory.peak_scope}};
+                 {"peak_scope", r.memory.peak_scope},
+                 {"limit_mb", r.memory.limit_mb ? nlohmann::json(*r.memory.limit_mb) : nlohmann::json(nullptr)}};
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
   if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
@@ -325,7 +328,8 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     const auto& tp = j.at("throughput");
     r.throughput = {tp.at("wall_s"), tp.at("queries_per_s"), tp.at("inferences_per_s")};
     const auto& mem = j.at("memory");
-    r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope")};
+    r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope"),
+                optional_number(mem, "limit_mb")};
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     r.pipeline = j.value("pipeline", json(nullptr));
@@ -351,11 +355,15 @@ RunResult read_run_result(const std::string& path) {
 
 void write_run_result(const RunResult& result, const std::string& path) {
   const auto temp = path + ".partial";
-  {
-    std::ofstream out(temp);
-    if (!out) throw Error(path + ": cannot write result file");
-    out << json_text(to_json(result), 2) << '\n';
-    if (!out) throw Error(path + ": write failed");
+  std::ofstream out(temp);
+  if (!out) throw Error(path + ": cannot write result file: " + std::strerror(errno));
+  out << json_text(to_json(result), 2) << '\n';
+  out.close();  // a full disk or a file size limit shows here, when the buffer is written
+  if (!out) {
+    const std::string cause = std::strerror(errno);
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);  // no half-written file left behind
+    throw Error(path + ": result file not written: " + cause);
   }
   std::filesystem::rename(temp, path);
 }

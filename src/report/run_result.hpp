@@ -53,6 +53,7 @@ struct MemoryUse {
   double rss_after_load_mb = 0.0;
   double peak_rss_mb = 0.0;
   std::string peak_scope;  // what the peak covers, e.g. "worker process: load + warm-up + timed runs"
+  std::optional<double> limit_mb;  // the worker's --memory-limit, when one was set
 };
 
 struct Timing {

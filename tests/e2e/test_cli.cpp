@@ -234,6 +234,41 @@ TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
   EXPECT_NE(all[1].error.find("timed out after 3 s while loading the model"), std::string::npos) << all[1].error;
 }
 
+TEST_F(Cli, AWorkerOverTheMemoryLimitIsStoppedAndReportedAsSuch) {
+  // 20 MiB is below what a worker holds once a framework is loaded; 4 GiB is far above it.
+  const auto model = (kModels / "tiny_cnn.onnx").string();
+  const auto limited = infermark("run " + model + " --memory-limit 20M" + quick("onnxruntime"));
+  EXPECT_EQ(limited.exit_code, 1) << limited.out << limited.err;
+  EXPECT_NE(limited.out.find("memory_limit"), std::string::npos) << limited.out;  // the table is printed
+  auto all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kMemoryLimit);
+  EXPECT_NE(all[0].error.find("over the limit of 20 MiB"), std::string::npos) << all[0].error;
+  EXPECT_EQ(all[0].memory.limit_mb, 20.0);
+
+  fs::remove_all(dir_ / "results");
+  const auto roomy = infermark("run " + model + " --memory-limit 4G" + quick("onnxruntime"));
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.out << roomy.err;
+  all = results();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kOk) << all[0].error;
+  EXPECT_EQ(all[0].memory.limit_mb, 4096.0);
+
+  EXPECT_EQ(infermark("run " + model + " --memory-limit 12Q").exit_code, 2);
+  EXPECT_EQ(infermark("run " + model + " --memory-limit 1G --in-process").exit_code, 2);
+}
+
+TEST_F(Cli, AFullDiskNamesTheFileAndTheCauseAndStillPrintsTheTable) {
+  // An 8 KiB file size limit (RLIMIT_FSIZE, as a nearly full disk): no measured result fits.
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + quick(), "ulimit -f 8;");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("| onnxruntime"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| openvino"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result file not written: File too large"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+}
+
 // Shapes drawn per query: every input set's outputs are compared with the reference backend's
 // same set, folded per shape, and the table names the shape that agrees worst.
 TEST_F(Cli, VaryingShapesAreCrossCheckedOnEveryInputSet) {

@@ -16,7 +16,7 @@ std::filesystem::path temp_log(const std::string& name) {
 }
 
 ChildOutcome sh(const std::string& script, double timeout_s = 10, const std::string& log = "sh") {
-  return run_child({"/bin/sh", "-c", script}, temp_log(log), timeout_s);
+  return run_child({"/bin/sh", "-c", script}, temp_log(log), {timeout_s});
 }
 
 }  // namespace
@@ -42,8 +42,21 @@ TEST(ChildProcess, StopsAHangAtTheTimeout) {
   EXPECT_NE(hung.describe().find("timed out"), std::string::npos);
 }
 
+TEST(ChildProcess, StopsAChildOverItsMemoryLimitAndSaysSo) {
+  // 400 MiB touched (bytearray zero-fills) against a 100 MiB limit; it would sleep long after.
+  const auto outcome = run_child({"/usr/bin/python3", "-c", "b = bytearray(400 << 20); import time; time.sleep(30)"},
+                                 temp_log("memory"), {.timeout_s = 20, .memory_mb = 100});
+  EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kMemoryLimit);
+  EXPECT_GT(outcome.rss_mb, 100);
+  EXPECT_NE(outcome.describe().find("over the limit of 100 MiB"), std::string::npos) << outcome.describe();
+  // Under the limit nothing happens.
+  EXPECT_EQ(run_child({"/usr/bin/python3", "-c", "b = bytearray(1 << 20)"}, temp_log("small"), {.timeout_s = 20, .memory_mb = 200})
+                .kind,
+            ChildOutcome::Kind::kExited);
+}
+
 TEST(ChildProcess, ReportsAProgramThatCannotStart) {
-  const auto outcome = run_child({"/nonexistent/program"}, temp_log("missing"), 5);
+  const auto outcome = run_child({"/nonexistent/program"}, temp_log("missing"), {5});
   EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kFailedToStart);
 }
 
@@ -52,7 +65,7 @@ TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {
   run_child({"/bin/sh", "-c",
              "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
              "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
-            log, 10);
+            log, {10});
   EXPECT_EQ(last_stage(log), "running");
   std::ifstream in(log);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -29,7 +29,7 @@ RunResult sample_result() {
   r.samples_ms = {1.0, 2.0, 3.0, 4.0};
   r.latency_ms = stats::summarize(r.samples_ms);
   r.throughput = {0.01, 400.0, 400.0};
-  r.memory = {10, 20, 30, "worker process"};
+  r.memory = {10, 20, 30, "worker process", std::nullopt};
   r.environment = {{"cpu_model", "test"}};
   r.analysis.sla = loadgen::SlaVerdict{.p99_ms_target = 50.0, .p99_ms = 4.0, .passed = true, .goodput_qps = 400.0};
   return r;
