@@ -364,15 +364,19 @@ TEST_F(Cli, ImpossibleScenarioSettingsFailBeforeAnythingRuns) {
 // One SIGINT, as a terminal's Ctrl-C sends (timeout --foreground signals only infermark itself;
 // a second signal would end infermark at once, by design).
 TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
-  const auto r = infermark(
-      "run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
-      "timeout --foreground --preserve-status -s INT 3");
-  EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
-  const auto all = results();
-  ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kInterrupted) << all[0].error;
-  ASSERT_TRUE(all[0].latency_ms.has_value());
-  EXPECT_GT(all[0].latency_ms->count, 10u);
+  for (const std::string signal : {"INT", "TERM"}) {  // Ctrl-C, and a scheduler or `kill` stopping the run
+    fs::remove_all(dir_ / "results");
+    const auto r = infermark(
+        "run " + (kModels / "tiny_cnn.onnx").string() + " --scenario server --qps 200 --duration 60" + quick("onnxruntime"),
+        "timeout --foreground --preserve-status -s " + signal + " 3");
+    EXPECT_EQ(r.exit_code, 130) << signal << r.out << r.err;
+    EXPECT_NE(r.out.find("| onnxruntime"), std::string::npos) << r.out;  // the table is still printed
+    const auto all = results();
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_EQ(all[0].status, infermark::report::CellStatus::kInterrupted) << all[0].error;
+    ASSERT_TRUE(all[0].latency_ms.has_value());
+    EXPECT_GT(all[0].latency_ms->count, 10u);
+  }
 }
 
 TEST_F(Cli, BackendsListTheOptionsEachAccepts) {

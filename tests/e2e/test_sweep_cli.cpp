@@ -59,6 +59,36 @@ TEST_F(Sweep, RunsEveryCellWritesASummaryAndResumes) {
   EXPECT_LE(remeasured, 1);  // only the removed cell
 }
 
+TEST_F(Sweep, SigtermMidSweepKeepsFinishedCellsAndTheResumeCompletes) {
+  // Three cells of about 2 s each; SIGTERM after 4 s lands in the second or third.
+  const auto file = study("name: stopped\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                          "]\nbackends: [onnxruntime]\nbase:\n  scenario: server\n  qps: 100\n  duration: 1.5\n"
+                          "  warmup: 2\naxes:\n  threads: [1, 2, 3]\n");
+  const auto out = dir_ / "results";
+  const auto folder = out / "study-stopped";
+  auto r = infermark("sweep " + file.string() + " --out " + out.string(), "timeout --preserve-status -s TERM 4");
+  ASSERT_EQ(r.exit_code, 130) << r.out << r.err;
+  EXPECT_NE(r.err.find("rerun the same command to resume"), std::string::npos) << r.err;
+  std::map<std::string, std::vector<double>> finished;  // ok cells of the stopped sweep, by file
+  for (const auto& c : infermark::report::load_results({folder.string()})) {
+    EXPECT_TRUE(c.result.status == infermark::report::CellStatus::kOk ||
+                c.result.status == infermark::report::CellStatus::kInterrupted)
+        << c.path << ": " << c.result.error;
+    if (c.result.status == infermark::report::CellStatus::kOk) finished[c.path] = c.result.samples_ms;
+  }
+
+  r = infermark("sweep " + file.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto results = infermark::report::load_results({folder.string()});
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& c : results) {
+    EXPECT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.path << ": " << c.result.error;
+    if (finished.count(c.path)) {
+      EXPECT_EQ(finished[c.path], c.result.samples_ms) << c.path << " was measured again";
+    }
+  }
+}
+
 TEST_F(Sweep, DryRunListsTheMatrixAndRunsNothing) {
   const auto r = infermark("sweep " + study(small_study()).string() + " --dry-run --out " + (dir_ / "results").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
