@@ -9,6 +9,7 @@ Usage: load_test.py INFERMARK MODELS_DIR LLAMA_SERVER
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -187,6 +188,28 @@ class LoadWhenTheServerDies(unittest.TestCase):
         self.assertGreater(errors["total"], 0, output)
         self.assertGreater(errors["transport"].get("connect", 0) + errors["transport"].get("read", 0), 0, errors)
         self.assertGreater(result["latency_ms"]["count"], 0)  # what was measured before the server died is kept
+        self.assertEqual(result["phases"][0]["issued"], result["latency_ms"]["count"] + errors["total"])
+
+
+    def test_a_server_that_stops_answering_mid_run_gives_timeouts_and_the_run_still_ends(self):
+        server, address = start_server(INFERMARK, ["--model", TINY, "-b", "onnxruntime", "--port", "0",
+                                                   "--out", tempfile.mkdtemp()])
+        out = tempfile.mkdtemp(prefix="load-test-")
+        try:
+            client = subprocess.Popen([INFERMARK, "load", f"http://{address}", "--model", "tiny_cnn", "--scenario",
+                                       "server", "--qps", "50", "--duration", "4", "--timeout-s", "1", "--out", out],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            time.sleep(2)
+            server.send_signal(signal.SIGSTOP)  # alive, connections open, nothing answered: a hung server
+            output, _ = client.communicate(timeout=120)
+        finally:
+            server.send_signal(signal.SIGCONT)
+            stop_server(server)
+        self.assertIn(client.returncode, (0, 1), output)
+        (result,) = [read_json(f) for f in glob.glob(os.path.join(out, "*", "*.json"))]
+        errors = result["remote"]["errors"]
+        self.assertGreater(errors["transport"].get("timeout", 0), 0, errors)
+        self.assertGreater(result["latency_ms"]["count"], 0)  # what was answered before the server hung is kept
         self.assertEqual(result["phases"][0]["issued"], result["latency_ms"]["count"] + errors["total"])
 
 
