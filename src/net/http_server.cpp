@@ -219,7 +219,10 @@ asio::awaitable<void> HttpServer::accept_loop() {
   asio::steady_timer pause(io_);
   while (!stopping_) {
     beast::error_code ec;
-    auto socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    // The socket belongs to its connection's strand, so everything bound to the socket's own
+    // executor (a tcp_stream's expiry timer) runs there too, never beside the connection's code.
+    auto strand = asio::make_strand(io_);
+    auto socket = co_await acceptor_.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping_ || ec == asio::error::operation_aborted) break;
       if (out_of_resources(ec)) {  // e.g. too many open files: retrying at once would spin
@@ -236,12 +239,12 @@ asio::awaitable<void> HttpServer::accept_loop() {
         continue;
       }
       ++refusing_;
-      asio::co_spawn(asio::make_strand(io_), refuse_connection(std::move(socket)), asio::detached);
+      asio::co_spawn(strand, refuse_connection(std::move(socket)), asio::detached);
       continue;
     }
     ++open_;
     // A strand per connection: its requests and its watchdog never run at the same time.
-    asio::co_spawn(asio::make_strand(io_), serve_connection(std::move(socket)), asio::detached);
+    asio::co_spawn(strand, serve_connection(std::move(socket)), asio::detached);
   }
 }
 
