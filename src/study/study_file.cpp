@@ -47,7 +47,9 @@ std::string resolve_multiple_of_cores(const std::string& value, const std::strin
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used + 1 != value.size() || factor <= 0)
+  // NaN, infinities and huge factors too (found by fuzz_study_yaml): they would round to nonsense.
+  constexpr double kMostTimesTheCores = 64;
+  if (used == 0 || used + 1 != value.size() || !(factor > 0 && factor <= kMostTimesTheCores))
     throw Error(origin + ": threads " + value + ": expected a count or a multiple of the physical cores such as 1.5x");
   const int cores = physical_cores();
   return std::to_string(std::max(1, static_cast<int>(std::lround(factor * cores))));

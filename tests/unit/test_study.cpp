@@ -153,6 +153,10 @@ TEST(Study, ThreadsAsMultiplesOfTheCoresAreResolvedAndDeduplicated) {
   EXPECT_EQ(study.axes[1].values, (std::vector<std::string>{"1", "1"}));  // only threads are resolved
   EXPECT_EQ(study_error("models: [a.onnx]\naxes:\n  threads: [2, fourx]\n"),
             "studies/s.yaml:3:16: threads fourx: expected a count or a multiple of the physical cores such as 1.5x");
+  for (const std::string bad : {"nanx", "infx", "1e300x", "-2x"})
+    EXPECT_NE(study_error("models: [a.onnx]\naxes:\n  threads: [" + bad + "]\n").find("threads " + bad + ": expected a count"),
+              std::string::npos)
+        << bad;
 }
 
 TEST(Study, SearchAxesAreOrderedWhereEveryValueIsANumber) {
