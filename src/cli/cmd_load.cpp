@@ -57,7 +57,7 @@ std::string cell_file_name(const report::RunResult& result, int concurrency) {
   return name + (concurrency > 0 ? "-c" + std::to_string(concurrency) : "") + ".json";
 }
 
-void print_cell(const report::RunResult& r, const std::filesystem::path& path) {
+void print_cell(const report::RunResult& r, const std::string& destination) {
   auto line = fmt::format("{} {} {}", r.backend.framework, r.model.name, report::name_of(r.status));
   if (r.latency_ms)
     line += fmt::format("  P50 {:.3f} ms  P99 {:.3f} ms  {:.1f} req/s", r.latency_ms->at(50).value,
@@ -66,7 +66,7 @@ void print_cell(const report::RunResult& r, const std::filesystem::path& path) {
     line += fmt::format("  TTFT P50 {:.1f} ms  {:.1f} output tokens/s", r.generation->ttft_ms->at(50).value,
                         r.generation->output_tokens_per_s);
   if (!r.remote.is_null() && r.remote.contains("errors")) line += fmt::format("  errors {}", json_text(r.remote["errors"]["total"]));
-  fmt::print("{}  -> {}\n", line, path.string());
+  fmt::print("{}  -> {}\n", line, destination);
   if (!r.error.empty()) fmt::print(stderr, "infermark load: {}\n", r.error);
   std::fflush(stdout);
 }
@@ -116,9 +116,16 @@ int run_load(LoadOptions& o) {
     std::fflush(stdout);
     const auto result = remote::measure_remote(request, &stop);
     const auto path = folder / cell_file_name(result, level);
-    report::write_run_result(result, path.string());
-    print_cell(result, path);
-    failed = failed || result.status != report::CellStatus::kOk;
+    // A full disk loses the file, not the figures: they are printed, and the next level still runs.
+    std::string save_error;
+    try {
+      report::write_run_result(result, path.string());
+    } catch (const Error& e) {
+      save_error = e.what();
+    }
+    print_cell(result, save_error.empty() ? path.string() : "NOT SAVED");
+    if (!save_error.empty()) fmt::print(stderr, "infermark load: {}\n", save_error);
+    failed = failed || result.status != report::CellStatus::kOk || !save_error.empty();
   }
   if (stop.load()) return 130;
   return failed ? 1 : 0;

@@ -9,6 +9,7 @@ Usage: load_test.py INFERMARK MODELS_DIR LLAMA_SERVER
 import glob
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -211,6 +212,24 @@ class LoadWhenTheServerDies(unittest.TestCase):
         self.assertGreater(errors["transport"].get("timeout", 0), 0, errors)
         self.assertGreater(result["latency_ms"]["count"], 0)  # what was answered before the server hung is kept
         self.assertEqual(result["phases"][0]["issued"], result["latency_ms"]["count"] + errors["total"])
+
+
+    def test_a_full_disk_loses_the_file_not_the_figures(self):
+        server, address = start_server(INFERMARK, ["--model", TINY, "-b", "onnxruntime", "--port", "0",
+                                                   "--out", tempfile.mkdtemp()])
+        out = tempfile.mkdtemp(prefix="load-test-")
+        try:
+            # A 4 KiB file size limit stands in for a full disk: no result file fits.
+            ended = subprocess.run([INFERMARK, "load", f"http://{address}", "--model", "tiny_cnn", "--runs", "50",
+                                    "--concurrency", "1,2", "--out", out], capture_output=True, text=True, timeout=120,
+                                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)))
+        finally:
+            stop_server(server)
+        self.assertEqual(ended.returncode, 1, ended.stdout + ended.stderr)
+        self.assertEqual(ended.stdout.count("NOT SAVED"), 2, ended.stdout)  # both levels ran and were printed
+        self.assertIn("P99", ended.stdout)
+        self.assertIn("result file not written: File too large", ended.stderr)
+        self.assertNotIn("internal error", ended.stderr)
 
 
 class LoadOpenAi(unittest.TestCase):

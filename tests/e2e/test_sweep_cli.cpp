@@ -60,10 +60,11 @@ TEST_F(Sweep, RunsEveryCellWritesASummaryAndResumes) {
 }
 
 TEST_F(Sweep, SigtermMidSweepKeepsFinishedCellsAndTheResumeCompletes) {
-  // Three cells of about 2 s each; SIGTERM after 4 s lands in the second or third.
+  // Four cells of about 2.5 s each; SIGTERM after 4 s lands in the second. `timeout` sends it to
+  // infermark and then to its process group: one request to stop, not a second "stop now".
   const auto file = study("name: stopped\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
-                          "]\nbackends: [onnxruntime]\nbase:\n  scenario: server\n  qps: 100\n  duration: 1.5\n"
-                          "  warmup: 2\naxes:\n  threads: [1, 2, 3]\n");
+                          "]\nbackends: [onnxruntime]\nbase:\n  scenario: server\n  qps: 100\n  duration: 2\n"
+                          "  warmup: 2\naxes:\n  threads: [1, 2, 3, 4]\n");
   const auto out = dir_ / "results";
   const auto folder = out / "study-stopped";
   auto r = infermark("sweep " + file.string() + " --out " + out.string(), "timeout --preserve-status -s TERM 4");
@@ -80,7 +81,7 @@ TEST_F(Sweep, SigtermMidSweepKeepsFinishedCellsAndTheResumeCompletes) {
   r = infermark("sweep " + file.string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto results = infermark::report::load_results({folder.string()});
-  ASSERT_EQ(results.size(), 3u);
+  ASSERT_EQ(results.size(), 4u);
   for (const auto& c : results) {
     EXPECT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.path << ": " << c.result.error;
     if (finished.count(c.path)) {
