@@ -1,0 +1,27 @@
+#include "report/machine.hpp"
+
+namespace infermark::report {
+namespace {
+
+std::string environment_text(const RunResult& r, const char* field, const char* missing) {
+  const auto& env = r.environment;
+  if (!env.is_object() || !env.contains(field) || !env[field].is_string()) return missing;
+  const auto value = env[field].get<std::string>();
+  // The environment probe writes "unavailable" when it could not read the field.
+  return value.empty() || value == "unavailable" ? missing : value;
+}
+
+}  // namespace
+
+std::string machine_key(const RunResult& result) {
+  return environment_text(result, "hostname", "unknown host") + " (" + environment_text(result, "cpu_model", "unknown CPU") +
+         ")";
+}
+
+std::map<std::string, std::vector<LoadedResult>> group_by_machine(const std::vector<LoadedResult>& results) {
+  std::map<std::string, std::vector<LoadedResult>> groups;
+  for (const auto& r : results) groups[machine_key(r.result)].push_back(r);
+  return groups;
+}
+
+}  // namespace infermark::report

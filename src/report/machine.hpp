@@ -1,0 +1,19 @@
+// Which machine a result was measured on, so reports and recommendations from several machines
+// keep each machine's numbers apart (host name and CPU model, as `environment` records them).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "report/result_set.hpp"
+
+namespace infermark::report {
+
+// "vm (AMD EPYC 7B13)"; a part the result did not record reads "unknown host" / "unknown CPU".
+std::string machine_key(const RunResult& result);
+
+// Results grouped by machine_key, each group in the order given.
+std::map<std::string, std::vector<LoadedResult>> group_by_machine(const std::vector<LoadedResult>& results);
+
+}  // namespace infermark::report
