@@ -1,27 +1,24 @@
 #include "probes/resource_sampler.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <mutex>
 #include <numeric>
-#include <string_view>
 #include <system_error>
 #include <utility>
 
 #include "core/json_fields.hpp"
 #include "probes/memory.hpp"
+#include "probes/rapl.hpp"
 
 namespace infermark::probes {
 namespace {
@@ -35,7 +32,6 @@ constexpr double kMinPeriodS = 0.001;  // guards against a busy-spinning sampler
 constexpr double kBytesPerMib = 1024.0 * 1024.0;
 constexpr double kMicro = 1e-6;
 constexpr double kMilli = 1e-3;
-const char* const kPowercapDir = "/sys/class/powercap";
 const char* const kNvmlLibrary = "libnvidia-ml.so.1";
 
 double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
@@ -44,34 +40,6 @@ double percent(double part, double whole) { return whole > 0.0 ? 100.0 * part / 
 
 // Counters are monotonic in theory; a reading that goes backwards must not wrap to 2^64.
 std::uint64_t counter_delta(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
-
-// ---- Small file reads with errno, for sysfs files whose failure reason matters -------------
-
-struct FileText {
-  std::optional<std::string> text;
-  int error = 0;  // errno when text is empty
-};
-
-FileText read_small_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {std::nullopt, errno};
-  char buffer[256];
-  const ssize_t size = ::read(fd, buffer, sizeof buffer);
-  const int error = errno;
-  ::close(fd);
-  if (size < 0) return {std::nullopt, error};
-  return {std::string(buffer, static_cast<std::size_t>(size)), 0};
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data()) return std::nullopt;
-  return value;
-}
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // ---- Process counters (getrusage covers every thread of the process) -----------------------
 
@@ -130,115 +98,6 @@ struct Reading {
 };
 
 Reading take_reading() { return {Clock::now(), read_process_counters(), read_system_cpu()}; }
-
-// ---- RAPL energy through powercap ----------------------------------------------------------
-
-struct RaplZone {
-  int index = 0;
-  std::string name;  // "package-0"
-  std::string energy_path;
-  std::uint64_t max_range_uj = 0;
-  std::uint64_t last_uj = 0;
-  std::uint64_t accumulated_uj = 0;
-};
-
-// Top-level zones only ("intel-rapl:0"): subzones ("intel-rapl:0:0") are already inside them.
-std::optional<int> top_level_zone_index(const std::string& entry) {
-  constexpr std::string_view kPrefix = "intel-rapl:";
-  if (entry.rfind(kPrefix, 0) != 0 || entry.size() == kPrefix.size()) return std::nullopt;
-  const std::string_view digits = std::string_view(entry).substr(kPrefix.size());
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  const auto index = parse_u64(digits);
-  if (!index || *index > 1'000'000) return std::nullopt;
-  return static_cast<int>(*index);
-}
-
-std::vector<RaplZone> find_rapl_zones() {
-  std::vector<RaplZone> zones;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(kPowercapDir, error)) {
-    const auto index = top_level_zone_index(entry.path().filename().string());
-    if (!index) continue;
-    const std::string dir = entry.path().string() + "/";
-    const FileText name = read_small_file(dir + "name");
-    zones.push_back({*index, name.text ? first_line(*name.text) : entry.path().filename().string(), dir + "energy_uj", 0, 0, 0});
-  }
-  // "psys" covers the whole platform, packages included: summing it would count them twice.
-  const bool has_other = std::any_of(zones.begin(), zones.end(), [](const RaplZone& zone) { return zone.name != "psys"; });
-  if (has_other) {
-    std::erase_if(zones, [](const RaplZone& zone) { return zone.name == "psys"; });
-  }
-  std::sort(zones.begin(), zones.end(), [](const RaplZone& a, const RaplZone& b) { return a.index < b.index; });
-  return zones;
-}
-
-std::string unreadable_reason(const std::string& path, int error) {
-  const char* why = error == EACCES || error == EPERM ? "permission denied" : std::strerror(error);
-  return "RAPL not readable: " + path + " " + why;
-}
-
-class RaplMeter {
- public:
-  // Discovers the zones and takes their baselines; zones that cannot be read are dropped.
-  void start() {
-    zones_.clear();
-    source_ = "RAPL not readable: " + std::string(kPowercapDir) + " has no intel-rapl zones";
-    for (RaplZone& zone : find_rapl_zones()) {
-      const FileText energy = read_small_file(zone.energy_path);
-      const auto value = energy.text ? parse_u64(*energy.text) : std::nullopt;
-      if (!value) {
-        if (zones_.empty()) source_ = unreadable_reason(zone.energy_path, energy.error);
-        continue;
-      }
-      const std::string range_path = zone.energy_path.substr(0, zone.energy_path.rfind('/')) + "/max_energy_range_uj";
-      const FileText range = read_small_file(range_path);
-      zone.max_range_uj = range.text ? parse_u64(*range.text).value_or(0) : 0;
-      zone.last_uj = *value;
-      zones_.push_back(std::move(zone));
-    }
-    if (!zones_.empty()) source_ = zone_names();
-  }
-
-  // Must run more often than the counter wraps (minutes at full load); the sampler does.
-  void update() {
-    for (RaplZone& zone : zones_) {
-      const FileText energy = read_small_file(zone.energy_path);
-      const auto value = energy.text ? parse_u64(*energy.text) : std::nullopt;
-      if (!value) continue;
-      zone.accumulated_uj += unwrapped_delta(zone, *value);
-      zone.last_uj = *value;
-    }
-  }
-
-  bool available() const { return !zones_.empty(); }
-  const std::string& source() const { return source_; }
-
-  double joules() const {
-    std::uint64_t total_uj = 0;
-    for (const RaplZone& zone : zones_) total_uj += zone.accumulated_uj;
-    return static_cast<double>(total_uj) * kMicro;
-  }
-
- private:
-  static std::uint64_t unwrapped_delta(const RaplZone& zone, std::uint64_t now_uj) {
-    if (now_uj >= zone.last_uj) return now_uj - zone.last_uj;
-    // The counter wrapped at max_energy_range_uj; without the range only the part after the
-    // wrap is known, which undercounts rather than inventing energy.
-    if (zone.max_range_uj > zone.last_uj) return zone.max_range_uj - zone.last_uj + now_uj;
-    return now_uj;
-  }
-
-  std::string zone_names() const {
-    std::string names;
-    for (const RaplZone& zone : zones_) names += (names.empty() ? "rapl:" : "+rapl:") + zone.name;
-    return names;
-  }
-
-  std::vector<RaplZone> zones_;
-  std::string source_;
-};
 
 // ---- NVIDIA GPU through NVML, loaded at run time so the build needs no CUDA ---------------
 
