@@ -20,6 +20,9 @@ using nlohmann::json;
 constexpr const char* kTemplateFile = "report_template.html";
 constexpr const char* kDataMarker = "/*INFERMARK_DATA*/";
 constexpr const char* kLibraryMarker = "/*INFERMARK_CHART_LIBRARY*/";
+constexpr const char* kScenarioChartsFile = "report_scenarios.js";
+constexpr const char* kScenarioChartsMarker = "/*INFERMARK_SCENARIO_CHARTS*/";
+constexpr const char* kWebDirFix = "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository";
 constexpr const char* kSetupFix = "run scripts/setup, which runs npm ci in web/";
 // A CDF drawn from more points than this looks the same; beyond it only the page's size grows.
 constexpr std::size_t kMaxEmbeddedSamples = 4000;
@@ -52,12 +55,22 @@ std::string without_source_map(std::string script) {
   return script;
 }
 
-std::string chart_library(const fs::path& web_dir) {
-  const auto path = chart_library_path(web_dir);
-  auto script = without_source_map(read_text(path, "chart library", kSetupFix));
+// A script placed inside <script>...</script>: "</script" in it would end the element early.
+std::string inlinable_script(const fs::path& path, std::string script) {
   if (script.find("</script") != std::string::npos)
     throw Error(path.string() + ": contains \"</script\" and cannot be inlined into the report");
   return script;
+}
+
+std::string chart_library(const fs::path& web_dir) {
+  const auto path = chart_library_path(web_dir);
+  return inlinable_script(path, without_source_map(read_text(path, "chart library", kSetupFix)));
+}
+
+// The study and scenario charts (threads, ramp, soak, pulse, batch, Pareto, shapes, pipeline).
+std::string scenario_charts(const fs::path& web_dir) {
+  const auto path = web_dir / kScenarioChartsFile;
+  return inlinable_script(path, read_text(path, "scenario chart script", kWebDirFix));
 }
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
@@ -139,10 +152,11 @@ fs::path executable_dir() {
 
 std::string render_html_report(const std::vector<LoadedResult>& results, const fs::path& web_dir) {
   const auto template_path = web_dir / kTemplateFile;
-  const auto page =
-      read_text(template_path, "HTML report template", "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository");
+  const auto page = read_text(template_path, "HTML report template", kWebDirFix);
   return fill_template(page, template_path,
-                       {{kDataMarker, json_for_script(report_data(results))}, {kLibraryMarker, chart_library(web_dir)}});
+                       {{kDataMarker, json_for_script(report_data(results))},
+                        {kLibraryMarker, chart_library(web_dir)},
+                        {kScenarioChartsMarker, scenario_charts(web_dir)}});
 }
 
 fs::path default_web_dir() {

@@ -55,6 +55,30 @@ function assertSorted(keys, ascending) {
   assert.deepEqual(numbers, expected, `column not sorted ${ascending ? "ascending" : "descending"}: ${keys.join(", ")}`);
 }
 
+// A study or scenario chart panel (web/report_scenarios.js) by its data-chart kind: its data-*
+// marks, hint, facts and whether it holds a canvas; one entry per panel of that kind.
+const scenarioPanels = (page, kind) => page.$$eval(`[data-chart="${kind}"]`, (panels) => panels.map((panel) => ({
+  marks: { ...panel.dataset },
+  hint: panel.querySelector(".hint")?.textContent ?? "",
+  facts: [...panel.querySelectorAll(".chart-facts li")].map((li) => li.textContent),
+  canvases: panel.querySelectorAll("canvas").length,
+})));
+
+// Every panel of a kind, asserting there is at least one and each drew its chart.
+async function drawnPanels(page, kind) {
+  const panels = await scenarioPanels(page, kind);
+  assert.ok(panels.length > 0, `no "${kind}" chart in the report`);
+  panels.forEach((p, i) => assert.equal(p.canvases, 1, `"${kind}" chart ${i} has no canvas`));
+  return panels;
+}
+
+// The results the page inlined, every group's cells flattened.
+const inlinedCells = (page) => page.evaluate(() =>
+  JSON.parse(document.getElementById("infermark-data").textContent).groups.flatMap((g) => g.cells));
+
+const closeTo = (actual, expected, what) =>
+  assert.ok(Math.abs(actual - expected) <= 1e-9 + 0.01 * Math.abs(expected), `${what}: ${actual}, expected ${expected}`);
+
 describe("HTML report in chromium", () => {
   const problems = { console: [], page: [], requests: [] };
   let context;
@@ -127,6 +151,86 @@ describe("HTML report in chromium", () => {
     assertSorted(descending, false);
     assert.notDeepEqual(ascending, descending, "rows did not move");
     assert.equal(before.length, ascending.length, "rows lost while sorting");
+  });
+
+  test("threads chart marks the 1.5 x physical cores rule", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [threads] = await drawnPanels(page, "threads");
+    const cores = (await inlinedCells(page)).map((c) => c.result.environment?.physical_cores).find((n) => n > 0);
+    assert.equal(threads.marks.rule, String(Math.round(1.5 * cores)), "rule line at 1.5 x physical cores");
+    assert.match(threads.hint, new RegExp(`1\\.5 \u00d7 ${cores} physical cores = ${threads.marks.rule} threads`));
+    assert.ok(threads.facts.every((f) => /best at \d+ threads/.test(f)), threads.facts.join("; "));
+  });
+
+  test("ramp chart marks the knee the analysis found, or says none was", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [ramp] = await drawnPanels(page, "ramp");
+    const cell = (await inlinedCells(page)).find((c) => c.result.scenario.name === "ramp");
+    const knee = cell.result.phases[cell.result.analysis.knee_step ?? -1];
+    assert.equal(ramp.marks.knee, knee ? `knee: ${knee.label}` : "none");
+    assert.match(ramp.facts[0], knee ? /knee at / : /no knee found/);
+  });
+
+  test("Pareto chart highlights the frontier the cells make", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const panels = await drawnPanels(page, "pareto");
+    const frontier = panels.reduce((n, p) => n + Number(p.marks.frontier), 0);
+    assert.ok(panels.every((p) => Number(p.marks.frontier) >= 1), "a group without a frontier point");
+    assert.ok(panels.some((p) => Number(p.marks.dominated) >= 1), "no dominated point in any group");
+    assert.equal(panels.flatMap((p) => p.facts).filter((f) => f.startsWith("frontier:")).length, frontier);
+    // The rule on made-up points: (10/s, 5 ms) is beaten by (20/s, 4 ms); (30/s, 9 ms) by none.
+    const indices = await page.evaluate(() => ScenarioCharts.paretoFrontier(
+      [{ rate: 10, p99: 5 }, { rate: 20, p99: 4 }, { rate: 30, p99: 9 }, { rate: 20, p99: 4 }]));
+    assert.deepEqual(indices, [1, 2, 3]);
+  });
+
+  test("soak chart draws the trends the verdict came from", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [soak] = await drawnPanels(page, "soak");
+    const analysis = (await inlinedCells(page)).find((c) => c.result.scenario.name === "soak").result.analysis.soak;
+    assert.equal(soak.marks.verdict, analysis.verdict);
+    assert.ok(soak.facts.includes(`verdict: ${analysis.verdict}`), soak.facts.join("; "));
+    // The lines drawn are least-squares fits of the points the analysis used: same slopes.
+    closeTo(Number(soak.marks.latencySlopePerMin), analysis.latency.slope_per_min, "P99 slope per minute");
+    closeTo(Number(soak.marks.memorySlopePerMin), analysis.memory.slope_per_min, "RSS slope per minute");
+  });
+
+  test("pulse chart marks the burst's recovery", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [pulse] = await drawnPanels(page, "pulse");
+    const analysis = (await inlinedCells(page)).find((c) => c.result.scenario.name === "pulse").result.analysis.pulse;
+    const recovered = analysis.time_to_recover_s !== null;
+    assert.equal(pulse.marks.recovery, recovered ? String(analysis.time_to_recover_s) : "none");
+    assert.ok(pulse.facts.some((f) => f.startsWith(recovered ? "recovery: P99 back within" : "recovery: none")), pulse.facts.join("; "));
+    assert.ok(pulse.facts.some((f) => f.startsWith("queue depth is not measured here")), "the backlog is not called an estimate");
+  });
+
+  test("batch, per-shape and pipeline charts draw their runs", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [batch] = await drawnPanels(page, "batch");
+    assert.ok(batch.facts.some((f) => /most inferences\/s at batch (1|4|16) /.test(f)), batch.facts.join("; "));
+    const [shapes] = await drawnPanels(page, "shapes");
+    assert.ok(Number(shapes.marks.shapes) >= 2, `${shapes.marks.shapes} shapes`);
+    const [pipeline] = await drawnPanels(page, "pipeline");
+    assert.equal(pipeline.marks.modes, "2");
+    assert.match(pipeline.facts[0], /^serial: .* queries\/s measured vs .* predicted/);
+  });
+
+  test("scenario charts skip results lacking fields with a note, never an exception", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const outcome = await page.evaluate(() => {
+      const box = document.createElement("div");
+      document.body.append(box);
+      const bare = (name) => ({ label: `bare ${name}`, index: 0, result: { scenario: { name } } });
+      ScenarioCharts.draw(box, [bare("soak"), bare("pulse"), bare("ramp"), { label: "empty", index: 1, result: {} }]);
+      const result = { canvases: box.querySelectorAll("canvas").length,
+                       notes: [...box.querySelectorAll('[data-chart="notes"] li')].map((li) => li.textContent) };
+      box.remove();
+      return result;
+    });
+    assert.equal(outcome.canvases, 0, "a chart drawn without data");
+    assert.equal(outcome.notes.length, 3, outcome.notes.join("; "));
+    assert.ok(outcome.notes.every((n) => /bare (soak|pulse|ramp)/.test(n) && !/chart not drawn:/.test(n)), outcome.notes.join("; "));
   });
 
   test("screenshot is not blank", async (t) => {

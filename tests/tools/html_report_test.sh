@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest html_report_in_chromium: measures tiny_cnn with the built infermark (every backend at 1
-# and 2 threads, an onnxruntime ramp and a short server run), renders the HTML report and
+# and 2 threads, an onnxruntime ramp, a short server, soak and pulse run, a batch study, shapes
+# drawn per query and a two-stage pipeline), renders the HTML report and
 # checks it in chromium (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
 # 77 (ctest: skipped) after rendering when /usr/bin/chromium is absent.
 # Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR
@@ -17,6 +18,34 @@ mkdir -p "$work"
 "$infermark" run "$model" --scenario ramp --ramp-step 2 --ramp-steps 3 --step-duration 0.3 -b onnxruntime \
   --out "$work/results/ramp"
 "$infermark" run "$model" --scenario server --qps 50 --duration 1 -b onnxruntime --out "$work/results/server"
+
+# Study and scenario charts (web/report_scenarios.js), each run a few seconds: soak, pulse, a batch
+# study, shapes drawn per query, and a two-stage pipeline (tiny_cnn split after pooling).
+"$infermark" run "$model" --scenario soak --soak-duration 3 --soak-interval 0.5 --capacity-probe 0.5 -b onnxruntime \
+  --out "$work/results/soak"
+"$infermark" run "$model" --scenario pulse --pulse-times 1,1,2 --capacity-probe 0.5 -b onnxruntime --out "$work/results/pulse"
+cat >"$work/batch.yaml" <<EOF
+name: batch
+models: [$model]
+backends: [onnxruntime]
+base: {runs: 30, warmup: 3}
+axes:
+  batch: [1, 4, 16]
+EOF
+"$infermark" sweep "$work/batch.yaml" --out "$work/results/batch"
+"$infermark" run "$repo/models/tiny_cnn_dynamic_hw.onnx" --shape-range input=1x3x24-40/8x24-40/8 --shape-sets 6 --runs 60 \
+  -b onnxruntime --out "$work/results/shapes"
+cat >"$work/pipeline.yaml" <<EOF
+name: tiny-split
+pipeline:
+  stages:
+    - {name: encoder, model: $repo/models/tiny_encoder.onnx, backend: onnxruntime, threads: 1}
+    - {name: head, model: $repo/models/tiny_head.onnx, backend: onnxruntime, threads: 1}
+modes: [serial, threads]
+requests: 50
+warmup: 2
+EOF
+"$infermark" pipeline "$work/pipeline.yaml" --out "$work/results/pipeline"
 
 # Result files named one by one (not the folder), so only the renderer is under test here.
 mapfile -t results < <(find "$work/results" -name '*.json' -not -path '*.outputs/*' | sort)
