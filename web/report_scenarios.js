@@ -181,7 +181,7 @@ const ScenarioCharts = (() => {
       const ruleText = !rule ? "" : atRule
         ? `; at ${rule} threads ${readable(atRule.y)}/s (${signed((atRule.y / best.y - 1) * 100)}%), the rule ${atRule.x === best.x ? "holds" : "does not hold here"}`
         : `; ${rule} threads not measured`;
-      return `${s.name}: best at ${best.x} threads (${readable(best.y)} inferences/s)${ruleText}`;
+      return `${s.name}: best at ${best.x} thread${best.x === 1 ? "" : "s"} (${readable(best.y)} inferences/s)${ruleText}`;
     });
     const ruleLabel = rule ? `1.5 \u00d7 ${cores} physical cores = ${rule} threads` : null;
     const chart = scenarioPanel(container, "threads", "Thread scaling",
