@@ -52,6 +52,16 @@ mapfile -t results < <(find "$work/results" -name '*.json' -not -path '*.outputs
 INFERMARK_WEB_DIR="$repo/web" "$render" "$work/report.html" "${results[@]}"
 echo "report: $work/report.html"
 
+# A web/ folder without the scenario chart script: no report, one error naming the file.
+mkdir -p "$work/web-without-scenarios"
+cp "$repo/web/report_template.html" "$work/web-without-scenarios/"
+ln -sfn "$repo/web/node_modules" "$work/web-without-scenarios/node_modules"
+if INFERMARK_WEB_DIR="$work/web-without-scenarios" "$render" "$work/no-report.html" "${results[0]}" 2>"$work/no-report.err"; then
+  echo "FAIL: rendered a report without web/report_scenarios.js" >&2; exit 1
+fi
+grep -q 'report_scenarios.js: scenario chart script not found' "$work/no-report.err" ||
+  { echo "FAIL: the error does not name the missing script:" >&2; cat "$work/no-report.err" >&2; exit 1; }
+
 INFERMARK_REPORT_HTML="$work/report.html" INFERMARK_REPORT_SCREENSHOT="$work/report.png" \
   node --test "$repo/tests/e2e/report_html.test.mjs"
 if [ ! -x /usr/bin/chromium ]; then
