@@ -462,11 +462,13 @@ ResourceSummary resource_summary_from(const nlohmann::json& j) {
   s.major_page_faults = count(j, "major_page_faults");
   if (j.contains("energy") && j["energy"].is_object()) {
     const auto& e = j["energy"];
-    s.energy = {e.value("available", false), e.value("source", ""), number(e, "joules")};
+    // null (not measured) stays unknown in memory too, never 0 J.
+    s.energy = {e.value("available", false), e.value("source", ""), optional_number(e, "joules").value_or(kUnknown)};
   }
   if (j.contains("gpu") && j["gpu"].is_object()) {
     const auto& g = j["gpu"];
-    s.gpu = {g.value("available", false), g.value("reason", ""), number(g, "peak_memory_mb"), number(g, "mean_power_w")};
+    s.gpu = {g.value("available", false), g.value("reason", ""), optional_number(g, "peak_memory_mb").value_or(kUnknown),
+             optional_number(g, "mean_power_w").value_or(kUnknown)};
   }
   for (const auto& sample : j.value("samples", nlohmann::json::array()))
     s.samples.push_back({number(sample, "t_s"), number(sample, "rss_mb"), number(sample, "process_cpu_percent"),

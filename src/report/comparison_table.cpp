@@ -2,21 +2,26 @@
 
 #include <fmt/format.h>
 
+#include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/markdown_table.hpp"
+#include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 
 namespace infermark::report {
 namespace {
 
-const std::vector<MarkdownColumn> kColumns{{"backend", false},     {"version", false},    {"threads", true},
-                                           {"mean ms", true},      {"P50 ms", true},      {"P99 ms", true},
-                                           {"inferences/s", true}, {"peak RSS MB", true}, {"max abs err", true},
-                                           {"top-1 agree", true},  {"status", false}};
+// The inferences/J column goes after inferences/s when any cell measured energy.
+const std::vector<MarkdownColumn> kColumns{{"backend", false},      {"version", false},      {"threads", true},
+                                           {"mean ± sd ms", true},  {"P50 ms", true},        {"P99 ms", true},
+                                           {"relative P50", true},  {"inferences/s", true},  {"peak RSS MB", true},
+                                           {"max abs err", true},   {"top-1 agree", true},   {"status", false}};
+constexpr std::size_t kEnergyColumn = 8;
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
@@ -30,17 +35,18 @@ std::array<std::string, 2> agreement_cells(const RunResult& r) {
           first.top1_agreement ? fmt::format("{:.1f}%", *first.top1_agreement * 100) : std::string("-")};
 }
 
-std::vector<std::string> row_for(const RunResult& r) {
+std::vector<std::string> row_for(const RunResult& r, const std::string& relative) {
   const auto threads = effective_setting(r, "intra_op_threads");
   std::vector<std::string> row{r.backend.name, r.backend.version.empty() ? "-" : r.backend.version,
                                threads.empty() ? "-" : threads};
   if (r.latency_ms) {
-    row.push_back(fixed(r.latency_ms->mean, 3));
+    row.push_back(fixed(r.latency_ms->mean, 3) + " ± " + fixed(r.latency_ms->stddev, 3));
     row.push_back(fixed(r.latency_ms->at(50).value, 3));
     row.push_back(fixed(r.latency_ms->at(99).value, 3));
+    row.push_back(relative);
     row.push_back(fixed(r.throughput.inferences_per_s, 1));
   } else {
-    row.insert(row.end(), 4, "-");
+    row.insert(row.end(), 5, "-");
   }
   row.push_back(r.memory.peak_rss_mb > 0 ? fixed(r.memory.peak_rss_mb, 0) : "-");
   const auto agreement = agreement_cells(r);
@@ -53,6 +59,20 @@ std::vector<std::string> row_for(const RunResult& r) {
 std::string shorten(std::string text, std::size_t width) {
   if (text.size() > width) text = text.substr(0, width - 1) + "~";
   return text;
+}
+
+// Cells are compared with the fastest of their own model only (one run may measure several).
+std::vector<std::string> relative_by_model(const std::vector<const RunResult*>& cells) {
+  std::map<std::string, std::vector<std::size_t>> by_model;
+  for (std::size_t i = 0; i < cells.size(); ++i) by_model[cells[i]->model.name + '\n' + cells[i]->model.path].push_back(i);
+  std::vector<std::string> texts(cells.size(), "-");
+  for (const auto& [model, indices] : by_model) {
+    std::vector<const RunResult*> group;
+    for (const auto i : indices) group.push_back(cells[i]);
+    const auto speeds = relative_speeds(group);
+    for (std::size_t k = 0; k < indices.size(); ++k) texts[indices[k]] = relative_text(speeds[k]);
+  }
+  return texts;
 }
 
 }  // namespace
@@ -68,13 +88,19 @@ std::string comparison_table(const std::vector<RunResult>& results) {
   for (const auto& r : results) models.push_back(r.model.path);
   if (!results.empty() && std::all_of(results.begin(), results.end(), is_generation_result))
     return generation_table(results) + zoo_accuracy_notes(models, "  ");
+  std::vector<const RunResult*> cells;
+  for (const auto& r : results) cells.push_back(&r);
+  const auto relative = relative_by_model(cells);
+  const bool energy = any_energy_measured(cells);
+  auto columns = kColumns;
+  if (energy) columns.insert(columns.begin() + kEnergyColumn, {"inferences/J", true});
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : results) {
-    rows.push_back(row_for(r));
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    rows.push_back(row_for(results[i], relative[i]));
     rows.back()[1] = shorten(rows.back()[1], 24);
+    if (energy) rows.back().insert(rows.back().begin() + kEnergyColumn, inferences_per_joule_cell(results[i]));
   }
   // Several models in one run (`run a.onnx b.onnx`): each row says which, as the generation table does.
-  auto columns = kColumns;
   std::set<std::string> names;
   for (const auto& r : results)
     if (!r.model.name.empty()) names.insert(r.model.name);
@@ -83,6 +109,7 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].insert(rows[i].begin() + 1, results[i].model.name);
   }
   std::string table = markdown_table(columns, rows);
+  if (const auto footnote = energy_footnote(cells); !footnote.empty()) table += "  " + footnote + "\n";
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   for (const auto& r : results)
@@ -181,7 +208,6 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
   auto add = [&](const RunResult& r, const std::string& text) {
     if (!text.empty()) notes += fmt::format("  {}: {}\n", cell_name(r), text);
   };
-  std::string energy_unavailable;
   for (const auto& r : results) {
     const auto& a = r.analysis;
     if (a.sla) add(r, sla_note(*a.sla));
@@ -191,9 +217,7 @@ std::string scenario_notes(const std::vector<RunResult>& results) {
     if (a.ramp) add(r, ramp_steps_note(*a.ramp));
     if (a.pulse) add(r, pulse_note(*a.pulse));
     add(r, energy_note(r));
-    if (r.resources && !r.resources->summary.energy.available) energy_unavailable = r.resources->summary.energy.source;
   }
-  if (!energy_unavailable.empty()) notes += "  energy: unavailable (" + energy_unavailable + ")\n";
   return notes;
 }
 

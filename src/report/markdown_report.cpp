@@ -11,7 +11,10 @@
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
 #include "report/ab_table.hpp"
+#include "report/energy_column.hpp"
+#include "report/machine.hpp"
 #include "report/markdown_table.hpp"
+#include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 
 namespace infermark::report {
@@ -83,24 +86,54 @@ std::string shape_of(const RunResult& r) {
   return out.empty() ? "-" : out;
 }
 
+std::string mean_and_spread(const RunResult& r) {
+  return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean) + " ± " + ms(r.latency_ms->stddev); });
+}
+
+// Cells of one model on one machine: the relative column compares them with their fastest.
 std::string summary_table(const std::vector<LoadedResult>& cells) {
+  std::vector<const RunResult*> results;
+  for (const auto& c : cells) results.push_back(&c.result);
+  const auto speeds = relative_speeds(results);
+  const bool energy = any_energy_measured(results);
   std::vector<Row> rows;
-  for (const auto& c : cells) {
-    const auto& r = c.result;
-    rows.push_back({cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, p50(r), p99(r), throughput(r), memory(r),
-                    energy_per_inference(r), accuracy(r), std::string(name_of(r.status))});
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& r = cells[i].result;
+    Row row{cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, mean_and_spread(r), p50(r), p99(r),
+            relative_text(speeds[i]), throughput(r), memory(r)};
+    if (energy) row.push_back(inferences_per_joule_cell(r));
+    row.insert(row.end(), {accuracy(r), std::string(name_of(r.status))});
+    rows.push_back(std::move(row));
   }
-  return markdown_table({{"framework"},
-                         {"version"},
-                         {"P50 ms", true},
-                         {"P99 ms", true},
-                         {"inferences/s", true},
-                         {"peak MB", true},
-                         {"energy/inference", true},
-                         {"agreement"},
-                         {"status"}},
-                        rows) +
-         "\n";
+  std::vector<MarkdownColumn> columns{{"framework"},         {"version"},           {"mean ± sd ms", true},
+                                      {"P50 ms", true},      {"P99 ms", true},      {"relative P50", true},
+                                      {"inferences/s", true}, {"peak MB", true}};
+  if (energy) columns.push_back({"inferences/J", true});
+  columns.insert(columns.end(), {{"agreement"}, {"status"}});
+  const auto footnote = energy_footnote(results);
+  return markdown_table(columns, rows) + "\n" + (footnote.empty() ? "" : "- " + footnote + "\n\n");
+}
+
+// Which framework on which machine: one row per cell label, one column per machine.
+std::string machine_matrix(const std::map<std::string, std::vector<LoadedResult>>& machines) {
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<std::string, std::string>> values;  // label -> machine -> cell
+  for (const auto& [machine, cells] : machines)
+    for (const auto& c : cells) {
+      const auto label = cell_label(c.result);
+      if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
+      values[label][machine] = c.result.latency_ms ? p50(c.result) + " / " + p99(c.result) + " / " + throughput(c.result)
+                                                   : std::string(name_of(c.result.status));
+    }
+  Row header{"framework \\ machine"};
+  for (const auto& [machine, cells] : machines) header.push_back(machine);
+  std::vector<Row> rows;
+  for (const auto& label : labels) {
+    Row row{label};
+    for (const auto& [machine, cells] : machines) row.push_back(values[label].count(machine) ? values[label][machine] : "-");
+    rows.push_back(std::move(row));
+  }
+  return table(header, rows);
 }
 
 // A pivot: one row per backend, one column per value of `axis`, `value` in the cells.
@@ -129,6 +162,27 @@ std::string lanes_of(const RunResult& r) {
   return r.scenario.parameters.contains("lanes") ? json_text(r.scenario.parameters["lanes"]) : "1";
 }
 
+// The summary and axis tables of cells measured on one machine; `heading` is their Markdown level.
+std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std::string& heading) {
+  std::string out = summary_table(all_cells) + ab_table(all_cells);
+  // The axis tables compare measured cells only; failures are in the summary above.
+  std::vector<LoadedResult> cells;
+  for (const auto& c : all_cells)
+    if (c.result.latency_ms) cells.push_back(c);
+  if (distinct<std::string>(cells, threads_of).size() > 1)
+    out += heading + " Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_of, throughput);
+  if (distinct<std::string>(cells, shape_of).size() > 1)
+    out += heading + " Input shapes × latency (P50 ms / inferences/s)\n\n" +
+           pivot(cells, "input shape", shape_of, [](const RunResult& r) { return p50(r) + " / " + throughput(r); });
+  if (distinct<std::string>(cells, lanes_of).size() > 1)
+    out += heading + " Instances × peak memory (MB)\n\n" + pivot(cells, "instances (lanes)", lanes_of, memory);
+  const auto precision = [](const RunResult& r) { return r.requested.precision; };
+  if (distinct<std::string>(cells, precision).size() > 1)
+    out += heading + " Precision × latency and accuracy (P50 ms; agreement with the reference)\n\n" +
+           pivot(cells, "precision", precision, [](const RunResult& r) { return p50(r) + "; " + accuracy(r); });
+  return out;
+}
+
 std::string model_section(const std::string& model, const std::vector<LoadedResult>& all_cells) {
   std::vector<RunResult> generation;
   for (const auto& c : all_cells)
@@ -139,23 +193,14 @@ std::string model_section(const std::string& model, const std::vector<LoadedResu
   if (!notes.empty()) notes += "\n";
   if (!generation.empty() && generation.size() == all_cells.size())
     return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n" + notes;
-  std::string out = "## " + model + "\n\n" + summary_table(all_cells) + notes + ab_table(all_cells);
-  // The axis tables compare measured cells only; failures are in the summary above.
-  std::vector<LoadedResult> cells;
-  for (const auto& c : all_cells)
-    if (c.result.latency_ms) cells.push_back(c);
-  if (distinct<std::string>(cells, threads_of).size() > 1)
-    out += "### Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_of, throughput);
-  if (distinct<std::string>(cells, shape_of).size() > 1)
-    out += "### Input shapes × latency (P50 ms / inferences/s)\n\n" +
-           pivot(cells, "input shape", shape_of, [](const RunResult& r) { return p50(r) + " / " + throughput(r); });
-  if (distinct<std::string>(cells, lanes_of).size() > 1)
-    out += "### Instances × peak memory (MB)\n\n" + pivot(cells, "instances (lanes)", lanes_of, memory);
-  const auto precision = [](const RunResult& r) { return r.requested.precision; };
-  if (distinct<std::string>(cells, precision).size() > 1)
-    out += "### Precision × latency and accuracy (P50 ms; agreement with the reference)\n\n" +
-           pivot(cells, "precision", precision, [](const RunResult& r) { return p50(r) + "; " + accuracy(r); });
-  return out;
+  // Numbers from different machines never share a summary: each machine gets its own tables, and
+  // one matrix puts the same cell side by side across machines.
+  const auto machines = group_by_machine(all_cells);
+  if (machines.size() == 1)
+    return "## " + model + "\n\nMeasured on " + machines.begin()->first + ".\n\n" + machine_tables(all_cells, "###") + notes;
+  std::string out = "## " + model + "\n\n### Framework × machine (P50 ms / P99 ms / inferences/s)\n\n" + machine_matrix(machines);
+  for (const auto& [machine, cells] : machines) out += "### Measured on " + machine + "\n\n" + machine_tables(cells, "####");
+  return out + notes;
 }
 
 std::string csv_field(const std::string& text) {
@@ -187,7 +232,7 @@ std::string markdown_report(const std::vector<LoadedResult>& results) {
 std::string csv_report(const std::vector<LoadedResult>& results) {
   std::string out =
       "model,backend,version,threads,precision,batch,scenario,status,p50_ms,p99_ms,mean_ms,inferences_per_s,"
-      "peak_rss_mb,energy_per_inference,agreement,file\n";
+      "peak_rss_mb,energy_per_inference,agreement,file,inferences_per_j,machine\n";
   for (const auto& c : results) {
     const auto& r = c.result;
     const Row row{r.model.name,
@@ -205,7 +250,9 @@ std::string csv_report(const std::vector<LoadedResult>& results) {
                   memory(r),
                   energy_per_inference(r),
                   accuracy(r),
-                  c.path};
+                  c.path,
+                  inferences_per_joule_cell(r),
+                  machine_key(r)};
     for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + csv_field(row[i]);
     out += "\n";
   }

@@ -6,12 +6,20 @@
 #include <cmath>
 
 namespace infermark::report {
+namespace {
+
+// Characters, not bytes: fmt pads UTF-8 text ("±", "×") by code points, so widths must agree.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+}  // namespace
 
 std::string markdown_table(const std::vector<MarkdownColumn>& columns, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> widths;
-  for (const auto& c : columns) widths.push_back(std::max<std::size_t>(c.title.size(), 3));
+  for (const auto& c : columns) widths.push_back(std::max<std::size_t>(display_width(c.title), 3));
   for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
 
   auto line = [&](auto cell_text) {
     std::string out = "|";

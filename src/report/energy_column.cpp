@@ -1,0 +1,49 @@
+#include "report/energy_column.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "report/markdown_table.hpp"
+
+namespace infermark::report {
+namespace {
+
+bool measured(const RunResult& r) { return r.resources && r.resources->inferences_per_joule; }
+
+// The sampler's reason, or what is missing from the result itself.
+std::string why_not_measured(const RunResult& r) {
+  if (!r.resources) return "the result has no resource record";
+  const auto& energy = r.resources->summary.energy;
+  if (!energy.available) return energy.source.empty() ? "no energy counter was readable" : energy.source;
+  return "the energy counter did not advance over the measurement";  // available, yet 0 J
+}
+
+}  // namespace
+
+bool any_energy_measured(const std::vector<const RunResult*>& cells) {
+  return std::any_of(cells.begin(), cells.end(), [](const RunResult* r) { return measured(*r); });
+}
+
+std::string inferences_per_joule_cell(const RunResult& r) {
+  return measured(r) ? format_number(*r.resources->inferences_per_joule) : "-";
+}
+
+std::string energy_footnote(const std::vector<const RunResult*>& cells) {
+  std::size_t completed = 0, missing = 0;
+  const RunResult* first_missing = nullptr;
+  for (const RunResult* r : cells) {
+    if (!r->latency_ms) continue;
+    ++completed;
+    if (measured(*r)) continue;
+    ++missing;
+    if (!first_missing) first_missing = r;
+  }
+  if (!first_missing) return "";
+  return fmt::format(
+      "inferences/J not measured here for {} of {} cells: {}; it needs readable RAPL counters "
+      "(/sys/class/powercap/intel-rapl:*/energy_uj, root on recent kernels) or an NVIDIA GPU with NVML energy",
+      missing, completed, why_not_measured(*first_missing));
+}
+
+}  // namespace infermark::report
