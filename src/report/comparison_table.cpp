@@ -197,8 +197,9 @@ std::string pulse_note(const loadgen::PulseAnalysis& p) {
 std::string energy_note(const RunResult& r) {
   if (!r.resources || !r.resources->summary.energy.available || !r.resources->inferences_per_joule) return "";
   const auto& energy = r.resources->summary.energy;
-  return fmt::format("energy: {:.1f} J, {:.2f} inferences/J ({})", energy.joules, *r.resources->inferences_per_joule,
-                     energy.source);
+  // Significant digits, not fixed decimals: a short run's 0.04 J must not print as "0.0 J".
+  return fmt::format("energy: {} J, {} inferences/J ({})", format_number(energy.joules),
+                     format_number(*r.resources->inferences_per_joule), energy.source);
 }
 
 }  // namespace

@@ -132,6 +132,13 @@ TEST(ComparisonTable, NoEnergyAnywhereOmitsTheColumnAndSaysWhyOnce) {
   EXPECT_EQ(report::scenario_notes({a, b}).find("energy"), std::string::npos);  // said once, under the table
 }
 
+TEST(ComparisonTable, EnergyNoteKeepsSignificantDigitsOfASmallSpan) {
+  RunResult r = cell("openvino", 2.0, 1);
+  with_energy(r, 0.04, 100.0);
+  EXPECT_NE(report::scenario_notes({r}).find("energy: 0.04000 J, 2500 inferences/J (rapl:package-0)"), std::string::npos)
+      << report::scenario_notes({r});
+}
+
 TEST(MarkdownReport, SummaryHasSpreadRelativeAndEnergyColumns) {
   auto a = synthetic_result(latency_samples(400, 2.0, 1, 0.02), CellSpec{"openvino"});
   auto b = synthetic_result(latency_samples(400, 4.0, 2, 0.02), CellSpec{"onnxruntime"});
