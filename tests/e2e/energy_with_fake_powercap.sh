@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Usage: energy_with_fake_powercap.sh INFERMARK_E2E_TESTS
+# Runs the e2e energy test (EnergyCli) where /sys/class/powercap is a fake RAPL tree, in a private
+# mount namespace: two packages whose counters advance, core and uncore sub-domains that must not
+# be added, so the "energy measured" branch (joules > 0, inferences/J in the run and report
+# tables) is exercised on machines without readable RAPL. The machine's own /sys is untouched.
+# Exit 77 (skipped) where no private mount namespace can be made (not root, no unshare).
+set -euo pipefail
+tests=$1
+
+if [[ ${2:-} != --inside ]]; then
+  if ! command -v unshare >/dev/null || ! unshare -m true 2>/dev/null; then
+    echo "skipped: a private mount namespace needs root and unshare"
+    exit 77
+  fi
+  exec unshare -m bash "$0" "$tests" --inside
+fi
+
+mount -t tmpfs fake-powercap /sys/class
+root=/sys/class/powercap
+zone() {  # zone ID NAME
+  mkdir -p "$root/$1"
+  echo "$2" >"$root/$1/name"
+  echo 0 >"$root/$1/energy_uj"
+  echo 262143328850 >"$root/$1/max_energy_range_uj"
+}
+zone intel-rapl:0 package-0
+zone intel-rapl:0:0 core
+zone intel-rapl:0:1 uncore
+zone intel-rapl:1 package-1
+
+# Each counter advances about 1 mJ per 2 ms; renamed into place so a read never sees half a write.
+(
+  uj=0
+  while true; do
+    uj=$((uj + 1000))
+    for id in intel-rapl:0 intel-rapl:0:0 intel-rapl:1; do
+      echo "$uj" >"$root/$id/.next" && mv "$root/$id/.next" "$root/$id/energy_uj"
+    done
+    sleep 0.002
+  done
+) &
+writer=$!
+trap 'kill $writer 2>/dev/null || true' EXIT
+
+output=$("$tests" --gtest_filter='EnergyCli.*' 2>&1) || { echo "$output"; exit 1; }
+echo "$output"
+if grep -q SKIPPED <<<"$output"; then
+  echo "FAILED: the energy test skipped although the fake RAPL tree is readable"
+  exit 1
+fi
