@@ -10,6 +10,11 @@
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "report/ab_table.hpp"
+#include "report/cell_labels.hpp"
+#include "report/model_families.hpp"
+#include "report/recommend.hpp"
+#include "report/zoo_accuracy.hpp"
 
 namespace infermark::report {
 namespace {
@@ -98,8 +103,11 @@ std::vector<double> thinned_sorted(std::vector<double> samples, std::size_t poin
   return out;
 }
 
-json cell_json(const LoadedResult& loaded) {
-  json cell = {{"label", cell_label(loaded.result)}, {"path", loaded.path}, {"result", to_json(loaded.result)}};
+json cell_json(const LoadedResult& loaded, const CellLabel& label) {
+  json cell = {{"label", label.text},
+               {"series", label.without(LabelDimension::kConcurrency)},
+               {"path", loaded.path},
+               {"result", to_json(loaded.result)}};
   const auto& samples = loaded.result.samples_ms;
   if (samples.size() > kMaxEmbeddedSamples) {
     cell["result"]["samples_ms"] = thinned_sorted(samples, kMaxEmbeddedSamples);
@@ -108,14 +116,62 @@ json cell_json(const LoadedResult& loaded) {
   return cell;
 }
 
+json parts_json(const std::vector<LabelPart>& parts) {
+  json out = json::array();
+  for (const auto& part : parts) out.push_back({{"dimension", dimension_name(part.dimension)}, {"text", part.text}});
+  return out;
+}
+
+// A family's cells labelled together, so each names its variant (model) where variants differ.
+json family_json(const ModelFamily& family, const std::vector<std::vector<LoadedResult>>& groups) {
+  std::vector<const LoadedResult*> cells;
+  json members = json::array(), where = json::array();
+  for (const auto g : family.members) {
+    const auto& first = groups[g].front().result;
+    members.push_back({{"group", g},
+                       {"model", first.model.name},
+                       {"format", first.model.format},
+                       {"precision", zoo_precision_name(parse_variant_name(first.model.name).precision)},
+                       {"zoo_accuracy", zoo_accuracy_note(first.model.path)}});
+    for (std::size_t c = 0; c < groups[g].size(); ++c) {
+      cells.push_back(&groups[g][c]);
+      where.push_back({{"group", g}, {"cell", c}});
+    }
+  }
+  const auto labels = label_cells(cells);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    where[i]["label"] = labels.cells[i].text;
+    where[i]["series"] = labels.cells[i].without(LabelDimension::kConcurrency);
+  }
+  return {{"family", family.family}, {"members", members}, {"cells", where}, {"shared", parts_json(labels.shared)}};
+}
+
+// The recommendation without constraints (ranked by P99), with its reasons; a report is still
+// worth having when it cannot be made, so the cause is shown instead.
+json recommendation_json(const std::vector<LoadedResult>& results) {
+  try {
+    return to_json(recommend(results, {}));
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  }
+}
+
 json report_data(const std::vector<LoadedResult>& results) {
   json groups = json::array();
-  for (const auto& [model, cells] : group_by_model(results)) {
-    json group = {{"model", model}, {"cells", json::array()}};
-    for (const auto& cell : cells) group["cells"].push_back(cell_json(cell));
+  std::vector<std::vector<LoadedResult>> grouped;
+  std::vector<std::string> model_names;
+  for (auto& [model, cells] : group_by_model(results)) {
+    const auto labels = label_cells(cells);
+    json group = {{"model", model}, {"shared", parts_json(labels.shared)}, {"cells", json::array()}};
+    for (std::size_t i = 0; i < cells.size(); ++i) group["cells"].push_back(cell_json(cells[i], labels.cells[i]));
+    if (const auto ab = ab_table(cells); !ab.empty()) group["ab_markdown"] = ab;
     groups.push_back(std::move(group));
+    model_names.push_back(cells.front().result.model.name);
+    grouped.push_back(std::move(cells));
   }
-  return {{"groups", groups}};
+  json families = json::array();
+  for (const auto& family : model_families(model_names)) families.push_back(family_json(family, grouped));
+  return {{"groups", groups}, {"families", families}, {"recommendation", recommendation_json(results)}};
 }
 
 struct Substitution {

@@ -125,6 +125,72 @@ describe("HTML report in chromium", () => {
     assert.deepEqual(external, [], "requests beyond the report file");
   });
 
+  test("every chart has data and distinct legend labels", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const charts = await page.$$eval("canvas", (canvases) => canvases.map((canvas) => {
+      const title = canvas.closest(".panel")?.querySelector("h3")?.textContent ?? "(untitled)";
+      const chart = Chart.getChart(canvas);
+      if (!chart) return { title, missing: true };
+      const finite = (v) => typeof v === "number" && Number.isFinite(v);
+      // A number, or {x, y} with a finite y and an x that is a number or a category name.
+      const point = (d) => finite(d) ||
+        (d !== null && typeof d === "object" && finite(d.y) && (d.x === undefined || finite(d.x) || typeof d.x === "string"));
+      return {
+        title, missing: false,
+        labels: chart.data.datasets.map((d) => d.label),
+        points: chart.data.datasets.map((d) => (d.data || []).filter(point).length),
+      };
+    }));
+    assert.ok(charts.length > 0, "no canvas in the page");
+    for (const chart of charts) {
+      assert.ok(!chart.missing, `"${chart.title}": canvas without a Chart`);
+      assert.ok(chart.points.some((n) => n > 0), `"${chart.title}": no dataset with a finite data point (${chart.points.join(", ")})`);
+      const duplicated = chart.labels.filter((label, i) => chart.labels.indexOf(label) !== i);
+      assert.deepEqual(duplicated, [], `"${chart.title}": legend labels alike`);
+    }
+  });
+
+  test("LLM cells have their own table and charts, each concurrency level named", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const tables = await page.$$eval("table.llm", (all) => all.map((table) =>
+      [...table.tBodies[0].rows].map((row) => ({ label: row.cells[0].textContent, ttft: row.cells[3].dataset.sort }))));
+    assert.ok(tables.length >= 3, `${tables.length} LLM tables, expected one per precision`);
+    for (const rows of tables) {
+      assert.ok(rows.length >= 3, `an LLM table has ${rows.length} rows, expected one per concurrency level`);
+      assert.equal(new Set(rows.map((r) => r.label)).size, rows.length, `LLM rows alike: ${rows.map((r) => r.label).join(", ")}`);
+      assert.ok(rows.every((r) => Number(r.ttft) > 0), "every LLM row has a TTFT");
+    }
+    const titles = await page.$$eval(".llm .panel h3", (hs) => hs.map((h) => h.textContent));
+    for (const title of ["Inter-token latency distribution", "TTFT vs concurrency", "Throughput vs latency"])
+      assert.ok(titles.includes(title), `no "${title}" chart in the LLM sections (${titles.join(", ")})`);
+  });
+
+  test("precision variants of one model are compared in one section", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const family = page.locator("section.family", { hasText: "llama-tiny" });
+    assert.equal(await family.count(), 1, "no family section for llama-tiny");
+    const precisions = await family.locator("table.family tbody tr td:nth-child(2)").allTextContents();
+    assert.deepEqual([...new Set(precisions)].sort(), ["fp16", "q4_0", "q8_0"]);
+    assert.ok(await family.locator("canvas").count() >= 1, "the family section draws no chart");
+  });
+
+  test("serving results show per-variant and per-run tables", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    assert.ok(await page.locator("table.serve tbody tr").count() >= 1, "no infermark serve variant table");
+    const loads = await page.locator("table.load tbody tr").count();
+    assert.ok(loads >= 2, `${loads} infermark load rows, expected one per concurrency level`);
+  });
+
+  test("each model has a recommendation naming the seed branches", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const panels = page.locator(".recommendation");
+    assert.ok(await panels.count() >= 1, "no recommendation");
+    const picks = await page.locator(".recommendation p strong").allTextContents();
+    assert.ok(picks.length >= 1 && picks.every((p) => p.length > 0), "no pick named");
+    const seeds = await page.locator("table.seed-branches tbody tr td:first-child").allTextContents();
+    assert.ok(seeds.some((s) => s.startsWith("seed 000")), `no seed 000 branch (${seeds.slice(0, 5).join(", ")})`);
+  });
+
   test("paints every canvas", async (t) => {
     if (chromiumMissing) return t.skip(skipReason);
     const painted = await page.$$eval("canvas", (canvases) => canvases.map((canvas) => {

@@ -47,6 +47,29 @@ warmup: 2
 EOF
 "$infermark" pipeline "$work/pipeline.yaml" --out "$work/results/pipeline"
 
+# LLM sections and the precision-family comparison: the zoo's tiny Llama in three precisions at
+# three concurrency levels, few short requests each.
+"$infermark" run "$repo/models/llama-tiny_fp16.gguf" "$repo/models/llama-tiny_q8_0.gguf" "$repo/models/llama-tiny_q4_0.gguf" \
+  --concurrency 1,4,16 --prompt-tokens 16 --output-tokens 8 --runs 16 --warmup 2 --threads 2 --out "$work/results/llm"
+
+# Serving: `infermark load` (two concurrency levels, the server's metrics scraped) against an
+# `infermark serve` of tiny_cnn on a free port, and the per-variant result serve writes at exit.
+"$infermark" serve --model "$model" -b onnxruntime --port 0 --no-grpc --out "$work/results/serve" >"$work/serve.log" 2>&1 &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
+address=""
+for _ in $(seq 600); do
+  address=$(sed -nE 's|.*listening on http://([0-9.]+:[0-9]+).*|\1|p' "$work/serve.log" | head -n1)
+  [ -n "$address" ] || ! kill -0 "$serve_pid" 2>/dev/null && break
+  sleep 0.1
+done
+[ -n "$address" ] || { echo "infermark serve did not start:"; cat "$work/serve.log"; exit 1; }
+"$infermark" load "http://$address" --model tiny_cnn --runs 40 --concurrency 1,4 --scrape "http://$address/metrics" \
+  --out "$work/results/load"
+kill -TERM "$serve_pid"
+wait "$serve_pid"
+trap - EXIT
+
 # Result files named one by one (not the folder), so only the renderer is under test here.
 mapfile -t results < <(find "$work/results" -name '*.json' -not -path '*.outputs/*' | sort)
 INFERMARK_WEB_DIR="$repo/web" "$render" "$work/report.html" "${results[@]}"
