@@ -403,22 +403,21 @@ const ScenarioCharts = (() => {
     const series = batchSeries(cells);
     if (!series.length) return;
     const datasets = series.flatMap((s, i) => [
-      { label: `${s.name} inferences/s`, data: s.points.map((p) => ({ x: p.batch, y: p.rate })), borderColor: colorOf(i), backgroundColor: colorOf(i), yAxisID: "y" },
-      { label: `${s.name} P99 ms`, data: s.points.map((p) => ({ x: p.batch, y: p.p99 })), borderColor: colorOf(i), backgroundColor: colorOf(i),
+      { label: `${s.name} inferences/s`, data: s.points.map((p) => ({ x: String(p.batch), y: p.rate })), borderColor: colorOf(i), backgroundColor: colorOf(i), yAxisID: "y" },
+      { label: `${s.name} P99 ms`, data: s.points.map((p) => ({ x: String(p.batch), y: p.p99 })), borderColor: colorOf(i), backgroundColor: colorOf(i),
         borderDash: [5, 4], pointStyle: "rect", yAxisID: "y1" },
     ]);
     const facts = series.map((s) => {
       const best = s.points.reduce((a, b) => (b.rate > a.rate ? b : a));
       return `${s.name}: most inferences/s at batch ${best.batch} (${readable(best.rate)}/s, P99 ${readable(best.p99)} ms per query)`;
     });
-    const batches = series.flatMap((s) => s.points.map((p) => p.batch));
+    const batches = [...new Set(series.flatMap((s) => s.points.map((p) => p.batch)))].sort((a, b) => a - b);
     const chart = scenarioPanel(container, "batch", "Batch size",
       "Solid: inferences/s (queries/s \u00d7 batch); dashed: P99 of a whole batched query (right axis). One line per backend and " +
-      "configuration; a batch measured twice shows the later run.", facts);
+      "configuration; batch sizes evenly spaced; a batch measured twice shows the later run.", facts);
     drawTwoAxes(chart, datasets, {
-      // Batch sizes usually double, so a log axis spaces them evenly.
-      x: axis("batch", { type: Math.max(...batches) / Math.min(...batches) >= 8 ? "logarithmic" : "linear",
-                         ticks: { callback: (value) => (batches.includes(value) ? String(value) : "") } }),
+      // One slot per batch measured: sizes usually double, and each gets a labelled tick.
+      x: axis("batch", { type: "category", labels: batches.map(String) }),
       y: axis("inferences/s", { beginAtZero: true }),
       y1: rightAxis("P99 per query (ms)"),
     });
