@@ -15,8 +15,15 @@ struct RecommendCommandOptions {
   std::vector<std::string> results;
   double p99_ms = 0, min_qps = 0, mem_mb = 0, max_accuracy_loss = 0;
   double price_per_hour = 0, target_qps = 0, model_gflops = 0, peak_gflops = 0;
+  double ttft_ms = 0, tpot_ms = 0, watts = 0;
   bool dynamic_shapes = false, energy = false, as_json = false;
+  bool domestic_hardware = false, fast_iteration = false, dynamic_control_flow = false, multi_backend = false;
 };
+
+// A limit or figure that must be a positive number.
+CLI::Option* positive_option(CLI::App* cmd, const std::string& name, double& value, const std::string& help) {
+  return cmd->add_option(name, value, help)->check(above_zero());
+}
 
 // A flag's value only when the user gave it: 0 can be a real limit (accuracy loss 0%).
 std::optional<double> given(const CLI::Option* option, double value) {
@@ -29,29 +36,37 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("recommend", "Pick the backend and configuration that meets your constraints, and explain why");
   static RecommendCommandOptions o;
   cmd->add_option("results", o.results, "Result files or folders")->required();
-  auto* p99 = cmd->add_option("--p99-ms", o.p99_ms, "Highest acceptable P99 latency (ms)")->check(above_zero());
-  auto* qps = cmd->add_option("--min-qps", o.min_qps, "Lowest acceptable throughput (inferences/s)")->check(above_zero());
-  auto* mem = cmd->add_option("--mem-mb", o.mem_mb, "Highest acceptable peak RSS (MB)")->check(above_zero());
+  auto* p99 = positive_option(cmd, "--p99-ms", o.p99_ms, "Highest acceptable P99 latency (ms)");
+  auto* qps = positive_option(cmd, "--min-qps", o.min_qps, "Lowest acceptable throughput (inferences/s)");
+  auto* mem = positive_option(cmd, "--mem-mb", o.mem_mb, "Highest acceptable peak RSS (MB)");
   auto* accuracy = cmd->add_option("--max-accuracy-loss", o.max_accuracy_loss,
                                    "Highest acceptable accuracy loss against the cross-check reference, in percent "
                                    "(1 - top-1 agreement, else 1 - cosine similarity)")
                        ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--dynamic-shapes", o.dynamic_shapes, "The deployment feeds varying input shapes");
   cmd->add_flag("--energy", o.energy, "Prefer the most inferences per joule (where energy was measured)");
-  auto* price = cmd->add_option("--price-per-hour", o.price_per_hour, "Machine price per hour, for cost per million inferences")
-                    ->check(above_zero());
-  auto* target = cmd->add_option("--target-qps", o.target_qps, "Load to serve (inferences/s), for the number of machines")
-                     ->check(above_zero());
-  auto* gflops = cmd->add_option("--model-gflops", o.model_gflops,
-                                 "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest beside "
-                                 "the model, when found)")
-                     ->check(above_zero());
-  auto* peak =
-      cmd->add_option("--peak-gflops", o.peak_gflops,
-                      "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)")
-          ->check(above_zero());
+  auto* ttft = positive_option(cmd, "--ttft-ms", o.ttft_ms, "LLM cells: highest acceptable P99 time to first token (ms)");
+  auto* tpot = positive_option(cmd, "--tpot-ms", o.tpot_ms, "LLM cells: highest acceptable P99 time per output token (ms)");
+  auto* watts = positive_option(cmd, "--watts", o.watts,
+                                "Power budget: highest acceptable average power (measured energy / duration, W); cells "
+                                "without an energy measurement cannot be judged");
+  // Situations of the seeds' decision trees that neither the results nor another flag reveal.
+  cmd->add_flag("--domestic-hardware", o.domestic_hardware, "The deployment targets domestic (e.g. Ascend) hardware");
+  cmd->add_flag("--fast-iteration", o.fast_iteration, "The team values fast iteration over peak speed");
+  cmd->add_flag("--dynamic-control-flow", o.dynamic_control_flow, "The model has data-dependent control flow");
+  cmd->add_flag("--multi-backend", o.multi_backend, "The model must run on several backends or kinds of hardware");
+  auto* price =
+      positive_option(cmd, "--price-per-hour", o.price_per_hour, "Machine price per hour, for cost per million inferences");
+  auto* target =
+      positive_option(cmd, "--target-qps", o.target_qps, "Load to serve (inferences/s), for the number of machines");
+  auto* gflops = positive_option(cmd, "--model-gflops", o.model_gflops,
+                                 "GFLOP per inference of the model, for GFLOP/s and % of peak (default: the zoo manifest "
+                                 "beside the model, when found)");
+  auto* peak = positive_option(
+      cmd, "--peak-gflops", o.peak_gflops,
+      "Peak GFLOP/s of the measured machine (default: derived from this machine's cores, clock and SIMD flags)");
   cmd->add_flag("--json", o.as_json, "Print JSON instead of Markdown");
-  cmd->callback([&exit_code, p99, qps, mem, accuracy, price, target, gflops, peak] {
+  cmd->callback([&exit_code, p99, qps, mem, accuracy, price, target, gflops, peak, ttft, tpot, watts] {
     report::Constraints c;
     c.p99_ms = given(p99, o.p99_ms);
     c.min_qps = given(qps, o.min_qps);
@@ -62,6 +77,13 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
     c.price_per_hour = given(price, o.price_per_hour);
     c.target_qps = given(target, o.target_qps);
     c.model_gflops = given(gflops, o.model_gflops);
+    c.ttft_ms = given(ttft, o.ttft_ms);
+    c.tpot_ms = given(tpot, o.tpot_ms);
+    c.watts = given(watts, o.watts);
+    c.domestic_hardware = o.domestic_hardware;
+    c.fast_iteration = o.fast_iteration;
+    c.dynamic_control_flow = o.dynamic_control_flow;
+    c.multi_backend = o.multi_backend;
     std::optional<probes::PeakFlops> peak_flops;
     if (peak->count() > 0) {
       peak_flops = probes::PeakFlops{o.peak_gflops, fmt::format("{:g} GFLOP/s, given with --peak-gflops", o.peak_gflops), ""};

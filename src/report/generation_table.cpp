@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
 
@@ -13,7 +15,7 @@ const std::vector<MarkdownColumn> kColumns{
     {"prompt+output", true}, {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
     {"TTFT P50 ms", true},   {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
     {"prefill tok/s", true}, {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
-    {"status", false}};
+    {"GB per B params", true}, {"status", false}};
 
 // A percentile (or the mean) of one of the generation summaries, or "-".
 std::string percentile(const std::optional<stats::LatencySummary>& summary, double p) {
@@ -51,6 +53,8 @@ std::vector<std::string> row_for(const RunResult& r) {
     row.insert(row.end(), 10, "-");
   }
   row.push_back(r.memory.peak_rss_mb > 0 ? fmt::format("{:.2f}", r.memory.peak_rss_mb / 1024) : "-");
+  const auto per_billion = gb_per_billion_parameters(r);
+  row.push_back(per_billion ? fmt::format("{:.2f}", *per_billion) : "-");
   row.push_back(std::string(name_of(r.status)));
   return row;
 }
@@ -58,6 +62,20 @@ std::vector<std::string> row_for(const RunResult& r) {
 }  // namespace
 
 bool is_generation_result(const RunResult& result) { return result.generation.has_value(); }
+
+std::optional<double> model_parameters(const RunResult& result) {
+  const auto text = effective_setting(result, "parameters");
+  char* end = nullptr;
+  const double count = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(count > 0)) return std::nullopt;
+  return count;
+}
+
+std::optional<double> gb_per_billion_parameters(const RunResult& result) {
+  const auto parameters = model_parameters(result);
+  if (!parameters || result.memory.peak_rss_mb <= 0) return std::nullopt;
+  return (result.memory.peak_rss_mb / 1024) / (*parameters / 1e9);
+}
 
 std::string generation_table(const std::vector<RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
@@ -68,7 +86,8 @@ std::string generation_table(const std::vector<RunResult>& results) {
   table +=
       "  TTFT: issue (closed loop) or scheduled arrival (open loop) to first token; TPOT: mean time per output token after the "
       "first;\n"
-      "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n";
+      "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n"
+      "  GB per B params: peak RSS over the parameter count the backend recorded (seed 003's baseline: 1.2).\n";
   return table;
 }
 

@@ -2,6 +2,7 @@
 // concurrency), with time per output token and token rates, for results of the generation scenario.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,13 @@
 namespace infermark::report {
 
 bool is_generation_result(const RunResult& result);
+
+// The model's parameter count, where the backend recorded it (llama.cpp's effective setting
+// "parameters"); nullopt in results that lack it.
+std::optional<double> model_parameters(const RunResult& result);
+
+// Peak RSS in GB per billion parameters (seed 003's baseline: 1.2), where both are known.
+std::optional<double> gb_per_billion_parameters(const RunResult& result);
 
 // One row per result, in the order given; results without generation metrics show their status.
 std::string generation_table(const std::vector<RunResult>& results);

@@ -18,6 +18,19 @@ std::string machine_key(const RunResult& result) {
          ")";
 }
 
+bool is_x86(const RunResult& r) {
+  const auto vendor = environment_text(r, "cpu_vendor", ""), flags = environment_text(r, "cpu_flags_simd", "");
+  return vendor == "GenuineIntel" || vendor == "AuthenticAMD" || flags.find("avx") != std::string::npos ||
+         flags.find("sse4") != std::string::npos;
+}
+
+bool is_arm(const RunResult& r) {
+  const auto flags = environment_text(r, "cpu_flags_simd", "");
+  return flags.find("asimd") != std::string::npos || flags.find("sve") != std::string::npos;  // aarch64 SIMD
+}
+
+bool has_gpu(const RunResult& r) { return r.resources && r.resources->summary.gpu.available; }
+
 std::map<std::string, std::vector<LoadedResult>> group_by_machine(const std::vector<LoadedResult>& results) {
   std::map<std::string, std::vector<LoadedResult>> groups;
   for (const auto& r : results) groups[machine_key(r.result)].push_back(r);

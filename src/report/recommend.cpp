@@ -13,15 +13,16 @@
 #include "core/model_manifest.hpp"
 #include "report/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
+#include "report/generation_table.hpp"
+#include "report/machine.hpp"
 #include "report/markdown_table.hpp"
-#include "report/rules_of_thumb.hpp"
+#include "report/seed_branch_verdicts.hpp"
 
 namespace infermark::report {
 namespace {
 
 using nlohmann::json;
-
-enum class Objective { kLatency, kThroughput, kEnergy };
+using CellRefs = std::vector<const CellAssessment*>;
 
 // ---- What was measured ----------------------------------------------------------------------
 
@@ -60,12 +61,22 @@ void fill_accuracy(const RunResult& r, CellFigures& f) {
 
 void fill_energy(const RunResult& r, CellFigures& f) {
   if (!r.resources) {
-    f.energy_source = "no resource samples in the result";
+    f.energy_source = f.power_source = "no resource samples in the result";
     return;
   }
-  const auto& energy = r.resources->summary.energy;
-  f.energy_source = energy.source;
-  if (energy.available && r.resources->inferences_per_joule) f.inferences_per_joule = *r.resources->inferences_per_joule;
+  const auto& summary = r.resources->summary;
+  f.energy_source = f.power_source = summary.energy.source;
+  if (summary.energy.available && r.resources->inferences_per_joule) f.inferences_per_joule = *r.resources->inferences_per_joule;
+  if (summary.energy.available && summary.duration_s > 0) f.average_watts = summary.energy.joules / summary.duration_s;
+}
+
+void fill_generation(const RunResult& r, CellFigures& f) {
+  if (!r.generation) return;
+  f.generation = true;
+  if (r.generation->ttft_ms) f.ttft_p99_ms = r.generation->ttft_ms->at(99).value;
+  if (r.generation->tpot_ms) f.tpot_p99_ms = r.generation->tpot_ms->at(99).value;
+  f.parameters = model_parameters(r);
+  f.gb_per_billion_parameters = gb_per_billion_parameters(r);
 }
 
 // FLOPs of one inference: --model-gflops, else the zoo manifest beside the model file (found
@@ -101,6 +112,7 @@ CellFigures figures_of(const RunResult& r, const Constraints& c) {
   f.peak_rss_mb = r.memory.peak_rss_mb;
   fill_accuracy(r, f);
   fill_energy(r, f);
+  fill_generation(r, f);
   fill_model_gflops(r, c, f);
   return f;
 }
@@ -112,6 +124,15 @@ ConstraintCheck at_most(std::string name, const std::string& what, double value,
   return {std::move(name), met ? Outcome::kMet : Outcome::kFailed,
           fmt::format("{} {} {} {} {:g} {}", what, format_number(value), unit, met ? "<=" : ">", limit, unit), value / limit,
           true};
+}
+
+void add_llm_limit(std::vector<ConstraintCheck>& checks, const std::string& name, const std::optional<double>& p99,
+                   const std::optional<double>& limit) {
+  if (!limit) return;
+  if (p99)
+    checks.push_back(at_most(name, name + " P99", *p99, *limit, "ms"));
+  else
+    checks.push_back({name, Outcome::kUnknown, name + " cannot be judged: not recorded in the result", 0.0, true});
 }
 
 std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunResult& r, const Constraints& c) {
@@ -147,6 +168,17 @@ std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunRes
     } else {
       checks.push_back({"accuracy", Outcome::kUnknown, "accuracy loss cannot be judged: " + f.accuracy_source, 0.0, true});
     }
+  }
+  if (c.watts) {
+    if (f.average_watts)
+      checks.push_back(at_most("power", "average power", *f.average_watts, *c.watts, "W"));
+    else
+      checks.push_back({"power", Outcome::kUnknown, "power unknown: energy not measured (" + f.power_source + ")", 0.0, true});
+  }
+  // TTFT and TPOT limits concern LLM cells only; other models' cells are not judged on them.
+  if (f.generation) {
+    add_llm_limit(checks, "TTFT", f.ttft_p99_ms, c.ttft_ms);
+    add_llm_limit(checks, "TPOT", f.tpot_p99_ms, c.tpot_ms);
   }
   // Energy is a preference (rank by inferences per joule), not a limit: unknown never excludes.
   if (c.energy)
@@ -222,6 +254,8 @@ void rank(std::vector<CellAssessment>& cells, Objective o) {
   });
 }
 
+}  // namespace
+
 std::string objective_name(Objective o) {
   switch (o) {
     case Objective::kLatency:
@@ -246,6 +280,8 @@ std::string objective_value(const CellAssessment& cell, Objective o) {
   return "";
 }
 
+namespace {
+
 Objective choose_objective(const Constraints& c, const std::vector<CellAssessment>& feasible) {
   const bool energy_known = !feasible.empty() && std::all_of(feasible.begin(), feasible.end(), [](const CellAssessment& a) {
     return a.figures.inferences_per_joule.has_value();
@@ -254,23 +290,6 @@ Objective choose_objective(const Constraints& c, const std::vector<CellAssessmen
   // Asking for a rate without a latency bound means throughput is what matters.
   if (c.min_qps && !c.p99_ms) return Objective::kThroughput;
   return Objective::kLatency;
-}
-
-// ---- Rules of thumb inputs ------------------------------------------------------------------
-
-const CellAssessment* best_of(const CellRefs& cells, Objective o) {
-  const CellAssessment* best = nullptr;
-  for (const auto* c : cells)
-    if (!best || objective_key(*c, o) < objective_key(*best, o)) best = c;
-  return best;
-}
-
-bool is_x86(const RunResult& r) {
-  if (!r.environment.is_object()) return false;
-  const auto vendor = r.environment.value("cpu_vendor", std::string());
-  const auto flags = r.environment.value("cpu_flags_simd", std::string());
-  return vendor == "GenuineIntel" || vendor == "AuthenticAMD" || flags.find("avx") != std::string::npos ||
-         flags.find("sse4") != std::string::npos;
 }
 
 // ---- Explanation ----------------------------------------------------------------------------
@@ -365,6 +384,7 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
                                measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
                                accuracy_text(f)};
   if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
+  if (c.watts) row.push_back(f.average_watts ? fmt::format("{:.3g}", *f.average_watts) : "-");
   if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
   if (c.target_qps) row.push_back(cell.machines ? std::to_string(*cell.machines) : "-");
   if (any_gflops(rec)) {
@@ -379,6 +399,7 @@ std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops) 
   std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false},       {"P99 ms", true},
                                       {"QPS", true},  {"peak RSS MB", true}, {"accuracy loss", true}};
   if (c.energy) columns.push_back({"inferences/J", true});
+  if (c.watts) columns.push_back({"average W", true});
   if (c.price_per_hour) columns.push_back({"$ per M inferences", true});
   if (c.target_qps) columns.push_back({"machines", true});
   if (with_gflops) {
@@ -397,11 +418,46 @@ std::string constraints_text(const Constraints& c) {
   if (c.max_accuracy_loss_pct) parts.push_back(fmt::format("accuracy loss <= {:g}%", *c.max_accuracy_loss_pct));
   if (c.dynamic_shapes) parts.push_back("dynamic input shapes");
   if (c.energy) parts.push_back("prefer energy efficiency");
+  if (c.watts) parts.push_back(fmt::format("average power <= {:g} W", *c.watts));
+  if (c.ttft_ms) parts.push_back(fmt::format("TTFT P99 <= {:g} ms (LLM cells)", *c.ttft_ms));
+  if (c.tpot_ms) parts.push_back(fmt::format("TPOT P99 <= {:g} ms (LLM cells)", *c.tpot_ms));
+  const std::pair<bool, const char*> situations[] = {{c.domestic_hardware, "domestic hardware"},
+                                                     {c.fast_iteration, "fast iteration"},
+                                                     {c.dynamic_control_flow, "dynamic control flow"},
+                                                     {c.multi_backend, "multi-backend"}};
+  for (const auto& [given, name] : situations)
+    if (given) parts.push_back(name);
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// LLM cells: seed 003's serving figures beside its baselines.
+std::string llm_markdown(const ModelRecommendation& m) {
+  std::vector<std::vector<std::string>> rows;
+  const auto optional_text = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string("-"); };
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& cell : *list) {
+      const auto& f = cell.figures;
+      if (!cell.completed || !f.generation) continue;
+      rows.push_back({cell.label, optional_text(f.ttft_p99_ms), optional_text(f.tpot_p99_ms), format_number(f.p99_ms),
+                      f.peak_rss_mb > 0 ? fmt::format("{:.2f}", f.peak_rss_mb / 1024) : "-",
+                      f.parameters ? fmt::format("{:.3g}", *f.parameters / 1e9) : "not recorded",
+                      f.gb_per_billion_parameters ? fmt::format("{:.2f}", *f.gb_per_billion_parameters) : "-"});
+    }
+  if (rows.empty()) return "";
+  return "\nLLM serving (seed 003's baselines: TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters):\n\n" +
+         markdown_table({{"cell", false},
+                         {"TTFT P99 ms", true},
+                         {"TPOT P99 ms", true},
+                         {"P99 ms", true},
+                         {"peak RSS GB", true},
+                         {"B parameters", true},
+                         {"GB per B params", true}},
+                        rows);
+}
+
 std::string model_markdown(const ModelRecommendation& m, const Recommendation& rec) {
-  std::string out = fmt::format("## {}\n\nObjective: {}; ties go to the smaller peak RSS.\n\n", m.model, m.objective);
+  const auto title = m.machine.empty() ? m.model : m.model + " on " + m.machine;
+  std::string out = fmt::format("## {}\n\nObjective: {}; ties go to the smaller peak RSS.\n\n", title, m.objective);
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < m.ranked.size(); ++i) rows.push_back(row_for(m.ranked[i], std::to_string(i + 1), rec));
   for (const auto& cell : m.rejected) rows.push_back(row_for(cell, "-", rec));
@@ -421,6 +477,8 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
                        *rec.constraints.target_qps, *rec.constraints.target_qps);
   if (rec.constraints.price_per_hour)
     out += fmt::format("Cost per million inferences = {:g} / (3600 x inferences/s) x 1e6.\n", *rec.constraints.price_per_hour);
+  if (rec.constraints.watts) out += "Average power = measured energy (J) / measured duration (s), where energy was measured.\n";
+  out += llm_markdown(m);
 
   if (!m.rejected.empty()) {
     out += "\nRuled out:\n";
@@ -433,9 +491,7 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
   }
   out += "\nWhy:\n";
   for (const auto& line : m.explanation) out += "- " + line + "\n";
-  out += "\nRules of thumb:\n";
-  for (const auto& r : m.rules) out += fmt::format("- {}: {} ({})\n", r.rule, r.status, r.detail);
-  return out + "\n";
+  return out + "\n" + seed_branches_markdown(m.seed_branches) + "\n";
 }
 
 json check_json(const ConstraintCheck& c) {
@@ -466,6 +522,12 @@ json cell_json(const CellAssessment& cell) {
           {"accuracy_source", f.accuracy_source},
           {"inferences_per_joule", optional_json(f.inferences_per_joule)},
           {"energy_source", f.energy_source},
+          {"average_watts", optional_json(f.average_watts)},
+          {"power_source", f.power_source},
+          {"ttft_p99_ms", optional_json(f.ttft_p99_ms)},
+          {"tpot_p99_ms", optional_json(f.tpot_p99_ms)},
+          {"parameters", optional_json(f.parameters)},
+          {"gb_per_billion_parameters", optional_json(f.gb_per_billion_parameters)},
           {"cost_per_million", optional_json(cell.cost_per_million)},
           {"machines", optional_json(cell.machines)},
           {"model_gflops", optional_json(f.model_gflops)},
@@ -498,32 +560,82 @@ bool Recommendation::every_model_has_a_pick() const {
   return std::all_of(models.begin(), models.end(), [](const ModelRecommendation& m) { return !m.ranked.empty(); });
 }
 
+namespace {
+
+ModelRecommendation recommend_for(const std::string& model, const std::string& machine, const std::vector<LoadedResult>& cells,
+                                  const Constraints& constraints, const std::optional<probes::PeakFlops>& peak) {
+  ModelRecommendation m;
+  m.model = model;
+  m.machine = machine;
+  const auto labels = labels_for(cells);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    auto cell = assess(cells[i], labels[i], constraints, peak);
+    (cell.meets_all() ? m.ranked : m.rejected).push_back(std::move(cell));
+  }
+  const auto objective = choose_objective(constraints, m.ranked);
+  m.objective = objective_name(objective);
+  rank(m.ranked, objective);
+  rank(m.rejected, objective);
+
+  CellRefs completed;
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& cell : *list)
+      if (cell.completed) completed.push_back(&cell);
+  m.seed_branches = check_seed_branches({constraints, completed, cells, objective});
+  m.explanation = explain(m, objective, constraints, completed);
+  return m;
+}
+
+// Rows: each model's cells in the order first seen; columns: machines; values: the objective's figure.
+MachineMatrix machine_matrix(const std::vector<ModelRecommendation>& models, const std::vector<std::string>& machines,
+                             const Constraints& constraints) {
+  MachineMatrix matrix{machines, {}};
+  std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+  for (const auto& m : models) {
+    const auto column = static_cast<std::size_t>(std::find(machines.begin(), machines.end(), m.machine) - machines.begin());
+    const auto objective = choose_objective(constraints, m.ranked);
+    for (const auto* list : {&m.ranked, &m.rejected})
+      for (const auto& cell : *list) {
+        const auto [it, added] = row_of.try_emplace({m.model, cell.label}, matrix.rows.size());
+        if (added) matrix.rows.push_back({m.model, cell.label, std::vector<std::string>(machines.size(), "-")});
+        auto value = cell.completed ? objective_value(cell, objective) : std::string("did not complete");
+        if (!m.ranked.empty() && &cell == &m.ranked.front()) value += " (pick)";
+        matrix.rows[it->second].values[column] = value;
+      }
+  }
+  return matrix;
+}
+
+std::string machine_matrix_markdown(const MachineMatrix& matrix) {
+  std::vector<MarkdownColumn> columns{{"model", false}, {"cell", false}};
+  for (const auto& machine : matrix.machines) columns.push_back({machine, true});
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : matrix.rows) {
+    rows.push_back({row.model, row.cell});
+    rows.back().insert(rows.back().end(), row.values.begin(), row.values.end());
+  }
+  return "## Which framework on which machine\n\nEach cell's figure on its recommendation's objective; (pick) marks the "
+         "recommendation on that machine, - a cell not measured there.\n\n" +
+         markdown_table(columns, rows) + "\n";
+}
+
+}  // namespace
+
 Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
                          const std::optional<probes::PeakFlops>& peak) {
-  Recommendation rec{constraints, peak, {}, {}};
+  Recommendation rec{constraints, peak, {}, {}, std::nullopt};
+  std::set<std::string> machine_keys;
+  for (const auto& r : results) machine_keys.insert(machine_key(r.result));
+  const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
   for (const auto& [model, cells] : group_by_model(results)) {
-    ModelRecommendation m;
-    m.model = model;
-    const auto labels = labels_for(cells);
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      auto cell = assess(cells[i], labels[i], constraints, peak);
-      (cell.meets_all() ? m.ranked : m.rejected).push_back(std::move(cell));
+    if (machines.size() == 1) {
+      rec.models.push_back(recommend_for(model, "", cells, constraints, peak));
+      continue;
     }
-    const auto objective = choose_objective(constraints, m.ranked);
-    m.objective = objective_name(objective);
-    rank(m.ranked, objective);
-    rank(m.rejected, objective);
-
-    CellRefs completed;
-    for (const auto* list : {&m.ranked, &m.rejected})
-      for (const auto& cell : *list)
-        if (cell.completed) completed.push_back(&cell);
-    const bool x86 = std::any_of(cells.begin(), cells.end(), [](const LoadedResult& r) { return is_x86(r.result); });
-    const CellAssessment* winner = !m.ranked.empty() ? &m.ranked.front() : best_of(completed, objective);
-    m.rules = check_rules_of_thumb({completed, winner, x86, constraints.dynamic_shapes});
-    m.explanation = explain(m, objective, constraints, completed);
-    rec.models.push_back(std::move(m));
+    for (const auto& [machine, on_machine] : group_by_machine(cells))
+      rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak));
   }
+  if (machines.size() > 1) rec.machine_matrix = machine_matrix(rec.models, machines, constraints);
   if (peak && !peak->cpu_model.empty() && any_gflops(rec)) {
     std::set<std::string> measured_on;
     for (const auto& r : results)
@@ -553,24 +665,36 @@ std::string to_markdown(const Recommendation& rec) {
   for (const auto& note : rec.notes) out += "Note: " + note + ".\n";
   out += "\n";
   for (const auto& m : rec.models) out += model_markdown(m, rec);
+  if (rec.machine_matrix) out += machine_matrix_markdown(*rec.machine_matrix);
   out.pop_back();  // each model section ends with a blank line; the document need not
   return out;
 }
+
+namespace {
+
+json matrix_json(const MachineMatrix& matrix) {
+  json rows = json::array();
+  for (const auto& row : matrix.rows) rows.push_back({{"model", row.model}, {"cell", row.cell}, {"values", row.values}});
+  return {{"machines", matrix.machines}, {"rows", rows}};
+}
+
+}  // namespace
 
 json to_json(const Recommendation& rec) {
   const auto& c = rec.constraints;
   json models = json::array();
   for (const auto& m : rec.models) {
-    json ranked = json::array(), rejected = json::array(), rules = json::array();
+    json ranked = json::array(), rejected = json::array(), branches = json::array();
     for (const auto& cell : m.ranked) ranked.push_back(cell_json(cell));
     for (const auto& cell : m.rejected) rejected.push_back(cell_json(cell));
-    for (const auto& r : m.rules) rules.push_back({{"rule", r.rule}, {"status", r.status}, {"detail", r.detail}});
+    for (const auto& b : m.seed_branches) branches.push_back(to_json(b));
     models.push_back({{"model", m.model},
+                      {"machine", m.machine},
                       {"objective", m.objective},
                       {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
                       {"ranked", ranked},
                       {"rejected", rejected},
-                      {"rules_of_thumb", rules},
+                      {"seed_branches", branches},
                       {"explanation", m.explanation}});
   }
   return {{"constraints",
@@ -582,10 +706,18 @@ json to_json(const Recommendation& rec) {
             {"energy", c.energy},
             {"price_per_hour", optional_json(c.price_per_hour)},
             {"target_qps", optional_json(c.target_qps)},
-            {"model_gflops", optional_json(c.model_gflops)}}},
+            {"model_gflops", optional_json(c.model_gflops)},
+            {"watts", optional_json(c.watts)},
+            {"ttft_ms", optional_json(c.ttft_ms)},
+            {"tpot_ms", optional_json(c.tpot_ms)},
+            {"domestic_hardware", c.domestic_hardware},
+            {"fast_iteration", c.fast_iteration},
+            {"dynamic_control_flow", c.dynamic_control_flow},
+            {"multi_backend", c.multi_backend}}},
           {"peak", rec.peak ? json{{"gflops", rec.peak->gflops}, {"derivation", rec.peak->derivation}} : json(nullptr)},
           {"models", models},
           {"notes", rec.notes},
+          {"machine_matrix", rec.machine_matrix ? matrix_json(*rec.machine_matrix) : json(nullptr)},
           {"every_model_has_a_pick", rec.every_model_has_a_pick()}};
 }
 

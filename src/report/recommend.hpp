@@ -1,5 +1,6 @@
 // `recommend`: which measured cell to deploy under the user's constraints (latency, throughput,
-// memory, accuracy, energy), ranked and explained, with the rules of thumb checked against the data.
+// memory, accuracy, energy, power, LLM latencies), ranked and explained per model and machine, with
+// the seeds' decision trees checked against the data.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include "probes/peak_flops.hpp"
 #include "report/result_set.hpp"
+#include "report/seed_decision_trees.hpp"
 
 namespace infermark::report {
 
@@ -23,12 +25,23 @@ struct Constraints {
   std::optional<double> price_per_hour;         // machine price, for cost per million inferences
   std::optional<double> target_qps;             // load to serve, for the machine count
   std::optional<double> model_gflops;           // GFLOP of one inference (else the zoo manifest's), for GFLOP/s and % of peak
+  std::optional<double> ttft_ms;                // LLM cells: P99 time to first token at most this
+  std::optional<double> tpot_ms;                // LLM cells: P99 time per output token at most this
+  std::optional<double> watts;                  // average power (measured energy / duration) at most this
+  // Situations of the seeds' decision trees that no measurement or other flag reveals.
+  bool domestic_hardware = false;
+  bool fast_iteration = false;
+  bool dynamic_control_flow = false;
+  bool multi_backend = false;
 };
+
+// What the cells of one model are ranked by.
+enum class Objective { kLatency, kThroughput, kEnergy };
 
 enum class Outcome { kMet, kFailed, kUnknown };
 
 struct ConstraintCheck {
-  std::string constraint;  // "P99", "QPS", "memory", "accuracy", "energy", "status"
+  std::string constraint;  // "P99", "QPS", "memory", "accuracy", "energy", "power", "TTFT", "TPOT", "status"
   Outcome outcome = Outcome::kMet;
   std::string detail;    // "P99 123.4 ms > 100 ms"
   double excess = 0.0;   // how far past the limit (value / limit, or limit / value for minimums)
@@ -48,6 +61,13 @@ struct CellFigures {
   std::string energy_source;           // why energy is unavailable, or its source
   std::optional<double> model_gflops;  // GFLOP of one inference
   std::string gflops_source;           // "--model-gflops" or "zoo manifest models/resnet50.json"
+  std::optional<double> average_watts;  // measured energy / measured duration
+  std::string power_source;             // the energy source, or why energy was not measured
+  // LLM cells (the result's "generation"):
+  bool generation = false;
+  std::optional<double> ttft_p99_ms, tpot_p99_ms;
+  std::optional<double> parameters;                  // model weights, where the backend recorded them
+  std::optional<double> gb_per_billion_parameters;  // peak RSS / parameters (seed 003: 1.2 GB per B)
 };
 
 struct CellAssessment {
@@ -70,19 +90,35 @@ struct CellAssessment {
   std::string binding() const;
 };
 
-struct RuleCheck {
-  std::string rule;    // "latency-sensitive at batch 1 on x86 -> OpenVINO or ONNX Runtime"
-  std::string status;  // "agrees", "contradicted", "not testable", "not applicable"
-  std::string detail;  // contradicted: "the data contradicts the rule of thumb: ..."
+// What a seed's decision-tree branch says, closed set (seed_branch_verdicts.cpp has the names).
+enum class BranchVerdict { kAgrees, kAgreesTrivially, kContradicted, kNotMeasuredHere, kNotSelected };
+
+struct SeedBranchCheck {
+  SeedBranch branch;
+  bool selected = false;
+  std::string selected_by;  // "--p99-ms", "LLM generation results", ...; "" when not selected
+  BranchVerdict verdict = BranchVerdict::kNotSelected;
+  std::string detail;  // the measured comparison, what measuring would need, or how to select it
 };
 
 struct ModelRecommendation {
   std::string model;
+  std::string machine;                   // machine_key(); "" when every result comes from one machine
   std::string objective;                 // "lowest P99 latency", "highest throughput", "most inferences per joule"
   std::vector<CellAssessment> ranked;    // cells meeting every constraint, best first
   std::vector<CellAssessment> rejected;  // the others, each with its binding constraint
-  std::vector<RuleCheck> rules;
+  std::vector<SeedBranchCheck> seed_branches;  // every branch of every seed tree, in the table's order
   std::vector<std::string> explanation;
+};
+
+// Which framework on which machine: each cell's figure on its recommendation's objective.
+struct MachineMatrix {
+  struct Row {
+    std::string model, cell;
+    std::vector<std::string> values;  // one per machine, "-" where the cell was not measured there
+  };
+  std::vector<std::string> machines;
+  std::vector<Row> rows;
 };
 
 struct Recommendation {
@@ -90,8 +126,12 @@ struct Recommendation {
   std::optional<probes::PeakFlops> peak;
   std::vector<ModelRecommendation> models;
   std::vector<std::string> notes;  // caveats that concern every model, e.g. a peak from another CPU
+  std::optional<MachineMatrix> machine_matrix;  // results from several machines only
   bool every_model_has_a_pick() const;
 };
+
+std::string objective_name(Objective objective);                                 // "lowest P99 latency"
+std::string objective_value(const CellAssessment& cell, Objective objective);  // "P99 12.3 ms"
 
 // `peak` gives % of peak wherever a cell's model FLOPs are known (the CLI takes it from
 // --peak-gflops or this machine).

@@ -10,6 +10,7 @@
 
 #include "report/comparison_table.hpp"
 #include "report/markdown_table.hpp"
+#include "report/shape_cliff.hpp"
 #include "stats/trend.hpp"
 
 namespace infermark::report {
@@ -105,14 +106,6 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
          "\n";
 }
 
-bool varying(const RunResult& r) { return r.scenario.parameters.contains("varying_shapes"); }
-
-double input_elements(const RunResult& r) {
-  double elements = 0;
-  for (const auto& t : r.scenario.inputs) elements += static_cast<double>(t.element_count());
-  return elements;
-}
-
 // Seed/issue 8: the slowdown ("cliff") of inputs whose shapes vary per query against one fixed
 // shape, per backend, with the work ratio (mean input elements per query over the fixed shape's)
 // so a range whose mean size differs from the fixed shape is not mistaken for a cliff.
@@ -120,22 +113,16 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : results) {
     const auto& r = c.result;
-    if (!varying(r) || !measured(r)) continue;
-    const RunResult* fixed = nullptr;
-    for (const auto& f : results)
-      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name &&
-          f.result.backend.name == r.backend.name) {
-        fixed = &f.result;
-        break;
-      }
+    if (!has_varying_shapes(r) || !measured(r)) continue;
+    const RunResult* fixed = fixed_shape_counterpart(r, results);
     const auto& shapes = r.scenario.parameters["varying_shapes"];
     std::string ranges;
     for (const auto& [name, range] : shapes["ranges"].items())
       ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
     auto preparation = effective_setting(r, "shape_mode");
     if (preparation.empty()) preparation = effective_setting(r, "shape_preparation");
-    const double work = fixed ? shapes.value("mean_input_elements", 0.0) / input_elements(*fixed) : 0;
-    const double slowdown = fixed ? r.latency_ms->mean / fixed->latency_ms->mean : 0;
+    const auto cliff = fixed ? shape_cliff(r, *fixed) : ShapeCliff{};
+    const double work = cliff.work, slowdown = cliff.slowdown;
     rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.value("distinct_shapes", 0)),
                     fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured",
                     fmt::format("{:.2f}", r.latency_ms->mean), fixed ? fmt::format("{:.2f}x", slowdown) : "-",
@@ -174,14 +161,10 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
   std::string out;
   for (const auto& c : results) {
     const auto& r = c.result;
-    if (!varying(r) || !measured(r)) continue;
+    if (!has_varying_shapes(r) || !measured(r)) continue;
     const auto& sets = r.scenario.parameters["varying_shapes"].value("sets", nlohmann::json::array());
     if (sets.empty() || !sets[0].contains("group")) continue;  // results from before per-shape latency
-    const RunResult* fixed = nullptr;
-    for (const auto& f : results)
-      if (!varying(f.result) && measured(f.result) && f.result.model.name == r.model.name &&
-          f.result.backend.name == r.backend.name)
-        fixed = &f.result;
+    const RunResult* fixed = fixed_shape_counterpart(r, results);
     const double fixed_per_element =
         fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
     std::vector<nlohmann::json> rows;

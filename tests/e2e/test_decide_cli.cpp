@@ -93,7 +93,7 @@ TEST_F(DecideCli, RecommendPicksAndExplainsOrSaysWhyNothingFits) {
   EXPECT_EQ(fits.exit_code, 0) << fits.out << fits.err;
   EXPECT_NE(fits.out.find("Pick onnxruntime"), std::string::npos) << fits.out;
   EXPECT_NE(fits.out.find("Why:"), std::string::npos) << fits.out;
-  EXPECT_NE(fits.out.find("Rules of thumb:"), std::string::npos) << fits.out;
+  EXPECT_NE(fits.out.find("### Seed decision trees"), std::string::npos) << fits.out;
 
   const auto none = infermark("recommend " + result.string() + " --p99-ms 0.000001");
   EXPECT_EQ(none.exit_code, 3) << none.out << none.err;
@@ -103,4 +103,49 @@ TEST_F(DecideCli, RecommendPicksAndExplainsOrSaysWhyNothingFits) {
   const auto missing = infermark("recommend " + (dir_ / "missing.json").string());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find((dir_ / "missing.json").string()), std::string::npos) << missing.err;
+}
+
+TEST_F(DecideCli, RecommendJudgesARealLlamaCppResultOnTtftAndSeed003) {
+  if (!infermark::BackendRegistry{INFERMARK_PLUGIN_DIR}.is_available("llamacpp")) GTEST_SKIP() << "llamacpp is not built";
+  const auto run = infermark("run " + (kModels / "llama-tiny.gguf").string() +
+                             " -b llamacpp --prompt-tokens 16 --output-tokens 8 --warmup 1 --runs 8 --threads 1 --out " +
+                             (dir_ / "llm").string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const auto loaded = infermark::report::load_results({(dir_ / "llm").string()});
+  ASSERT_EQ(loaded.size(), 1u);
+  const auto& result = loaded[0].result;
+  ASSERT_TRUE(result.generation && result.generation->ttft_ms);
+  // The verdict follows from what was measured, whatever this machine's speed.
+  const double ttft_p99 = result.generation->ttft_ms->at(99).value;
+  const bool within = ttft_p99 <= 300.0;
+
+  const auto json_run = infermark("recommend " + (dir_ / "llm").string() + " --ttft-ms 300 --json");
+  EXPECT_EQ(json_run.exit_code, within ? 0 : 3) << json_run.out << json_run.err;
+  const auto json = nlohmann::json::parse(json_run.out);
+  const auto& model = json["models"][0];
+  const auto& cell = within ? model["ranked"][0] : model["rejected"][0];
+  ASSERT_EQ(cell["checks"].size(), 1u) << cell.dump(2);
+  EXPECT_EQ(cell["checks"][0]["constraint"], "TTFT");
+  EXPECT_EQ(cell["checks"][0]["outcome"], within ? "met" : "failed");
+  EXPECT_DOUBLE_EQ(cell["ttft_p99_ms"].get<double>(), ttft_p99);
+  // llama.cpp records the parameter count, so memory per billion parameters is known.
+  ASSERT_TRUE(cell["parameters"].is_number()) << cell.dump(2);
+  EXPECT_GT(cell["parameters"].get<double>(), 0.0);
+  EXPECT_NEAR(cell["gb_per_billion_parameters"].get<double>(),
+              result.memory.peak_rss_mb / 1024 / (cell["parameters"].get<double>() / 1e9), 1e-9);
+  bool long_generation_seen = false;
+  for (const auto& branch : model["seed_branches"])
+    if (branch["seed"] == "003" && branch["branch"] == "long generation") {
+      long_generation_seen = true;
+      EXPECT_EQ(branch["selected_by"], "--ttft-ms");
+      EXPECT_EQ(branch["verdict"], "not measured here");
+      EXPECT_NE(branch["detail"].get<std::string>().find("lowest TTFT: llamacpp t1"), std::string::npos) << branch.dump();
+    }
+  EXPECT_TRUE(long_generation_seen);
+
+  const auto text = infermark("recommend " + (dir_ / "llm").string() + " --ttft-ms 300");
+  EXPECT_NE(text.out.find("LLM serving (seed 003's baselines: TTFT 300 ms"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("- seed 003 §6 long generation → vLLM, selected by --ttft-ms: **not measured here**"),
+            std::string::npos)
+      << text.out;
 }

@@ -54,4 +54,11 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
   return {r, path.empty() ? "/results/" + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
 }
 
+// A cell whose P99 is close to `median_ms` (narrow spread) and whose peak RSS is `rss_mb`.
+inline report::LoadedResult narrow_cell(const std::string& backend, double median_ms, double rss_mb, std::uint64_t seed = 1,
+                                        long long batch = 1) {
+  return synthetic_result(latency_samples(500, median_ms, seed, 0.02),
+                          {.backend = backend, .batch = batch, .peak_rss_mb = rss_mb});
+}
+
 }  // namespace infermark::testing

@@ -327,6 +327,7 @@ class LlamaCppGenerator final : public Generator {
         {"precision", options.precision, description, false,
          "weight precision is fixed by the GGUF file (" + std::string(description) + "); the KV cache is F16"},
         {"architecture", "", architecture_, true, ""},
+        {"parameters", "", std::to_string(llama_model_n_params(model_)), true, "weights in the GGUF file (llama_model_n_params)"},
         {"sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)), true,
          "sequences decoded together in one batch"},
         {"ctx", requested("ctx"), std::to_string(llama_n_ctx_seq(context_)),

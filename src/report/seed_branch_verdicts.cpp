@@ -1,0 +1,349 @@
+#include "report/seed_branch_verdicts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/named_enum.hpp"
+#include "report/comparison_table.hpp"
+#include "report/machine.hpp"
+#include "report/markdown_table.hpp"
+#include "report/shape_cliff.hpp"
+
+namespace infermark::report {
+namespace {
+
+using enum DeploymentSituation;
+
+constexpr NamedValue<BranchVerdict> kVerdictNames[] = {
+    {BranchVerdict::kAgrees, "agrees"},
+    {BranchVerdict::kAgreesTrivially, "agrees trivially"},
+    {BranchVerdict::kContradicted, "contradicted"},
+    {BranchVerdict::kNotMeasuredHere, "not measured here"},
+    {BranchVerdict::kNotSelected, "not selected"},
+};
+
+// ---- Selection ------------------------------------------------------------------------------
+
+struct Selection {
+  std::string by;    // what selects the branch here, "" when nothing does
+  std::string hint;  // how a user would select it
+};
+
+Selection selection(DeploymentSituation situation, const SeedBranchInputs& in) {
+  const auto& c = in.constraints;
+  const auto any = [&](auto predicate) { return std::any_of(in.results.begin(), in.results.end(), predicate); };
+  const bool x86 = any([](const LoadedResult& r) { return is_x86(r.result); });
+  const bool arm = any([](const LoadedResult& r) { return is_arm(r.result); });
+  const bool gpu = any([](const LoadedResult& r) { return has_gpu(r.result); });
+  const bool llm = any([](const LoadedResult& r) { return r.result.generation.has_value(); });
+  switch (situation) {
+    case kLatencyCritical:
+      return {c.p99_ms ? "--p99-ms" : "", "pass --p99-ms"};
+    case kHighThroughputBatch:
+      return {c.min_qps ? "--min-qps" : "", "pass --min-qps"};
+    case kDomesticHardware:
+      return {c.domestic_hardware ? "--domestic-hardware" : "", "pass --domestic-hardware"};
+    case kEdgeCpu:
+      return {x86 && !gpu ? "results from an x86 CPU without a GPU" : "", "results from an x86 CPU without a GPU"};
+    case kArmGpu:
+      return {arm && gpu ? "results from an ARM CPU with a GPU" : "", "results from an ARM CPU with a GPU"};
+    case kDynamicShapes:
+      return {c.dynamic_shapes ? "--dynamic-shapes" : "", "pass --dynamic-shapes"};
+    case kMaximumPerformance:
+      return {c.p99_ms ? "--p99-ms" : c.min_qps ? "--min-qps" : "", "pass --p99-ms or --min-qps"};
+    case kFastIteration:
+      return {c.fast_iteration ? "--fast-iteration" : "", "pass --fast-iteration"};
+    case kDynamicControlFlow:
+      return {c.dynamic_control_flow ? "--dynamic-control-flow" : "", "pass --dynamic-control-flow"};
+    case kFixedInputSize:  // prompts of generation results vary in length
+      return {!llm && !in.results.empty() && !c.dynamic_shapes &&
+                      !any([](const LoadedResult& r) { return has_varying_shapes(r.result); })
+                  ? "runs that each fed one input shape (no --dynamic-shapes)"
+                  : "",
+              "runs that each fed one input shape, without --dynamic-shapes"};
+    case kLongGeneration:  // --ttft-ms and --tpot-ms concern LLM cells only
+      return {!llm ? "" : c.ttft_ms ? "--ttft-ms" : c.tpot_ms ? "--tpot-ms" : "LLM generation results",
+              "LLM generation results of this model"};
+    case kMultiBackend:
+      return {c.multi_backend ? "--multi-backend" : "", "pass --multi-backend"};
+  }
+  return {};
+}
+
+// ---- Measured comparisons -------------------------------------------------------------------
+
+// One measured figure of a cell; smaller `key` is better and positive, so a ratio compares two.
+struct Contender {
+  std::string backend, label, figure;
+  double key = 0;
+};
+
+std::map<std::string, Contender> best_per_backend(const std::vector<Contender>& contenders) {
+  std::map<std::string, Contender> best;
+  for (const auto& c : contenders) {
+    auto [it, added] = best.try_emplace(c.backend, c);
+    if (!added && c.key < it->second.key) it->second = c;
+  }
+  return best;
+}
+
+// Does the recommended backend's best come within the tolerance of every other backend's best?
+void judge(SeedBranchCheck& check, const std::string& metric, const std::vector<Contender>& contenders,
+           const std::string& how_to_measure) {
+  const auto best = best_per_backend(contenders);
+  const std::string backend(check.branch.backend);
+  const auto own = best.find(backend);
+  if (own == best.end()) {
+    check.verdict = BranchVerdict::kNotMeasuredHere;
+    check.detail = "needs " + how_to_measure;
+    return;
+  }
+  const auto& mine = own->second;
+  if (best.size() == 1) {
+    check.verdict = BranchVerdict::kAgreesTrivially;
+    check.detail =
+        fmt::format("{}: only {} was measured ({} {}), so nothing can beat it", metric, backend, mine.label, mine.figure);
+    return;
+  }
+  std::vector<Contender> others;
+  for (const auto& [name, c] : best)
+    if (name != backend) others.push_back(c);
+  std::sort(others.begin(), others.end(), [](const Contender& a, const Contender& b) { return a.key < b.key; });
+  const auto& leader = others.front();
+  const bool agrees = mine.key <= leader.key * (1.0 + kBranchAgreementTolerance);
+  check.verdict = agrees ? BranchVerdict::kAgrees : BranchVerdict::kContradicted;
+  std::vector<std::string> rivals;
+  for (const auto& o : others) rivals.push_back(o.label + " " + o.figure);
+  check.detail = fmt::format("measured {}: {} {} vs {}", metric, mine.label, mine.figure, fmt::join(rivals, ", "));
+  if (!agrees) check.detail += fmt::format(" ({} is {:.0f}% better)", leader.label, (mine.key / leader.key - 1.0) * 100.0);
+}
+
+double objective_figure_key(const CellAssessment& cell, Objective o) {
+  switch (o) {
+    case Objective::kLatency:
+      return cell.figures.p99_ms;
+    case Objective::kThroughput:
+      return cell.figures.qps > 0 ? 1.0 / cell.figures.qps : 0.0;
+    case Objective::kEnergy:
+      return cell.figures.inferences_per_joule ? 1.0 / *cell.figures.inferences_per_joule : 0.0;
+  }
+  return 0.0;
+}
+
+std::vector<Contender> objective_contenders(const SeedBranchInputs& in) {
+  std::vector<Contender> out;
+  for (const auto* cell : in.completed)
+    if (const double key = objective_figure_key(*cell, in.objective); key > 0)
+      out.push_back({cell->backend, cell->label, objective_value(*cell, in.objective), key});
+  return out;
+}
+
+std::vector<Contender> throughput_contenders(const SeedBranchInputs& in) {
+  std::vector<Contender> out;
+  for (const auto* cell : in.completed)
+    if (cell->figures.qps > 0)
+      out.push_back({cell->backend, cell->label, format_number(cell->figures.qps) + " inferences/s", 1.0 / cell->figures.qps});
+  return out;
+}
+
+std::vector<Contender> shape_cliff_contenders(const SeedBranchInputs& in) {
+  std::vector<Contender> out;
+  for (const auto& loaded : in.results) {
+    const auto& r = loaded.result;
+    if (!has_varying_shapes(r) || r.status != CellStatus::kOk || !r.latency_ms) continue;
+    const auto* fixed = fixed_shape_counterpart(r, in.results);
+    if (!fixed) continue;
+    const auto cliff = shape_cliff(r, *fixed);
+    if (cliff.per_unit_of_work && *cliff.per_unit_of_work > 0)
+      out.push_back({r.backend.name, cell_label(r), fmt::format("{:.2f}x", *cliff.per_unit_of_work), *cliff.per_unit_of_work});
+  }
+  return out;
+}
+
+std::string precision_of(const RunResult& r) {
+  const auto effective = effective_setting(r, "precision");
+  return effective.empty() ? r.requested.precision : effective;
+}
+
+bool is_four_bit(std::string precision) {
+  std::transform(precision.begin(), precision.end(), precision.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  for (const char* four : {"int4", "u4", "i4", "nf4", "q4"})
+    if (precision.find(four) != std::string::npos) return true;
+  return false;
+}
+
+// What the recommendation adds beyond the framework (batch 32, 4-bit weights) and whether it was measured.
+std::string configuration_caveat(const SeedBranchCheck& check, const SeedBranchInputs& in) {
+  std::vector<const RunResult*> own;
+  for (const auto& r : in.results)
+    if (r.result.backend.name == check.branch.backend) own.push_back(&r.result);
+  if (own.empty()) return "";
+  if (check.branch.situation == kHighThroughputBatch) {
+    long long largest = 0;
+    for (const auto* r : own) largest = std::max(largest, r->scenario.batch);
+    if (largest != 32)
+      return fmt::format("; max_batch_size 32 not measured (largest {} batch here: {}; try --batch 32)", check.branch.backend,
+                         largest);
+  }
+  if (check.branch.situation == kEdgeCpu) {
+    std::set<std::string> precisions;
+    for (const auto* r : own) precisions.insert(precision_of(*r).empty() ? "default" : precision_of(*r));
+    if (std::none_of(precisions.begin(), precisions.end(), is_four_bit))
+      return fmt::format("; 4-bit weights not measured ({} precisions here: {})", check.branch.backend,
+                         fmt::join(precisions, ", "));
+  }
+  return "";
+}
+
+// ---- Context for branches infermark cannot test ---------------------------------------------
+
+std::string lowest_latency_context(const SeedBranchInputs& in) {
+  const CellAssessment* best = nullptr;
+  for (const auto* c : in.completed)
+    if (!best || c->figures.p99_ms < best->figures.p99_ms) best = c;
+  if (!best) return "";
+  return fmt::format("; measured here, lowest P99 of {} cell(s): {} {} ms", in.completed.size(), best->label,
+                     format_number(best->figures.p99_ms));
+}
+
+std::string generation_context(const SeedBranchInputs& in) {
+  const CellAssessment* best = nullptr;
+  for (const auto* c : in.completed)
+    if (c->figures.ttft_p99_ms && (!best || *c->figures.ttft_p99_ms < *best->figures.ttft_p99_ms)) best = c;
+  if (!best) return "";
+  const auto& f = best->figures;
+  return fmt::format(
+      "; measured here, lowest TTFT: {} TTFT P99 {} ms, TPOT P99 {} ms, P99 {} ms, {} (seed 003's baselines: TTFT 300 ms, "
+      "P99 500 ms, 1.2 GB per B parameters)",
+      best->label, format_number(*f.ttft_p99_ms), f.tpot_p99_ms ? format_number(*f.tpot_p99_ms) : "-", format_number(f.p99_ms),
+      f.gb_per_billion_parameters ? fmt::format("{:.2f} GB per B parameters", *f.gb_per_billion_parameters)
+                                  : std::string("memory per parameter not known (parameter count not recorded)"));
+}
+
+std::string libtorch_context(const SeedBranchInputs& in) {
+  const auto contenders = best_per_backend(objective_contenders(in));
+  const auto torch = contenders.find("libtorch");
+  if (torch == contenders.end()) return "";
+  const auto best = std::min_element(contenders.begin(), contenders.end(),
+                                     [](const auto& a, const auto& b) { return a.second.key < b.second.key; });
+  return fmt::format("; measured here, LibTorch (PyTorch's runtime): {} {} against the best, {} {}", torch->second.label,
+                     torch->second.figure, best->second.label, best->second.figure);
+}
+
+std::string measured_context(MeasuredContext context, const SeedBranchInputs& in) {
+  switch (context) {
+    case MeasuredContext::kNone:
+      return "";
+    case MeasuredContext::kLowestLatency:
+      return lowest_latency_context(in);
+    case MeasuredContext::kGeneration:
+      return generation_context(in);
+    case MeasuredContext::kLibTorch:
+      return libtorch_context(in);
+  }
+  return "";
+}
+
+// ---- One branch -----------------------------------------------------------------------------
+
+void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
+  const auto& b = check.branch;
+  const std::string cell_of = fmt::format("a cell of this model run with -b {}", b.backend);
+  switch (b.evidence) {
+    case BranchEvidence::kNotMeasurable:
+      check.verdict = BranchVerdict::kNotMeasuredHere;
+      check.detail = fmt::format("needs {}{}", b.needs, measured_context(b.context, in));
+      return;
+    case BranchEvidence::kHighestThroughput:
+      judge(check, "throughput", throughput_contenders(in), cell_of + " --batch 32");
+      break;
+    case BranchEvidence::kObjective:
+      judge(check, objective_name(in.objective), objective_contenders(in), cell_of);
+      break;
+    case BranchEvidence::kShapeCliff:
+      judge(check, "slowdown per unit of work with shapes varying per query", shape_cliff_contenders(in),
+            cell_of + " and --shape-range, beside its fixed shape (studies/dynamic-shapes.yaml)");
+      break;
+    case BranchEvidence::kRunsTheModel: {
+      const auto ran = std::find_if(in.completed.begin(), in.completed.end(),
+                                    [&](const CellAssessment* c) { return c->backend == b.backend; });
+      if (ran == in.completed.end()) {
+        check.verdict = BranchVerdict::kNotMeasuredHere;
+        check.detail = "needs " + cell_of;
+      } else {
+        check.verdict = BranchVerdict::kAgreesTrivially;
+        check.detail = fmt::format("{} ran this model here ({}, P99 {} ms); {}", b.backend, (*ran)->label,
+                                   format_number((*ran)->figures.p99_ms), b.needs);
+      }
+      return;
+    }
+  }
+  if (check.verdict != BranchVerdict::kNotMeasuredHere) check.detail += configuration_caveat(check, in);
+}
+
+}  // namespace
+
+std::string_view name_of(BranchVerdict verdict) { return name_in(kVerdictNames, verdict); }
+
+std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
+  std::vector<SeedBranchCheck> checks;
+  std::map<std::string_view, std::string_view> first_selected;  // priority-ordered seed -> its first selected branch
+  for (const auto& branch : seed_decision_trees()) {
+    SeedBranchCheck check{branch, false, "", BranchVerdict::kNotSelected, ""};
+    const auto chosen = selection(branch.situation, in);
+    if (chosen.by.empty()) {
+      check.detail = chosen.hint;
+    } else if (is_priority_order(branch.seed) && first_selected.contains(branch.seed)) {
+      check.detail = fmt::format("matches ({}), but seed {} {} takes '{}' first", chosen.by, branch.seed, branch.section,
+                                 first_selected[branch.seed]);
+    } else {
+      if (is_priority_order(branch.seed)) first_selected[branch.seed] = branch.branch;
+      check.selected = true;
+      check.selected_by = chosen.by;
+      evaluate(check, in);
+    }
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks) {
+  std::string out = "### Seed decision trees\n\n";
+  const auto title = [](const SeedBranch& b) {
+    return fmt::format("seed {} {} {} → {}{}", b.seed, b.section, b.branch, b.recommends,
+                       b.alternative.empty() ? "" : fmt::format(" (alternative: {})", b.alternative));
+  };
+  bool any_selected = false;
+  for (const auto& c : checks)
+    if (c.selected) {
+      out += fmt::format("- {}, selected by {}: **{}**: {}\n", title(c.branch), c.selected_by, name_of(c.verdict), c.detail);
+      any_selected = true;
+    }
+  if (!any_selected) out += "No branch is selected by these constraints and results.\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& c : checks)
+    if (!c.selected)
+      rows.push_back({fmt::format("{} {}", c.branch.seed, c.branch.section), std::string(c.branch.branch),
+                      std::string(c.branch.recommends), c.detail});
+  if (!rows.empty())
+    out += "\nNot selected:\n\n" +
+           markdown_table({{"seed", false}, {"branch", false}, {"recommends", false}, {"selected by / why not", false}}, rows);
+  return out;
+}
+
+nlohmann::json to_json(const SeedBranchCheck& c) {
+  return {{"seed", std::string(c.branch.seed)},
+          {"section", std::string(c.branch.section)},
+          {"branch", std::string(c.branch.branch)},
+          {"recommends", std::string(c.branch.recommends)},
+          {"alternative", std::string(c.branch.alternative)},
+          {"selected", c.selected},
+          {"selected_by", c.selected_by},
+          {"verdict", std::string(name_of(c.verdict))},
+          {"detail", c.detail}};
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,36 @@
+// Each branch of the seeds' decision trees (seed_decision_trees.hpp) judged for one model on one
+// machine: whether the user's constraints or the results select it, and whether the measurements
+// agree with what it recommends, contradict it, or cannot test it here (and what that would need).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/recommend.hpp"
+
+namespace infermark::report {
+
+struct SeedBranchInputs {
+  const Constraints& constraints;
+  std::vector<const CellAssessment*> completed;  // the cells of this model and machine that completed
+  const std::vector<LoadedResult>& results;      // the same cells' results (shapes, precisions, environment)
+  Objective objective;                           // what the recommendation ranks by
+};
+
+// Agreement tolerance: the recommended framework's best figure within this fraction of the best
+// measured counts as agreement (compare's practical threshold).
+inline constexpr double kBranchAgreementTolerance = 0.05;
+
+std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& inputs);
+
+std::string_view name_of(BranchVerdict verdict);  // "agrees", "agrees trivially", ...
+
+// The selected branches first, each with its verdict and detail, then the others in one table.
+std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks);
+
+nlohmann::json to_json(const SeedBranchCheck& check);
+
+}  // namespace infermark::report

@@ -1,0 +1,36 @@
+#include "report/shape_cliff.hpp"
+
+namespace infermark::report {
+namespace {
+
+bool measured(const RunResult& r) { return r.status == CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
+
+}  // namespace
+
+bool has_varying_shapes(const RunResult& result) { return result.scenario.parameters.contains("varying_shapes"); }
+
+const RunResult* fixed_shape_counterpart(const RunResult& varying, const std::vector<LoadedResult>& results) {
+  for (const auto& f : results)
+    if (!has_varying_shapes(f.result) && measured(f.result) && f.result.model.name == varying.model.name &&
+        f.result.backend.name == varying.backend.name)
+      return &f.result;
+  return nullptr;
+}
+
+double input_elements(const RunResult& fixed) {
+  double elements = 0;
+  for (const auto& t : fixed.scenario.inputs) elements += static_cast<double>(t.element_count());
+  return elements;
+}
+
+ShapeCliff shape_cliff(const RunResult& varying, const RunResult& fixed) {
+  ShapeCliff cliff;
+  const double fixed_elements = input_elements(fixed);
+  const double varying_elements = varying.scenario.parameters["varying_shapes"].value("mean_input_elements", 0.0);
+  cliff.work = fixed_elements > 0 ? varying_elements / fixed_elements : 0;
+  cliff.slowdown = varying.latency_ms->mean / fixed.latency_ms->mean;
+  if (cliff.work > 0) cliff.per_unit_of_work = cliff.slowdown / cliff.work;
+  return cliff;
+}
+
+}  // namespace infermark::report

@@ -1,0 +1,29 @@
+// The "dynamic shape cliff" (seed/issue 8): a cell fed shapes drawn per query against the cell of
+// the same model and backend fed one fixed shape. Shared by the study summary and `recommend`'s
+// check of seed 002's "dynamic shapes -> ONNX Runtime".
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "report/result_set.hpp"
+
+namespace infermark::report {
+
+bool has_varying_shapes(const RunResult& result);
+
+// The first measured fixed-shape cell of the same model and backend, or nullptr.
+const RunResult* fixed_shape_counterpart(const RunResult& varying, const std::vector<LoadedResult>& results);
+
+// Mean input elements per query of a fixed-shape cell.
+double input_elements(const RunResult& fixed);
+
+struct ShapeCliff {
+  double slowdown = 0;  // varying mean latency / fixed mean latency
+  double work = 0;      // varying mean input elements / fixed input elements (bucketing rounds sizes up)
+  std::optional<double> per_unit_of_work;  // slowdown / work: the cost of the shape changes themselves
+};
+
+ShapeCliff shape_cliff(const RunResult& varying, const RunResult& fixed);
+
+}  // namespace infermark::report

@@ -1,0 +1,386 @@
+// `recommend`'s seed decision trees, LLM and power constraints, memory per parameter and the
+// hardware matrix, on results shaped as real result files are (generation, resources and
+// scenario objects read with the same functions `report` uses).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "report/generation_table.hpp"
+#include "report/machine.hpp"
+#include "report/recommend.hpp"
+#include "report/seed_branch_verdicts.hpp"
+#include "synthetic_results.hpp"
+
+namespace infermark {
+namespace {
+
+using report::BranchVerdict;
+using testing::latency_samples;
+using testing::narrow_cell;
+
+const report::SeedBranchCheck& branch(const report::ModelRecommendation& m, const std::string& seed, const std::string& name) {
+  for (const auto& b : m.seed_branches)
+    if (b.branch.seed == seed && b.branch.branch == name) return b;
+  throw std::out_of_range(seed + " " + name);
+}
+
+const report::CellAssessment& find(const report::ModelRecommendation& m, const std::string& backend) {
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& c : *list)
+      if (c.backend == backend) return c;
+  throw std::out_of_range(backend);
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// openvino fastest, onnxruntime next, opencv slowest.
+std::vector<report::LoadedResult> three_backends() {
+  return {narrow_cell("onnxruntime", 20.0, 300.0), narrow_cell("openvino", 10.0, 500.0), narrow_cell("opencv", 50.0, 100.0)};
+}
+
+// An LLM cell as `infermark run MODEL.gguf` writes it: request latency, a "generation" object with
+// TTFT and TPOT summaries, and llama.cpp's recorded parameter count ("" = not recorded).
+report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_ms, double rss_mb, const std::string& parameters,
+                              const std::string& threads = "2") {
+  auto loaded = testing::synthetic_result(latency_samples(64, 400.0, 3, 0.05),
+                                          {.backend = "llamacpp", .threads = threads, .model = "llama-tiny",
+                                           .peak_rss_mb = rss_mb});
+  auto& r = loaded.result;
+  r.model.format = "gguf";
+  r.generation = report::generation_from(
+      {{"concurrency", 1},
+       {"prompt_tokens", {{"mean", 128}, {"stddev", 0}, {"total", 8192}}},
+       {"output_tokens", {{"mean", 32}, {"stddev", 0}, {"total", 2048}}},
+       {"requests", 64},
+       {"ttft_ms", report::latency_json(stats::summarize(latency_samples(64, ttft_median_ms, 4, 0.02)))},
+       {"tpot_ms", report::latency_json(stats::summarize(latency_samples(64, tpot_median_ms, 5, 0.02)))}});
+  if (!parameters.empty()) r.effective_settings.push_back({"parameters", "", parameters, true, ""});
+  return loaded;
+}
+
+// The "resources" object of a run: `joules` over `duration_s` when energy was measured.
+report::ResourceRecord resources(bool energy_measured, double joules, double duration_s) {
+  return report::resources_from({{"duration_s", duration_s},
+                                 {"peak_rss_mb", 300.0},
+                                 {"energy",
+                                  {{"available", energy_measured},
+                                   {"source", energy_measured ? "rapl:package-0" : "RAPL not readable (permission denied)"},
+                                   {"joules", energy_measured ? nlohmann::json(joules) : nlohmann::json(nullptr)}}},
+                                 {"inferences", 1000.0}});
+}
+
+// A fixed-shape and a varying-shape cell of one backend; the varying one's mean latency is
+// `slowdown` x the fixed one's at the same mean input size, so its slowdown per unit of work is `slowdown`.
+std::vector<report::LoadedResult> shape_pair(const std::string& backend, double slowdown) {
+  auto fixed = narrow_cell(backend, 10.0, 300.0);
+  fixed.path = "/results/fixed/" + backend + ".json";
+  fixed.result.scenario.inputs.push_back({"input", DType::kFloat32, {1, 3, 224, 224}, {}});
+  auto varying = testing::synthetic_result(testing::scaled(fixed.result.samples_ms, slowdown), {.backend = backend},
+                                           "/results/varying/" + backend + ".json");
+  varying.result.scenario.parameters["varying_shapes"] = {{"ranges", {{"input", "1x3x160..288x160..288"}}},
+                                                          {"distinct_shapes", 32},
+                                                          {"mean_input_elements", 3.0 * 224 * 224}};
+  return {fixed, varying};
+}
+
+TEST(RecommendSeedBranches, EveryBranchOfTheThreeTreesIsListedOnce) {
+  const auto rec = report::recommend(three_backends(), {});
+  const auto& branches = rec.models[0].seed_branches;
+  EXPECT_EQ(branches.size(), 13u);  // 000 §5: 5, 002 §6: 4, 003 §6: 4
+  EXPECT_EQ(std::count_if(branches.begin(), branches.end(), [](const auto& b) { return b.branch.seed == "002"; }), 4);
+  EXPECT_EQ(branch(rec.models[0], "000", "latency-critical").branch.alternative, "FastDeploy, CUDA Graph on");
+}
+
+TEST(RecommendSeedBranches, ConstraintsSelectBranches) {
+  const auto plain = report::recommend(three_backends(), {});
+  const auto& m = plain.models[0];
+  EXPECT_FALSE(branch(m, "000", "latency-critical").selected);
+  EXPECT_EQ(branch(m, "000", "latency-critical").verdict, BranchVerdict::kNotSelected);
+  EXPECT_EQ(branch(m, "000", "latency-critical").detail, "pass --p99-ms");
+  // The synthetic results come from an x86 CPU without a GPU, each fed one shape.
+  EXPECT_EQ(branch(m, "000", "edge CPU").selected_by, "results from an x86 CPU without a GPU");
+  EXPECT_TRUE(branch(m, "003", "fixed input size").selected);
+  EXPECT_FALSE(branch(m, "003", "long generation").selected);
+
+  report::Constraints c;
+  c.p99_ms = 100.0;
+  c.min_qps = 10.0;
+  c.fast_iteration = true;
+  c.multi_backend = true;
+  const auto rec = report::recommend(three_backends(), c);
+  const auto& latency = branch(rec.models[0], "000", "latency-critical");
+  EXPECT_TRUE(latency.selected);
+  EXPECT_EQ(latency.selected_by, "--p99-ms");
+  EXPECT_EQ(branch(rec.models[0], "000", "high-throughput batch").selected_by, "--min-qps");
+  EXPECT_EQ(branch(rec.models[0], "002", "maximum performance").selected_by, "--p99-ms");
+  // Seed 002 is a priority order: fast iteration also matches but comes after maximum performance.
+  const auto& fast = branch(rec.models[0], "002", "fast iteration");
+  EXPECT_FALSE(fast.selected);
+  EXPECT_EQ(fast.detail, "matches (--fast-iteration), but seed 002 §6 takes 'maximum performance' first");
+  EXPECT_EQ(branch(rec.models[0], "003", "multi-backend").selected_by, "--multi-backend");
+
+  report::Constraints dynamic;
+  dynamic.dynamic_shapes = true;
+  dynamic.p99_ms = 100.0;
+  const auto shapes = report::recommend(three_backends(), dynamic);
+  EXPECT_TRUE(branch(shapes.models[0], "002", "dynamic shapes").selected);
+  EXPECT_FALSE(branch(shapes.models[0], "002", "maximum performance").selected);
+  EXPECT_FALSE(branch(shapes.models[0], "003", "fixed input size").selected);
+}
+
+TEST(RecommendSeedBranches, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTheyWouldNeed) {
+  report::Constraints c;
+  c.p99_ms = 100.0;
+  c.domestic_hardware = true;
+  const auto rec = report::recommend(three_backends(), c);
+  const auto& latency = branch(rec.models[0], "000", "latency-critical");
+  EXPECT_EQ(latency.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(latency.detail.starts_with("needs an NVIDIA GPU and a TensorRT backend")) << latency.detail;
+  EXPECT_TRUE(contains(latency.detail, "lowest P99 of 3 cell(s): openvino t2")) << latency.detail;
+  const auto& domestic = branch(rec.models[0], "002", "domestic hardware");
+  EXPECT_TRUE(domestic.selected);
+  EXPECT_EQ(domestic.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(contains(domestic.detail, "Paddle Inference or MNN")) << domestic.detail;
+  // Domestic hardware comes first in seed 002, so maximum performance is not selected there.
+  EXPECT_FALSE(branch(rec.models[0], "002", "maximum performance").selected);
+}
+
+TEST(RecommendSeedBranches, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOtherwise) {
+  const auto rec = report::recommend(three_backends(), {});
+  const auto& edge = branch(rec.models[0], "000", "edge CPU");
+  EXPECT_EQ(edge.verdict, BranchVerdict::kAgrees);
+  EXPECT_TRUE(contains(edge.detail, "measured lowest P99 latency: openvino t2 P99 ")) << edge.detail;
+  EXPECT_TRUE(contains(edge.detail, "4-bit weights not measured (openvino precisions here: fp32)")) << edge.detail;
+
+  const std::vector<report::LoadedResult> ort_faster{narrow_cell("onnxruntime", 5.0, 300.0),
+                                                     narrow_cell("openvino", 10.0, 300.0)};
+  const auto contradicted = report::recommend(ort_faster, {});
+  const auto& check = branch(contradicted.models[0], "000", "edge CPU");
+  EXPECT_EQ(check.verdict, BranchVerdict::kContradicted);
+  EXPECT_TRUE(contains(check.detail, "(onnxruntime t2 is ")) << check.detail;
+  EXPECT_TRUE(contains(report::to_markdown(contradicted), "**contradicted**")) << report::to_markdown(contradicted);
+
+  // Within the 5% tolerance a close second still agrees.
+  const std::vector<report::LoadedResult> close{narrow_cell("onnxruntime", 10.0, 300.0, 1),
+                                                narrow_cell("openvino", 10.2, 300.0, 1)};
+  EXPECT_EQ(branch(report::recommend(close, {}).models[0], "000", "edge CPU").verdict, BranchVerdict::kAgrees);
+}
+
+TEST(RecommendSeedBranches, OneFrameworkMeasuredAgreesOnlyTrivially) {
+  const auto only_openvino = report::recommend({narrow_cell("openvino", 10.0, 300.0)}, {});
+  const auto& edge = branch(only_openvino.models[0], "000", "edge CPU");
+  EXPECT_EQ(edge.verdict, BranchVerdict::kAgreesTrivially);
+  EXPECT_TRUE(contains(edge.detail, "only openvino was measured")) << edge.detail;
+
+  report::Constraints c;
+  c.multi_backend = true;
+  const auto portable = report::recommend(three_backends(), c);
+  const auto& multi = branch(portable.models[0], "003", "multi-backend");
+  EXPECT_EQ(multi.verdict, BranchVerdict::kAgreesTrivially);
+  EXPECT_TRUE(contains(multi.detail, "onnxruntime ran this model here")) << multi.detail;
+  const auto without_ort = report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c);
+  EXPECT_EQ(branch(without_ort.models[0], "003", "multi-backend").verdict, BranchVerdict::kNotMeasuredHere);
+}
+
+TEST(RecommendSeedBranches, HighThroughputComparesOnnxRuntimesBestRate) {
+  report::Constraints c;
+  c.min_qps = 10.0;
+  // onnxruntime at batch 8: 8 inferences per 40 ms = 200/s against openvino's 100/s.
+  const std::vector<report::LoadedResult> batched{narrow_cell("openvino", 10.0, 300.0),
+                                                  narrow_cell("onnxruntime", 40.0, 300.0, 2, 8)};
+  const auto agrees = branch(report::recommend(batched, c).models[0], "000", "high-throughput batch");
+  EXPECT_EQ(agrees.verdict, BranchVerdict::kAgrees);
+  EXPECT_TRUE(contains(agrees.detail, "max_batch_size 32 not measured (largest onnxruntime batch here: 8")) << agrees.detail;
+
+  const std::vector<report::LoadedResult> slow{narrow_cell("openvino", 10.0, 300.0),
+                                               narrow_cell("onnxruntime", 400.0, 300.0, 2, 8)};
+  EXPECT_EQ(branch(report::recommend(slow, c).models[0], "000", "high-throughput batch").verdict, BranchVerdict::kContradicted);
+
+  const auto missing =
+      branch(report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c).models[0], "000", "high-throughput batch");
+  EXPECT_EQ(missing.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_EQ(missing.detail, "needs a cell of this model run with -b onnxruntime --batch 32");
+}
+
+TEST(RecommendSeedBranches, DynamicShapesCompareTheSlowdownPerUnitOfWork) {
+  report::Constraints c;
+  c.dynamic_shapes = true;
+  auto cells = shape_pair("onnxruntime", 1.06);
+  const auto openvino = shape_pair("openvino", 1.15);
+  cells.insert(cells.end(), openvino.begin(), openvino.end());
+  const auto agrees = branch(report::recommend(cells, c).models[0], "002", "dynamic shapes");
+  EXPECT_EQ(agrees.verdict, BranchVerdict::kAgrees);
+  EXPECT_EQ(agrees.detail,
+            "measured slowdown per unit of work with shapes varying per query: onnxruntime t2 input=1x3x160..288x160..288 "
+            "1.06x vs openvino t2 input=1x3x160..288x160..288 1.15x");
+
+  auto reversed = shape_pair("onnxruntime", 1.30);
+  const auto openvino_steady = shape_pair("openvino", 1.02);
+  reversed.insert(reversed.end(), openvino_steady.begin(), openvino_steady.end());
+  EXPECT_EQ(branch(report::recommend(reversed, c).models[0], "002", "dynamic shapes").verdict, BranchVerdict::kContradicted);
+
+  // Fixed-shape runs only: the cliff was not measured.
+  const auto unmeasured = branch(report::recommend(three_backends(), c).models[0], "002", "dynamic shapes");
+  EXPECT_EQ(unmeasured.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(contains(unmeasured.detail, "--shape-range")) << unmeasured.detail;
+}
+
+TEST(RecommendLlm, TtftAndTpotLimitsJudgeLlmCellsOnly) {
+  const std::vector<report::LoadedResult> cells{llm_cell(120.0, 10.0, 200.0, ""), narrow_cell("onnxruntime", 10.0, 300.0)};
+  report::Constraints c;
+  c.ttft_ms = 300.0;
+  c.tpot_ms = 5.0;
+  const auto rec = report::recommend(cells, c);
+  ASSERT_EQ(rec.models.size(), 2u);  // llama-tiny and resnet50
+  const auto& llm = find(rec.models[0], "llamacpp");
+  ASSERT_EQ(llm.checks.size(), 2u);
+  EXPECT_EQ(llm.checks[0].constraint, "TTFT");
+  EXPECT_EQ(llm.checks[0].outcome, report::Outcome::kMet);
+  EXPECT_TRUE(contains(llm.checks[0].detail, " ms <= 300 ms")) << llm.checks[0].detail;
+  EXPECT_EQ(llm.checks[1].outcome, report::Outcome::kFailed);
+  EXPECT_TRUE(contains(llm.binding(), "TPOT P99 10.")) << llm.binding();
+  EXPECT_TRUE(find(rec.models[1], "onnxruntime").checks.empty());  // not an LLM cell: no TTFT to judge
+  EXPECT_FALSE(branch(rec.models[1], "003", "long generation").selected);  // --ttft-ms concerns LLM cells only
+  EXPECT_FALSE(branch(rec.models[0], "003", "fixed input size").selected);  // prompt lengths vary
+
+  const auto& generation = branch(rec.models[0], "003", "long generation");
+  EXPECT_EQ(generation.selected_by, "--ttft-ms");
+  EXPECT_EQ(generation.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(contains(generation.detail, "vLLM server")) << generation.detail;
+  EXPECT_TRUE(contains(generation.detail, "lowest TTFT: llamacpp t2 TTFT P99 1")) << generation.detail;
+  EXPECT_TRUE(contains(generation.detail, "seed 003's baselines: TTFT 300 ms, P99 500 ms")) << generation.detail;
+  EXPECT_EQ(branch(report::recommend({llm_cell(120.0, 10.0, 200.0, "")}, {}).models[0], "003", "long generation").selected_by,
+            "LLM generation results");
+}
+
+TEST(RecommendLlm, MemoryPerBillionParametersWhereTheParameterCountWasRecorded) {
+  // 2.4 GB (2457.6 MiB) for 2 B parameters: seed 003's 1.2 GB per B.
+  const auto recorded = llm_cell(100.0, 10.0, 2457.6, "2000000000");
+  ASSERT_TRUE(report::gb_per_billion_parameters(recorded.result).has_value());
+  EXPECT_NEAR(*report::gb_per_billion_parameters(recorded.result), 1.2, 1e-12);
+  const auto unrecorded = llm_cell(100.0, 10.0, 2457.6, "", "4");
+  EXPECT_FALSE(report::gb_per_billion_parameters(unrecorded.result).has_value());
+
+  const auto table = report::generation_table({recorded.result, unrecorded.result});
+  EXPECT_TRUE(contains(table, "GB per B params")) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| +2\.40 \| +1\.20 \|)"))) << table;
+
+  const auto rec = report::recommend({recorded, unrecorded}, {});
+  const auto& cell = find(rec.models[0], "llamacpp");
+  EXPECT_TRUE(cell.figures.generation);
+  const auto text = report::to_markdown(rec);
+  EXPECT_TRUE(contains(text, "LLM serving (seed 003's baselines: TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters)")) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| +2 \| +1\.20 \|)"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| not recorded \| +- \|)"))) << text;
+}
+
+TEST(RecommendPower, WattsUnknownWithoutEnergyAndJudgedWithIt) {
+  auto unmeasured = narrow_cell("onnxruntime", 10.0, 300.0);
+  unmeasured.result.resources = resources(false, 0.0, 10.0);
+  auto measured = narrow_cell("openvino", 10.0, 300.0);
+  measured.result.resources = resources(true, 200.0, 10.0);  // 20 W
+  report::Constraints c;
+  c.watts = 25.0;
+  const auto rec = report::recommend({unmeasured, measured}, c);
+  const auto& unknown = find(rec.models[0], "onnxruntime");
+  EXPECT_EQ(unknown.binding(), "power unknown: energy not measured (RAPL not readable (permission denied))");
+  EXPECT_FALSE(unknown.figures.average_watts.has_value());
+  const auto& met = find(rec.models[0], "openvino");
+  EXPECT_TRUE(met.meets_all());
+  EXPECT_DOUBLE_EQ(*met.figures.average_watts, 20.0);
+  EXPECT_EQ(met.checks[0].detail, "average power 20.00 W <= 25 W");
+
+  c.watts = 15.0;
+  const auto tight = report::recommend({measured}, c);
+  EXPECT_EQ(find(tight.models[0], "openvino").binding(), "average power 20.00 W > 15 W");
+  EXPECT_FALSE(tight.every_model_has_a_pick());
+}
+
+TEST(RecommendMachines, ResultsFromTwoHostsGetOneRecommendationEachAndAMatrix) {
+  auto a_ort = narrow_cell("onnxruntime", 10.0, 300.0), a_ov = narrow_cell("openvino", 20.0, 300.0);
+  auto b_ort = narrow_cell("onnxruntime", 30.0, 300.0), b_ov = narrow_cell("openvino", 15.0, 300.0);
+  for (auto* r : {&a_ort, &a_ov}) r->result.environment["hostname"] = "alpha";
+  for (auto* r : {&b_ort, &b_ov}) {
+    r->result.environment["hostname"] = "beta";
+    r->path = "/results/beta/" + r->result.backend.name + ".json";
+  }
+  EXPECT_EQ(report::machine_key(a_ort.result), "alpha (Test CPU)");
+  EXPECT_EQ(report::group_by_machine({a_ort, b_ort, a_ov}).at("alpha (Test CPU)").size(), 2u);
+
+  const auto rec = report::recommend({a_ort, a_ov, b_ort, b_ov}, {});
+  ASSERT_EQ(rec.models.size(), 2u);
+  EXPECT_EQ(rec.models[0].machine, "alpha (Test CPU)");
+  EXPECT_EQ(rec.models[0].ranked.front().backend, "onnxruntime");
+  EXPECT_EQ(rec.models[1].machine, "beta (Test CPU)");
+  EXPECT_EQ(rec.models[1].ranked.front().backend, "openvino");
+  ASSERT_TRUE(rec.machine_matrix.has_value());
+  const auto& matrix = *rec.machine_matrix;
+  EXPECT_EQ(matrix.machines, (std::vector<std::string>{"alpha (Test CPU)", "beta (Test CPU)"}));
+  ASSERT_EQ(matrix.rows.size(), 2u);
+  EXPECT_EQ(matrix.rows[0].cell, "onnxruntime t2");
+  EXPECT_TRUE(matrix.rows[0].values[0].ends_with(" ms (pick)")) << matrix.rows[0].values[0];
+  EXPECT_FALSE(matrix.rows[0].values[1].ends_with("(pick)")) << matrix.rows[0].values[1];
+  const auto text = report::to_markdown(rec);
+  EXPECT_TRUE(contains(text, "## resnet50 on beta (Test CPU)")) << text;
+  EXPECT_TRUE(contains(text, "## Which framework on which machine")) << text;
+
+  const auto json = report::to_json(rec);
+  EXPECT_EQ(json["models"][1]["machine"], "beta (Test CPU)");
+  EXPECT_EQ(json["machine_matrix"]["machines"].size(), 2u);
+
+  const auto single = report::to_json(report::recommend({a_ort, a_ov}, {}));
+  EXPECT_EQ(single["models"][0]["machine"], "");
+  EXPECT_TRUE(single["machine_matrix"].is_null());
+}
+
+TEST(RecommendMachines, MissingEnvironmentFieldsAreNamedUnknown) {
+  auto r = narrow_cell("onnxruntime", 10.0, 300.0);
+  r.result.environment = nlohmann::json::object();
+  EXPECT_EQ(report::machine_key(r.result), "unknown host (unknown CPU)");
+  r.result.environment = {{"hostname", "vm"}, {"cpu_model", "unavailable"}};
+  EXPECT_EQ(report::machine_key(r.result), "vm (unknown CPU)");
+}
+
+TEST(RecommendSeedBranches, JsonCarriesEveryBranchWithTheAgreedNames) {
+  report::Constraints c;
+  c.p99_ms = 100.0;
+  const auto json = report::to_json(report::recommend(three_backends(), c));
+  const auto& branches = json["models"][0]["seed_branches"];
+  ASSERT_EQ(branches.size(), 13u);
+  const auto& first = branches[0];
+  for (const char* key :
+       {"seed", "section", "branch", "recommends", "alternative", "selected", "selected_by", "verdict", "detail"})
+    EXPECT_TRUE(first.contains(key)) << key;
+  EXPECT_EQ(first.size(), 9u);
+  EXPECT_EQ(first["seed"], "000");
+  EXPECT_EQ(first["section"], "§5");
+  EXPECT_EQ(first["branch"], "latency-critical");
+  EXPECT_EQ(first["recommends"], "TensorRT");
+  EXPECT_EQ(first["selected"], true);
+  EXPECT_EQ(first["selected_by"], "--p99-ms");
+  EXPECT_EQ(first["verdict"], "not measured here");
+  std::set<std::string> verdicts;
+  for (const auto& b : branches) verdicts.insert(b["verdict"].get<std::string>());
+  EXPECT_TRUE(verdicts.contains("not selected"));
+  EXPECT_TRUE(verdicts.contains("agrees"));  // edge CPU: openvino leads
+}
+
+TEST(RecommendSeedBranches, MarkdownListsSelectedBranchesFirstThenTheOthersInATable) {
+  report::Constraints c;
+  c.p99_ms = 100.0;
+  const auto text = report::to_markdown(report::recommend(three_backends(), c));
+  const auto section = text.find("### Seed decision trees");
+  ASSERT_NE(section, std::string::npos) << text;
+  const auto selected = text.find(
+      "- seed 000 §5 latency-critical → TensorRT (alternative: FastDeploy, CUDA Graph on), selected by --p99-ms: "
+      "**not measured here**: needs an NVIDIA GPU");
+  EXPECT_NE(selected, std::string::npos) << text;
+  const auto table = text.find("Not selected:", section);
+  EXPECT_LT(selected, table);
+  EXPECT_TRUE(std::regex_search(text.substr(table), std::regex(R"(\| 000 §5 +\| high-throughput batch +\|)"))) << text;
+}
+
+}  // namespace
+}  // namespace infermark
