@@ -1,6 +1,7 @@
 #include "report/cell_labels.hpp"
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -175,11 +176,12 @@ struct DimensionRow {
   LabelDimension aspect_of;
 };
 
-// Every dimension once, in the order parts appear in a label.
+// Every dimension once, in the order parts appear in a label. Precision is an aspect of the model:
+// a zoo variant's file name carries it ("llama-tiny_q8_0").
 constexpr DimensionRow kDimensions[] = {
     {LabelDimension::kModel, "model", Inclusion::kWhenVaries, LabelDimension::kModel},
     {LabelDimension::kBackend, "backend", Inclusion::kAlways, LabelDimension::kBackend},
-    {LabelDimension::kPrecision, "precision", Inclusion::kWhenVaries, LabelDimension::kPrecision},
+    {LabelDimension::kPrecision, "precision", Inclusion::kWhenVaries, LabelDimension::kModel},
     {LabelDimension::kThreads, "threads", Inclusion::kWhenVaries, LabelDimension::kThreads},
     {LabelDimension::kInterOpThreads, "inter-op threads", Inclusion::kWhenVaries, LabelDimension::kInterOpThreads},
     {LabelDimension::kDevice, "device", Inclusion::kWhenVaries, LabelDimension::kDevice},
@@ -240,9 +242,14 @@ CellLabels label_cells(const std::vector<const LoadedResult*>& results) {
                          (row.inclusion == Inclusion::kWhenVaries && distinct(texts) > 1 && (!is_aspect || splits)) ||
                          (row.inclusion == Inclusion::kLastResort && splits);
     if (include) {
-      keys = std::move(refined);
-      for (std::size_t i = 0; i < results.size(); ++i)
+      // A last resort goes only to the cells still alike, so the others keep short labels.
+      std::map<std::string, int> uses;
+      for (const auto& key : keys) ++uses[key];
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        if (row.inclusion == Inclusion::kLastResort && uses[keys[i]] < 2) continue;
         if (!texts[i].empty()) labels.cells[i].parts.push_back({row.dimension, texts[i]});
+        keys[i] = refined[i];
+      }
       taken.insert(row.dimension);
     } else if (!names_the_group(row.dimension) && !results.empty() && !texts.front().empty() && distinct(texts) == 1) {
       labels.shared.push_back({row.dimension, texts.front()});

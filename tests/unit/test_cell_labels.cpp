@@ -87,8 +87,10 @@ TEST(CellLabels, EveryParameterThatVariesIsNamed) {
 TEST(CellLabels, IdenticalCellsFromTwoRunsAreToldApartByTheirRunFolder) {
   const auto samples = latency_samples(20, 5.0, 6);
   const auto labels = label_cells({synthetic_result(samples, {}, "/r/monday/resnet50.onnxruntime.json"),
-                                   synthetic_result(samples, {}, "/r/tuesday/resnet50.onnxruntime.json")});
-  EXPECT_EQ(texts(labels), (std::vector<std::string>{"onnxruntime [monday]", "onnxruntime [tuesday]"}));
+                                   synthetic_result(samples, {}, "/r/tuesday/resnet50.onnxruntime.json"),
+                                   synthetic_result(samples, {.threads = "1"}, "/r/tuesday/resnet50.onnxruntime.t1.json")});
+  // Only the cells still alike get the folder.
+  EXPECT_EQ(texts(labels), (std::vector<std::string>{"onnxruntime t2 [monday]", "onnxruntime t2 [tuesday]", "onnxruntime t1"}));
 }
 
 TEST(CellLabels, ASingleCellIsNamedByItsBackend) {
