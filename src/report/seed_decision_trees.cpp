@@ -45,12 +45,6 @@ constexpr std::array kBranches{
 
 std::span<const SeedBranch> seed_decision_trees() { return kBranches; }
 
-std::string_view situation_name(DeploymentSituation situation) {
-  for (const auto& b : kBranches)
-    if (b.situation == situation) return b.branch;
-  return "";
-}
-
 bool is_priority_order(std::string_view seed) { return seed == "002"; }
 
 }  // namespace infermark::report

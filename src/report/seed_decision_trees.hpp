@@ -53,9 +53,6 @@ struct SeedBranch {
 // Every branch, each seed's branches in the seed's order (seed 002 §6 is a priority order).
 std::span<const SeedBranch> seed_decision_trees();
 
-// "latency-critical"; used by the branch table and by the selection hints.
-std::string_view situation_name(DeploymentSituation situation);
-
 // Seeds whose section is a priority order: only the first selected branch applies.
 bool is_priority_order(std::string_view seed);
 

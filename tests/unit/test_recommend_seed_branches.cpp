@@ -130,6 +130,24 @@ TEST(RecommendSeedBranches, ConstraintsSelectBranches) {
   EXPECT_FALSE(branch(shapes.models[0], "003", "fixed input size").selected);
 }
 
+TEST(RecommendSeedBranches, TheRecordedHardwareSelectsEdgeCpuOrArmGpu) {
+  auto gpu_resources = report::resources_from(
+      {{"duration_s", 10.0}, {"gpu", {{"available", true}, {"reason", ""}, {"peak_memory_mb", 900.0}, {"mean_power_w", 80.0}}}});
+  auto x86_gpu = narrow_cell("onnxruntime", 10.0, 300.0);
+  x86_gpu.result.resources = gpu_resources;
+  const auto on_x86 = report::recommend({x86_gpu}, {});
+  EXPECT_FALSE(branch(on_x86.models[0], "000", "edge CPU").selected);  // a GPU was read: not an edge CPU
+  EXPECT_FALSE(branch(on_x86.models[0], "000", "ARM GPU").selected);
+
+  auto arm_gpu = x86_gpu;
+  arm_gpu.result.environment = {{"cpu_model", "Neoverse-V2"}, {"cpu_flags_simd", "asimd asimdhp sve sve2"}};
+  const auto on_arm = report::recommend({arm_gpu}, {});
+  const auto& arm = branch(on_arm.models[0], "000", "ARM GPU");
+  EXPECT_EQ(arm.selected_by, "results from an ARM CPU with a GPU");
+  EXPECT_EQ(arm.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_FALSE(branch(on_arm.models[0], "000", "edge CPU").selected);
+}
+
 TEST(RecommendSeedBranches, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTheyWouldNeed) {
   report::Constraints c;
   c.p99_ms = 100.0;
@@ -145,6 +163,16 @@ TEST(RecommendSeedBranches, FrameworksThatCannotRunHereAreNotMeasuredWithWhatThe
   EXPECT_TRUE(contains(domestic.detail, "Paddle Inference or MNN")) << domestic.detail;
   // Domestic hardware comes first in seed 002, so maximum performance is not selected there.
   EXPECT_FALSE(branch(rec.models[0], "002", "maximum performance").selected);
+
+  auto cells = three_backends();
+  cells.push_back(narrow_cell("libtorch", 30.0, 400.0));
+  report::Constraints iterate;
+  iterate.fast_iteration = true;
+  const auto fast = branch(report::recommend(cells, iterate).models[0], "002", "fast iteration");
+  EXPECT_EQ(fast.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(fast.detail.starts_with("needs a measure of development time")) << fast.detail;
+  EXPECT_TRUE(contains(fast.detail, "LibTorch (PyTorch's runtime): libtorch t2 P99 3")) << fast.detail;
+  EXPECT_TRUE(contains(fast.detail, "against the best, openvino t2 P99 1")) << fast.detail;
 }
 
 TEST(RecommendSeedBranches, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOtherwise) {
