@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -122,10 +124,43 @@ json parts_json(const std::vector<LabelPart>& parts) {
   return out;
 }
 
-// A family's cells labelled together, so each names its variant (model) where variants differ.
+struct FamilyCell {
+  std::size_t group = 0, cell = 0;  // indices into the report's groups and that group's cells
+  const LoadedResult* result = nullptr;
+};
+
+std::vector<const LoadedResult*> results_of(const std::vector<FamilyCell>& cells) {
+  std::vector<const LoadedResult*> results;
+  for (const auto& c : cells) results.push_back(c.result);
+  return results;
+}
+
+// The cells worth putting side by side: configurations (the label without the model) that two
+// or more variants measured; every cell when no configuration was measured by two.
+std::vector<FamilyCell> comparable_cells(const std::vector<FamilyCell>& cells) {
+  const auto labels = label_cells(results_of(cells));
+  // A run folder tells two runs of one configuration apart; it is not part of the configuration.
+  std::vector<std::string> configurations;
+  for (const auto& label : labels.cells) {
+    std::string configuration;
+    for (const auto& part : label.parts)
+      if (part.dimension != LabelDimension::kModel && part.dimension != LabelDimension::kRunFolder &&
+          part.dimension != LabelDimension::kFile)
+        configuration += part.text + '\x1f';
+    configurations.push_back(configuration);
+  }
+  std::map<std::string, std::set<std::size_t>> variants_by_configuration;
+  for (std::size_t i = 0; i < cells.size(); ++i) variants_by_configuration[configurations[i]].insert(cells[i].group);
+  std::vector<FamilyCell> comparable;
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    if (variants_by_configuration[configurations[i]].size() > 1) comparable.push_back(cells[i]);
+  return comparable.empty() ? cells : comparable;
+}
+
+// A family's comparable cells labelled together, so each names its variant (model).
 json family_json(const ModelFamily& family, const std::vector<std::vector<LoadedResult>>& groups) {
-  std::vector<const LoadedResult*> cells;
-  json members = json::array(), where = json::array();
+  std::vector<FamilyCell> all;
+  json members = json::array();
   for (const auto g : family.members) {
     const auto& first = groups[g].front().result;
     members.push_back({{"group", g},
@@ -133,17 +168,21 @@ json family_json(const ModelFamily& family, const std::vector<std::vector<Loaded
                        {"format", first.model.format},
                        {"precision", zoo_precision_name(parse_variant_name(first.model.name).precision)},
                        {"zoo_accuracy", zoo_accuracy_note(first.model.path)}});
-    for (std::size_t c = 0; c < groups[g].size(); ++c) {
-      cells.push_back(&groups[g][c]);
-      where.push_back({{"group", g}, {"cell", c}});
-    }
+    for (std::size_t c = 0; c < groups[g].size(); ++c) all.push_back({g, c, &groups[g][c]});
   }
-  const auto labels = label_cells(cells);
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    where[i]["label"] = labels.cells[i].text;
-    where[i]["series"] = labels.cells[i].without(LabelDimension::kConcurrency);
-  }
-  return {{"family", family.family}, {"members", members}, {"cells", where}, {"shared", parts_json(labels.shared)}};
+  const auto cells = comparable_cells(all);
+  const auto labels = label_cells(results_of(cells));
+  json where = json::array();
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    where.push_back({{"group", cells[i].group},
+                     {"cell", cells[i].cell},
+                     {"label", labels.cells[i].text},
+                     {"series", labels.cells[i].without(LabelDimension::kConcurrency)}});
+  return {{"family", family.family},
+          {"members", members},
+          {"cells", where},
+          {"cells_left_out", all.size() - cells.size()},
+          {"shared", parts_json(labels.shared)}};
 }
 
 // The recommendation without constraints (ranked by P99), with its reasons; a report is still

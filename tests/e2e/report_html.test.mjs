@@ -172,6 +172,16 @@ describe("HTML report in chromium", () => {
     const precisions = await family.locator("table.family tbody tr td:nth-child(2)").allTextContents();
     assert.deepEqual([...new Set(precisions)].sort(), ["fp16", "q4_0", "q8_0"]);
     assert.ok(await family.locator("canvas").count() >= 1, "the family section draws no chart");
+    // tiny_cnn as exported, FP16 and INT8: only the configurations every variant measured.
+    const tensors = page.locator("section.family", { hasText: "tiny_cnn" });
+    assert.equal(await tensors.count(), 1, "no family section for tiny_cnn");
+    const rows = await tensors.locator("table.family tbody tr").evaluateAll((trs) => trs.map((tr) =>
+      ({ precision: tr.cells[1].textContent, cell: tr.cells[2].textContent, agreement: tr.cells[9].textContent })));
+    assert.deepEqual([...new Set(rows.map((r) => r.precision))].sort(), ["as exported", "fp16", "int8"]);
+    assert.equal(new Set(rows.map((r) => r.cell)).size, rows.length, "family rows alike");
+    assert.ok(rows.some((r) => r.agreement.startsWith("cos ") || r.agreement.startsWith("top-1 ")),
+      `no agreement figure: ${rows.map((r) => r.agreement).join("; ")}`);
+    assert.ok(await tensors.locator("canvas").count() >= 1, "the tiny_cnn family draws no chart");
   });
 
   test("serving results show per-variant and per-run tables", async (t) => {

@@ -51,6 +51,10 @@ EOF
 # three concurrency levels, few short requests each.
 "$infermark" run "$repo/models/llama-tiny_fp16.gguf" "$repo/models/llama-tiny_q8_0.gguf" "$repo/models/llama-tiny_q4_0.gguf" \
   --concurrency 1,4,16 --prompt-tokens 16 --output-tokens 8 --runs 16 --warmup 2 --threads 2 --out "$work/results/llm"
+# A tensor-model family: tiny_cnn's FP16 and INT8 copies on two backends (the second cross-checked
+# against the first) at the thread counts tiny_cnn ran above.
+"$infermark" run "$repo/models/tiny_cnn_fp16.onnx" "$repo/models/tiny_cnn_int8.onnx" -b onnxruntime,openvino --runs 30 \
+  --threads 1,2 --out "$work/results/tiny-cnn-variants"
 
 # Serving: `infermark load` (two concurrency levels, the server's metrics scraped) against an
 # `infermark serve` of tiny_cnn on a free port, and the per-variant result serve writes at exit.
