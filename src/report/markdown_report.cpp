@@ -183,19 +183,27 @@ std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std
   return out;
 }
 
+// LLM cells: the generation table, one per machine.
+std::string generation_section(const std::map<std::string, std::vector<LoadedResult>>& machines) {
+  std::string out;
+  for (const auto& [machine, cells] : machines) {
+    std::vector<RunResult> results;
+    for (const auto& c : cells) results.push_back(c.result);
+    out += "### LLM serving (generation scenario) on " + machine + "\n\n" + generation_table(results) + "\n";
+  }
+  return out;
+}
+
 std::string model_section(const std::string& model, const std::vector<LoadedResult>& all_cells) {
-  std::vector<RunResult> generation;
-  for (const auto& c : all_cells)
-    if (is_generation_result(c.result)) generation.push_back(c.result);
   std::vector<std::string> model_paths;  // the zoo's offline FP16/INT8/Q4_0 accuracy, beside the speed
   for (const auto& c : all_cells) model_paths.push_back(c.result.model.path);
   auto notes = zoo_accuracy_notes(model_paths, "- ");
   if (!notes.empty()) notes += "\n";
-  if (!generation.empty() && generation.size() == all_cells.size())
-    return "## " + model + "\n\n### LLM serving (generation scenario)\n\n" + generation_table(generation) + "\n" + notes;
-  // Numbers from different machines never share a summary: each machine gets its own tables, and
+  // Numbers from different machines never share a table: each machine gets its own tables, and
   // one matrix puts the same cell side by side across machines.
   const auto machines = group_by_machine(all_cells);
+  if (std::all_of(all_cells.begin(), all_cells.end(), [](const LoadedResult& c) { return is_generation_result(c.result); }))
+    return "## " + model + "\n\n" + generation_section(machines) + notes;
   if (machines.size() == 1)
     return "## " + model + "\n\nMeasured on " + machines.begin()->first + ".\n\n" + machine_tables(all_cells, "###") + notes;
   std::string out = "## " + model + "\n\n### Framework × machine (P50 ms / P99 ms / inferences/s)\n\n" + machine_matrix(machines);
@@ -221,8 +229,8 @@ std::string markdown_report(const std::vector<LoadedResult>& results) {
   for (const auto& [model, cells] : groups) out += model_section(model, cells);
   std::set<std::string> machines;
   for (const auto& r : results)
-    machines.insert(r.result.environment.value("cpu_model", "?") + ", " +
-                    std::to_string(r.result.environment.value("logical_cores", 0)) + " logical cores");
+    machines.insert(machine_key(r.result) + ", " + std::to_string(r.result.environment.value("logical_cores", 0)) +
+                    " logical cores");
   out += "Machine" + std::string(machines.size() > 1 ? "s (results come from different machines!)" : "") + ": ";
   for (const auto& m : machines) out += m + "; ";
   out += "\n";

@@ -219,4 +219,30 @@ TEST_F(HardwareMatrix, CsvKeepsItsColumnsAndAddsEnergyAndMachineAtTheEnd) {
   EXPECT_TRUE(lines[1].ends_with(",-,edge-box (Intel Core i5-8250U)")) << lines[1];  // the fixture measured no energy
 }
 
+TEST(MarkdownReport, LlmCellsFromTwoMachinesGetOneGenerationTablePerMachine) {
+  std::vector<report::LoadedResult> cells;
+  for (const auto& [host, tokens_per_s] : {std::pair{"gpu-box", 120.0}, std::pair{"laptop", 15.0}}) {
+    auto cell = synthetic_result(latency_samples(50, 40.0, 7), CellSpec{"llamacpp", "4", "llama-tiny"});
+    cell.result.environment["hostname"] = host;
+    cell.result.generation.emplace();
+    cell.result.generation->output_tokens_per_s = tokens_per_s;
+    cells.push_back(cell);
+  }
+  const auto md = report::markdown_report(cells);
+  const auto gpu = md.find("### LLM serving (generation scenario) on gpu-box (Test CPU)");
+  const auto laptop = md.find("### LLM serving (generation scenario) on laptop (Test CPU)");
+  ASSERT_NE(gpu, std::string::npos) << md;
+  ASSERT_NE(laptop, std::string::npos) << md;
+  ASSERT_LT(gpu, laptop);
+  // Each machine's table holds its own cell only.
+  const auto gpu_table = md.substr(gpu, laptop - gpu), laptop_table = md.substr(laptop);
+  EXPECT_TRUE(std::regex_search(gpu_table, std::regex(R"(\| llamacpp .*\| +120\.0 \|)"))) << md;
+  EXPECT_EQ(gpu_table.find("15.00"), std::string::npos) << md;
+  EXPECT_TRUE(std::regex_search(laptop_table, std::regex(R"(\| llamacpp .*\| +15\.00 \|)"))) << md;
+  EXPECT_EQ(laptop_table.find("120.0"), std::string::npos) << md;
+  EXPECT_NE(md.find("Machines (results come from different machines!): gpu-box (Test CPU), 0 logical cores; laptop (Test CPU)"),
+            std::string::npos)
+      << md;
+}
+
 }  // namespace
