@@ -30,6 +30,8 @@ std::string threads(const RunResult& r) {
   auto t = effective_setting(r, "intra_op_threads");
   if (t.empty() && r.requested.intra_op_threads > 0) t = std::to_string(r.requested.intra_op_threads);
   if (t.empty()) return "";
+  if (const auto asked = requested_but_not_applied(r, "intra_op_threads"); !asked.empty())
+    return "t" + t.substr(0, t.find(" (")) + " (asked " + asked + ")";
   if (t.find_first_not_of("0123456789") == std::string::npos) return "t" + t;
   return "threads " + t.substr(0, t.find(" ("));
 }

@@ -80,10 +80,19 @@ std::string backend_label(const RunResult& r) {
   return r.backend.name;
 }
 
+std::string requested_but_not_applied(const RunResult& r, const std::string& key) {
+  for (const auto& s : r.effective_settings)
+    if (s.key == key && !s.applied && !s.requested.empty() && s.requested != s.effective) return s.requested;
+  return "";
+}
+
 std::string cell_label(const RunResult& r) {
   std::string label = backend_label(r);
   const auto threads = effective_setting(r, "intra_op_threads");
   if (!threads.empty()) label += " t" + threads;
+  // A framework that chose its own count (OpenVINO caps at the cores) must not make two cells
+  // asked for 3 and 4 threads read alike, nor hide that the request was not applied.
+  if (const auto asked = requested_but_not_applied(r, "intra_op_threads"); !asked.empty()) label += " (asked " + asked + ")";
   if (r.requested.precision != "fp32") label += " " + r.requested.precision;
   if (r.scenario.batch != 1) label += " batch " + std::to_string(r.scenario.batch);
   if (r.scenario.name != "single-stream") label += " " + r.scenario.name;

@@ -28,6 +28,9 @@ std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vecto
 // The backend as tables name it: "onnxruntime", or "remote triton" for a remote server.
 std::string backend_label(const RunResult& result);
 
+// The value the user asked for `key` when the framework applied another, else "".
+std::string requested_but_not_applied(const RunResult& result, const std::string& key);
+
 // "onnxruntime t2" or "openvino t1 fp16 batch 8 server": what distinguishes the cell in a table.
 std::string cell_label(const RunResult& result);
 

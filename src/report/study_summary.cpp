@@ -46,11 +46,15 @@ std::string frontier(const std::vector<LoadedResult>& results) {
 // The seed's rule: about 1.5 x physical cores is usually the best intra-op thread count.
 std::string threads_rule(const std::vector<LoadedResult>& results) {
   std::map<std::string, std::map<int, double>> by_backend;  // backend -> threads -> best inferences/s
+  std::map<std::string, std::map<int, std::string>> overridden;  // backend -> threads asked -> threads the framework ran
   int cores = 0;
   for (const auto& c : results) {
     if (!measured(c.result)) continue;
     const auto threads = effective_setting(c.result, "intra_op_threads");
     if (threads.empty() || !std::isdigit(static_cast<unsigned char>(threads[0]))) continue;
+    if (const auto asked = requested_but_not_applied(c.result, "intra_op_threads");
+        !asked.empty() && std::isdigit(static_cast<unsigned char>(asked[0])))
+      overridden[c.result.backend.name][std::stoi(asked)] = threads;
     auto& best = by_backend[c.result.backend.name][std::stoi(threads)];
     best = std::max(best, qps(c.result));
     cores = c.result.environment.value("physical_cores", cores);
@@ -64,7 +68,11 @@ std::string threads_rule(const std::vector<LoadedResult>& results) {
         std::max_element(by_threads.begin(), by_threads.end(), [](auto& a, auto& b) { return a.second < b.second; });
     const auto at_rule = by_threads.find(rule);
     out += fmt::format("- {}: best at {} threads ({:.1f} inferences/s); ", backend, best->first, best->second);
-    out += at_rule == by_threads.end() ? fmt::format("{} threads was not measured\n", rule)
+    const auto& asked = overridden[backend];
+    if (at_rule == by_threads.end() && asked.count(rule))
+      out += fmt::format("{} threads was asked for, but {} ran {}\n", rule, backend, asked.at(rule));
+    else
+      out += at_rule == by_threads.end() ? fmt::format("{} threads was not measured\n", rule)
                                        : fmt::format("at {} threads {:.1f} ({:+.1f}%) — the rule {}\n", rule, at_rule->second,
                                                      (at_rule->second / best->second - 1) * 100,
                                                      at_rule->first == best->first ? "holds" : "does not hold here");

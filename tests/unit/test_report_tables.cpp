@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/cell_labels.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_report.hpp"
 #include "report/markdown_table.hpp"
@@ -243,6 +244,27 @@ TEST(MarkdownReport, LlmCellsFromTwoMachinesGetOneGenerationTablePerMachine) {
   EXPECT_NE(md.find("Machines (results come from different machines!): gpu-box (Test CPU), 0 logical cores; laptop (Test CPU)"),
             std::string::npos)
       << md;
+}
+
+}  // namespace
+
+namespace {
+
+// A framework that ran another thread count than asked (OpenVINO caps at the cores): the label
+// says so, so cells asked for 3 and 4 threads never read alike, in either labelling.
+TEST(CellLabel, NamesAThreadCountTheFrameworkDidNotApply) {
+  RunResult asked3 = cell("openvino", 5.0, 1), asked4 = cell("openvino", 5.0, 2), applied = cell("openvino", 5.0, 3);
+  asked3.effective_settings = {{"intra_op_threads", "3", "2", false, "OpenVINO chose a different thread count"}};
+  asked4.effective_settings = {{"intra_op_threads", "4", "2", false, "OpenVINO chose a different thread count"}};
+  applied.effective_settings = {{"intra_op_threads", "2", "2", true, ""}};
+  EXPECT_EQ(report::cell_label(asked3), "openvino t2 (asked 3)");
+  EXPECT_EQ(report::cell_label(asked4), "openvino t2 (asked 4)");
+  EXPECT_EQ(report::cell_label(applied), "openvino t2");
+  const std::vector<report::LoadedResult> loaded{{asked3, "a.json"}, {asked4, "b.json"}, {applied, "c.json"}};
+  const auto labels = report::label_cells(loaded);
+  EXPECT_EQ(labels.cells[0].text, "openvino t2 (asked 3)");
+  EXPECT_EQ(labels.cells[1].text, "openvino t2 (asked 4)");
+  EXPECT_EQ(labels.cells[2].text, "openvino t2");
 }
 
 }  // namespace
