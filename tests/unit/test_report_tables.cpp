@@ -158,7 +158,9 @@ TEST(MarkdownReport, SummaryHasSpreadRelativeAndEnergyColumns) {
 class HardwareMatrix : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "infermark_hardware_matrix";
+    // One folder per test: ctest runs this fixture's tests in parallel.
+    dir_ = fs::temp_directory_path() /
+           ("infermark_hardware_matrix_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     std::ifstream in(fs::path(INFERMARK_SOURCE_DIR) / "tests/fuzz/corpus/fuzz_result_json/tiny_cnn.onnxruntime.json");
