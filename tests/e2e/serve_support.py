@@ -16,19 +16,20 @@ LISTENING = re.compile(r"listening on http://([0-9.]+):(\d+)")
 GRPC_LISTENING = re.compile(r"gRPC \(KServe v2\) on ([0-9.]+):(\d+)")
 
 
-def start_server(infermark, args, timeout=120, env=None):
-    """Runs `infermark serve ARGS` (in `env`, default this process's environment) and waits at most
-    `timeout` seconds for its listening line. Returns (process, "host:port"); the process's stdout
-    stays open for the caller to read. gRPC listens on any free port unless ARGS choose."""
-    process, address, _ = start_grpc_server(infermark, args, timeout, env)
+def start_server(infermark, args, timeout=120, env=None, launcher=()):
+    """Runs `infermark serve ARGS` (in `env`, default this process's environment; behind `launcher`,
+    e.g. a command that enters a network namespace) and waits at most `timeout` seconds for its
+    listening line. Returns (process, "host:port"); the process's stdout stays open for the caller
+    to read. gRPC listens on any free port unless ARGS choose."""
+    process, address, _ = start_grpc_server(infermark, args, timeout, env, launcher)
     return process, address
 
 
-def start_grpc_server(infermark, args, timeout=120, env=None):
+def start_grpc_server(infermark, args, timeout=120, env=None, launcher=()):
     """As start_server; returns (process, HTTP "host:port", gRPC "host:port" or None when off)."""
     if not {"--grpc-port", "--no-grpc"} & set(args):
         args = [*args, "--grpc-port", "0"]  # never the fixed default: tests and other servers run side by side
-    process = subprocess.Popen([infermark, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    process = subprocess.Popen([*launcher, infermark, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env=env)
     deadline = time.monotonic() + timeout
     output = b""
