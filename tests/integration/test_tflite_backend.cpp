@@ -1,4 +1,5 @@
-// The tflite backend on LiteRT's real interpreter (ai-edge-litert, installed by scripts/setup) and a
+// The tflite backend on TfLite's real C library (litert-lm-api's, runtime=c, the default) and on
+// LiteRT's Python API (ai-edge-litert, runtime=python), both installed by scripts/setup, with a
 // real .tflite model: tiny_cnn_tflite.tflite carries tiny_cnn.onnx's weights, so ONNX Runtime on
 // the ONNX original must compute the same function.
 #include <gtest/gtest.h>
@@ -10,6 +11,9 @@
 #include <thread>
 
 #include "backends/registry.hpp"
+#ifdef INFERMARK_TFLITE_C_LIBRARY
+#include "backends/tflite/tflite_c_api.hpp"
+#endif
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
 
@@ -41,6 +45,20 @@ class TfliteBackendTest : public ::testing::Test {
     options.intra_op_threads = threads;
     options.extras["xnnpack"] = value;
     return options;
+  }
+  static SessionOptions with_runtime(const std::string& runtime, int threads = 0) {
+    auto options = with_xnnpack("on", threads);
+    options.extras["runtime"] = runtime;
+    return options;
+  }
+  // runtime=python, or nullptr where this build has no LiteRT Python API.
+  static std::unique_ptr<Session> open_python(int threads = 0) {
+    try {
+      return tflite().open(kTinyTflite, with_runtime("python", threads));
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("this build has no LiteRT Python API") != std::string::npos) return nullptr;
+      throw;
+    }
   }
 
   // Batch-4 seeded inputs for tiny_cnn's spec; the same tensors feed every framework.
@@ -77,8 +95,9 @@ TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
   EXPECT_EQ(info.name, "tflite");
   EXPECT_EQ(info.formats, std::vector<std::string>{"tflite"});
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(info.version.at(0)))) << info.version;
-  EXPECT_NE(info.notes.find("ai-edge-litert"), std::string::npos) << info.notes;
-  EXPECT_NE(info.notes.find("Python API"), std::string::npos) << info.notes;
+  EXPECT_EQ(info.version, "2.23.0");
+  EXPECT_NE(info.notes.find("TfLite 2.23.0's C API from litert-lm-api"), std::string::npos) << info.notes;
+  EXPECT_NE(info.notes.find("runtime=python"), std::string::npos) << info.notes;
 }
 
 TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
@@ -116,14 +135,63 @@ TEST_F(TfliteBackendTest, XnnpackOnAndOffBothRunAgreeAndAreReportedAsApplied) {
   EXPECT_EQ(xnnpack_off.effective, "off");
 }
 
-TEST_F(TfliteBackendTest, AppliesThreadsAndSaysEveryResultGoesThroughPython) {
+TEST_F(TfliteBackendTest, TheCApiIsTheDefaultAndAppliesThreadsToInterpreterAndXnnpack) {
   auto session = tflite().open(kTinyTflite, with_xnnpack("on", 2));
+  EXPECT_EQ(setting(*session, "runtime").effective, "c");
+  EXPECT_NE(setting(*session, "runtime_api").effective.find("TfLite 2.23.0's C API"), std::string::npos);
   const auto threads = setting(*session, "intra_op_threads");
   EXPECT_EQ(threads.requested, "2");
   EXPECT_EQ(threads.effective, "2");
   EXPECT_TRUE(threads.applied);
-  EXPECT_NE(setting(*session, "runtime_api").effective.find("Python"), std::string::npos);
+  // Read back from the delegate TfLite built, not echoed from the request.
+  const auto xnnpack = setting(*session, "xnnpack");
+  EXPECT_EQ(xnnpack.effective, "on (delegate added, 2 thread(s))");
+  EXPECT_TRUE(xnnpack.applied) << xnnpack.note;
 }
+
+TEST_F(TfliteBackendTest, CAndPythonRuntimesComputeTheSameOutputs) {
+  auto python = open_python(2);
+  if (!python) GTEST_SKIP() << "this build has no LiteRT Python API";
+  auto c = tflite().open(kTinyTflite, with_runtime("c", 2));
+  const auto inputs = tiny_inputs(*c);
+  EXPECT_EQ(c->input_specs().at(0).shape, python->input_specs().at(0).shape);
+  EXPECT_LT(max_abs_difference(infer(*c, inputs).at(0), infer(*python, inputs).at(0)), 1e-5);
+  EXPECT_EQ(setting(*python, "runtime").effective, "python");
+  EXPECT_NE(setting(*python, "runtime_api").effective.find("Python"), std::string::npos);
+  EXPECT_EQ(setting(*python, "intra_op_threads").effective, "2");
+}
+
+TEST_F(TfliteBackendTest, AnUnknownRuntimeIsAnErrorNamingTheOption) {
+  try {
+    tflite().open(kTinyTflite, with_runtime("java"));
+    FAIL() << "accepted runtime=java";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime=java is neither c nor python"), std::string::npos) << e.what();
+  }
+}
+
+#ifdef INFERMARK_TFLITE_C_LIBRARY
+// The declarations of what the AAR headers lack match TfLite 2.23.0 only: the real library is
+// refused when another version is expected, and a library without the C API is refused too.
+TEST_F(TfliteBackendTest, TheCLibraryIsRefusedWhenItReportsAnotherVersion) {
+  EXPECT_EQ(TfliteCApi::open(INFERMARK_TFLITE_C_LIBRARY).version, "2.23.0");
+  try {
+    TfliteCApi::open(INFERMARK_TFLITE_C_LIBRARY, "2.12.0");
+    FAIL() << "accepted TfLite 2.23.0 where 2.12.0 was expected";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("reports TfLite 2.23.0"), std::string::npos) << message;
+    EXPECT_NE(message.find("match TfLite 2.12.0 only"), std::string::npos) << message;
+  }
+  try {
+    TfliteCApi::open("libm.so.6");
+    FAIL() << "accepted libm as a TfLite C library";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not export TfLiteVersion"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(TfliteCApi::open("/nonexistent/libtensorflowlite_c.so"), Error);
+}
+#endif
 
 // Slots are separate interpreters, run concurrently as the harness's concurrent clients do.
 TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
@@ -144,14 +212,17 @@ TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
 TEST_F(TfliteBackendTest, ABadFileIsAnErrorNamingTheFileAndTheBackend) {
   const auto path = std::filesystem::temp_directory_path() / "infermark_not_a_model.tflite";
   std::ofstream(path) << "this is not a TFLite flatbuffer";
-  try {
-    tflite().open(path, {});
-    FAIL() << "opened a file that is not a model";
-  } catch (const Error& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
-    EXPECT_NE(message.find("'tflite'"), std::string::npos) << message;
-    EXPECT_NE(message.find("Flatbuffer"), std::string::npos) << message;
+  for (const std::string runtime : {"c", "python"}) {
+    try {
+      tflite().open(path, with_runtime(runtime));
+      FAIL() << "runtime=" << runtime << " opened a file that is not a model";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      if (message.find("this build has no LiteRT Python API") != std::string::npos) continue;
+      EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+      EXPECT_NE(message.find("'tflite'"), std::string::npos) << message;
+      EXPECT_NE(message.find("Flatbuffer"), std::string::npos) << runtime << ": " << message;
+    }
   }
   std::filesystem::remove(path);
 }

@@ -1,0 +1,215 @@
+#include "backends/tflite/tflite_c_session.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdarg>
+#include <cstdio>
+
+#include "backends/options.hpp"
+#include "backends/tflite/tflite_settings.hpp"
+#include "core/error.hpp"
+
+namespace infermark {
+namespace {
+
+// TfLite's messages for one model or interpreter; the callback is called on the thread that
+// called into TfLite, and each interpreter is used by one thread at a time.
+struct ErrorLog {
+  std::string text;
+
+  static void report(void* self, const char* format, va_list args) {
+    char line[1024];
+    std::vsnprintf(line, sizeof line, format, args);
+    auto& text = static_cast<ErrorLog*>(self)->text;
+    if (!text.empty()) text += "; ";
+    text += line;
+  }
+  // The messages since the last take, or `fallback` when TfLite said nothing.
+  std::string take(const std::string& fallback) {
+    std::string result = text.empty() ? fallback : text;
+    text.clear();
+    return result;
+  }
+};
+
+std::vector<std::int64_t> dims_of(const TfLiteIntArray* dims) {
+  if (dims == nullptr) return {};
+  return std::vector<std::int64_t>(dims->data, dims->data + dims->size);
+}
+
+class TfliteCSession final : public Session {
+ public:
+  TfliteCSession(const TfliteCApi& api, const std::filesystem::path& model, const SessionOptions& options, bool xnnpack)
+      : api_(api),
+        options_(options),
+        threads_(options.intra_op_threads > 0 ? options.intra_op_threads : 1),
+        xnnpack_(xnnpack),
+        model_(api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &model_log_), api.model_delete) {
+    if (!model_) throw Error("TfLite cannot read the model: " + model_log_.take("no reason given"));
+    slots_.push_back(make_slot());
+    const TfLiteInterpreter* first = slots_[0]->interpreter;
+    for (int i = 0; i < api_.input_count(first); ++i) input_specs_.push_back(spec_of(api_.input_tensor(first, i)));
+    for (int i = 0; i < api_.output_count(first); ++i) output_specs_.push_back(spec_of(api_.output_tensor(first, i)));
+    if (xnnpack_) xnnpack_threads_ = api_.xnnpack_get_options(slots_[0]->delegate)->num_threads;
+  }
+
+  const std::vector<TensorSpec>& input_specs() const override { return input_specs_; }
+  const std::vector<TensorSpec>& output_specs() const override { return output_specs_; }
+
+  void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
+    if (slots < 1 || slots > max_slots()) throw Error("tflite: " + std::to_string(slots) + " request slots requested");
+    if (inputs.size() != input_specs_.size())
+      throw Error("tflite: the model takes " + std::to_string(input_specs_.size()) + " inputs");
+    while (static_cast<int>(slots_.size()) < slots) slots_.push_back(make_slot());
+    slots_.resize(static_cast<std::size_t>(slots));
+    for (auto& slot : slots_) bind(*slot, inputs);
+  }
+
+  void run(int slot) override {
+    Slot& s = *slots_[static_cast<std::size_t>(slot)];
+    if (api_.invoke(s.interpreter) != kTfLiteOk) throw Error("tflite: invoke failed: " + s.log.take("no reason given"));
+  }
+  int max_slots() const override { return 64; }
+
+  std::vector<Tensor> outputs() override {
+    const TfLiteInterpreter* interpreter = slots_.at(0)->interpreter;
+    std::vector<Tensor> result;
+    for (int i = 0; i < api_.output_count(interpreter); ++i) {
+      const TfLiteTensor* t = api_.output_tensor(interpreter, i);
+      Tensor tensor{output_specs_[static_cast<std::size_t>(i)].name, output_specs_[static_cast<std::size_t>(i)].dtype,
+                    current_shape(t), {}};
+      tensor.data.resize(api_.tensor_byte_size(t));
+      if (api_.tensor_copy_to(t, tensor.data.data(), tensor.data.size()) != kTfLiteOk)
+        throw Error("tflite: cannot read output '" + tensor.name + "'");
+      result.push_back(std::move(tensor));
+    }
+    return result;
+  }
+
+  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+    for (auto& slot : slots_) {
+      TfLiteTensor* t = api_.input_tensor(slot->interpreter, static_cast<int>(index));
+      if (api_.tensor_byte_size(t) != data.size()) return false;
+      if (api_.tensor_copy_from(t, data.data(), data.size()) != kTfLiteOk) return false;
+    }
+    return true;
+  }
+
+  std::vector<EffectiveSetting> effective_settings() const override {
+    const std::string threads = std::to_string(threads_);
+    const int asked = options_.intra_op_threads;
+    std::string xnnpack = "off";
+    if (xnnpack_) xnnpack = "on (delegate added, " + std::to_string(xnnpack_threads_) + " thread(s))";
+    const bool xnnpack_applied = !xnnpack_ || xnnpack_threads_ == threads_;
+    auto settings = tflite_settings::common(options_, tflite_settings::Runtime::kCApi);
+    settings.push_back({"runtime_api", "", "TfLite " + api_.version + "'s C API (" + api_.library_path.substr(api_.library_path.rfind('/') + 1) + ")", true,
+                        "no Python in the timed call"});
+    settings.push_back({"intra_op_threads", asked > 0 ? std::to_string(asked) : "", asked > 0 ? threads : threads + " (infermark's default for TfLite)",
+                        true, "TfLiteInterpreterOptionsSetNumThreads, and the XNNPACK delegate's num_threads"});
+    settings.push_back({"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack, xnnpack_applied,
+                        xnnpack_applied ? "" : "the XNNPACK delegate reports another thread count"});
+    return settings;
+  }
+
+ private:
+  // One interpreter with the delegate and error log it needs alive as long as it lives.
+  struct Slot {
+    const TfliteCApi& api;
+    ErrorLog log;
+    TfLiteDelegate* delegate = nullptr;
+    TfLiteInterpreter* interpreter = nullptr;
+    explicit Slot(const TfliteCApi& a) : api(a) {}
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    ~Slot() {
+      if (interpreter != nullptr) api.interpreter_delete(interpreter);
+      if (delegate != nullptr) api.xnnpack_delete(delegate);  // after the interpreter that used it
+    }
+  };
+
+  std::unique_ptr<Slot> make_slot() {
+    auto slot = std::make_unique<Slot>(api_);
+    TfLiteInterpreterOptions* options = api_.options_create();
+    api_.options_set_num_threads(options, threads_);
+    api_.options_set_error_reporter(options, &ErrorLog::report, &slot->log);
+    if (xnnpack_) {
+      auto xnnpack_options = api_.xnnpack_options_default();
+      xnnpack_options.num_threads = threads_;
+      slot->delegate = api_.xnnpack_create(&xnnpack_options);
+      if (slot->delegate == nullptr) {
+        api_.options_delete(options);
+        throw Error("TfLite could not create the XNNPACK delegate: " + slot->log.take("no reason given"));
+      }
+      api_.options_add_delegate(options, slot->delegate);
+    }
+    slot->interpreter = api_.interpreter_create(model_.get(), options);
+    api_.options_delete(options);  // the interpreter keeps what it needs
+    if (slot->interpreter == nullptr)
+      throw Error("TfLite cannot build an interpreter for the model: " + slot->log.take("no reason given"));
+    if (api_.allocate_tensors(slot->interpreter) != kTfLiteOk)
+      throw Error("TfLite cannot allocate the model's tensors: " + slot->log.take("no reason given"));
+    return slot;
+  }
+
+  TensorSpec spec_of(const TfLiteTensor* t) const {
+    TensorSpec spec;
+    spec.name = api_.tensor_name(t);
+    spec.shape = dims_of(api_.tensor_dims_signature(t));  // -1 where the model allows any size
+    std::string type = api_.type_name(api_.tensor_type(t));
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    try {
+      spec.dtype = parse_dtype(type);
+    } catch (const Error&) {
+      throw Error("tensor '" + spec.name + "' has element type " + type + ", which infermark cannot feed");
+    }
+    spec.dim_names.resize(spec.shape.size());
+    return spec;
+  }
+
+  std::vector<std::int64_t> current_shape(const TfLiteTensor* t) const {
+    std::vector<std::int64_t> shape;
+    for (int d = 0; d < api_.tensor_num_dims(t); ++d) shape.push_back(api_.tensor_dim(t, d));
+    return shape;
+  }
+
+  // Resizes the interpreter's inputs to the bound shapes when they differ, then copies the data.
+  void bind(Slot& slot, const std::vector<Tensor>& inputs) {
+    bool resized = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const auto& name = input_specs_[i].name;
+      if (inputs[i].dtype != input_specs_[i].dtype) throw Error("tflite: input '" + name + "' is " + std::string(dtype_name(input_specs_[i].dtype)));
+      if (current_shape(api_.input_tensor(slot.interpreter, static_cast<int>(i))) == inputs[i].shape) continue;
+      std::vector<int> dims(inputs[i].shape.begin(), inputs[i].shape.end());
+      if (api_.resize_input(slot.interpreter, static_cast<int>(i), dims.data(), static_cast<int>(dims.size())) != kTfLiteOk)
+        throw Error("tflite: input '" + name + "' cannot take shape " + format_shape(inputs[i].shape) + ": " + slot.log.take("no reason given"));
+      resized = true;
+    }
+    if (resized && api_.allocate_tensors(slot.interpreter) != kTfLiteOk)
+      throw Error("tflite: cannot allocate tensors for the bound shapes: " + slot.log.take("no reason given"));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      TfLiteTensor* t = api_.input_tensor(slot.interpreter, static_cast<int>(i));
+      if (api_.tensor_copy_from(t, inputs[i].data.data(), inputs[i].data.size()) != kTfLiteOk)
+        throw Error("tflite: input '" + input_specs_[i].name + "' takes " + std::to_string(api_.tensor_byte_size(t)) +
+                    " bytes, " + std::to_string(inputs[i].data.size()) + " were bound");
+    }
+  }
+
+  const TfliteCApi& api_;
+  SessionOptions options_;
+  int threads_ = 1;
+  bool xnnpack_ = true;
+  int xnnpack_threads_ = 0;
+  ErrorLog model_log_;  // before model_, which reports into it while it is built
+  std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> model_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // after model_: interpreters die before their model
+  std::vector<TensorSpec> input_specs_, output_specs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std::filesystem::path& model,
+                                               const SessionOptions& options, bool xnnpack) {
+  return std::make_unique<TfliteCSession>(api, model, options, xnnpack);
+}
+
+}  // namespace infermark

@@ -1,0 +1,41 @@
+#include "backends/tflite/tflite_settings.hpp"
+
+#include "backends/options.hpp"
+#include "core/error.hpp"
+
+namespace infermark::tflite_settings {
+
+const std::vector<OptionDoc>& options() {
+  static const std::vector<OptionDoc> docs{
+      {"runtime", "c|python", "c",
+       "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython"},
+      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only"}};
+  return docs;
+}
+
+Choice parse(const SessionOptions& options) {
+  check_option_keys(kBackend, options.extras, tflite_settings::options());
+  Choice choice;
+  choice.xnnpack = parse_bool_option(kBackend, "xnnpack", option_or(options.extras, "xnnpack", "on"));
+  const auto runtime = option_or(options.extras, "runtime", "c");
+  if (runtime == "python")
+    choice.runtime = Runtime::kPythonApi;
+  else if (runtime != "c")
+    throw Error("tflite: option runtime=" + runtime + " is neither c nor python");
+  return choice;
+}
+
+std::string runtime_name(Runtime runtime) { return runtime == Runtime::kCApi ? "c" : "python"; }
+
+std::vector<EffectiveSetting> common(const SessionOptions& options, Runtime runtime) {
+  return {
+      {"runtime", option_or(options.extras, "runtime", ""), runtime_name(runtime), true, ""},
+      {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "not applicable",
+       options.inter_op_threads <= 0, "TFLite runs one operator at a time"},
+      {"device", options.device, "cpu", options.device == "cpu", options.device == "cpu" ? "" : "this backend runs on the CPU only"},
+      {"precision", options.precision, "as stored in the model", options.precision == "fp32",
+       options.precision == "fp32" ? "" : "TFLite runs the model's own precision; convert a reduced-precision model instead"},
+  };
+}
+
+}  // namespace infermark::tflite_settings

@@ -1,0 +1,31 @@
+// The tflite backend's options and the effective settings both of its runtimes (the C API and the
+// Python API) report alike.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace infermark::tflite_settings {
+
+inline constexpr const char* kBackend = "tflite";
+
+enum class Runtime { kCApi, kPythonApi };
+
+struct Choice {
+  Runtime runtime = Runtime::kCApi;
+  bool xnnpack = true;
+};
+
+const std::vector<OptionDoc>& options();
+
+// Checks the --opt keys and parses runtime= and xnnpack=; throws infermark::Error naming the option.
+Choice parse(const SessionOptions& options);
+
+std::string runtime_name(Runtime runtime);
+
+// runtime, inter_op_threads, device and precision: the same for either runtime.
+std::vector<EffectiveSetting> common(const SessionOptions& options, Runtime runtime);
+
+}  // namespace infermark::tflite_settings
