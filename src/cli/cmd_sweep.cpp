@@ -1,6 +1,8 @@
 // `infermark sweep STUDY.yaml`: runs every cell of a study, each isolated in a worker, into a
 // stable folder so an interrupted sweep resumes where it stopped; writes a summary at the end.
-// With --search, runs only the cells a guided search visits (see study/config_search.hpp).
+// With --search, runs only the cells a guided search visits (see study/config_search.hpp). Under
+// MPI (`mpirun -np N infermark sweep ...`) the ranks share the cells out, or with --per-host each
+// runs them all (see scaleout/distributed_sweep.hpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -18,6 +20,9 @@
 #include "remote/measure_remote.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
+#include "scaleout/distributed_sweep.hpp"
+#include "scaleout/rank_roster.hpp"
+#include "study/cell_assignment.hpp"
 #include "study/config_search.hpp"
 #include "study/study.hpp"
 
@@ -33,7 +38,12 @@ struct SweepOptions {
   bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
   double p99_ms = 0;
   double memory_limit_mb = 0;  // per worker; 0: none
+  bool per_host = false;       // every rank runs the whole study, results kept per host
 };
+
+scaleout::SweepSpread spread_of(const SweepOptions& o) {
+  return o.per_host ? scaleout::SweepSpread::kPerHost : scaleout::SweepSpread::kShareCells;
+}
 
 int finish(const std::string& summary, const std::filesystem::path& folder, const std::vector<harness::CellOutcome>& outcomes,
            const std::atomic<bool>& stop, bool failed) {
@@ -109,8 +119,103 @@ nlohmann::json server_cell(const study::StudyServer& server, const harness::Cell
   return remote;
 }
 
+// Which rank runs which cell, for --dry-run.
+void print_assignment(const SweepOptions& o, const std::vector<study::StudyCell>& cells, const std::vector<double>& estimates_s,
+                      int ranks) {
+  if (o.per_host) {
+    fmt::print("--per-host: each of the {} ranks runs every cell, on its own host\n", ranks);
+    return;
+  }
+  const auto shares = study::assign_cells(estimates_s, ranks);
+  for (std::size_t r = 0; r < shares.size(); ++r) {
+    fmt::print("rank {}: {} cells\n", r, shares[r].size());
+    for (const auto cell : shares[r])
+      fmt::print("  {:<14} {:<28} {}\n", cells[cell].backend, cells[cell].model, study::settings_text(cells[cell]));
+  }
+}
+
+// summary.md over every rank's results: the ranks, then the study's conclusions (per host with
+// --per-host, since a best thread count belongs to one machine), then the tables by machine.
+std::string distributed_summary(const study::Study& study, const scaleout::DistributedSweepOutcome& done,
+                                scaleout::SweepSpread spread) {
+  std::vector<std::string> axis_flags;
+  for (const auto& axis : study.axes) axis_flags.push_back(axis.flag);
+  const auto results = loaded(done.outcomes);
+  auto text = study::summary_header(study) + scaleout::ranks_summary(done.shares, spread);
+  if (spread == scaleout::SweepSpread::kShareCells) {
+    text += report::study_summary(results, axis_flags);
+  } else {
+    std::map<std::filesystem::path, std::vector<report::LoadedResult>> by_host;  // results folder -> its results
+    for (const auto& r : results) by_host[std::filesystem::path(r.path).parent_path()].push_back(r);
+    for (const auto& [folder, host_results] : by_host)
+      text += "## Host " + folder.filename().string() + "\n\n" + report::study_summary(host_results, axis_flags);
+  }
+  return text + report::markdown_report(results);
+}
+
+// The sweep on several ranks (or --per-host on one). Every rank runs this; rank 0 writes.
+int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study::Study& study,
+                      const std::vector<study::StudyCell>& cells, const scaleout::DistributedSweep& sweep,
+                      const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  // Refusals every rank reaches alike: rank 0 says why, the others end quietly.
+  std::string refusal;
+  std::vector<scaleout::RankInfo> roster;
+  try {
+    roster = scaleout::gather_roster(world);  // ranks with different builds
+  } catch (const Error& e) {
+    refusal = e.what();
+  }
+  if (refusal.empty() && o.per_host) {
+    std::vector<std::string> hosts;
+    for (const auto& rank : roster) hosts.push_back(rank.host);
+    refusal = study::shared_host_error(hosts);
+  }
+  if (!refusal.empty()) {
+    if (world.is_root()) throw Error(refusal);
+    return 2;
+  }
+  if (world.is_root())
+    fmt::print("{} ranks on {}; results gather in {}\n", world.size(), o.per_host ? "their own hosts (--per-host)" : "a share of the cells each",
+               sweep.plan.output_dir.string());
+  int exit_code = 0;
+  try {
+    std::size_t done_cells = 0;
+    const auto done = scaleout::run_distributed_sweep(
+        world, roster, sweep, registry, stop,
+        [&](std::size_t cell, const scaleout::RankInfo& ran_on, const harness::CellOutcome& outcome) {
+          fmt::print("[{} measured; rank {} on {}] {:<14} {:<40} {}\n", ++done_cells, ran_on.rank, ran_on.host,
+                     outcome.result.backend.name, study::settings_text(cells[cell]), report::name_of(outcome.result.status));
+          std::fflush(stdout);
+        });
+    if (world.is_root()) {
+      bool failed = done.outcomes.empty();
+      for (const auto& outcome : done.outcomes) failed = failed || outcome.result.status != report::CellStatus::kOk;
+      exit_code = finish(distributed_summary(study, done, sweep.spread), sweep.plan.output_dir, done.outcomes, stop, failed);
+      if (done.stopped && exit_code != 130) {
+        fmt::print(stderr, "infermark: a rank was stopped; rerun the same command to resume\n");
+        exit_code = 130;
+      }
+    }
+  } catch (const std::exception& e) {
+    // One rank alone cannot go on, and the others would wait for it in a collective forever.
+    fmt::print(stderr, "infermark: rank {} on {}: {}\n", world.rank(), world.host(), e.what());
+    std::fflush(stderr);
+    world.abort(2);
+  }
+  // Every rank ends with rank 0's verdict, so mpirun's exit code is the sweep's.
+  return std::stoi(world.broadcast(std::to_string(exit_code)));
+}
+
 int sweep(const SweepOptions& o) {
-  if (pipeline::is_pipeline_file(o.study_file)) return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
+  auto& world = scaleout::World::get();  // refuses several ranks when built without MPI
+  const bool distributed = world.distributed() || o.per_host;
+  if (pipeline::is_pipeline_file(o.study_file)) {
+    if (distributed)
+      throw Error(o.study_file + ": a pipeline study runs on one process; run it without mpirun and without --per-host");
+    return run_pipeline_study(o.study_file, o.out);  // see cmd_pipeline.cpp
+  }
+  if (distributed && o.search)
+    throw Error("--search walks the axes one cell after another; run it without mpirun and without --per-host");
   const auto study = study::load_study(o.study_file);
   const BackendRegistry registry(default_plugin_dir());
   const auto cells = study::expand(study, registry.available());
@@ -118,6 +223,7 @@ int sweep(const SweepOptions& o) {
 
   harness::ComparisonPlan plan;
   double estimate_s = 0;
+  std::vector<double> estimates_s;
   for (const auto& cell : cells) {
     const auto options = cell_options(study, cell);  // validates every cell before anything runs
     if (!cell.server && !registry.is_available(cell.backend))
@@ -125,11 +231,17 @@ int sweep(const SweepOptions& o) {
     plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
     if (cell.server) plan.cells.back().remote = server_cell(*cell.server, plan.cells.back());
     plan.cell_names.push_back(cell.name);
-    estimate_s += study::cell_estimate_s(options.scenario);
+    estimates_s.push_back(study::cell_estimate_s(options.scenario));
+    estimate_s += estimates_s.back();
   }
-  fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, cells.size(),
-             study.models.size(), estimate_s / 60, o.search ? "; --search runs only the cells its walk visits" : "");
+  if (world.is_root())
+    fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, cells.size(),
+               study.models.size(), estimate_s / 60, o.search ? "; --search runs only the cells its walk visits" : "");
   if (o.dry_run) {
+    if (distributed) {
+      if (world.is_root()) print_assignment(o, cells, estimates_s, world.size());
+      return 0;
+    }
     for (const auto& cell : cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
     return 0;
   }
@@ -146,6 +258,8 @@ int sweep(const SweepOptions& o) {
   plan.worker_memory_limit_mb = o.memory_limit_mb;
   plan.worker_argv = worker_argv;
   if (o.search) return search(o, study, cells, plan, registry, stop);
+  if (distributed)
+    return distributed_sweep(o, world, study, cells, {plan, estimates_s, spread_of(o)}, registry, stop);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
@@ -180,6 +294,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
                                "running only the cells it visits");
   cmd->add_option("--p99-ms", options.p99_ms, "The P99 latency target (ms) of --search")->check(above_zero())->needs(search);
   search->needs(cmd->get_option("--p99-ms"));
+  cmd->add_flag("--per-host", options.per_host,
+                "Under mpirun: every rank runs the whole study on its own host, results in <study folder>/<host>/ "
+                "(without it the ranks share the cells out)");
   cmd->callback([&exit_code] { exit_code = sweep(options); });
 }
 

@@ -36,6 +36,9 @@ class World {
   const std::string& host() const { return host_; }
 
   void barrier();
+  // A barrier that sleeps between checks, for ranks that may wait minutes for another rank's work:
+  // MPI's blocking wait spins a core, which a rank still measuring on the same host would lose.
+  void idle_barrier(double poll_s = 0.02);
   // Rank 0 gets every rank's text in rank order; the others get an empty vector.
   std::vector<std::string> gather(const std::string& mine);
   // Every rank gets rank 0's text (what the others pass is ignored).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -62,6 +63,18 @@ World::~World() {
 
 void World::barrier() {
   if (distributed()) check(MPI_Barrier(MPI_COMM_WORLD), "barrier");
+}
+
+void World::idle_barrier(double poll_s) {
+  if (!distributed()) return;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "barrier");
+  const auto pause = std::chrono::duration<double>(poll_s);
+  for (int done = 0;;) {
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "barrier");
+    if (done) return;
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 std::vector<std::string> World::gather(const std::string& mine) {
