@@ -4,7 +4,9 @@ copies. No container runtime or cluster is needed: manifests are parsed and cros
 served by the real `infermark serve`, which must answer every probe path, and
 deploy/stage_runtime.sh (what the Dockerfile's build stage runs) is run on the local build and
 the result served with its own libraries only. kubectl renders the kustomization offline; its
-client-side dry run needs a cluster to discover kinds and is skipped without one.
+client-side dry run needs a cluster to discover kinds and is skipped without one. The MPI
+Operator's job (mpijob-sweep.yaml, outside the kustomization) is cross-checked against the
+Dockerfile's sweep stage, and its study against a dry run of the real `infermark sweep`.
 
 Usage: deploy_manifests_test.py INFERMARK MODELS_DIR
 """
@@ -42,8 +44,14 @@ API_VERSIONS = {"ConfigMap": "v1", "Service": "v1", "Deployment": "apps/v1", "Po
 SLIM_BASE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
 
 
+# Manifests outside the serving kustomization: the MPI Operator's sweep needs the operator's CRD.
+MPIJOB_FILE = os.path.join(KUBERNETES, "mpijob-sweep.yaml")
+
+
 def manifest_files():
-    return sorted(f for f in glob.glob(os.path.join(KUBERNETES, "*.yaml")) if os.path.basename(f) != "kustomization.yaml")
+    """The serving manifests (what kustomization.yaml applies)."""
+    return sorted(f for f in glob.glob(os.path.join(KUBERNETES, "*.yaml"))
+                  if os.path.basename(f) not in ("kustomization.yaml", os.path.basename(MPIJOB_FILE)))
 
 
 def load_manifests():
@@ -253,6 +261,109 @@ class Manifests(unittest.TestCase):
             if applied.returncode != 0:
                 failures.append(f"{os.path.basename(path)}: {output.strip()}")
         self.assertEqual(failures, [])
+
+
+class MpiJobSweep(unittest.TestCase):
+    """deploy/kubernetes/mpijob-sweep.yaml: the Kubeflow MPI Operator's v2beta1 MPIJob, its study
+    ConfigMap and results claim, against deploy/Dockerfile's sweep stage and the real infermark."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(MPIJOB_FILE) as f:
+            cls.by_kind = {doc["kind"]: doc for doc in yaml.safe_load_all(f) if doc}
+        cls.job = cls.by_kind["MPIJob"]
+        cls.replicas = cls.job["spec"]["mpiReplicaSpecs"]
+        cls.launcher = cls.replicas["Launcher"]["template"]["spec"]["containers"][0]
+        cls.worker_pod = cls.replicas["Worker"]["template"]["spec"]
+        cls.worker = cls.worker_pod["containers"][0]
+        cls.sweep_stage = next(s for s in parse_dockerfile(os.path.join(DEPLOY, "Dockerfile")) if s["name"] == "sweep")
+
+    def mount_of(self, path):
+        """The worker volume mounted at the folder holding `path`, and the mount."""
+        for mount in self.worker["volumeMounts"]:
+            if path == mount["mountPath"] or path.startswith(mount["mountPath"].rstrip("/") + "/"):
+                volume = next(v for v in self.worker_pod["volumes"] if v["name"] == mount["name"])
+                return volume, mount
+        self.fail(f"no worker volume holds {path}")
+
+    def test_kinds_and_api_versions(self):
+        self.assertEqual({kind: doc["apiVersion"] for kind, doc in self.by_kind.items()},
+                         {"ConfigMap": "v1", "PersistentVolumeClaim": "v1", "MPIJob": "kubeflow.org/v2beta1"})
+        self.assertEqual(sorted(self.replicas), ["Launcher", "Worker"])
+        self.assertEqual(self.replicas["Launcher"]["replicas"], 1)
+        self.assertGreaterEqual(self.replicas["Worker"]["replicas"], 2)
+        self.assertEqual(self.job["spec"]["mpiImplementation"], "OpenMPI")
+        for doc in self.by_kind.values():
+            self.assertNotIn("namespace", doc["metadata"])
+
+    def test_launcher_runs_the_image_infermark_on_every_slot(self):
+        command = self.launcher["command"] + self.launcher["args"]
+        self.assertEqual(command[0], "mpirun")
+        ranks = int(command[command.index("-np") + 1])
+        self.assertEqual(ranks, self.replicas["Worker"]["replicas"] * self.job["spec"]["slotsPerWorker"])
+        self.assertEqual(self.job["spec"]["slotsPerWorker"], 1, "one rank per worker pod")
+        binary = f"{IMAGE_PREFIX}/bin/infermark"
+        self.assertEqual(command[command.index(binary) + 1], "sweep")
+        # Without it mpirun pins each rank (and the worker processes it starts) to one core.
+        self.assertEqual(command[command.index("--bind-to") + 1], "none")
+        self.assertEqual(command[command.index("-x") + 1], "LD_LIBRARY_PATH")
+        self.assertIn(f"LD_LIBRARY_PATH={IMAGE_PREFIX}/lib", " ".join(instructions(self.sweep_stage, "ENV")))
+        self.assertEqual(self.launcher["image"], self.worker["image"])
+
+    def test_study_and_results_are_mounted_on_every_worker(self):
+        args = self.launcher["args"]
+        study, out = args[args.index("sweep") + 1], args[args.index("--out") + 1]
+        volume, mount = self.mount_of(study)
+        config_map = self.by_kind["ConfigMap"]
+        self.assertEqual(volume["configMap"]["name"], config_map["metadata"]["name"])
+        self.assertIn(os.path.relpath(study, mount["mountPath"]), config_map["data"])
+        volume, mount = self.mount_of(out)
+        claim = self.by_kind["PersistentVolumeClaim"]
+        self.assertEqual(volume["persistentVolumeClaim"]["claimName"], claim["metadata"]["name"])
+        self.assertFalse(mount.get("readOnly", False))
+        self.assertIn("ReadWriteMany", claim["spec"]["accessModes"], "rank 0 may land on any worker")
+
+    def test_the_study_is_one_infermark_sweep_accepts(self):
+        config_map = self.by_kind["ConfigMap"]
+        text = config_map["data"]["study.yaml"].replace(f"{IMAGE_PREFIX}/models", MODELS)
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "study.yaml")
+            with open(path, "w") as f:
+                f.write(text)
+            done = subprocess.run([INFERMARK, "sweep", path, "--dry-run", "--out", folder], capture_output=True, text=True,
+                                  timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertRegex(done.stdout, r"study \S+: [1-9]\d* cells")
+
+    def test_workers_run_the_images_sshd_as_its_user(self):
+        user = instructions(self.sweep_stage, "USER")[-1].split(":")[0]
+        for container in (self.launcher, self.worker):
+            self.assertEqual(str(container["securityContext"]["runAsUser"]), user)
+            self.assertFalse(container["securityContext"]["allowPrivilegeEscalation"])
+        command = self.worker["command"] + self.worker["args"]
+        self.assertEqual(command[0], "/usr/sbin/sshd")
+        sshd_config = command[command.index("-f") + 1]
+        run = "\n".join(instructions(self.sweep_stage, "RUN"))
+        self.assertIn(f"> {sshd_config}", run, "the sweep stage writes the sshd configuration the workers use")
+        self.assertTrue(sshd_config.startswith(self.job["spec"]["sshAuthMountPath"].rsplit("/", 1)[0] + "/"))
+        self.assertIn(f"useradd --create-home --uid {user}", run)
+        # sshd as non-root cannot bind port 22: server and client agree on another.
+        ports = re.findall(r"Port (\d+)", run)
+        self.assertEqual(len(set(ports)), 1, ports)
+        self.assertGreater(int(ports[0]), 1024)
+
+    def test_sweep_stage_has_mpi_ssh_and_the_runtime_libraries(self):
+        stages = parse_dockerfile(os.path.join(DEPLOY, "Dockerfile"))
+        self.assertEqual(stages[-1]["name"], "runtime", "a plain docker build still makes the serve image")
+        packages = runtime_packages(self.sweep_stage)
+        self.assertLessEqual({"openmpi-bin", "openssh-server", "openssh-client"}, packages)
+        self.assertLessEqual(runtime_packages(stages[-1]) - {"curl"}, packages)
+        build = stages[0]["name"]
+        self.assertIn(f"--from={build} {IMAGE_PREFIX} {IMAGE_PREFIX}", instructions(self.sweep_stage, "COPY"))
+
+    def test_not_in_the_serving_kustomization(self):
+        with open(os.path.join(KUBERNETES, "kustomization.yaml")) as f:
+            self.assertNotIn(os.path.basename(MPIJOB_FILE), yaml.safe_load(f)["resources"])
 
 
 def runtime_packages(stage):
