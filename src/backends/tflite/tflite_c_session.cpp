@@ -106,8 +106,12 @@ class TfliteCSession final : public Session {
                         "no Python in the timed call"});
     settings.push_back({"intra_op_threads", asked > 0 ? std::to_string(asked) : "", asked > 0 ? threads : threads + " (infermark's default for TfLite)",
                         true, "TfLiteInterpreterOptionsSetNumThreads, and the XNNPACK delegate's num_threads"});
-    settings.push_back({"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack, xnnpack_applied,
-                        xnnpack_applied ? "" : "the XNNPACK delegate reports another thread count"});
+    std::string xnnpack_note;
+    if (!xnnpack_applied)
+      xnnpack_note = "the XNNPACK delegate reports another thread count";
+    else if (xnnpack_)
+      xnnpack_note = "the C API lists no execution plan, so how many operators XNNPACK took is not known here";
+    settings.push_back({"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack, xnnpack_applied, xnnpack_note});
     return settings;
   }
 
