@@ -20,6 +20,7 @@
 #include "remote/measure_remote.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
+#include "scaleout/cpu_binding.hpp"
 #include "scaleout/distributed_sweep.hpp"
 #include "scaleout/rank_roster.hpp"
 #include "study/cell_assignment.hpp"
@@ -174,6 +175,9 @@ int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study
     if (world.is_root()) throw Error(refusal);
     return 2;
   }
+  if (const auto warning = scaleout::binding_warning(scaleout::this_process_binding(), world.rank(), world.host());
+      !warning.empty())
+    fmt::print(stderr, "infermark: warning: {}\n", warning);
   if (world.is_root())
     fmt::print("{} ranks on {}; results gather in {}\n", world.size(), o.per_host ? "their own hosts (--per-host)" : "a share of the cells each",
                sweep.plan.output_dir.string());

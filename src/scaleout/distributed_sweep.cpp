@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "harness/cross_check.hpp"
 #include "report/markdown_table.hpp"
+#include "scaleout/cpu_binding.hpp"
 #include "study/cell_assignment.hpp"
 
 namespace infermark::scaleout {
@@ -71,7 +72,10 @@ harness::CellOutcome run_cell(const DistributedSweep& sweep, std::size_t cell, c
 
 void record_rank(report::RunResult& result, const RankInfo& rank, int ranks, SweepSpread spread) {
   if (!result.environment.is_object()) result.environment = nlohmann::json::object();
-  result.environment["scaleout"] = {{"rank", rank.rank}, {"ranks", ranks}, {"host", rank.host}, {"spread", name_of(spread)}};
+  const auto binding = this_process_binding();
+  result.environment["scaleout"] = {{"rank", rank.rank},        {"ranks", ranks},
+                                    {"host", rank.host},        {"spread", name_of(spread)},
+                                    {"cpus_allowed", binding.allowed}};
 }
 
 // Every result rank 0's folders hold for the plan's cells, per rank (host), then in study order.

@@ -42,7 +42,8 @@ FOUR_CELLS = dict(base={"runs": 20, "warmup": 2}, axes={"threads": [1, 2], "batc
 
 
 def mpirun(ranks, *args, wrapper=(), timeout=120, background=False):
-    command = [MPIEXEC, "-np", str(ranks), *wrapper, INFERMARK, "sweep", *args]
+    # --bind-to none: mpirun would pin each rank, and the cells it measures, to one core.
+    command = [MPIEXEC, "-np", str(ranks), "--bind-to", "none", *wrapper, INFERMARK, "sweep", *args]
     env = dict(os.environ, **MPI_ENV)
     if background:
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -88,6 +89,7 @@ class DistributedSweep(unittest.TestCase):
             self.assertEqual((scaleout["ranks"], scaleout["spread"]), (2, "share cells"), name)
             self.assertEqual(scaleout["rank"], 0 if ".threads-1." in name else 1, name)
             self.assertEqual(scaleout["host"], result["environment"]["hostname"], name)
+            self.assertEqual(scaleout["cpus_allowed"], result["environment"]["logical_cores"], f"{name}: bound")
             self.assertEqual(result["status"], "ok", name)
         with open(os.path.join(folder, "summary.md")) as f:
             summary = f.read()
@@ -122,13 +124,14 @@ class DistributedSweep(unittest.TestCase):
             deadline = time.monotonic() + 60
             while len(glob.glob(os.path.join(folder, "*.json"))) < 2 and time.monotonic() < deadline:
                 time.sleep(0.2)
-            rank1 = [pid for pid in sweep_processes() if process_env(pid).get("OMPI_COMM_WORLD_RANK") == "1"]
+            rank1 = [pid for pid in sweep_processes(job.pid) if process_env(pid).get("OMPI_COMM_WORLD_RANK") == "1"]
             self.assertEqual(len(rank1), 1, "rank 1's sweep process")
             os.kill(rank1[0], signal.SIGTERM)
             output, _ = job.communicate(timeout=60)  # no rank left waiting in a collective
         finally:
             if job.poll() is None:
                 job.kill()
+                job.communicate()
         self.assertNotEqual(job.returncode, 0, output)
         self.assertIn("rerun the same command to resume", output)
         first = results(folder)
@@ -184,18 +187,28 @@ class DistributedSweep(unittest.TestCase):
         self.assertFalse(glob.glob(os.path.join(self.out, "**", "*.json"), recursive=True))
 
 
-def sweep_processes():
-    pids = []
+def sweep_processes(launcher):
+    """The `infermark sweep` processes (ranks) among the descendants of the launcher's pid."""
+    parents, commands = {}, {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
-            except OSError:
+                    commands[int(entry)] = f.read().split(b"\0")
+            except (OSError, IndexError, ValueError):
                 continue
-            if len(argv) > 1 and argv[0].endswith(b"infermark") and argv[1] == b"sweep":
-                pids.append(int(entry))
-    return pids
+
+    def descends(pid):
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == launcher:
+                return True
+        return False
+
+    return [pid for pid, argv in commands.items()
+            if len(argv) > 1 and argv[0].endswith(b"infermark") and argv[1] == b"sweep" and descends(pid)]
 
 
 def process_env(pid):

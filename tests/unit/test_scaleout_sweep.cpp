@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "scaleout/cpu_binding.hpp"
 #include "scaleout/distributed_sweep.hpp"
 #include "scaleout/rank_roster.hpp"
 #include "study/cell_assignment.hpp"
@@ -112,6 +113,23 @@ TEST(ScaleoutSweepSummary, RanksTableNamesEachRanksShare) {
   EXPECT_NE(text.find("2 MPI ranks, share cells"), std::string::npos) << text;
   EXPECT_NE(text.find("| h0 "), std::string::npos) << text;
   EXPECT_NE(text.find("| h1 "), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace infermark
+
+namespace infermark {
+namespace {
+
+TEST(ScaleoutCpuBinding, WarnsOnlyWhenBoundToFewerCpusThanOnline) {
+  EXPECT_EQ(scaleout::binding_warning({4, 4}, 0, "h"), "");
+  EXPECT_EQ(scaleout::binding_warning({0, 4}, 0, "h"), "");  // unknown
+  const auto warning = scaleout::binding_warning({1, 4}, 1, "node-b");
+  EXPECT_NE(warning.find("rank 1 on node-b may run on 1 of 4 CPUs"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("--bind-to none"), std::string::npos) << warning;
+  const auto mine = scaleout::this_process_binding();
+  EXPECT_GE(mine.allowed, 1);
+  EXPECT_GE(mine.online, mine.allowed);
 }
 
 }  // namespace
