@@ -59,7 +59,8 @@ class Cluster:
             for k in ranks_on:
                 f.write(f"{self.address(k)} slots=1\n")
             self._hostfile = f.name
-        return ["mpirun", "--allow-run-as-root", "-np", str(len(ranks_on)), "--hostfile", self._hostfile,
+        # --bind-to none: each rank stands for a whole host, whose cores its cells may use.
+        return ["mpirun", "--allow-run-as-root", "--bind-to", "none", "-np", str(len(ranks_on)), "--hostfile", self._hostfile,
                 "--mca", "plm_rsh_agent", f"{SCRIPT} agent", "--mca", "oob_tcp_if_include", self.subnet,
                 "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", self.subnet, *program]
 
