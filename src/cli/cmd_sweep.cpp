@@ -154,26 +154,32 @@ std::string distributed_summary(const study::Study& study, const scaleout::Distr
   return text + report::markdown_report(results);
 }
 
-// The sweep on several ranks (or --per-host on one). Every rank runs this; rank 0 writes.
-int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study::Study& study,
-                      const std::vector<study::StudyCell>& cells, const scaleout::DistributedSweep& sweep,
-                      const BackendRegistry& registry, const std::atomic<bool>& stop) {
-  // Refusals every rank reaches alike: rank 0 says why, the others end quietly.
-  std::string refusal;
-  std::vector<scaleout::RankInfo> roster;
+// Why the ranks cannot run this sweep together, or "": builds that differ, two ranks on one host
+// under --per-host, ranks that expand the study to other cells. Every rank reaches the same
+// verdict from what was broadcast. Fills `roster` and `sweep`'s cell names of every rank.
+std::string distributed_refusal(const SweepOptions& o, scaleout::World& world, std::vector<scaleout::RankInfo>& roster,
+                                scaleout::DistributedSweep& sweep) {
   try {
-    roster = scaleout::gather_roster(world);  // ranks with different builds
+    roster = scaleout::gather_roster(world);
   } catch (const Error& e) {
-    refusal = e.what();
+    return e.what();
   }
-  if (refusal.empty() && o.per_host) {
+  if (o.per_host) {
     std::vector<std::string> hosts;
     for (const auto& rank : roster) hosts.push_back(rank.host);
-    refusal = study::shared_host_error(hosts);
+    if (auto shared = study::shared_host_error(hosts); !shared.empty()) return shared;
   }
-  if (!refusal.empty()) {
+  sweep.rank_cell_names = scaleout::gather_cell_names(world, sweep.plan.cell_names);
+  return o.per_host ? "" : scaleout::different_cells_error(sweep.rank_cell_names, roster);
+}
+
+// The sweep on several ranks (or --per-host on one). Every rank runs this; rank 0 writes.
+int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study::Study& study, scaleout::DistributedSweep sweep,
+                      const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  std::vector<scaleout::RankInfo> roster;
+  if (const auto refusal = distributed_refusal(o, world, roster, sweep); !refusal.empty()) {
     if (world.is_root()) throw Error(refusal);
-    return 2;
+    return 2;  // rank 0 says why
   }
   if (const auto warning = scaleout::binding_warning(scaleout::this_process_binding(), world.rank(), world.host());
       !warning.empty())
@@ -186,9 +192,9 @@ int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study
     std::size_t done_cells = 0;
     const auto done = scaleout::run_distributed_sweep(
         world, roster, sweep, registry, stop,
-        [&](std::size_t cell, const scaleout::RankInfo& ran_on, const harness::CellOutcome& outcome) {
-          fmt::print("[{} measured; rank {} on {}] {:<14} {:<40} {}\n", ++done_cells, ran_on.rank, ran_on.host,
-                     outcome.result.backend.name, study::settings_text(cells[cell]), report::name_of(outcome.result.status));
+        [&](const std::string& cell_name, const scaleout::RankInfo& ran_on, const harness::CellOutcome& outcome) {
+          fmt::print("[{} measured; rank {} on {}] {:<52} {}\n", ++done_cells, ran_on.rank, ran_on.host, cell_name,
+                     report::name_of(outcome.result.status));
           std::fflush(stdout);
         });
     if (world.is_root()) {
@@ -263,7 +269,7 @@ int sweep(const SweepOptions& o) {
   plan.worker_argv = worker_argv;
   if (o.search) return search(o, study, cells, plan, registry, stop);
   if (distributed)
-    return distributed_sweep(o, world, study, cells, {plan, estimates_s, spread_of(o)}, registry, stop);
+    return distributed_sweep(o, world, study, {plan, estimates_s, spread_of(o), {}}, registry, stop);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];

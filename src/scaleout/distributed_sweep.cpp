@@ -23,13 +23,17 @@ using Finished = std::set<std::pair<int, std::size_t>>;  // (rank, cell) whose r
 
 std::vector<std::vector<std::size_t>> cells_of_ranks(const DistributedSweep& sweep, int ranks) {
   if (sweep.spread == SweepSpread::kShareCells) return study::assign_cells(sweep.estimates_s, ranks);
-  std::vector<std::size_t> every(sweep.plan.cells.size());
-  std::iota(every.begin(), every.end(), 0);
-  return std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(ranks), every);
+  std::vector<std::vector<std::size_t>> every;
+  for (const auto& names : sweep.rank_cell_names) {
+    every.emplace_back(names.size());
+    std::iota(every.back().begin(), every.back().end(), 0);
+  }
+  return every;
 }
 
 std::filesystem::path result_path(const DistributedSweep& sweep, const RankInfo& rank, std::size_t cell) {
-  return results_folder(sweep.plan.output_dir, sweep.spread, rank.host) / (sweep.plan.cell_names.at(cell) + ".json");
+  const auto& names = sweep.rank_cell_names.at(static_cast<std::size_t>(rank.rank));
+  return results_folder(sweep.plan.output_dir, sweep.spread, rank.host) / (names.at(cell) + ".json");
 }
 
 bool holds_ok_result(const std::filesystem::path& path) {
@@ -127,6 +131,32 @@ void cross_check_reachable(std::vector<harness::CellOutcome>& outcomes, const st
 
 }  // namespace
 
+std::vector<std::vector<std::string>> gather_cell_names(World& world, const std::vector<std::string>& mine) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& text : world.gather(nlohmann::json(mine).dump())) all.push_back(nlohmann::json::parse(text));
+  return nlohmann::json::parse(world.broadcast(all.dump())).get<std::vector<std::vector<std::string>>>();
+}
+
+std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names, const std::vector<RankInfo>& roster) {
+  for (std::size_t r = 1; r < rank_cell_names.size(); ++r) {
+    const auto& first = rank_cell_names.front();
+    const auto& other = rank_cell_names[r];
+    if (other == first) continue;
+    const auto host = r < roster.size() ? " on " + roster[r].host : "";
+    std::string difference = std::to_string(other.size()) + " cells against rank 0's " + std::to_string(first.size());
+    for (std::size_t i = 0; i < std::min(first.size(), other.size()); ++i)
+      if (first[i] != other[i]) {
+        difference = "cell " + std::to_string(i + 1) + " is " + other[i] + " there, " + first[i] + " on rank 0";
+        break;
+      }
+    return "rank " + std::to_string(r) + host + " expands the study to other cells than rank 0 (" + difference +
+           "): threads given as a multiple of the cores (\"1.5x\") on hosts with different core counts, or other "
+           "backends built; give threads as numbers and the backends by name, or run the whole study on each host "
+           "with --per-host";
+  }
+  return "";
+}
+
 std::string_view name_of(SweepSpread spread) { return spread == SweepSpread::kPerHost ? "per host" : "share cells"; }
 
 std::filesystem::path results_folder(const std::filesystem::path& study_folder, SweepSpread spread, const std::string& host) {
@@ -172,7 +202,7 @@ DistributedSweepOutcome run_distributed_sweep(World& world, const std::vector<Ra
         if (world.is_root()) {
           if (!outcome.save_error.empty()) fmt::print(stderr, "infermark: {}\n", outcome.save_error);
           ++result.shares[0].ran;
-          if (on_cell) on_cell(todo[round], me, outcome);
+          if (on_cell) on_cell(sweep.plan.cell_names.at(todo[round]), me, outcome);
           sent.clear();  // already in its place
         }
       }
@@ -190,7 +220,7 @@ DistributedSweepOutcome run_distributed_sweep(World& world, const std::vector<Ra
       harness::save_result(outcome);
       if (!outcome.save_error.empty()) fmt::print(stderr, "infermark: {}\n", outcome.save_error);
       ++result.shares[r].ran;
-      if (on_cell) on_cell(cell, roster[r], outcome);
+      if (on_cell) on_cell(sweep.rank_cell_names.at(r).at(cell), roster[r], outcome);
     }
     if (!world.all(!stop.load())) {
       result.stopped = true;

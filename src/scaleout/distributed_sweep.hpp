@@ -28,10 +28,20 @@ enum class SweepSpread {
 std::string_view name_of(SweepSpread spread);
 
 struct DistributedSweep {
-  harness::ComparisonPlan plan;     // every cell and its name; output_dir is the study folder; resume
+  harness::ComparisonPlan plan;     // this rank's cells and their names; output_dir is the study folder; resume
   std::vector<double> estimates_s;  // each cell's study::cell_estimate_s, for the assignment
   SweepSpread spread = SweepSpread::kShareCells;
+  // Every rank's cell names (gather_cell_names): rank 0 files each rank's results under that
+  // rank's names, which differ where a host resolves "1.5x" threads to its own core count.
+  std::vector<std::vector<std::string>> rank_cell_names;
 };
+
+// Every rank's cell names, in rank order, on every rank.
+std::vector<std::vector<std::string>> gather_cell_names(World& world, const std::vector<std::string>& mine);
+
+// "" when every rank expanded the study to rank 0's cells, else the refusal of sharing them out
+// (a rank would run a cell rank 0 does not know): names the first rank and cell that differ.
+std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names, const std::vector<RankInfo>& roster);
 
 // What each rank did, for summary.md.
 struct RankShare {
@@ -47,8 +57,9 @@ struct DistributedSweepOutcome {
   bool stopped = false;           // some rank was asked to stop; the sweep ended early
 };
 
-// Called on rank 0 for each cell as its result is saved.
-using DistributedCellCallback = std::function<void(std::size_t cell, const RankInfo& ran_on, const harness::CellOutcome&)>;
+// Called on rank 0 for each cell as its result is saved, with the cell's name on the rank that ran it.
+using DistributedCellCallback =
+    std::function<void(const std::string& cell_name, const RankInfo& ran_on, const harness::CellOutcome&)>;
 
 // Where rank 0 keeps the results a rank measured: the study folder, or its host's folder under it.
 std::filesystem::path results_folder(const std::filesystem::path& study_folder, SweepSpread spread, const std::string& host);

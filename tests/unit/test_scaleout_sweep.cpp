@@ -134,3 +134,26 @@ TEST(ScaleoutCpuBinding, WarnsOnlyWhenBoundToFewerCpusThanOnline) {
 
 }  // namespace
 }  // namespace infermark
+
+namespace infermark {
+namespace {
+
+TEST(ScaleoutSweepCells, RanksMustExpandTheStudyToRankZerosCellsToShareThem) {
+  const std::vector<scaleout::RankInfo> roster{{0, "a", "v"}, {1, "b", "v"}};
+  const std::vector<std::string> cells{"m.onnxruntime.threads-2", "m.onnxruntime.threads-4"};
+  EXPECT_EQ(scaleout::different_cells_error({cells, cells}, roster), "");
+  const auto error = scaleout::different_cells_error({cells, {"m.onnxruntime.threads-2", "m.onnxruntime.threads-8"}}, roster);
+  EXPECT_NE(error.find("rank 1 on b expands the study to other cells"), std::string::npos) << error;
+  EXPECT_NE(error.find("cell 2 is m.onnxruntime.threads-8 there, m.onnxruntime.threads-4 on rank 0"), std::string::npos) << error;
+  EXPECT_NE(error.find("--per-host"), std::string::npos) << error;
+  EXPECT_NE(scaleout::different_cells_error({cells, {cells[0]}}, roster).find("1 cells against rank 0's 2"), std::string::npos);
+}
+
+TEST(ScaleoutSweepCells, AWorldOfOneGathersItsOwnNames) {
+  auto& world = scaleout::World::get();
+  if (world.distributed()) GTEST_SKIP() << "run under an MPI launcher";
+  EXPECT_EQ(scaleout::gather_cell_names(world, {"x", "y"}), (std::vector<std::vector<std::string>>{{"x", "y"}}));
+}
+
+}  // namespace
+}  // namespace infermark
