@@ -3,6 +3,7 @@
 // schema as in-process cells (backend "remote"), so report, compare and recommend read them.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "core/json_text.hpp"
 #include "harness/run_options.hpp"
 #include "remote/measure_remote.hpp"
+#include "scaleout/mpi_world.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -79,8 +81,30 @@ std::string read_body_file(const std::string& path) {
   return bytes.str();
 }
 
+// The MPI job's collectives for a distributed run (`mpirun -np N infermark load`).
+loadgen::RankCoordination coordination_of(scaleout::World& world) {
+  loadgen::RankCoordination ranks;
+  ranks.rank = world.rank();
+  ranks.ranks = world.size();
+  ranks.host = world.host();
+  ranks.all = [&world](bool mine) { return world.all(mine); };
+  ranks.sum = [&world](double mine) { return world.sum(mine); };
+  ranks.start_together = [&world] { scaleout::sleep_until(world.common_start_ns()); };
+  ranks.gather = [&world](const std::string& mine) { return world.gather(mine); };
+  return ranks;
+}
+
+// Started by an MPI launcher (mpirun -np 1 included): the run is recorded as ranks, with a
+// "scaleout" section that says whether each kept up.
+bool launched_as_ranks(const scaleout::World& world) {
+  return world.distributed() || std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+}
+
 int run_load(LoadOptions& o) {
   const auto& stop = install_stop_handler();
+  auto& world = scaleout::World::get();
+  const auto ranks = coordination_of(world);
+  const bool root = world.is_root();
   auto request = o.request;
   request.stream = !o.no_stream;
   request.ignore_eos = !o.no_ignore_eos;
@@ -99,12 +123,20 @@ int run_load(LoadOptions& o) {
   const auto levels = harness::concurrency_levels(o.measurement);
   const auto base = harness::run_folder(o.out, {request.model.empty() ? std::string("remote") : request.model}, std::time(nullptr));
   auto folder = base;
-  for (int n = 2; std::filesystem::exists(folder); ++n)  // two runs in one second keep both results
-    folder = base.string() + "-" + std::to_string(n);
-  std::filesystem::create_directories(folder);
+  std::string folder_error;
+  if (root) try {  // only rank 0 writes
+      for (int n = 2; std::filesystem::exists(folder); ++n)  // two runs in one second keep both results
+        folder = base.string() + "-" + std::to_string(n);
+      std::filesystem::create_directories(folder);
+    } catch (const std::filesystem::filesystem_error& e) {
+      folder_error = std::string("--out: ") + e.what();
+    }
+  if (!world.all(folder_error.empty()))
+    throw Error(folder_error.empty() ? "--out: rank 0 could not create the results folder" : folder_error);
   bool failed = false;
   for (const int level : levels) {
-    if (stop.load()) break;
+    // Every rank measures each level, or none does (a rank alone would wait in a collective).
+    if (!world.all(!stop.load())) break;
     request.cell = harness::to_cell(o.measurement, "remote", 0, level);
     auto& scenario = request.cell.scenario;
     // --concurrency N without a scenario means N clients, as for language models in `run`.
@@ -112,9 +144,19 @@ int run_load(LoadOptions& o) {
       scenario.name = loadgen::Scenario::kConcurrency;
     if (level == 0 && loadgen::is_open_loop(scenario)) scenario.concurrency = remote::kDefaultOpenLoopInFlight;
     request.cell.isolation = "in-process (the server runs elsewhere)";
-    fmt::print("load {} ({}) {} ...\n", request.url, remote::name_of(request.protocol), loadgen::name_of(scenario.name));
-    std::fflush(stdout);
-    const auto result = remote::measure_remote(request, &stop);
+    // What cannot be split over the ranks fails here, the same on every rank, before any collective.
+    if (world.distributed()) loadgen::share_for_rank(scenario, world.rank(), world.size());
+    if (root) {
+      fmt::print("load {} ({}) {}{} ...\n", request.url, remote::name_of(request.protocol), loadgen::name_of(scenario.name),
+                 launched_as_ranks(world) ? fmt::format(" on {} ranks", world.size()) : std::string());
+      std::fflush(stdout);
+    }
+    const auto result = remote::measure_remote(request, &stop, {}, launched_as_ranks(world) ? &ranks : nullptr);
+    if (!root) {  // rank 0 prints and writes the merged result; the others speak only of their own failure
+      if (result.status != report::CellStatus::kOk) fmt::print(stderr, "infermark load: rank {}: {}\n", world.rank(), result.error);
+      failed = failed || result.status != report::CellStatus::kOk;
+      continue;
+    }
     const auto path = folder / cell_file_name(result, level);
     // A full disk loses the file, not the figures: they are printed, and the next level still runs.
     std::string save_error;

@@ -40,6 +40,7 @@ class ArrivalQueue {
       slots_[(head_ + size_) % slots_.size()] = arrival;
       ++size_;
       ++unwoken_;
+      if (size_ > blocked_) ++waited_;  // more queued than idle workers: this one waits for a lane
       if (!defer_wake) wakes = take_wakes();
     }
     for (; wakes > 0; --wakes) ready_.notify_one();
@@ -77,6 +78,11 @@ class ArrivalQueue {
     ready_.notify_all();
   }
 
+  std::uint64_t waited() {
+    std::lock_guard lock(mutex_);
+    return waited_;
+  }
+
   // Removes what is still waiting (after the drain timeout) and returns how many.
   std::size_t abandon() {
     std::lock_guard lock(mutex_);
@@ -98,6 +104,7 @@ class ArrivalQueue {
   std::size_t head_ = 0, size_ = 0;
   std::size_t unwoken_ = 0;  // arrivals queued since the last wake
   std::size_t blocked_ = 0;  // workers in pop(), waiting or about to (a woken one counts until it runs)
+  std::uint64_t waited_ = 0;  // arrivals queued while no worker was idle
   bool closed_ = false;
 };
 
@@ -150,6 +157,7 @@ class AsyncDispatcher {
       if (free_.empty()) {
         if (waiting_.size() >= max_queue_) return false;
         waiting_.push_back(arrival);
+        ++waited_;
         return true;
       }
       slot = free_.back();
@@ -157,6 +165,11 @@ class AsyncDispatcher {
     }
     launch(*slot, arrival);
     return true;
+  }
+
+  std::uint64_t waited() {
+    std::lock_guard lock(mutex_);
+    return waited_;
   }
 
   // Waits for every arrival to finish, until `deadline_ns` or a stop; what still waits then is
@@ -232,6 +245,7 @@ class AsyncDispatcher {
   std::vector<Slot> slots_;  // sized once: completions hold references to their slot
   std::vector<Slot*> free_;
   std::deque<Arrival> waiting_;
+  std::uint64_t waited_ = 0;  // arrivals that found every slot busy
 };
 
 // Arrival offsets (ns from the start) following a piecewise-constant rate schedule. Each gap
@@ -344,6 +358,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   const auto drain_deadline = mono_now_ns() + static_cast<std::int64_t>(config.drain_timeout_s * 1e9);
   if (dispatcher) {
     dispatcher->drain(drain_deadline, stop);
+    phase.waited_for_lane = dispatcher->waited();
     phase.duration_s = static_cast<double>(mono_now_ns() - start_ns) * 1e-9;
     phase.recorder.merge(recorders[0]);
     phase.interrupted = stop_requested(stop);
@@ -358,6 +373,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   });
   queue.close();
   for (auto& w : workers) w.join();
+  phase.waited_for_lane = queue.waited();
   drained = true;
   phase.duration_s = static_cast<double>(mono_now_ns() - start_ns) * 1e-9;
   drain_guard.join();

@@ -68,7 +68,7 @@ std::vector<double> ramp_levels(const RampConfig& config) {
 std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop) {
   std::vector<Phase> steps;
   for (double level : ramp_levels(config)) {
-    if (stopped(stop)) break;
+    if (config.before_step ? !config.before_step() : stopped(stop)) break;
     if (config.by_rate) {
       auto open = config.open_loop;
       open.schedule = {RateSegment{config.step_duration_s, level}};
@@ -78,7 +78,7 @@ std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, c
       auto closed = config.closed_loop;
       closed.min_queries = 1;
       closed.max_queries = 0;
-      closed.concurrency = static_cast<int>(level);
+      closed.concurrency = config.clients_of_level ? config.clients_of_level(level) : static_cast<int>(level);
       closed.max_duration_s = config.step_duration_s;
       closed.interval_ns = config.interval_ns;
       steps.push_back(run_closed_loop(system, closed, stop));

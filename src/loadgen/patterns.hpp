@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct RampConfig {
   OpenLoopConfig open_loop;      // arrivals, seed, lanes, queue, targets for rate steps
   ClosedLoopConfig closed_loop;  // seed and targets for client steps
   std::int64_t interval_ns = 1'000'000'000;
+  // Several ranks: called before each step on every rank (false: stop the ramp), and the clients
+  // this rank runs at a client step's level (default: the level).
+  std::function<bool()> before_step;
+  std::function<int(double)> clients_of_level;
 };
 std::vector<double> ramp_levels(const RampConfig& config);
 std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop);

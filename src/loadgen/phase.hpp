@@ -21,6 +21,8 @@ struct Phase {
   QueryRecorder recorder;
   // Open loop only: how late the scheduler issued each query versus its scheduled time.
   stats::LatencyHistogram issue_lateness;
+  // Open loop only: arrivals that found every lane busy (the in-flight limit reached) and waited.
+  std::uint64_t waited_for_lane = 0;
 
   explicit Phase(const RecorderLimits& limits) : recorder(limits) {}
   double achieved_qps() const { return duration_s > 0 ? static_cast<double>(recorder.completed()) / duration_s : 0.0; }

@@ -1,6 +1,9 @@
 #include "loadgen/query_recorder.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace infermark::loadgen {
 
@@ -60,6 +63,57 @@ std::vector<double> QueryRecorder::samples_ms() const {
   ms.reserve(samples_ns_.size());
   for (auto ns : samples_ns_) ms.push_back(static_cast<double>(ns) * 1e-6);
   return ms;
+}
+
+nlohmann::json QueryRecorder::to_json() const {
+  nlohmann::json groups = nlohmann::json::array(), requests = nlohmann::json::array();
+  for (const auto& h : by_group_) groups.push_back(h.to_json());
+  for (const auto& r : requests_) {
+    // Token times relative to the request's start: only differences are ever read.
+    std::vector<std::int64_t> tokens;
+    tokens.reserve(r.token_ns.size());
+    for (auto t : r.token_ns) tokens.push_back(t - r.start_ns);
+    requests.push_back(nlohmann::json::array({r.prompt_tokens, r.output_tokens, r.start_ns, tokens}));
+  }
+  return {{"latency", latency_.to_json()},
+          {"series", series_.to_exact_json()},
+          {"by_group", groups},
+          {"samples_ns", samples_ns_},
+          {"sample_capacity", samples_ns_.capacity()},
+          {"samples_complete", samples_complete_},
+          {"requests", requests},
+          {"targets", {targets_.e2e_ns, targets_.ttft_ns, targets_.tpot_ns}},
+          {"met_targets", met_targets_},
+          {"errors", errors_},
+          {"rejected", rejected_}};
+}
+
+QueryRecorder QueryRecorder::from_json(const nlohmann::json& j) {
+  try {
+    QueryRecorder r(RecorderLimits{});
+    r.latency_ = stats::LatencyHistogram::from_json(j.at("latency"));
+    r.series_ = stats::IntervalSeries::from_exact_json(j.at("series"));
+    for (const auto& h : j.at("by_group")) r.by_group_.push_back(stats::LatencyHistogram::from_json(h));
+    const auto samples = j.at("samples_ns").get<std::vector<std::int64_t>>();
+    r.samples_ns_.reserve(std::max(samples.size(), j.at("sample_capacity").get<std::size_t>()));
+    r.samples_ns_.insert(r.samples_ns_.end(), samples.begin(), samples.end());
+    r.samples_complete_ = j.at("samples_complete").get<bool>();
+    for (const auto& row : j.at("requests")) {
+      RequestRecord request{row.at(0).get<int>(), row.at(1).get<int>(), row.at(2).get<std::int64_t>(), {}};
+      for (const auto& t : row.at(3)) request.token_ns.push_back(request.start_ns + t.get<std::int64_t>());
+      r.requests_.push_back(std::move(request));
+    }
+    const auto& targets = j.at("targets");
+    r.targets_ = {targets.at(0).get<std::int64_t>(), targets.at(1).get<std::int64_t>(), targets.at(2).get<std::int64_t>()};
+    r.met_targets_ = j.at("met_targets").get<std::uint64_t>();
+    r.errors_ = j.at("errors").get<std::uint64_t>();
+    r.rejected_ = j.at("rejected").get<std::uint64_t>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("query recorder: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("query recorder: ") + e.what());
+  }
 }
 
 }  // namespace infermark::loadgen

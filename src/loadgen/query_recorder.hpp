@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "loadgen/generation.hpp"
 #include "loadgen/live_stats.hpp"
 #include "loadgen/service_targets.hpp"
@@ -53,6 +55,16 @@ class QueryRecorder {
   }
   // Folds `other` into this one (exact samples too, while they fit).
   void merge(const QueryRecorder& other);
+  // Room for `count` exact samples in all (a copy keeps only room for those it holds), so that
+  // merges that fit keep every sample.
+  void reserve_samples(std::size_t count) { samples_ns_.reserve(count); }
+  std::size_t exact_samples() const { return samples_ns_.size(); }
+
+  // Everything recorded (histograms, series, samples with their capacity, requests, counts), so
+  // that from_json rebuilds a recorder whose merges equal the original's. Throws infermark::Error
+  // on a malformed document.
+  nlohmann::json to_json() const;
+  static QueryRecorder from_json(const nlohmann::json& j);
 
   const stats::LatencyHistogram& latency() const { return latency_; }
   const stats::IntervalSeries& series() const { return series_; }

@@ -7,6 +7,7 @@
 #include "core/named_enum.hpp"
 #include "loadgen/generation_metrics.hpp"
 #include "loadgen/live_stats.hpp"
+#include "loadgen/rank_share.hpp"
 #include "stats/histogram.hpp"
 
 namespace infermark::loadgen {
@@ -87,8 +88,42 @@ void add_streamed_p99(const Phase& phase, Row& row) {
   row.tpot_p99_ms = streamed.tpot_ms;
 }
 
+bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
+
+// Runs `step` on every rank; when it throws on any, every rank throws after agreeing (so none waits
+// in a later collective for a rank that has left).
+template <typename Step>
+auto on_every_rank(const RankCoordination* ranks, const std::string& what, Step step) {
+  if (!ranks || !ranks->distributed()) return step();
+  std::string failure;
+  decltype(step()) value{};
+  try {
+    value = step();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (!ranks->all(failure.empty()))
+    throw Error(failure.empty() ? what + " failed on another rank" : failure);
+  return value;
+}
+
+// The closed-loop capacity that sizes soak and pulse: this rank's probe, or with several ranks
+// probing together, their sum (each then runs total / ranks). The measured load then starts
+// together on every rank.
+double probed_capacity(SystemUnderTest& system, int lanes, double seconds, const std::atomic<bool>* stop,
+                       const RankCoordination* ranks) {
+  const double mine =
+      on_every_rank(ranks, "the capacity probe", [&] { return measure_capacity(system, lanes, seconds, stop); });
+  if (!ranks || !ranks->distributed()) return mine;
+  const double total = ranks->sum(mine);
+  ranks->start_together();
+  return total;
+}
+
+int rank_count(const RankCoordination* ranks) { return ranks ? std::max(1, ranks->ranks) : 1; }
+
 void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                const std::atomic<bool>* stop) {
+                const std::atomic<bool>* stop, const RankCoordination*) {
   if (spec.find_max_qps) {
     const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
     out.parameters["capacity_qps"] = capacity;
@@ -114,12 +149,11 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
     return;
   }
   out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, "server"));
-  out.headline = 0;
-  if (has_slo(spec)) out.analysis.sla = sla_verdict(out.phases[0], spec);
+  analyse_outcome(out, spec);
 }
 
 void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                      const std::atomic<bool>* stop) {
+                      const std::atomic<bool>* stop, const RankCoordination* ranks) {
   RampConfig ramp;
   ramp.by_rate = spec.ramp_by == RampBy::kRate;
   ramp.step = spec.ramp_step;
@@ -128,8 +162,36 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   ramp.step_duration_s = spec.step_duration_s;
   ramp.open_loop = open_loop_config(spec, lanes, {});
   ramp.closed_loop = closed_loop_config(spec, 1);
+  if (ranks && ranks->distributed()) {
+    // Every rank runs each step together, or none goes on; a client step is split over the ranks.
+    ramp.before_step = [ranks, stop] {
+      if (!ranks->all(!stopped(stop))) return false;
+      ranks->start_together();
+      return true;
+    };
+    ramp.clients_of_level = [ranks](double level) { return ramp_clients_for_rank(level, ranks->rank, ranks->ranks); };
+  }
   out.phases = run_ramp(system, ramp, stop);
+  analyse_outcome(out, spec);
+}
+
+}  // namespace
+
+void analyse_outcome(ScenarioOutcome& out, const ScenarioSpec& spec) {
   if (out.phases.empty()) return;
+  out.headline = 0;
+  if (spec.name == Scenario::kPulse) {
+    std::vector<RateSegment> schedule;
+    for (const auto& s : out.parameters.value("schedule", nlohmann::json::array()))
+      schedule.push_back({s.value("duration_s", 0.0), s.value("rate_qps", 0.0)});
+    out.analysis.pulse = analyse_pulse(out.phases[0], schedule);
+    return;
+  }
+  if (spec.name == Scenario::kSoak) return;
+  if (spec.name != Scenario::kRamp) {
+    if (has_slo(spec)) out.analysis.sla = sla_verdict(out.phases[0], spec);
+    return;
+  }
   const auto knee = find_knee(out.phases, slo_limits(spec));
   // The headline is the last step before the knee: the highest load the system still sustains.
   out.headline = knee.step ? (*knee.step > 0 ? *knee.step - 1 : 0) : out.phases.size() - 1;
@@ -143,24 +205,28 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   out.analysis.ramp = std::move(analysis);
 }
 
-void run_soak(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop) {
-  const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
-  const double rate = spec.soak_share * capacity;
+namespace {
+
+void run_soak(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
+              const RankCoordination* ranks) {
+  const double capacity = probed_capacity(system, lanes, spec.capacity_probe_s, stop, ranks);
+  const double rate = spec.soak_share * capacity / rank_count(ranks);
   out.parameters["capacity_qps"] = capacity;
   out.parameters["soak_qps"] = rate;
   auto config = open_loop_config(spec, lanes, {{spec.soak_duration_s, rate}});
   config.interval_ns = static_cast<std::int64_t>(spec.soak_interval_s * 1e9);
   out.measured_from_ns = mono_now_ns();
   out.phases.push_back(run_open_loop(system, config, stop, "soak"));
-  out.headline = 0;
+  analyse_outcome(out, spec);
 }
 
 void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-               const std::atomic<bool>* stop) {
-  const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
-  const std::vector<RateSegment> schedule{{spec.pulse_baseline_s, spec.pulse_baseline_share * capacity},
-                                          {spec.pulse_burst_s, spec.pulse_burst_share * capacity},
-                                          {spec.pulse_recovery_s, spec.pulse_baseline_share * capacity}};
+               const std::atomic<bool>* stop, const RankCoordination* ranks) {
+  const double capacity = probed_capacity(system, lanes, spec.capacity_probe_s, stop, ranks);
+  const double share = capacity / rank_count(ranks);  // this rank's part of the total
+  const std::vector<RateSegment> schedule{{spec.pulse_baseline_s, spec.pulse_baseline_share * share},
+                                          {spec.pulse_burst_s, spec.pulse_burst_share * share},
+                                          {spec.pulse_recovery_s, spec.pulse_baseline_share * share}};
   out.parameters["capacity_qps"] = capacity;
   out.parameters["schedule"] = nlohmann::json::array();
   for (const auto& s : schedule) out.parameters["schedule"].push_back({{"duration_s", s.duration_s}, {"rate_qps", s.rate_qps}});
@@ -168,16 +234,14 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
   config.interval_ns = 500'000'000;  // half-second resolution to time the recovery
   out.measured_from_ns = mono_now_ns();
   out.phases.push_back(run_open_loop(system, config, stop, "pulse"));
-  out.headline = 0;
-  out.analysis.pulse = analyse_pulse(out.phases[0], schedule);
+  analyse_outcome(out, spec);
 }
 
 void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                const std::atomic<bool>* stop) {
+                const std::atomic<bool>* stop, const RankCoordination*) {
   const int clients = spec.name == Scenario::kSingleStream ? 1 : lanes;
   out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, clients), stop, std::string(name_of(spec.name))));
-  out.headline = 0;
-  if (has_slo(spec)) out.analysis.sla = sla_verdict(out.phases[0], spec);
+  analyse_outcome(out, spec);
 }
 
 constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)
@@ -315,7 +379,8 @@ double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) { return row_of(spec.name).lanes(spec, logical_cores); }
 
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores,
-                             const std::atomic<bool>* stop, const std::function<void()>& on_measurement_start) {
+                             const std::atomic<bool>* stop, const std::function<void()>& on_measurement_start,
+                             const RankCoordination* ranks) {
   validate(spec);
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
@@ -327,11 +392,15 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
                                {"seed", spec.seed}};
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
   const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;
-  warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop);
+  on_every_rank(ranks, "the warm-up", [&] {
+    warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop);
+    return true;
+  });
+  if (ranks && ranks->distributed()) ranks->start_together();  // warmed up; the measurement starts at one instant
   if (on_measurement_start) on_measurement_start();
   out.measured_from_ns = mono_now_ns();
   LiveStats::global().reset();  // live progress figures cover the measurement, not the warm-up
-  row_of(spec.name).run(system, spec, lanes, out, stop);
+  row_of(spec.name).run(system, spec, lanes, out, stop, ranks);
   out.interrupted = stop && stop->load();
   return out;
 }
@@ -394,6 +463,7 @@ nlohmann::json phase_json(const Phase& p, const std::vector<std::string>& group_
                                                {"mean", h.mean() * 1e-6}}
                               : nlohmann::json(nullptr);
   const auto& late = p.issue_lateness;
+  if (p.target_qps > 0) j["waited_for_lane"] = p.waited_for_lane;
   j["issue_lateness_us"] = late.count() ? nlohmann::json{{"p50", static_cast<double>(late.value_at_percentile(50)) * 1e-3},
                                                          {"p99", static_cast<double>(late.value_at_percentile(99)) * 1e-3},
                                                          {"max", static_cast<double>(late.max()) * 1e-3}}

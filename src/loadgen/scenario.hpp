@@ -17,6 +17,8 @@
 
 namespace infermark::loadgen {
 
+struct RankCoordination;  // rank_share.hpp: several ranks running shares of one scenario
+
 // The closed set of scenarios; each has one row in scenario_table().
 enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse };
 
@@ -98,9 +100,17 @@ struct ScenarioOutcome {
 };
 
 // `on_measurement_start` runs once between the warm-up and the first measured query (e.g. to sample
-// a server's counters at that moment).
+// a server's counters at that moment). With `ranks` (a distributed run; `spec` is this rank's
+// share), the ranks warm up, then start together; soak and pulse sum their capacity probes and each
+// runs its share of the total; ramp steps start together.
 ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop,
-                             const std::function<void()>& on_measurement_start = {});
+                             const std::function<void()>& on_measurement_start = {}, const RankCoordination* ranks = nullptr);
+
+// The headline phase and the analysis (SLA verdict, ramp knee, pulse recovery) of an outcome whose
+// phases (and, for pulse, parameters["schedule"]) are filled: what each runner concludes, and what
+// rank 0 concludes again from the ranks' merged phases. Not for --find-max-qps (its trials decide
+// as they run). Soak verdicts need RSS samples: harness::record_outcome makes them.
+void analyse_outcome(ScenarioOutcome& outcome, const ScenarioSpec& spec);
 
 // A phase's figures; with more than one sample group, latency per group (labelled); with streamed
 // requests, TTFT, TPOT, ITL, token rates and goodput.
@@ -116,7 +126,8 @@ struct ScenarioRow {
   std::string_view summary;
   double (*planned_duration_s)(const ScenarioSpec&);
   int (*lanes)(const ScenarioSpec&, int logical_cores);
-  void (*run)(SystemUnderTest&, const ScenarioSpec&, int lanes, ScenarioOutcome&, const std::atomic<bool>*);
+  void (*run)(SystemUnderTest&, const ScenarioSpec&, int lanes, ScenarioOutcome&, const std::atomic<bool>*,
+              const RankCoordination* ranks);
 };
 const std::vector<ScenarioRow>& scenario_table();
 const ScenarioRow& row_of(Scenario scenario);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/measure_cell.hpp"
+#include "loadgen/rank_share.hpp"
 #include "net/http_client.hpp"
 #include "remote/kserve_http.hpp"
 #include "remote/prepared_http_system.hpp"
@@ -52,7 +53,13 @@ constexpr int kDefaultOpenLoopInFlight = 256;
 // infermark::Error naming the field when the cell's remote part is incomplete or unknown.
 RemoteRequest request_for_cell(const harness::CellRequest& cell);
 
+// With `ranks` (an MPI job of several ranks), every rank runs its share of the scenario
+// (loadgen::share_for_rank) against the server and sends its outcome to rank 0, which merges them
+// exactly and returns the one result, with a "scaleout" section; a rank that failed or fell behind
+// makes it failed (invalid), with the figures kept. The other ranks return a result that only says
+// whether their own part failed. Every rank takes part in every collective, whatever fails.
 report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
-                                 const harness::StageCallback& on_stage = {});
+                                 const harness::StageCallback& on_stage = {},
+                                 const loadgen::RankCoordination* ranks = nullptr);
 
 }  // namespace infermark::remote

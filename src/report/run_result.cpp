@@ -273,6 +273,7 @@ json to_json(const RunResult& r) {
   j["cross_check"] = cross_check_json(r.cross_check);
   if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
   if (!r.remote.is_null()) j["remote"] = r.remote;
+  if (!r.scaleout.is_null()) j["scaleout"] = r.scaleout;
   j["environment"] = r.environment;
   return j;
 }
@@ -334,6 +335,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     r.pipeline = j.value("pipeline", json(nullptr));
     r.remote = j.value("remote", json(nullptr));
+    r.scaleout = j.value("scaleout", json(nullptr));
     r.environment = j.at("environment");
     return r;
   } catch (const json::exception& e) {

@@ -133,6 +133,7 @@ struct RunResult {
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
   nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
   nlohmann::json remote = nullptr;        // protocol, URL, server identity, errors by kind (`load` runs only)
+  nlohmann::json scaleout = nullptr;      // ranks of a distributed `load`: each one's share, counts, whether it fell behind
   nlohmann::json environment = nlohmann::json::object();
 };
 

@@ -485,4 +485,38 @@ std::uint64_t min_queries_for_percentile(double percentile, double confidence) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(n));
 }
 
+nlohmann::json IntervalSeries::to_exact_json() const {
+  json used = json::array();
+  for (std::size_t i = 0; i < used_intervals(); ++i) {
+    const Interval& in = intervals_[i];
+    if (in.completed == 0 && in.errors == 0) continue;
+    used.push_back(json::array({i, in.completed, in.errors, in.latency.to_json()}));
+  }
+  return json{{"interval_ns", interval_ns_},
+              {"length", intervals_.size()},
+              {"significant_digits", intervals_.front().latency.to_json()["significant_digits"]},
+              {"intervals", std::move(used)}};
+}
+
+IntervalSeries IntervalSeries::from_exact_json(const nlohmann::json& j) {
+  require(j.is_object(), "expected an object");
+  const std::int64_t interval_ns = int_field(j, "interval_ns");
+  const std::uint64_t length = uint_field(j, "length");
+  require(interval_ns > 0 && length >= 1 && length <= kMaxIntervals, "interval_ns and length out of range");
+  IntervalSeries series(interval_ns, static_cast<std::int64_t>(length - 1) * interval_ns,
+                        static_cast<int>(int_field(j, "significant_digits")));
+  for (const auto& row : field(j, "intervals")) {
+    require(row.is_array() && row.size() == 4, "each interval is [index, completed, errors, histogram]");
+    const auto i = row[0].get<std::size_t>();
+    require(i < series.intervals_.size(), "an interval index beyond the series' length");
+    auto& in = series.intervals_[i];
+    in.completed = row[1].get<std::uint64_t>();
+    in.errors = row[2].get<std::uint64_t>();
+    in.latency = LatencyHistogram::from_json(row[3]);
+    series.last_used_ = std::max(series.last_used_, i);
+    series.any_ = true;
+  }
+  return series;
+}
+
 }  // namespace infermark::stats

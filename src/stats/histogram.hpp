@@ -88,6 +88,10 @@ class IntervalSeries {
 
   // Rows of {"t_s", "completed", "errors", "throughput_per_s", "p50_ms", "p99_ms", "max_ms"}.
   nlohmann::json to_json() const;
+  // The exact form (interval, length, every used interval's counts and histogram), which
+  // from_exact_json rebuilds so that merging the copy equals merging the original.
+  nlohmann::json to_exact_json() const;
+  static IntervalSeries from_exact_json(const nlohmann::json& j);  // throws std::invalid_argument
 
  private:
   std::int64_t interval_ns_;
