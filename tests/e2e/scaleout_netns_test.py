@@ -43,6 +43,42 @@ class AcrossNetworkNamespaces(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.out, ignore_errors=True)
 
+    def test_load_from_two_hosts_gives_one_merged_result_counted_as_the_server_counts(self):
+        with netns_cluster.Cluster(LOAD_CLUSTER, 3) as cluster:
+            # serve on host-0, on its own network stack: every address there is its own.
+            server, _ = start_server(INFERMARK, ["--model", os.path.join(MODELS, "tiny_cnn.onnx"), "-b", "onnxruntime",
+                                                 "--host", "0.0.0.0", "--port", "8000", "--no-grpc", "--out", self.out],
+                                     launcher=cluster.launcher(0))
+            address = f"{cluster.address(0)}:8000"  # how the other hosts (and this test, on the bridge) reach it
+            try:
+                series = 'nv_inference_request_success{model="tiny_cnn",variant="onnxruntime",version="1"}'
+                before = metric_values(address, "nv_inference_request_success").get(series, 0)
+                warmup = 5
+                load = cluster.mpirun([1, 2], [INFERMARK, "load", f"http://{address}", "--model", "tiny_cnn", "--scenario",
+                                               "server", "--qps", "100", "--duration", "3", "--warmup", str(warmup),
+                                               "--out", self.out])
+                printed = subprocess.run(load, capture_output=True, text=True, timeout=300)
+                self.assertEqual(printed.returncode, 0, printed.stdout + printed.stderr)
+                served = metric_values(address, "nv_inference_request_success").get(series, 0) - before
+            finally:
+                stop_server(server)
+        files = glob.glob(os.path.join(self.out, "*", "remote-*.json"))
+        self.assertEqual(len(files), 1, files)  # rank 0 alone writes: one merged result
+        with open(files[0]) as f:
+            result = json.load(f)
+        self.assertEqual(result["status"], "ok", result.get("error"))
+        scaleout = result["scaleout"]
+        self.assertEqual(scaleout["ranks"], 2)
+        self.assertTrue(scaleout["valid"], scaleout.get("problems"))
+        self.assertEqual([r["host"] for r in scaleout["per_rank"]], ["host-1", "host-2"])
+        completed = result["latency_ms"]["count"]
+        self.assertEqual(completed, sum(r["completed"] for r in scaleout["per_rank"]))
+        for rank in scaleout["per_rank"]:
+            self.assertGreater(rank["completed"], 0, rank)
+            self.assertEqual(rank["share"], {"qps": 50}, rank)
+        # The server answered every measured request and each rank's warm-up, no more.
+        self.assertEqual(served, completed + 2 * warmup)
+
     def test_per_host_sweep_of_the_threads_study_gives_a_report_grouped_by_host(self):
         with netns_cluster.Cluster(SWEEP_CLUSTER, 3) as cluster:
             study = os.path.join(SOURCE, "studies", "threads.yaml")
