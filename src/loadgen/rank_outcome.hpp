@@ -44,7 +44,7 @@ RankOutcome rank_outcome_from_json(const nlohmann::json& j);  // throws infermar
 
 // An open-loop rank whose scheduler issued arrivals later than this at P99 fell behind.
 constexpr double kBehindLatenessP99Ms = 100.0;
-// A server or soak rank more than this share of whose arrivals waited for a free in-flight slot fell
+// A server rank more than this share of whose arrivals waited for a free in-flight slot fell
 // behind: its own limit, not the server, set the pace. (Not "achieved below 95% of the rate": in a
 // short run one slow last request stretches the duration as much as a client that cannot keep up.)
 constexpr double kBehindWaitedShare = 0.10;
