@@ -12,6 +12,7 @@
 #include "pipeline/pipeline_file.hpp"
 #include "pipeline/pipeline_report.hpp"
 #include "probes/environment.hpp"
+#include "scaleout/single_process_guard.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -107,7 +108,10 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
       ->default_str("");
   cmd->get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
   o.cmd = cmd;
-  cmd->callback([&exit_code] { exit_code = run_pipeline(o); });
+  cmd->callback([&exit_code] {
+    scaleout::refuse_several_ranks("pipeline");
+    exit_code = run_pipeline(o);
+  });
 }
 
 void add_pipeline_stage_command(CLI::App& app, int& exit_code) {

@@ -17,6 +17,7 @@
 #include "harness/comparison.hpp"
 #include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
+#include "scaleout/single_process_guard.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -138,7 +139,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")
       ->capture_default_str();
   add_measurement_flags(*cmd, options.measurement);
-  cmd->callback([&exit_code] { exit_code = run(options); });
+  cmd->callback([&exit_code] {
+    scaleout::refuse_several_ranks("run");
+    exit_code = run(options);
+  });
 }
 
 }  // namespace infermark::cli

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "harness/run_options.hpp"
+#include "scaleout/single_process_guard.hpp"
 #include "serve/serve_main.hpp"
 
 namespace infermark::cli {
@@ -66,6 +67,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->default_str("results");
   cmd->add_option("--drain-s", drain_s, "On SIGTERM, how long in-flight requests may finish")->default_str("30");
   cmd->callback([cmd, &exit_code] {
+    scaleout::refuse_several_ranks("serve");  // N servers on one port would fight over it
     if (!config_file.empty() && !flags.model_file.empty()) throw Error("--config and --model: give one of them");
     serve::ServeConfig config;
     if (!config_file.empty()) {
