@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "harness/cell_json.hpp"
+#include "harness/label_check.hpp"
 #include "harness/local_system.hpp"
 #include "harness/measure_generation.hpp"
 #include "probes/environment.hpp"
@@ -292,6 +293,10 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
           }
           save_outputs(system.primary(), request.outputs_dir);
           result.outputs_dir = request.outputs_dir.string();
+        }
+        if (!request.inputs.files.empty()) {
+          enter("checking outputs against the inputs' labels");
+          result.label_accuracy = check_labels(request.inputs.files, system.primary().outputs());
         }
       });
 }

@@ -4,6 +4,7 @@
 
 #include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
+#include "report/label_accuracy_column.hpp"
 #include "report/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
@@ -94,11 +95,14 @@ std::string comparison_table(const std::vector<RunResult>& results) {
   const bool energy = any_energy_measured(cells);
   auto columns = kColumns;
   if (energy) columns.insert(columns.begin() + kEnergyColumn, {"inferences/J", true});
+  const bool labelled = any_label_accuracy(cells);  // accuracy against the inputs' labels, before status
+  if (labelled) columns.insert(columns.end() - 1, {kLabelAccuracyTitle, false});
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < results.size(); ++i) {
     rows.push_back(row_for(results[i], relative[i]));
     rows.back()[1] = shorten(rows.back()[1], 24);
     if (energy) rows.back().insert(rows.back().begin() + kEnergyColumn, inferences_per_joule_cell(results[i]));
+    if (labelled) rows.back().insert(rows.back().end() - 1, label_accuracy_cell(results[i]));
   }
   // Several models in one run (`run a.onnx b.onnx`): each row says which, as the generation table does.
   std::set<std::string> names;

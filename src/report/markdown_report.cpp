@@ -10,6 +10,7 @@
 #include "core/json_text.hpp"
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
+#include "report/label_accuracy_column.hpp"
 #include "report/ab_table.hpp"
 #include "report/energy_column.hpp"
 #include "report/machine.hpp"
@@ -96,20 +97,25 @@ std::string summary_table(const std::vector<LoadedResult>& cells) {
   for (const auto& c : cells) results.push_back(&c.result);
   const auto speeds = relative_speeds(results);
   const bool energy = any_energy_measured(results);
+  const bool labelled = any_label_accuracy(results);
   std::vector<Row> rows;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto& r = cells[i].result;
     Row row{cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, mean_and_spread(r), p50(r), p99(r),
             relative_text(speeds[i]), throughput(r), memory(r)};
     if (energy) row.push_back(inferences_per_joule_cell(r));
-    row.insert(row.end(), {accuracy(r), std::string(name_of(r.status))});
+    row.push_back(accuracy(r));
+    if (labelled) row.push_back(label_accuracy_cell(r));
+    row.push_back(std::string(name_of(r.status)));
     rows.push_back(std::move(row));
   }
   std::vector<MarkdownColumn> columns{{"framework"},         {"version"},           {"mean ± sd ms", true},
                                       {"P50 ms", true},      {"P99 ms", true},      {"relative P50", true},
                                       {"inferences/s", true}, {"peak MB", true}};
   if (energy) columns.push_back({"inferences/J", true});
-  columns.insert(columns.end(), {{"agreement"}, {"status"}});
+  columns.push_back({"agreement"});
+  if (labelled) columns.push_back({kLabelAccuracyTitle});
+  columns.push_back({"status"});
   const auto footnote = energy_footnote(results);
   return markdown_table(columns, rows) + "\n" + (footnote.empty() ? "" : "- " + footnote + "\n\n");
 }

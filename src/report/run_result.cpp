@@ -271,6 +271,7 @@ json to_json(const RunResult& r) {
                  {"limit_mb", r.memory.limit_mb ? nlohmann::json(*r.memory.limit_mb) : nlohmann::json(nullptr)}};
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
+  if (r.label_accuracy) j["label_accuracy"] = stats::to_json(*r.label_accuracy);
   if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
   if (!r.remote.is_null()) j["remote"] = r.remote;
   if (!r.scaleout.is_null()) j["scaleout"] = r.scaleout;
@@ -333,6 +334,7 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
                 optional_number(mem, "limit_mb")};
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
+    if (j.contains("label_accuracy") && j["label_accuracy"].is_object()) r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
     r.pipeline = j.value("pipeline", json(nullptr));
     r.remote = j.value("remote", json(nullptr));
     r.scaleout = j.value("scaleout", json(nullptr));

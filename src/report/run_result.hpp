@@ -14,6 +14,7 @@
 #include "probes/resource_sampler.hpp"
 #include "report/cell_status.hpp"
 #include "stats/latency_summary.hpp"
+#include "stats/label_accuracy.hpp"
 #include "stats/output_agreement.hpp"
 
 namespace infermark::report {
@@ -131,6 +132,7 @@ struct RunResult {
   MemoryUse memory;
   std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
+  std::optional<stats::LabelAccuracy> label_accuracy;  // inputs with labels beside them only (core/input_labels)
   nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
   nlohmann::json remote = nullptr;        // protocol, URL, server identity, errors by kind (`load` runs only)
   nlohmann::json scaleout = nullptr;      // ranks of a distributed `load`: each one's share, counts, whether it fell behind
