@@ -104,7 +104,8 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
       try {
         o->result.cross_check->by_shape = agreement_by_shape(reference->result, o->result);
       } catch (const std::exception& e) {  // a missing or unreadable set file loses the per-shape check only
-        o->result.cross_check->outputs.push_back({"(every input set)", false, e.what(), 0, 0, 0, std::nullopt});
+        o->result.cross_check->outputs.push_back(
+            {"(every input set)", false, e.what(), 0, 0, 0, std::nullopt, std::nullopt, std::nullopt});
       }
       save_result(*o);
     }

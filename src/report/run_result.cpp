@@ -110,7 +110,7 @@ std::vector<Tensor> inputs_fed_from(const json& j) {
 json cross_check_json(const std::optional<CrossCheck>& check) {
   if (!check) return nullptr;
   json outputs = json::array();
-  for (const auto& o : check->outputs)
+  for (const auto& o : check->outputs) {
     outputs.push_back({{"output", o.output},
                        {"comparable", o.comparable},
                        {"note", o.note},
@@ -118,6 +118,11 @@ json cross_check_json(const std::optional<CrossCheck>& check) {
                        {"mean_abs_error", o.mean_abs_error},
                        {"cosine_similarity", o.cosine_similarity},
                        {"top1_agreement", o.top1_agreement ? json(*o.top1_agreement) : json(nullptr)}});
+    if (o.vector_cosine_mean && o.vector_cosine_min) {  // rank >= 3 outputs: one cosine per vector
+      outputs.back()["vector_cosine_mean"] = *o.vector_cosine_mean;
+      outputs.back()["vector_cosine_min"] = *o.vector_cosine_min;
+    }
+  }
   json by_shape = json::array();
   for (const auto& a : check->by_shape)
     by_shape.push_back({{"shape", a.shape},
@@ -138,8 +143,13 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
   CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}, {}};
   for (const auto& o : j.at("outputs")) {
     stats::OutputAgreement a{o.at("output"),         o.at("comparable"),        o.at("note"), o.at("max_abs_error"),
-                             o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt};
+                             o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt,
+                             std::nullopt,           std::nullopt};
     if (!o.at("top1_agreement").is_null()) a.top1_agreement = o.at("top1_agreement").get<double>();
+    if (o.contains("vector_cosine_mean")) {
+      a.vector_cosine_mean = o.at("vector_cosine_mean").get<double>();
+      a.vector_cosine_min = o.at("vector_cosine_min").get<double>();
+    }
     check.outputs.push_back(a);
   }
   for (const auto& a : j.value("by_shape", json::array())) {

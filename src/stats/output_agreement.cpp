@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace infermark::stats {
 namespace {
@@ -35,17 +36,29 @@ std::optional<double> top1(const std::vector<double>& a, const std::vector<doubl
   return static_cast<double>(same) / static_cast<double>(rows);
 }
 
+// One cosine per vector along the last axis (rank >= 3 only): mean and least.
+std::pair<std::optional<double>, std::optional<double>> vector_cosines(const std::vector<double>& a, const std::vector<double>& b,
+                                                                       const std::vector<std::int64_t>& shape) {
+  if (shape.size() < 3 || shape.back() < 2 || a.empty()) return {};
+  const auto width = static_cast<std::size_t>(shape.back());
+  const std::size_t rows = a.size() / width;
+  double sum = 0, least = 1.0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const auto offset = static_cast<std::ptrdiff_t>(r * width), end = offset + static_cast<std::ptrdiff_t>(width);
+    const double c = cosine({a.begin() + offset, a.begin() + end}, {b.begin() + offset, b.begin() + end});
+    sum += c;
+    least = std::min(least, c);
+  }
+  return {sum / static_cast<double>(rows), least};
+}
+
 OutputAgreement compare_one(const Tensor& reference, const Tensor* candidate) {
-  OutputAgreement agreement{reference.name, true, "", 0, 0, 0, std::nullopt};
-  if (!candidate) return {reference.name, false, "the candidate has no output of this name", 0, 0, 0, std::nullopt};
-  if (candidate->shape != reference.shape)
-    return {reference.name,
-            false,
-            "shape " + format_shape(candidate->shape) + " differs from the reference's " + format_shape(reference.shape),
-            0,
-            0,
-            0,
-            std::nullopt};
+  OutputAgreement agreement{reference.name, true, "", 0, 0, 0, std::nullopt, std::nullopt, std::nullopt};
+  agreement.comparable = candidate && candidate->shape == reference.shape;
+  if (!candidate) agreement.note = "the candidate has no output of this name";
+  else if (!agreement.comparable)
+    agreement.note = "shape " + format_shape(candidate->shape) + " differs from the reference's " + format_shape(reference.shape);
+  if (!agreement.comparable) return agreement;
   const auto a = to_doubles(reference), b = to_doubles(*candidate);
   double sum_abs = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -56,6 +69,7 @@ OutputAgreement compare_one(const Tensor& reference, const Tensor* candidate) {
   agreement.mean_abs_error = a.empty() ? 0.0 : sum_abs / static_cast<double>(a.size());
   agreement.cosine_similarity = cosine(a, b);
   agreement.top1_agreement = top1(a, b, reference.shape);
+  std::tie(agreement.vector_cosine_mean, agreement.vector_cosine_min) = vector_cosines(a, b, reference.shape);
   return agreement;
 }
 

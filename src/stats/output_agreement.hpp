@@ -18,6 +18,10 @@ struct OutputAgreement {
   double mean_abs_error = 0.0;
   double cosine_similarity = 0.0;        // 1 for identical directions; NaN-free (0 vectors give 1 if both 0)
   std::optional<double> top1_agreement;  // share of rows with the same argmax over the last axis (rank >= 2)
+  // Outputs of rank >= 3 ([batch, tokens, hidden]: an embedding per token or step): the cosine of
+  // each vector along the last axis with the reference's, mean and least over the vectors.
+  std::optional<double> vector_cosine_mean;
+  std::optional<double> vector_cosine_min;
 };
 
 // One entry per reference output, matched by name.

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "stats/output_agreement.hpp"
@@ -46,6 +47,25 @@ TEST(OutputAgreement, MissingOrReshapedOutputsAreNotComparable) {
 TEST(OutputAgreement, NoTop1ForVectors) {
   const auto v = floats("embedding", {4}, {1, 2, 3, 4});
   EXPECT_FALSE(compare_outputs({v}, {v})[0].top1_agreement.has_value());
+}
+
+TEST(OutputAgreement, CosinePerVectorForTokenEmbeddings) {
+  // [batch 1, tokens 2, hidden 2]: token 0 keeps its direction (scaled), token 1 turns by 90 degrees.
+  const auto ref = floats("last_hidden_state", {1, 2, 2}, {1, 0, 0, 1});
+  const auto cand = floats("last_hidden_state", {1, 2, 2}, {2, 0, 1, 0});
+  const auto r = compare_outputs({ref}, {cand})[0];
+  ASSERT_TRUE(r.vector_cosine_mean.has_value());
+  EXPECT_NEAR(*r.vector_cosine_mean, 0.5, 1e-12);
+  EXPECT_NEAR(*r.vector_cosine_min, 0.0, 1e-12);
+  EXPECT_NEAR(r.cosine_similarity, 2 / std::sqrt(2.0 * 5.0), 1e-12);  // the whole tensor as one vector
+  const auto same = compare_outputs({ref}, {ref})[0];
+  EXPECT_NEAR(*same.vector_cosine_mean, 1.0, 1e-12);
+  EXPECT_NEAR(*same.vector_cosine_min, 1.0, 1e-12);
+}
+
+TEST(OutputAgreement, NoVectorCosineBelowRankThree) {
+  const auto logits = floats("logits", {2, 3}, {1, 2, 3, 3, 2, 1});
+  EXPECT_FALSE(compare_outputs({logits}, {logits})[0].vector_cosine_mean.has_value());
 }
 
 }  // namespace infermark::stats

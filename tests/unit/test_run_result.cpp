@@ -208,3 +208,28 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
 }
 
 }  // namespace infermark::report
+
+namespace infermark::report {
+
+TEST(RunResult, VectorCosineOfTokenEmbeddingsRoundTripsAndShowsInTheAgreementColumn) {
+  auto r = sample_result();
+  r.cross_check = CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
+  stats::OutputAgreement hidden{"last_hidden_state", true, "", 0.5, 0.03, 0.99, 0.2, std::nullopt, std::nullopt};
+  hidden.vector_cosine_mean = 0.98934;
+  hidden.vector_cosine_min = 0.9618;
+  r.cross_check->outputs.push_back(hidden);
+  const auto json = to_json(r);
+  EXPECT_EQ(json["cross_check"]["outputs"][0]["vector_cosine_mean"], 0.98934);
+  const auto back = run_result_from_json(json, "test");
+  EXPECT_EQ(to_json(back), json);
+  const auto table = comparison_table({back});
+  EXPECT_NE(table.find("cos 0.98934 (min 0.9618)"), std::string::npos) << table;
+  EXPECT_EQ(table.find("20.0%"), std::string::npos) << table;  // not the meaningless top-1 over hidden units
+
+  auto logits = json;  // older result files carry no vector cosine
+  logits["cross_check"]["outputs"][0].erase("vector_cosine_mean");
+  logits["cross_check"]["outputs"][0].erase("vector_cosine_min");
+  EXPECT_FALSE(run_result_from_json(logits, "test").cross_check->outputs[0].vector_cosine_mean.has_value());
+}
+
+}  // namespace infermark::report
