@@ -40,6 +40,9 @@ TEST_F(Zoo, ListsEveryModelFormatAndPrecision) {
   for (const auto* text : {"resnet50", "bert-base", "clip-vit-b32", "ocr", "llama-tiny", "llama-medium", "onnx", "torchscript",
                            "openvino-ir", "gguf", "int8", "q4_0", "missing"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  // Which models have real (pretrained) weights: a column of its own.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("efficientnet-lite0 +real +onnx"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("resnet50 +random +onnx"))) << r.out;
 
   const auto j = infermark(zoo("list --json"));
   ASSERT_EQ(j.exit_code, 0) << j.err;
@@ -82,7 +85,7 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
 
   // Built variants are listed as built (checksums verified) and a second build rebuilds nothing.
   r = infermark(zoo("list"));
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("tinynet +onnx +built +built +built"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tinynet +random +onnx +built +built +built"))) << r.out;
   const auto written = fs::last_write_time(models / "tinynet_int8.onnx");
   r = infermark(zoo("build tinynet --formats onnx,openvino-ir --precisions fp32,int8"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -92,7 +95,7 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   // A changed file is no longer "built".
   std::ofstream(models / "tinynet_fp16.onnx", std::ios::app) << "x";
   r = infermark(zoo("list"));
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("tinynet +onnx +built +changed +built"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tinynet +random +onnx +built +changed +built"))) << r.out;
 
   // `run` shows the zoo's accuracy figures beside the speed numbers.
   r = infermark("run " + (models / "tinynet_int8.onnx").string() + " -b onnxruntime --runs 5 --warmup 1 --out " +

@@ -116,6 +116,11 @@ def entry_state(folder: pathlib.Path, entry, fmt: str, precision: str, verifier:
 
 # ---- list --------------------------------------------------------------------------------------
 
+def real_weights(entry) -> bool:
+    """Whether the model's weights were trained (a package's pretrained weights), not random."""
+    return entry.weights.startswith("pretrained")
+
+
 def list_models(folder: pathlib.Path, as_json: bool) -> int:
     verifier = Verifier(folder)
     rows, document = [], []
@@ -127,8 +132,10 @@ def list_models(folder: pathlib.Path, as_json: bool) -> int:
                 if cells[(fmt, p)] == "missing" and entry.missing_tool(fmt, [p]):
                     cells[(fmt, p)] = "no tool"
             first = fmt == next(iter(entry.offers))
-            rows.append([entry.name if first else "", fmt] + [cells.get((fmt, p), "-") for p in PRECISIONS])
+            weights = ("real" if real_weights(entry) else "random") if first else ""
+            rows.append([entry.name if first else "", weights, fmt] + [cells.get((fmt, p), "-") for p in PRECISIONS])
         document.append({"name": entry.name, "summary": entry.summary, "weights": entry.weights,
+                         "real_weights": real_weights(entry),
                          "files": [entry.stem(s, entry.base_precision) for s in entry.stems],
                          "built_by_setup": not entry.on_demand,
                          "variants": [{"format": f, "precision": p, "state": s} for (f, p), s in cells.items()]})
@@ -136,10 +143,11 @@ def list_models(folder: pathlib.Path, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"models_dir": str(folder), "models": document}, indent=2))
         return 0
-    header = ["model", "format", *PRECISIONS]
+    header = ["model", "weights", "format", *PRECISIONS]
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    print(f"models folder: {folder}  (built = files present, SHA-256 as in the manifest)")
+    print(f"models folder: {folder}  (built = files present, SHA-256 as in the manifest; weights: real = pretrained, "
+          "random = speed only, accuracy n/a)")
     print(line(header))
     for r in rows:
         print(line(r))
