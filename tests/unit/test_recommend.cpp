@@ -73,6 +73,25 @@ TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithout
   EXPECT_FALSE(rec.every_model_has_a_pick());
 }
 
+TEST(RecommendConstraints, TokenEmbeddingsAreJudgedByTheirVectorsCosineNotATop1OverHiddenUnits) {
+  auto int8 = narrow_cell("onnxruntime", 10.0, 200.0);
+  int8.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
+  stats::OutputAgreement hidden;
+  hidden.output = "last_hidden_state";
+  hidden.cosine_similarity = 0.987;
+  hidden.top1_agreement = 0.80;  // argmax over hidden units: no meaning for an embedding
+  hidden.vector_cosine_mean = 0.99;
+  hidden.vector_cosine_min = 0.95;
+  int8.result.cross_check->outputs.push_back(hidden);
+  report::Constraints c;
+  c.max_accuracy_loss_pct = 0.5;
+  const auto rec = report::recommend({int8}, c);
+  const auto& cell = find(rec.models[0], "onnxruntime");
+  ASSERT_TRUE(cell.figures.accuracy_loss.has_value());
+  EXPECT_NEAR(*cell.figures.accuracy_loss, 0.01, 1e-12);
+  EXPECT_EQ(cell.binding(), "accuracy loss 1% > 0.5% (1 - mean vector cosine with onnxruntime)");
+}
+
 TEST(RecommendConstraints, EnergyWithoutAMeasurementIsReportedButExcludesNothing) {
   auto r = narrow_cell("onnxruntime", 10.0, 100.0);
   report::ResourceRecord resources;
