@@ -27,6 +27,12 @@ struct Sampling {
   std::uint64_t seed = 0;
 };
 
+// What score_window() measured: the summed negative log-likelihood (natural log) of the scored tokens.
+struct WindowScore {
+  double negative_log_likelihood = 0;
+  int tokens = 0;
+};
+
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant"
   std::string content;
@@ -64,6 +70,13 @@ class Generator {
   // The conversation in the model's chat template (or a generic one), ending where the assistant answers.
   virtual std::string chat_prompt(const std::vector<ChatMessage>& /*messages*/) const {
     throw Error("this generator has no chat template");
+  }
+
+  // Perplexity: `window` decoded as one fresh sequence (no slot may be busy), its first token
+  // replaced by the model's start token where its tokenizer adds one; scores window[i + 1] given
+  // window[0..i] for every i from first_scored to window.size() - 2.
+  virtual WindowScore score_window(const std::vector<TokenId>& /*window*/, std::size_t /*first_scored*/) {
+    throw Error("this generator cannot score text (no perplexity)");
   }
 };
 

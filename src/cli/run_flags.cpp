@@ -128,6 +128,12 @@ void add_input_flags(CLI::App& cmd, harness::RunOptions& o) {
       ->check(kAboveZero)
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the random input data and arrival times")->capture_default_str();
+  cmd.add_option("--perplexity-text", o.perplexity_text,
+                 "Language models: after the timed run, perplexity on this text file (its own tokenizer, windows of "
+                 "--perplexity-window tokens, the second half of each scored)");
+  cmd.add_option("--perplexity-window", o.perplexity_window, "Tokens per perplexity window")
+      ->check(CLI::Range(4, 8192))
+      ->capture_default_str();
   add_scenario_flags(cmd, o);
 }
 

@@ -106,6 +106,8 @@ json to_json(const CellRequest& c) {
           {"remote", c.remote},
           {"isolation", c.isolation},
           {"outputs_dir", c.outputs_dir.string()},
+          {"perplexity_text", c.perplexity_text.string()},
+          {"perplexity_window", c.perplexity_window},
           {"sessions", name_of(c.sessions)},
           {"options",
            {{"intra_op_threads", c.options.intra_op_threads},
@@ -136,6 +138,8 @@ CellRequest cell_from_json(const json& j) {
     c.outputs_dir = j.at("outputs_dir").get<std::string>();
     c.sessions = parse_session_sharing(j.value("sessions", "shared"), "sessions");
     if (j.contains("remote")) c.remote = j["remote"];
+    c.perplexity_text = j.value("perplexity_text", "");
+    c.perplexity_window = j.value("perplexity_window", 256);
     const auto& o = j.at("options");
     c.options = {o.at("intra_op_threads"),     o.at("inter_op_threads"), o.at("device"), o.at("precision"),
                  o.at("expected_concurrency"), o.at("artifacts_dir"),    o.at("extras")};

@@ -35,6 +35,9 @@ struct CellRequest {
   // A remote server's cell (a study's `servers`): {url, protocol, model}, measured by the remote
   // layer instead of a backend (see remote::request_for_cell); null for in-process cells.
   nlohmann::json remote;
+  // Language models: a text to measure perplexity on after the timed run ("" = none), in windows.
+  std::filesystem::path perplexity_text;
+  int perplexity_window = 256;
 };
 
 // Called at each stage ("loading", "binding inputs", "warm-up", ...) so that a crash can be

@@ -6,6 +6,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "harness/generator_system.hpp"
+#include "harness/perplexity.hpp"
 #include "harness/prompt_library.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
@@ -25,6 +26,15 @@ loadgen::LengthDistribution output_lengths(const loadgen::ScenarioSpec& s) { ret
 int context_for(const loadgen::ScenarioSpec& s) {
   const double longest = s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
+}
+
+// After the timed run (peak memory already recorded): a one-slot generator whose context holds one window.
+report::PerplexityResult perplexity_on_own_generator(Backend& backend, const CellRequest& request) {
+  auto options = request.options;
+  options.expected_concurrency = 1;
+  options.extras["ctx"] = std::to_string(request.perplexity_window);
+  auto generator = backend.open_generator(request.model, options);
+  return measure_perplexity(*generator, request.perplexity_text, request.perplexity_window);
 }
 
 }  // namespace
@@ -96,6 +106,10 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
         generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
         result.generation = generation;
         record_peak_memory(result, request, peak_reset);
+        if (!request.perplexity_text.empty()) {
+          enter("scoring the perplexity text");
+          result.generation->perplexity = perplexity_on_own_generator(**backend, request);
+        }
       });
 }
 

@@ -99,6 +99,13 @@ CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads
     if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
     cell.inputs.files[name] = file;
   }
+  if (!o.perplexity_text.empty()) {
+    if (model_format(o.model) != "gguf")
+      throw Error("--perplexity-text: only language models (GGUF) have a perplexity; " + o.model + " is not one");
+    if (!std::filesystem::is_regular_file(o.perplexity_text)) throw Error("--perplexity-text " + o.perplexity_text + ": no such file");
+    cell.perplexity_text = o.perplexity_text;
+    cell.perplexity_window = o.perplexity_window;
+  }
   cell.scenario = scenario_of(o, concurrency);
   // A language model asked for C > 1 sequences without a scenario runs them as the concurrency
   // scenario (C requests batched together), as `--concurrency 1,4,16` always meant for LLMs.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "report/comparison_table.hpp"
@@ -77,10 +78,30 @@ std::optional<double> gb_per_billion_parameters(const RunResult& result) {
   return (result.memory.peak_rss_mb / 1024) / (*parameters / 1e9);
 }
 
+bool has_perplexity(const RunResult& r) { return r.generation && r.generation->perplexity; }
+
+// With --perplexity-text: a perplexity column before the status, and a note on the text it was measured on.
+std::string perplexity_note(const std::vector<RunResult>& results, std::vector<MarkdownColumn>& columns,
+                            std::vector<std::vector<std::string>>& rows) {
+  if (std::none_of(results.begin(), results.end(), has_perplexity)) return "";
+  columns.insert(columns.end() - 1, {"perplexity", true});
+  std::string note;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& p = has_perplexity(results[i]) ? results[i].generation->perplexity : std::nullopt;
+    rows[i].insert(rows[i].end() - 1, p ? fmt::format("{:.3f}", p->perplexity) : "-");
+    if (p)
+      note += fmt::format("  perplexity of {}: {} tokens of {} scored, windows of {} (second half scored), {:.1f} s\n",
+                          results[i].model.name, p->tokens_scored, p->source, p->window, p->wall_s);
+  }
+  return note;
+}
+
 std::string generation_table(const std::vector<RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) rows.push_back(row_for(r));
-  std::string table = markdown_table(kColumns, rows);
+  auto columns = kColumns;
+  const auto perplexity = perplexity_note(results, columns, rows);
+  std::string table = markdown_table(columns, rows) + perplexity;
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   table +=

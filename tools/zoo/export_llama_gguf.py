@@ -215,12 +215,14 @@ def write_gguf(path: pathlib.Path, name: str, arch: dict, seed: int) -> int:
     return sum(t.size for t in tensors.values())
 
 
-def quantize(tool: pathlib.Path, source: pathlib.Path, target: pathlib.Path, qtype: str) -> None:
-    """Quantise with llama.cpp's llama-quantize (the reference implementation of its formats)."""
+def quantize(tool: pathlib.Path, source: pathlib.Path, target: pathlib.Path, qtype: str, allow_requantize: bool = False) -> None:
+    """Quantise with llama.cpp's llama-quantize (the reference implementation of its formats);
+    allow_requantize for a source whose numbers came from a quantised file."""
     if not tool.is_file():
         raise SystemExit(f"{tool} not found: run scripts/setup first (it builds llama.cpp)")
     # It logs every tensor; show that only when it fails.
-    result = subprocess.run([str(tool), str(source), str(target), QUANT_TYPES[qtype]], capture_output=True, text=True)
+    flags = ["--allow-requantize"] if allow_requantize else []
+    result = subprocess.run([str(tool), *flags, str(source), str(target), QUANT_TYPES[qtype]], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"llama-quantize failed ({result.returncode}):\n{result.stdout}{result.stderr}")
 
@@ -248,9 +250,10 @@ class QuantisationCost:
     """llama-perplexity's KL-divergence mode: the base file's next-token distributions over the
     corpus are saved once, then each quantised copy is scored against them."""
 
-    def __init__(self, base: pathlib.Path, workdir: pathlib.Path) -> None:
+    def __init__(self, base: pathlib.Path, workdir: pathlib.Path, repeats: int = KLD_CORPUS_REPEATS) -> None:
         self.corpus = workdir / "corpus.txt"
-        self.corpus.write_text(CORPUS * KLD_CORPUS_REPEATS)
+        self.corpus.write_text(CORPUS * repeats)
+        self.repeats = repeats
         self.logits = workdir / "base.kld"
         _perplexity(["-m", str(base), "-f", str(self.corpus), "--kl-divergence-base", str(self.logits)])
         self.base_name = base.stem
@@ -269,11 +272,11 @@ class QuantisationCost:
             figures[key] = max(0.0, figures[key])  # printed rounded to 6 places: -0.000000 when about 0
         return {"output": "logits", **figures}
 
-    def accuracy(self, variant: pathlib.Path, base_type: str) -> dict:
+    def accuracy(self, variant: pathlib.Path, base_type: str,
+                 note: str = "random weights, so the distributions are nearly flat and top-1 flips easily") -> dict:
         return {"reference": f"{self.base_name} ({base_type}) by the same llama.cpp build",
                 "against": f"its {base_type} original",
-                "inputs": f"the exporter's English corpus x{KLD_CORPUS_REPEATS}, chunks of {KLD_CONTEXT} tokens; random weights, so "
-                          "the distributions are nearly flat and top-1 flips easily",
+                "inputs": f"the exporter's English corpus x{self.repeats}, chunks of {KLD_CONTEXT} tokens; {note}",
                 "by_format": {"gguf": {"runtime": "llama.cpp llama-perplexity --kl-divergence",
                                        "outputs": [self.of(variant)]}}}
 

@@ -300,6 +300,42 @@ class LlamaCppGenerator final : public Generator {
 
   std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
 
+  // As llama-perplexity evaluates a chunk: one batch, the start token first where the model adds
+  // one, then log-softmax over the vocabulary at each scored position.
+  WindowScore score_window(const std::vector<TokenId>& window, std::size_t first_scored) override {
+    if (first_scored + 1 >= window.size())
+      throw Error("llama.cpp: a window of " + std::to_string(window.size()) + " tokens scores nothing from position " +
+                  std::to_string(first_scored));
+    if (static_cast<int>(window.size()) > std::min(context_length(), batch_capacity_))
+      throw Error("llama.cpp: a window of " + std::to_string(window.size()) + " tokens exceeds the context (" +
+                  std::to_string(context_length()) + ") or n_batch (" + std::to_string(batch_capacity_) + ")");
+    for (const auto& s : slots_)
+      if (s.active) throw Error("llama.cpp: cannot score text while a sequence slot is busy");
+    auto* memory = llama_get_memory(context_);
+    llama_memory_clear(memory, true);
+    batch_.n_tokens = 0;
+    const bool add_bos = llama_vocab_get_add_bos(vocab_);
+    for (std::size_t i = 0; i < window.size(); ++i)
+      add_token(i == 0 && add_bos ? llama_vocab_bos(vocab_) : window[i], static_cast<llama_pos>(i), 0,
+                i >= first_scored && i + 1 < window.size());
+    const int rc = llama_decode(context_, batch_);
+    if (rc != 0)
+      throw Error("llama.cpp: llama_decode of a scored window failed with code " + std::to_string(rc) + ": " +
+                  LogCapture::instance().errors());
+    const int vocabulary = vocab_size();
+    WindowScore score;
+    for (std::size_t i = first_scored; i + 1 < window.size(); ++i) {
+      const float* logits = llama_get_logits_ith(context_, static_cast<int32_t>(i));
+      const float top = *std::max_element(logits, logits + vocabulary);
+      double total = 0;
+      for (int t = 0; t < vocabulary; ++t) total += std::exp(static_cast<double>(logits[t]) - top);
+      score.negative_log_likelihood += std::log(total) + top - logits[window[i + 1]];
+      ++score.tokens;
+    }
+    llama_memory_clear(memory, true);
+    return score;
+  }
+
  private:
   SlotState& slot_at(int slot) {
     if (slot < 0 || slot >= max_slots()) throw Error("llama.cpp: no sequence slot " + std::to_string(slot));

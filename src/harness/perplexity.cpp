@@ -1,0 +1,63 @@
+#include "harness/perplexity.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace infermark::harness {
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error("--perplexity-text " + file.string() + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+double perplexity_of(const std::vector<WindowScore>& scores) {
+  double nll = 0;
+  long long tokens = 0;
+  for (const auto& s : scores) {
+    nll += s.negative_log_likelihood;
+    tokens += s.tokens;
+  }
+  if (tokens == 0) throw Error("perplexity: no token was scored");
+  return std::exp(nll / static_cast<double>(tokens));
+}
+
+report::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
+                                            const std::atomic<bool>* stop) {
+  if (window < 4) throw Error("--perplexity-window " + std::to_string(window) + ": needs at least 4 tokens");
+  const auto text = read_text(text_file);
+  const auto tokens = generator.tokenize(text);
+  const auto size = static_cast<std::size_t>(window);
+  if (tokens.size() < size)
+    throw Error("--perplexity-text " + text_file.string() + ": " + std::to_string(tokens.size()) +
+                " tokens, fewer than one window of " + std::to_string(window) + " (--perplexity-window)");
+  report::PerplexityResult result;
+  result.source = text_file.string();
+  result.text_bytes = static_cast<long long>(text.size());
+  result.text_tokens = static_cast<long long>(tokens.size());
+  result.window = window;
+  std::vector<WindowScore> scores;
+  const auto start = mono_now_ns();
+  for (std::size_t begin = 0; begin + size <= tokens.size(); begin += size) {
+    if (stop && stop->load()) break;
+    const std::vector<TokenId> chunk(tokens.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     tokens.begin() + static_cast<std::ptrdiff_t>(begin + size));
+    scores.push_back(generator.score_window(chunk, size / 2));
+    result.tokens_scored += scores.back().tokens;
+  }
+  result.wall_s = static_cast<double>(mono_now_ns() - start) * 1e-9;
+  result.windows = static_cast<int>(scores.size());
+  result.perplexity = perplexity_of(scores);
+  return result;
+}
+
+}  // namespace infermark::harness
