@@ -5,6 +5,7 @@
 
 #include "backends/registry.hpp"
 #include "core/error.hpp"
+#include "core/input_labels.hpp"
 #include "core/model_manifest.hpp"
 #include "probes/environment.hpp"
 
@@ -98,6 +99,7 @@ CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads
     auto [name, file] = split_assignment(input, "--input");
     if (!std::filesystem::is_regular_file(file)) throw Error("--input " + input + ": no such file");
     cell.inputs.files[name] = file;
+    read_input_labels(file);  // a malformed labels file beside it fails here, before anything runs
   }
   if (!o.perplexity_text.empty()) {
     if (model_format(o.model) != "gguf")

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/input_labels.hpp"
+#include "harness/run_options.hpp"
 #include "harness/label_check.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_report.hpp"
@@ -86,6 +87,21 @@ TEST(InputLabels, AMalformedFileIsAnErrorNamingIt) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("x.labels.json"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(InputLabels, AMalformedLabelsFileFailsTheRunBeforeAnythingIsMeasured) {
+  const auto dir = scratch("early");
+  write(dir / "images.npy", "not read here");
+  write(dir / "images.labels.json", R"({"labels": [1, "cat"]})");
+  harness::RunOptions options;
+  options.model = "m.onnx";
+  options.input_files = {"input=" + (dir / "images.npy").string()};
+  try {
+    harness::to_cell(options, "onnxruntime", 2);
+    ADD_FAILURE() << "a malformed labels file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("images.labels.json"), std::string::npos) << e.what();
   }
 }
 
