@@ -93,7 +93,8 @@ CATALOG = {e.name: e for e in [
           ("smollm2-135m",), "export_smollm2_gguf.py", {"gguf": ("fp16", "q8_0", "q4_0")}, base_precision="fp16",
           on_demand=False),
     Entry("silero-vad", "Silero VAD voice activity detector: 512-sample chunks of 16 kHz audio with a recurrent state -> speech "
-          "probability; the published ONNX, and TorchScript of the published .jit's networks (stateless forward, sr: int)",
+          "probability; the published ONNX, TorchScript of the published .jit's networks (stateless forward, sr: int) and "
+          "an OpenVINO IR of the wheel's opset-18 export of the same network",
           "pretrained (MIT), carried by PyPI silero-vad 6.2.3 (silero_vad.onnx, silero_vad.jit)", ("silero_vad",),
-          "export_silero_vad.py", {"onnx": ("fp32",), "torchscript": ("fp32",)}, on_demand=False),
+          "export_silero_vad.py", {"onnx": ("fp32",), "torchscript": ("fp32",), "openvino-ir": ("fp32",)}, on_demand=False),
 ]}

@@ -1,6 +1,7 @@
 """silero-vad, the voice activity detector, with its published files from PyPI silero-vad 6.2.3
 (MIT): the ONNX (opset 16) as published, and a TorchScript file made of the published .jit's
-own networks.
+own networks, and an OpenVINO IR of the wheel's opset-18 export of the same network
+(silero_vad_op18_ifless.onnx: OpenVINO cannot convert silero_vad.onnx's nested If branches).
 
 - inputs: input [batch, 576] float32 (a 512-sample chunk of 16 kHz audio after the previous
   chunk's last 64 samples), state [2, batch, 128] float32 (the recurrent state before the chunk;
@@ -24,9 +25,9 @@ import torch
 from zoo_common import write_manifest
 from zoo_files import sha256
 from zoo_packages import extract, wheel
-from zoo_speech import (DEBIAN_SOUND_PACKAGE, JIT_MEMBER, LICENSE_MEMBER, ONNX_MEMBER, PACKAGE, RATE, SOUND_FOLDER,
+from zoo_speech import (DEBIAN_SOUND_PACKAGE, IFLESS_MEMBER, JIT_MEMBER, LICENSE_MEMBER, ONNX_MEMBER, PACKAGE, RATE, SOUND_FOLDER,
                         VERSION, speech, stream_jit, stream_onnx, windows)
-from zoo_variants import exporter_arguments
+from zoo_variants import exporter_arguments, openvino_ir, run_onnx, run_openvino
 
 STEM = "silero_vad"
 INPUTS = [("input", "float32", ["batch", 576]), ("state", "float32", [2, "batch", 128]),
@@ -76,6 +77,18 @@ def main() -> None:
         checks["pt_batch_with_streamed_states_vs_onnx_streamed_max_abs_difference"] = float(
             np.abs(batch.numpy()[:, 0] - streamed).max())
         files["torchscript"] = args.out / f"{STEM}.pt"
+    if "openvino-ir" in args.formats:
+        print(f"  {STEM}: OpenVINO IR (openvino.convert_model of {IFLESS_MEMBER})", flush=True)
+        ifless = extract(PACKAGE, VERSION, IFLESS_MEMBER, args.out / f"{STEM}.ifless.onnx")
+        published_sha["op18_ifless_onnx"] = sha256(ifless)
+        feed = {"input": frames, "state": states, "sr": np.array(RATE, np.int64)}
+        checks["op18_ifless_onnx_vs_onnx_streamed_max_abs_difference"] = float(
+            np.abs(run_onnx(ifless, [feed])[0][0][:, 0] - streamed).max())
+        files["openvino-ir"] = openvino_ir(ifless, args.out / f"{STEM}.xml", compress_to_fp16=False)
+        ifless.unlink()
+        converted, precision = run_openvino(files["openvino-ir"], [feed])
+        checks["openvino_ir_vs_onnx_streamed_max_abs_difference"] = float(np.abs(converted[0][0][:, 0] - streamed).max())
+        checks["openvino_ir_inference_precision"] = f"{precision} (the CPU plugin's default here)"
     if "onnx" in args.formats:
         files["onnx"] = onnx_path
     else:
@@ -89,7 +102,9 @@ def main() -> None:
                         "jit": {"file": JIT_MEMBER, "sha256": published_sha["jit"],
                                 "torchscript": "forward(input, state, sr: int) scripted around the .jit's _model and "
                                                "_model_8k (code and weights unchanged) with torch "
-                                               f"{importlib.metadata.version('torch')}"}},
+                                               f"{importlib.metadata.version('torch')}"},
+                        "openvino_ir": {"file": IFLESS_MEMBER, "sha256": published_sha.get("op18_ifless_onnx"),
+                                        "converted_with": f"openvino {importlib.metadata.version('openvino')}"}},
              "streaming": "feed each chunk with the state the previous chunk returned (zeros first); a batch of chunks "
                           "with the states a stream had gives each chunk its streamed probability",
              "checks": checks}

@@ -19,6 +19,9 @@ from zoo_packages import CACHE
 
 PACKAGE, VERSION = "silero-vad", "6.2.3"
 ONNX_MEMBER, JIT_MEMBER = "silero_vad/data/silero_vad.onnx", "silero_vad/data/silero_vad.jit"
+# The same network exported to opset 18 with the sample-rate If at the top only: OpenVINO's ONNX
+# front end cannot convert silero_vad.onnx's nested If branches, it converts this one.
+IFLESS_MEMBER = "silero_vad/data/silero_vad_op18_ifless.onnx"
 LICENSE_MEMBER = f"silero_vad-{VERSION}.dist-info/licenses/LICENSE"
 RATE, CHUNK, CONTEXT = 16000, 512, 64
 DEBIAN_SOUND_PACKAGE = "alsa-utils"
