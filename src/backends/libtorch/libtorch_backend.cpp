@@ -94,6 +94,53 @@ void collect_tensors(const c10::IValue& value, std::vector<at::Tensor>& out) {
   }
 }
 
+// What forward() takes at each argument: a tensor, or a Python scalar (TorchScript `int`,
+// `float`, `bool`), which the manifest declares as a rank-0 input of an integer, floating-point
+// or bool dtype and the session passes as that scalar (e.g. silero-vad's `sr: int`).
+enum class ArgumentKind { kTensor, kInt, kFloat, kBool };
+
+std::vector<ArgumentKind> argument_kinds(torch::jit::Module& module, const std::vector<TensorSpec>& inputs) {
+  const auto& arguments = module.get_method("forward").function().getSchema().arguments();
+  std::vector<ArgumentKind> kinds;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto kind = i + 1 < arguments.size() ? arguments[i + 1].type()->kind() : c10::TypeKind::TensorType;  // [0]: self
+    kinds.push_back(kind == c10::TypeKind::IntType     ? ArgumentKind::kInt
+                    : kind == c10::TypeKind::FloatType ? ArgumentKind::kFloat
+                    : kind == c10::TypeKind::BoolType  ? ArgumentKind::kBool
+                                                       : ArgumentKind::kTensor);
+  }
+  return kinds;
+}
+
+// The one value of input `t` as the Python scalar forward() declares for it.
+c10::IValue scalar_argument(const Tensor& t, ArgumentKind kind) {
+  const char* wanted = kind == ArgumentKind::kInt ? "int" : kind == ArgumentKind::kFloat ? "float" : "bool";
+  if (t.element_count() != 1)
+    throw Error("input '" + t.name + "': forward() takes a TorchScript " + wanted + " there, so it must hold one value, not " +
+                std::to_string(t.element_count()));
+  switch (t.dtype) {
+    case DType::kInt64:
+      if (kind == ArgumentKind::kInt) return c10::IValue(*t.as<std::int64_t>());
+      break;
+    case DType::kInt32:
+      if (kind == ArgumentKind::kInt) return c10::IValue(static_cast<std::int64_t>(*t.as<std::int32_t>()));
+      break;
+    case DType::kFloat32:
+      if (kind == ArgumentKind::kFloat) return c10::IValue(static_cast<double>(*t.as<float>()));
+      break;
+    case DType::kFloat64:
+      if (kind == ArgumentKind::kFloat) return c10::IValue(*t.as<double>());
+      break;
+    case DType::kBool:
+      if (kind == ArgumentKind::kBool) return c10::IValue(*t.as<bool>());
+      break;
+    default:
+      break;
+  }
+  throw Error("input '" + t.name + "': forward() takes a TorchScript " + wanted + " there; a " + std::string(dtype_name(t.dtype)) +
+              " input cannot be passed as one (declare it in the manifest with a matching dtype)");
+}
+
 // LibTorch's thread pools are per process and can be sized only before first use; record what
 // was requested versus what the process really runs with.
 EffectiveSetting apply_threads(int intra, int inter) {
@@ -115,7 +162,12 @@ class LibTorchSession final : public Session {
   // Torch tensors wrapping `tensors`' buffers (cast copies at reduced precision).
   std::vector<c10::IValue> to_values(std::vector<Tensor>& tensors) const {
     std::vector<c10::IValue> values;
-    for (auto& t : tensors) {
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      auto& t = tensors[i];
+      if (i < kinds_.size() && kinds_[i] != ArgumentKind::kTensor) {
+        values.push_back(scalar_argument(t, kinds_[i]));
+        continue;
+      }
       auto tensor = torch::from_blob(t.data.data(), t.shape, torch::TensorOptions().dtype(to_torch(t.dtype)));
       if (tensor.is_floating_point() && precision_ != torch::kFloat32) tensor = tensor.to(precision_);
       values.emplace_back(tensor);
@@ -138,6 +190,7 @@ class LibTorchSession final : public Session {
     const auto threads = apply_threads(options.intra_op_threads, options.inter_op_threads);
     module_ = torch::jit::load(model.string());
     module_.eval();
+    kinds_ = argument_kinds(module_, inputs_);
     precision_ = options.precision == "bf16" ? torch::kBFloat16 : options.precision == "fp16" ? torch::kFloat16 : torch::kFloat32;
     if (precision_ != torch::kFloat32) module_.to(precision_);
     if (freeze) module_ = torch::jit::freeze(module_);
@@ -188,9 +241,10 @@ class LibTorchSession final : public Session {
   }
   int max_slots() const override { return 1024; }
 
-  // In place only at FP32: other precisions bind converted copies of the inputs.
+  // In place only at FP32: other precisions bind converted copies of the inputs, and a Python
+  // scalar argument holds a copy of its value.
   bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
-    if (precision_ != torch::kFloat32) return false;
+    if (precision_ != torch::kFloat32 || (index < kinds_.size() && kinds_[index] != ArgumentKind::kTensor)) return false;
     overwrite_data(bound_inputs_.at(index), data);  // the bound torch tensors wrap this buffer
     return true;
   }
@@ -218,6 +272,7 @@ class LibTorchSession final : public Session {
   torch::jit::Module module_;
   c10::ScalarType precision_ = torch::kFloat32;
   std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<ArgumentKind> kinds_;  // per input: a tensor or a Python scalar argument of forward()
   std::vector<Tensor> bound_inputs_;
   std::vector<std::vector<c10::IValue>> slot_inputs_;
   std::vector<std::vector<Tensor>> input_sets_;       // varying shapes: every input set
