@@ -47,7 +47,7 @@ class Entry:
         """Why no installed tool can produce `fmt` (in `precisions`, default all offered) for this
         model, or "" when one can."""
         precisions = self.offers[fmt] if precisions is None else precisions
-        if fmt == "tflite" and not TFLITE_PYTHON.exists():
+        if fmt == "tflite" and str(TFLITE_PYTHON) in self.fixed_args and not TFLITE_PYTHON.exists():
             return ("TensorFlow's TFLite converter is not installed (scripts/setup installs it on request into "
                     "third_party/tflite/export-venv; see docs/backends.md)")
         if fmt == "gguf" and any(p != self.base_precision for p in precisions) and not LLAMA_QUANTIZE.exists():
@@ -97,4 +97,9 @@ CATALOG = {e.name: e for e in [
           "an OpenVINO IR of the wheel's opset-18 export of the same network",
           "pretrained (MIT), carried by PyPI silero-vad 6.2.3 (silero_vad.onnx, silero_vad.jit)", ("silero_vad",),
           "export_silero_vad.py", {"onnx": ("fp32",), "torchscript": ("fp32",), "openvino-ir": ("fp32",)}, on_demand=False),
+    Entry("mediapipe-vision", "Google MediaPipe's BlazeFace short-range face detector (128x128 NHWC, [-1, 1]) and selfie "
+          "segmentation (256x256 NHWC, [0, 1]), the .tflite files copied unchanged",
+          "pretrained (Google MediaPipe), carried by PyPI mediapipe 0.10.21 (Apache-2.0)",
+          ("mediapipe_face_detection", "mediapipe_selfie_segmentation"), "export_mediapipe.py", {"tflite": ("fp32",)},
+          on_demand=False),
 ]}
