@@ -15,7 +15,8 @@ namespace infermark::harness {
 // ran. Cells without saved outputs are left unchanged. Rewrites each updated result file.
 void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred);
 
-// "tiny_cnn" for tiny_cnn, tiny_cnn_fp16 and tiny_cnn_int8.
+// "tiny_cnn" for tiny_cnn, tiny_cnn_fp16 and tiny_cnn_int8; "efficientnet_lite0" also for
+// efficientnet_lite0_opencv (the same network exported for OpenCV DNN).
 std::string model_family(const std::string& model_name);
 
 }  // namespace infermark::harness

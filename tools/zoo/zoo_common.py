@@ -61,9 +61,9 @@ def _dynamic_axes(specs):
     return {spec[0]: {i: d for i, d in enumerate(spec[2]) if isinstance(d, str)} for spec in specs}
 
 
-def export_onnx(model, example, path: pathlib.Path, inputs, outputs) -> pathlib.Path:
+def export_onnx(model, example, path: pathlib.Path, inputs, outputs, opset: int = ONNX_OPSET) -> pathlib.Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(model, example, str(path), opset_version=ONNX_OPSET,
+    torch.onnx.export(model, example, str(path), opset_version=opset,
                       input_names=[spec[0] for spec in inputs], output_names=[spec[0] for spec in outputs],
                       dynamic_axes={**_dynamic_axes(inputs), **_dynamic_axes(outputs)},
                       do_constant_folding=True)
