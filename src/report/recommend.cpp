@@ -14,6 +14,7 @@
 #include "report/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
+#include "report/label_accuracy_loss.hpp"
 #include "report/machine.hpp"
 #include "report/markdown_table.hpp"
 #include "report/seed_branch_verdicts.hpp"
@@ -26,7 +27,7 @@ using CellRefs = std::vector<const CellAssessment*>;
 
 // ---- What was measured ----------------------------------------------------------------------
 
-void fill_accuracy(const RunResult& r, CellFigures& f) {
+void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
   if (!r.cross_check) {
     f.accuracy_source = "no cross-check in the result (no reference backend ran)";
     return;
@@ -62,6 +63,36 @@ void fill_accuracy(const RunResult& r, CellFigures& f) {
   }
   f.accuracy_loss = std::max(0.0, *worst);
   f.accuracy_source = measure + " with " + check.reference_backend;
+  f.accuracy_measure = AccuracyMeasure::kAgreement;
+}
+
+// Against labels where the cell and its family's FP32 reference were judged on the same labelled
+// inputs; otherwise by agreement with the cross-check reference.
+void fill_accuracy(const RunResult& r, const LabelAccuracyLoss* labels, CellFigures& f) {
+  if (r.label_accuracy) {
+    f.label_top1 = r.label_accuracy->top1;
+    f.label_samples = r.label_accuracy->samples;
+  }
+  if (!labels) {
+    fill_agreement_accuracy(r, f);
+    return;
+  }
+  f.accuracy_loss = std::max(0.0, labels->loss_points()) / 100.0;
+  f.accuracy_source = labels->describe();
+  f.accuracy_measure = AccuracyMeasure::kLabels;
+  f.label_points_per_sample = labels->points_per_sample();
+}
+
+const char* accuracy_measure_name(AccuracyMeasure measure) {
+  switch (measure) {
+    case AccuracyMeasure::kNone:
+      return "none";
+    case AccuracyMeasure::kLabels:
+      return "top-1 vs labels";
+    case AccuracyMeasure::kAgreement:
+      return "agreement with the reference backend";
+  }
+  return "";
 }
 
 void fill_energy(const RunResult& r, CellFigures& f) {
@@ -101,7 +132,7 @@ void fill_model_gflops(const RunResult& r, const Constraints& c, CellFigures& f)
   f.gflops_source = "zoo manifest " + manifest.string();
 }
 
-CellFigures figures_of(const RunResult& r, const Constraints& c) {
+CellFigures figures_of(const RunResult& r, const Constraints& c, const LabelAccuracyLoss* labels) {
   CellFigures f;
   f.p99_ms = r.latency_ms->at(99).value;
   f.inferences_per_s = r.throughput.inferences_per_s;
@@ -115,7 +146,7 @@ CellFigures figures_of(const RunResult& r, const Constraints& c) {
     f.qps_source = "measured inferences/s";
   }
   f.peak_rss_mb = r.memory.peak_rss_mb;
-  fill_accuracy(r, f);
+  fill_accuracy(r, labels, f);
   fill_energy(r, f);
   fill_generation(r, f);
   fill_model_gflops(r, c, f);
@@ -164,9 +195,11 @@ std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunRes
     if (f.accuracy_loss) {
       const double pct = *f.accuracy_loss * 100.0;
       const bool met = pct <= *c.max_accuracy_loss_pct;
+      const auto unit = f.accuracy_measure == AccuracyMeasure::kLabels ? " points" : "%";
       checks.push_back(
           {"accuracy", met ? Outcome::kMet : Outcome::kFailed,
-           fmt::format("accuracy loss {:.3g}% {} {:g}% ({})", pct, met ? "<=" : ">", *c.max_accuracy_loss_pct, f.accuracy_source),
+           fmt::format("accuracy loss {:.3g}{} {} {:g}{} ({})", pct, unit, met ? "<=" : ">", *c.max_accuracy_loss_pct, unit,
+                       f.accuracy_source),
            *c.max_accuracy_loss_pct > 0 ? pct / *c.max_accuracy_loss_pct
                                         : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0),
            true});
@@ -206,7 +239,7 @@ void fill_economics(CellAssessment& cell, const Constraints& c, const std::optio
 }
 
 CellAssessment assess(const LoadedResult& loaded, const std::string& label, const Constraints& c,
-                      const std::optional<probes::PeakFlops>& peak) {
+                      const std::optional<probes::PeakFlops>& peak, const std::map<std::string, LabelAccuracyLoss>& label_losses) {
   const auto& r = loaded.result;
   CellAssessment cell;
   cell.label = label;
@@ -216,7 +249,8 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   cell.batch = r.scenario.batch;
   cell.performance_hint = effective_setting(r, "performance_hint");
   cell.completed = r.status == CellStatus::kOk && r.latency_ms.has_value();
-  if (cell.completed) cell.figures = figures_of(r, c);
+  const auto labels = label_losses.find(loaded.path);
+  if (cell.completed) cell.figures = figures_of(r, c, labels == label_losses.end() ? nullptr : &labels->second);
   cell.checks = checks_for(cell, r, c);
   fill_economics(cell, c, peak);
   return cell;
@@ -319,6 +353,27 @@ std::string pick_explanation(const ModelRecommendation& m, Objective o, std::siz
       format_number(f.peak_rss_mb));
 }
 
+// Which measure judged each cell's accuracy loss, and how coarse a handful of labels is.
+std::vector<std::string> accuracy_judgement(const CellRefs& completed, double limit) {
+  std::map<AccuracyMeasure, std::vector<std::string>> cells_by;
+  double coarsest = 0.0;
+  for (const auto* cell : completed) {
+    cells_by[cell->figures.accuracy_measure].push_back(cell->label);
+    coarsest = std::max(coarsest, cell->figures.label_points_per_sample);
+  }
+  std::vector<std::string> parts;
+  for (const auto& [measure, labels] : cells_by)
+    parts.push_back(fmt::format("{} for {}", measure == AccuracyMeasure::kNone ? "nothing" : accuracy_measure_name(measure),
+                                fmt::join(labels, ", ")));
+  std::vector<std::string> lines{fmt::format("Accuracy loss judged by {}.", fmt::join(parts, "; "))};
+  if (coarsest > 0.0 && limit < coarsest)
+    lines.push_back(fmt::format(
+        "One labelled sample is {:.3g} points of top-1, more than the {:g} allowed: against these labels only cells that "
+        "lost no sample meet the limit; more labelled inputs would judge finer.",
+        coarsest, limit));
+  return lines;
+}
+
 std::vector<std::string> explain(const ModelRecommendation& m, Objective o, const Constraints& c, const CellRefs& completed) {
   std::vector<std::string> lines;
   const auto total = m.ranked.size() + m.rejected.size();
@@ -360,6 +415,8 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
                                 without != completed.end() ? (*without)->figures.energy_source : "no cell meets the constraints",
                                 objective_name(o)));
   }
+  if (c.max_accuracy_loss_pct)
+    for (auto& line : accuracy_judgement(completed, *c.max_accuracy_loss_pct)) lines.push_back(std::move(line));
   return lines;
 }
 
@@ -367,7 +424,16 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
 
 std::string accuracy_text(const CellFigures& f) {
   if (!f.accuracy_loss) return "-";
+  if (f.accuracy_measure == AccuracyMeasure::kLabels) return fmt::format("{:.1f} points", *f.accuracy_loss * 100.0);
   return fmt::format("{:.2f}%", *f.accuracy_loss * 100.0);
+}
+
+bool any_label_top1(const Recommendation& rec) {
+  for (const auto& m : rec.models)
+    for (const auto* list : {&m.ranked, &m.rejected})
+      for (const auto& cell : *list)
+        if (cell.figures.label_top1) return true;
+  return false;
 }
 
 bool any_gflops(const Recommendation& rec) {
@@ -388,6 +454,8 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
                                measured([&] { return format_number(f.qps); }),
                                measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
                                accuracy_text(f)};
+  if (any_label_top1(rec))
+    row.push_back(f.label_top1 ? fmt::format("{:.1f}% ({})", *f.label_top1 * 100, f.label_samples) : std::string("n/a"));
   if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
   if (c.watts) row.push_back(f.average_watts ? fmt::format("{:.3g}", *f.average_watts) : "-");
   if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
@@ -400,9 +468,10 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
   return row;
 }
 
-std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops) {
+std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops, bool with_label_top1) {
   std::vector<MarkdownColumn> columns{{"rank", true}, {"cell", false},       {"P99 ms", true},
                                       {"QPS", true},  {"peak RSS MB", true}, {"accuracy loss", true}};
+  if (with_label_top1) columns.push_back({"top-1 vs labels", true});
   if (c.energy) columns.push_back({"inferences/J", true});
   if (c.watts) columns.push_back({"average W", true});
   if (c.price_per_hour) columns.push_back({"$ per M inferences", true});
@@ -420,7 +489,9 @@ std::string constraints_text(const Constraints& c) {
   if (c.p99_ms) parts.push_back(fmt::format("P99 <= {:g} ms", *c.p99_ms));
   if (c.min_qps) parts.push_back(fmt::format("QPS >= {:g} inferences/s", *c.min_qps));
   if (c.mem_mb) parts.push_back(fmt::format("peak RSS <= {:g} MB", *c.mem_mb));
-  if (c.max_accuracy_loss_pct) parts.push_back(fmt::format("accuracy loss <= {:g}%", *c.max_accuracy_loss_pct));
+  if (c.max_accuracy_loss_pct)
+    parts.push_back(fmt::format("accuracy loss <= {:g} (% of agreement with the reference, or points of top-1 vs labels)",
+                                *c.max_accuracy_loss_pct));
   if (c.dynamic_shapes) parts.push_back("dynamic input shapes");
   if (c.energy) parts.push_back("prefer energy efficiency");
   if (c.watts) parts.push_back(fmt::format("average power <= {:g} W", *c.watts));
@@ -466,7 +537,7 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < m.ranked.size(); ++i) rows.push_back(row_for(m.ranked[i], std::to_string(i + 1), rec));
   for (const auto& cell : m.rejected) rows.push_back(row_for(cell, "-", rec));
-  out += markdown_table(columns_for(rec.constraints, any_gflops(rec)), rows) + "\n";
+  out += markdown_table(columns_for(rec.constraints, any_gflops(rec), any_label_top1(rec)), rows) + "\n";
 
   std::set<std::string> qps_sources, accuracy_sources;
   for (const auto* list : {&m.ranked, &m.rejected})
@@ -525,6 +596,9 @@ json cell_json(const CellAssessment& cell) {
           {"peak_rss_mb", f.peak_rss_mb},
           {"accuracy_loss", optional_json(f.accuracy_loss)},
           {"accuracy_source", f.accuracy_source},
+          {"accuracy_measure", accuracy_measure_name(f.accuracy_measure)},
+          {"label_top1", optional_json(f.label_top1)},
+          {"label_samples", f.label_samples},
           {"inferences_per_joule", optional_json(f.inferences_per_joule)},
           {"energy_source", f.energy_source},
           {"average_watts", optional_json(f.average_watts)},
@@ -568,13 +642,14 @@ bool Recommendation::every_model_has_a_pick() const {
 namespace {
 
 ModelRecommendation recommend_for(const std::string& model, const std::string& machine, const std::vector<LoadedResult>& cells,
-                                  const Constraints& constraints, const std::optional<probes::PeakFlops>& peak) {
+                                  const Constraints& constraints, const std::optional<probes::PeakFlops>& peak,
+                                  const std::map<std::string, LabelAccuracyLoss>& label_losses) {
   ModelRecommendation m;
   m.model = model;
   m.machine = machine;
   const auto labels = labels_for(cells);
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    auto cell = assess(cells[i], labels[i], constraints, peak);
+    auto cell = assess(cells[i], labels[i], constraints, peak, label_losses);
     (cell.meets_all() ? m.ranked : m.rejected).push_back(std::move(cell));
   }
   const auto objective = choose_objective(constraints, m.ranked);
@@ -632,13 +707,14 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
   std::set<std::string> machine_keys;
   for (const auto& r : results) machine_keys.insert(machine_key(r.result));
   const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
+  const auto label_losses = label_accuracy_losses(results);
   for (const auto& [model, cells] : group_by_model(results)) {
     if (machines.size() == 1) {
-      rec.models.push_back(recommend_for(model, "", cells, constraints, peak));
+      rec.models.push_back(recommend_for(model, "", cells, constraints, peak, label_losses));
       continue;
     }
     for (const auto& [machine, on_machine] : group_by_machine(cells))
-      rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak));
+      rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, label_losses));
   }
   if (machines.size() > 1) rec.machine_matrix = machine_matrix(rec.models, machines, constraints);
   if (peak && !peak->cpu_model.empty() && any_gflops(rec)) {

@@ -19,7 +19,9 @@ struct Constraints {
   std::optional<double> p99_ms;                 // P99 latency at most this
   std::optional<double> min_qps;                // inferences/s at least this
   std::optional<double> mem_mb;                 // peak RSS at most this
-  std::optional<double> max_accuracy_loss_pct;  // percent, against the cross-check reference
+  // Percent of agreement with the cross-check reference, or points of top-1 vs labels below the
+  // family's FP32 reference where the inputs had labels (report/label_accuracy_loss).
+  std::optional<double> max_accuracy_loss_pct;
   bool dynamic_shapes = false;                  // the deployment feeds varying input shapes
   bool energy = false;                          // prefer the most inferences per joule
   std::optional<double> price_per_hour;         // machine price, for cost per million inferences
@@ -48,6 +50,13 @@ struct ConstraintCheck {
   bool required = true;  // false for preferences (energy) that rank but never exclude
 };
 
+// What judged a cell's accuracy loss.
+enum class AccuracyMeasure {
+  kNone,       // nothing: no cross-check and no labels reference
+  kLabels,     // points of top-1 vs labels below the family's FP32 reference cell
+  kAgreement,  // 1 - agreement (top-1 or cosine) with the cross-check reference's outputs
+};
+
 // What was measured for a cell, each figure with where it came from.
 struct CellFigures {
   double p99_ms = 0.0;
@@ -55,8 +64,12 @@ struct CellFigures {
   std::string qps_source;
   double inferences_per_s = 0.0;  // throughput.inferences_per_s, for cost and GFLOP/s
   double peak_rss_mb = 0.0;
-  std::optional<double> accuracy_loss;  // fraction
+  std::optional<double> accuracy_loss;  // fraction (points of top-1 / 100 when judged against labels)
   std::string accuracy_source;          // "1 - top-1 agreement with onnxruntime", or why unknown
+  AccuracyMeasure accuracy_measure = AccuracyMeasure::kNone;
+  std::optional<double> label_top1;     // top-1 vs labels, share in [0, 1], where the inputs had labels
+  long long label_samples = 0;          // how many labelled samples
+  double label_points_per_sample = 0;   // one sample's worth of top-1, in points (where judged against labels)
   std::optional<double> inferences_per_joule;
   std::string energy_source;           // why energy is unavailable, or its source
   std::optional<double> model_gflops;  // GFLOP of one inference
