@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "backends/registry.hpp"
 #ifdef INFERMARK_TFLITE_C_LIBRARY
@@ -16,6 +17,7 @@
 #endif
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "core/npy.hpp"
 
 namespace infermark {
 namespace {
@@ -192,6 +194,38 @@ TEST_F(TfliteBackendTest, TheCLibraryIsRefusedWhenItReportsAnotherVersion) {
   EXPECT_THROW(TfliteCApi::open("/nonexistent/libtensorflowlite_c.so"), Error);
 }
 #endif
+
+// Google's MediaPipe models (pretrained, copied unchanged from PyPI mediapipe by scripts/setup) on
+// an opencv-doc photo through the C API: BlazeFace finds the face the zoo's build found with
+// LiteRT's Python API, and both models compute what runtime=python computes.
+TEST_F(TfliteBackendTest, MediapipeModelsRunOnAPhotoThroughTheCApi) {
+  for (const auto& [stem, input, output] : {std::tuple{"mediapipe_face_detection", "input", "classificators"},
+                                            std::tuple{"mediapipe_selfie_segmentation", "input_1", "activation_10"}}) {
+    SCOPED_TRACE(stem);
+    const auto model = kModels / (std::string(stem) + ".tflite");
+    const std::vector<Tensor> photo{read_npy(kModels / "inputs" / (std::string(stem) + ".npy"), input)};
+    auto c = tflite().open(model, with_runtime("c", 1));
+    EXPECT_EQ(c->input_specs().at(0).shape.back(), 3) << "NHWC, as the file declares";
+    const auto outputs = infer(*c, photo);
+    const auto found = std::find_if(outputs.begin(), outputs.end(), [&](const Tensor& t) { return t.name == output; });
+    ASSERT_NE(found, outputs.end());
+    const float* values = found->as<float>();
+    const float largest = *std::max_element(values, values + found->element_count());
+    if (std::string(stem) == "mediapipe_face_detection") {
+      EXPECT_GT(1 / (1 + std::exp(-largest)), 0.5) << "no face found";
+    }
+    std::unique_ptr<Session> python;
+    try {
+      python = tflite().open(model, with_runtime("python", 1));
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("this build has no LiteRT Python API") == std::string::npos) throw;
+      continue;
+    }
+    const auto expected = infer(*python, photo);
+    ASSERT_EQ(expected.size(), outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) EXPECT_LT(max_abs_difference(outputs[i], expected[i]), 1e-4);
+  }
+}
 
 // Slots are separate interpreters, run concurrently as the harness's concurrent clients do.
 TEST_F(TfliteBackendTest, SlotsRunConcurrently) {

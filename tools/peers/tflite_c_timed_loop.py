@@ -14,11 +14,11 @@ LIBRARY = pathlib.Path(__file__).resolve().parents[2] / "third_party/tflite-c/li
 
 
 class XnnpackOptions(ctypes.Structure):
-    """TfLiteXNNPackDelegateOptions of TfLite 2.23.0 (src/backends/tflite/tflite_2_23_declarations.hpp)."""
+    """TfLiteXNNPackDelegateOptions of TfLite 2.23.0 (src/backends/tflite/tflite_2_23_declarations.hpp), 64 bytes."""
     _fields_ = [("num_threads", ctypes.c_int32), ("runtime_flags", ctypes.c_uint32), ("flags", ctypes.c_uint32),
                 ("weights_cache", ctypes.c_void_p), ("handle_variable_ops", ctypes.c_bool),
                 ("weight_cache_file_path", ctypes.c_char_p), ("weight_cache_file_descriptor", ctypes.c_int),
-                ("weight_cache_provider", ctypes.c_void_p)]
+                ("weight_cache_provider", ctypes.c_void_p), ("weight_cache_lock_memory", ctypes.c_bool)]
 
 
 def main() -> None:
@@ -27,13 +27,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--library", default=str(LIBRARY), help="TfLite C library (default: runtime=c's)")
     args = parser.parse_args()
 
-    lib = ctypes.CDLL(str(LIBRARY))
+    lib = ctypes.CDLL(args.library)
     lib.TfLiteVersion.restype = ctypes.c_char_p
     version = lib.TfLiteVersion().decode()
-    if version != "2.23.0":
-        raise SystemExit(f"{LIBRARY} reports TfLite {version}; XnnpackOptions matches 2.23.0 only")
+    if version not in ("2.22.0", "2.23.0"):  # the same TfLiteXNNPackDelegateOptionsDefault() code in both
+        raise SystemExit(f"{args.library} reports TfLite {version}; XnnpackOptions matches 2.22.0 and 2.23.0 only")
     for name in ["TfLiteModelCreateFromFile", "TfLiteInterpreterOptionsCreate", "TfLiteXNNPackDelegateCreate",
                  "TfLiteInterpreterCreate", "TfLiteInterpreterGetInputTensor"]:
         getattr(lib, name).restype = ctypes.c_void_p

@@ -4,6 +4,7 @@
 // refuses a library whose TfLiteVersion() reports another (tflite_c_api.cpp).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tensorflow/lite/c/common.h"
@@ -13,7 +14,10 @@ namespace infermark::tflite_2_23 {
 inline constexpr const char* kTfliteVersion = "2.23.0";
 
 // TfLiteXNNPackDelegateOptions of TfLite 2.23.0, field for field; only num_threads is changed here,
-// the rest keeps what TfLiteXNNPackDelegateOptionsDefault() returned.
+// the rest keeps what TfLiteXNNPackDelegateOptionsDefault() returned. The library's
+// TfLiteXNNPackDelegateOptionsDefault() writes 64 bytes through the returned struct's pointer (two
+// 32-byte stores; flags = 3 at offset 8, weight_cache_file_descriptor = -1 at offset 40), so the last
+// field, weight_cache_lock_memory, must be here: without it the call wrote 8 bytes past the struct.
 struct XnnpackDelegateOptions {
   int32_t num_threads;
   uint32_t runtime_flags;
@@ -23,7 +27,10 @@ struct XnnpackDelegateOptions {
   const char* weight_cache_file_path;
   int weight_cache_file_descriptor;
   void* weight_cache_provider;
+  bool weight_cache_lock_memory;
 };
+static_assert(sizeof(XnnpackDelegateOptions) == 64, "TfLite 2.23.0's TfLiteXNNPackDelegateOptions is 64 bytes");
+static_assert(offsetof(XnnpackDelegateOptions, weight_cache_file_descriptor) == 40, "as the library writes it");
 
 using XnnpackDelegateOptionsDefault = XnnpackDelegateOptions (*)();
 using XnnpackDelegateCreate = TfLiteDelegate* (*)(const XnnpackDelegateOptions*);
