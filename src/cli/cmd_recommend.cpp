@@ -40,8 +40,9 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
   auto* qps = positive_option(cmd, "--min-qps", o.min_qps, "Lowest acceptable throughput (inferences/s)");
   auto* mem = positive_option(cmd, "--mem-mb", o.mem_mb, "Highest acceptable peak RSS (MB)");
   auto* accuracy = cmd->add_option("--max-accuracy-loss", o.max_accuracy_loss,
-                                   "Highest acceptable accuracy loss against the cross-check reference, in percent "
-                                   "(1 - top-1 agreement, else 1 - cosine similarity)")
+                                   "Highest acceptable accuracy loss: where the inputs had labels, points of top-1 vs "
+                                   "labels below the model family's FP32 reference cell; else percent against the "
+                                   "cross-check reference (1 - top-1 agreement, else 1 - cosine similarity)")
                        ->check(CLI::Range(0.0, 100.0));
   cmd->add_flag("--dynamic-shapes", o.dynamic_shapes, "The deployment feeds varying input shapes");
   cmd->add_flag("--energy", o.energy, "Prefer the most inferences per joule (where energy was measured)");

@@ -131,7 +131,8 @@ def main() -> None:
         write_manifest(args.out / f"{STEM if precision == 'fp32' else STEM + '_int8'}.json",
                        name=STEM if precision == "fp32" else f"{STEM}_int8", task="sentence-embedding",
                        files=files[precision], inputs=INPUTS, outputs=OUTPUTS,
-                       weights=weights.format(source["maven"]), gflops=GFLOPS, dim_ranges=DIMS, extra=extra)
+                       weights=weights.format(source["maven"]), gflops=GFLOPS, dim_ranges=DIMS, extra=extra,
+                       output_kinds={"last_hidden_state": "embedding"})
     if "onnx" not in args.formats:
         fp32.unlink()
 

@@ -106,13 +106,25 @@ def _manifest(*, name, task, weights, producer, files, inputs, outputs, dim_rang
             "inputs": _io_specs(inputs, dim_ranges), "outputs": _io_specs(outputs, dim_ranges)}
 
 
+# What an output holds, so the harness judges agreement by the right measure (src/core/output_kind.hpp):
+# class scores (top-1), per-step class scores ([batch, steps, classes]: per-step top-1), an embedding
+# (cosine per vector), or other (cosine of the whole tensor).
+OUTPUT_KINDS = ("class_scores", "sequence_class_scores", "embedding", "other")
+
+
 def write_manifest(path: pathlib.Path, *, name, task, files, inputs, outputs, weights, gflops=None,
-                   dim_ranges=None, extra=None) -> None:
+                   dim_ranges=None, extra=None, output_kinds=None) -> None:
     """One JSON manifest per model: what it is, its files with checksums, and its I/O specs.
-    `extra` adds fields (precision, family, accuracy) the zoo's build writes."""
+    `extra` adds fields (precision, family, accuracy) the zoo's build writes; `output_kinds` maps
+    output names to one of OUTPUT_KINDS (the output spec's "kind")."""
     manifest = _manifest(name=name, task=task, weights=weights, files=files, inputs=inputs, outputs=outputs,
                          producer={"torch_version": torch.__version__, "onnx_opset": ONNX_OPSET},
                          dim_ranges=dim_ranges)
+    for spec in manifest["outputs"]:
+        kind = (output_kinds or {}).get(spec["name"])
+        if kind is not None:
+            assert kind in OUTPUT_KINDS, f"{name}: output {spec['name']}: kind {kind!r} is not one of {OUTPUT_KINDS}"
+            spec["kind"] = kind
     if gflops is not None:
         manifest["gflops_per_inference"] = round(gflops, 4)  # batch 1; conv + linear layers, 2 FLOPs per MAC
     manifest.update(extra or {})

@@ -46,6 +46,19 @@ class Component:
     extra: dict = dataclasses.field(default_factory=dict)
 
 
+def manifest_output_kinds(c: Component) -> dict:
+    """The manifest's output kinds (zoo_common.OUTPUT_KINDS) from the component's: scores with a
+    class axis only are class scores, with steps before it per-step class scores; a map is other."""
+    kinds = {}
+    for name, _, shape in (o[:3] for o in c.outputs):
+        kind = c.output_kinds.get(name)
+        if kind == "scores":
+            kinds[name] = "class_scores" if len(shape) == 2 else "sequence_class_scores"
+        elif kind in ("embedding", "map"):
+            kinds[name] = "embedding" if kind == "embedding" else "other"
+    return kinds
+
+
 def stem_for(stem: str, precision: str) -> str:
     return stem if precision == "fp32" else f"{stem}_{precision}"
 
@@ -241,7 +254,7 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
             extra["calibration"] = f"{len(calibration)} {c.inputs_note} (seed {CALIBRATION_SEED})"
         write_manifest(out / f"{stem_for(c.stem, p)}.json", name=stem_for(c.stem, p), task=c.task, files=files[p],
                        inputs=c.inputs, outputs=c.outputs, weights=c.weights, gflops=c.gflops,
-                       dim_ranges=c.dim_ranges, extra=extra)
+                       dim_ranges=c.dim_ranges, extra=extra, output_kinds=manifest_output_kinds(c))
     log(f"{c.stem}: done in {time.monotonic() - started:.1f} s")
 
 
