@@ -10,6 +10,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "core/npy.hpp"
 #include "harness/measure_cell.hpp"
 #include "report/comparison_table.hpp"
 #include "stats/output_agreement.hpp"
@@ -279,6 +280,54 @@ TEST(LibTorch, ATorchScriptFileWithoutManifestIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("infermark_lonely_model.json"), std::string::npos) << e.what();
   }
   std::filesystem::remove(lonely);
+}
+
+// silero-vad (scripts/setup: `zoo build silero-vad` and its speech input set): forward(input,
+// state, sr: int) takes the sample rate as a TorchScript int, which the manifest declares as a
+// rank-0 int64 input; LibTorch passes its value and matches ONNX Runtime on the published ONNX.
+std::vector<Tensor> speech_chunks() {
+  const auto set = kModels / "inputs" / "silero_vad_speech";
+  return {read_npy(set / "input.npy", "input"), read_npy(set / "state.npy", "state"), read_npy(set / "sr.npy", "sr")};
+}
+
+std::vector<Tensor> run_bound(const std::string& name, const std::filesystem::path& model, const std::vector<Tensor>& inputs) {
+  auto session = backend(name).open(model, {});
+  session->set_inputs(inputs, 1);
+  session->run(0);
+  return session->outputs();
+}
+
+TEST(LibTorch, PassesARankZeroInputAsTheScalarArgumentForwardDeclares) {
+  SKIP_UNLESS_BUILT("libtorch");
+  SKIP_UNLESS_BUILT("onnxruntime");
+  ASSERT_TRUE(std::filesystem::exists(kModels / "silero_vad.pt")) << "run scripts/setup (it builds silero-vad)";
+  const auto inputs = speech_chunks();
+  ASSERT_TRUE(inputs[2].shape.empty());  // sr: a rank-0 int64 array
+  const auto torch_out = run_bound("libtorch", kModels / "silero_vad.pt", inputs);
+  const auto ort_out = run_bound("onnxruntime", kModels / "silero_vad.onnx", inputs);
+  ASSERT_EQ(torch_out.size(), 2u);  // speech probability and next state
+  ASSERT_EQ(torch_out[0].shape, (std::vector<std::int64_t>{inputs[0].shape[0], 1}));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto agreement = stats::compare_outputs(ort_out, torch_out).at(i);
+    ASSERT_TRUE(agreement.comparable) << agreement.note;
+    EXPECT_LT(agreement.max_abs_error, 1e-4) << torch_out[i].name;
+  }
+}
+
+TEST(LibTorch, AScalarArgumentFedAnotherDtypeIsAClearError) {
+  SKIP_UNLESS_BUILT("libtorch");
+  ASSERT_TRUE(std::filesystem::exists(kModels / "silero_vad.pt")) << "run scripts/setup (it builds silero-vad)";
+  auto inputs = speech_chunks();
+  inputs[2] = Tensor{"sr", DType::kFloat32, {}, std::vector<std::byte>(sizeof(float))};
+  auto session = backend("libtorch").open(kModels / "silero_vad.pt", {});
+  try {
+    session->set_inputs(inputs, 1);
+    FAIL() << "a float32 value was passed to forward()'s sr: int";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'sr': forward() takes a TorchScript int there; a float32 input"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace infermark
