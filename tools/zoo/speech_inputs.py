@@ -47,6 +47,13 @@ def main() -> None:
         "chunks": [{"recording": recordings[i], "start_s": round(i * CHUNK / RATE, 3), "rms_dbfs": round(float(loudness[i]), 1),
                     "probability_onnx": round(float(streamed[i]), 6), "probability_jit": round(float(jit_streamed[i]), 6)}
                    for i in range(len(frames))]}, indent=1) + "\n")
+    for name in [n for n, _ in starts]:
+        mine = np.array([r == name for r in recordings])
+        loud = mine & (loudness > -25)
+        print(f"  {name}: {mine.sum()} chunks, speech probability > 0.5 in {np.sum(streamed[mine] > 0.5)}, mean "
+              f"{streamed[mine].mean():.3f}; {loud.sum()} loud chunks (> -25 dBFS), least probability among them "
+              f"{streamed[loud].min() if loud.any() else float('nan'):.3f}; after its first 2 chunks the most "
+              f"{streamed[np.flatnonzero(mine)[2:]].max():.3f}")
     print(f"{folder}: {len(frames)} chunks of {CHUNK} samples ({len(frames) * CHUNK / RATE:.2f} s of "
           f"{', '.join(n for n, _ in starts)}); .jit vs ONNX streamed max abs difference "
           f"{np.abs(jit_streamed - streamed).max():.3g}")
