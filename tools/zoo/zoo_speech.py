@@ -15,7 +15,7 @@ import wave
 
 import numpy as np
 
-from zoo_packages import CACHE
+from zoo_packages import debian_package
 
 PACKAGE, VERSION = "silero-vad", "6.2.3"
 ONNX_MEMBER, JIT_MEMBER = "silero_vad/data/silero_vad.onnx", "silero_vad/data/silero_vad.jit"
@@ -28,18 +28,6 @@ DEBIAN_SOUND_PACKAGE = "alsa-utils"
 SOUND_FOLDER = "usr/share/sounds/alsa"
 # Two spoken phrases with the pink noise between them: speech, silence and non-speech sound.
 RECORDINGS = ("Front_Center.wav", "Noise.wav", "Rear_Right.wav")
-
-
-def _debian_package() -> pathlib.Path:
-    found = sorted(CACHE.glob(f"{DEBIAN_SOUND_PACKAGE}_*.deb"))
-    if not found:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["apt-get", "download", "-q", DEBIAN_SOUND_PACKAGE], cwd=CACHE, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        found = sorted(CACHE.glob(f"{DEBIAN_SOUND_PACKAGE}_*.deb"))
-    if not found:
-        raise SystemExit(f"apt-get download {DEBIAN_SOUND_PACKAGE} left no .deb in {CACHE}")
-    return found[-1]
 
 
 def _read_wav(path: pathlib.Path) -> tuple:
@@ -66,7 +54,7 @@ def resample_to_16k(audio: np.ndarray, rate: int) -> np.ndarray:
 def speech() -> tuple:
     """(the .deb's file name, [(recording, first chunk index)], 16 kHz float32 audio of the
     recordings one after another, trimmed to whole 512-sample chunks each)."""
-    deb = _debian_package()
+    deb = debian_package(DEBIAN_SOUND_PACKAGE)
     parts, starts, count = [], [], 0
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["dpkg-deb", "-x", str(deb), tmp], check=True)

