@@ -10,6 +10,7 @@ ROOT = HERE.parents[1]
 VENV_PYTHON = pathlib.Path(sys.executable)
 TFLITE_PYTHON = ROOT / "third_party" / "tflite" / "export-venv" / "bin" / "python"
 LLAMA_QUANTIZE = ROOT / "third_party" / "llama.cpp" / "install" / "bin" / "llama-quantize"
+ONNX2TF = ROOT / "third_party" / "onnx2tf-venv" / "bin" / "onnx2tf"
 
 FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf")
 PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0")
@@ -50,6 +51,8 @@ class Entry:
         if fmt == "tflite" and str(TFLITE_PYTHON) in self.fixed_args and not TFLITE_PYTHON.exists():
             return ("TensorFlow's TFLite converter is not installed (scripts/setup installs it on request into "
                     "third_party/tflite/export-venv; see docs/backends.md)")
+        if fmt == "tflite" and str(ONNX2TF) in self.fixed_args and not ONNX2TF.exists():
+            return "onnx2tf is not installed (INFERMARK_ONNX2TF=1 scripts/setup installs it into third_party/onnx2tf-venv)"
         if fmt == "gguf" and any(p != self.base_precision for p in precisions) and not LLAMA_QUANTIZE.exists():
             return "llama.cpp's llama-quantize is not built (scripts/setup builds it into third_party/llama.cpp)"
         return ""
@@ -106,4 +109,8 @@ CATALOG = {e.name: e for e in [
           "pretrained (Google MediaPipe), carried by PyPI mediapipe 0.10.21 (Apache-2.0)",
           ("mediapipe_face_detection", "mediapipe_selfie_segmentation"), "export_mediapipe.py", {"tflite": ("fp32",)},
           on_demand=False),
+    Entry("efficientnet-lite0-tflite", "the same EfficientNet-Lite0 and weights as TFLite, converted from the FP32 ONNX by "
+          "onnx2tf (FP32, and FP16 weights), NCHW input kept by a leading TRANSPOSE; checked against ONNX Runtime on photos",
+          "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0", ("efficientnet_lite0_tflite",),
+          "export_efficientnet_lite0_tflite.py", {"tflite": ("fp32", "fp16")}, fixed_args=("--onnx2tf", str(ONNX2TF))),
 ]}
