@@ -9,6 +9,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/npy.hpp"
+#include "core/output_kind.hpp"
 #include "harness/cell_json.hpp"
 #include "harness/label_check.hpp"
 #include "harness/local_system.hpp"
@@ -151,7 +152,8 @@ report::RunResult result_for_cell(const CellRequest& request) {
 report::ModelDescription describe_model(const std::filesystem::path& model) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(model, ec);
-  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {}};
+  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {},
+          read_output_kinds(model)};
 }
 
 std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample) {

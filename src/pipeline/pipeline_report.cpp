@@ -142,7 +142,7 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.error = outcome.error;
   r.started_at = harness::utc_timestamp();
   r.isolation = outcome.mode == "processes" ? "worker process per stage" : "in-process";
-  r.model = {spec_file, spec.name, "pipeline", 0, {}, {}};
+  r.model = {spec_file, spec.name, "pipeline", 0, {}, {}, {}};
   std::string names, frameworks, versions;
   for (std::size_t k = 0; k < spec.stages.size(); ++k) {
     const auto sep = k ? std::string("+") : std::string();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/agreement_measure.hpp"
 #include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_column.hpp"
@@ -26,19 +27,15 @@ constexpr std::size_t kEnergyColumn = 8;
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
-// Agreement of the first output with the reference backend's: max abs error, and the top-1 share
-// of class scores or, for an embedding per token ([batch, tokens, hidden]), the mean and least
-// cosine of its vectors.
+// Agreement of the first output with the reference backend's: max abs error, and the figure its
+// kind calls for (report/agreement_measure): top-1 share of class scores, per step for per-step
+// scores, the mean and least cosine of an embedding's vectors.
 std::array<std::string, 2> agreement_cells(const RunResult& r) {
   if (!r.cross_check || r.cross_check->outputs.empty()) return {"-", "-"};
   if (r.cross_check->is_reference) return {"(reference)", "(reference)"};
   const auto& first = r.cross_check->outputs.front();
   if (!first.comparable) return {"not comparable", "-"};
-  if (first.vector_cosine_mean && first.vector_cosine_min)
-    return {fmt::format("{:.2e}", first.max_abs_error),
-            fmt::format("cos {:.5f} (min {:.4f})", *first.vector_cosine_mean, *first.vector_cosine_min)};
-  return {fmt::format("{:.2e}", first.max_abs_error),
-          first.top1_agreement ? fmt::format("{:.1f}%", *first.top1_agreement * 100) : std::string("-")};
+  return {fmt::format("{:.2e}", first.max_abs_error), agreement_text(first, kind_of(r.model.output_kinds, first.output))};
 }
 
 std::vector<std::string> row_for(const RunResult& r, const std::string& relative) {

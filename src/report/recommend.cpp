@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/model_manifest.hpp"
+#include "report/agreement_measure.hpp"
 #include "report/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
@@ -45,16 +46,12 @@ void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
       f.accuracy_source = fmt::format("output '{}' not comparable with {}: {}", o.output, check.reference_backend, o.note);
       return;
     }
-    // Top-1 agreement is what a classifier's user sees; cosine covers outputs without classes, and
-    // an embedding per token (rank >= 3) is judged by its vectors' mean cosine, as the table shows.
-    const double loss = o.vector_cosine_mean ? 1.0 - *o.vector_cosine_mean
-                        : o.top1_agreement   ? 1.0 - *o.top1_agreement
-                                             : 1.0 - o.cosine_similarity;
+    // By the output's kind where the manifest gave one (report/agreement_measure), as the table shows.
+    const auto figure = agreement_figure(o, kind_of(r.model.output_kinds, o.output));
+    const double loss = 1.0 - figure.agreement;
     if (!worst || loss > *worst) {
       worst = loss;
-      measure = o.vector_cosine_mean ? "1 - mean vector cosine"
-                : o.top1_agreement   ? "1 - top-1 agreement"
-                                     : "1 - cosine similarity";
+      measure = "1 - " + agreement_measure_name(figure.measure);
     }
   }
   if (!worst) {

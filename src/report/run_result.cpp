@@ -244,6 +244,10 @@ json to_json(const RunResult& r) {
                 {"size_bytes", r.model.size_bytes},
                 {"inputs", specs_json(r.model.inputs)},
                 {"outputs", specs_json(r.model.outputs)}};
+  if (!r.model.output_kinds.empty()) {
+    auto& kinds = j["model"]["output_kinds"] = json::object();
+    for (const auto& [name, kind] : r.model.output_kinds) kinds[name] = std::string(output_kind_name(kind));
+  }
   j["backend"] = {{"name", r.backend.name},       {"framework", r.backend.framework}, {"version", r.backend.version},
                   {"formats", r.backend.formats}, {"devices", r.backend.devices},     {"notes", r.backend.notes}};
   j["settings"] = {{"requested",
@@ -308,7 +312,10 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     const auto& m = j.at("model");
     r.model = {
         m.at("path"),           m.at("name"), m.at("format"), integer<long long>(m.at("size_bytes")), specs_from(m.at("inputs")),
-        specs_from(m.at("outputs"))};
+        specs_from(m.at("outputs")), {}};
+    const auto kinds = m.value("output_kinds", json::object());
+    for (const auto& [name, kind] : kinds.items())
+      r.model.output_kinds[name] = parse_output_kind(kind.get<std::string>(), source + ": model.output_kinds." + name);
     const auto& b = j.at("backend");
     r.backend = {b.at("name"), b.at("framework"), b.at("version"), b.at("formats"), b.at("devices"), b.value("notes", ""), {}};
     const auto& req = j.at("settings").at("requested");

@@ -3,6 +3,7 @@
 // The schema is documented in docs/result-schema.md; bump kSchemaVersion on incompatible change.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
+#include "core/output_kind.hpp"
 #include "loadgen/analysis.hpp"
 #include "probes/resource_sampler.hpp"
 #include "report/cell_status.hpp"
@@ -30,6 +32,7 @@ struct ModelDescription {
   long long size_bytes = 0;
   std::vector<TensorSpec> inputs;  // as the backend declared them (dynamic dims -1)
   std::vector<TensorSpec> outputs;
+  std::map<std::string, OutputKind> output_kinds;  // from the zoo manifest, where it gives them
 };
 
 struct ScenarioDescription {

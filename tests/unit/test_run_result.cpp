@@ -20,7 +20,8 @@ RunResult sample_result() {
              "onnx",
              1234,
              {{"input", DType::kFloat32, {-1, 3}, {"batch", ""}}},
-             {{"logits", DType::kFloat32, {-1, 10}, {"batch", ""}}}};
+             {{"logits", DType::kFloat32, {-1, 10}, {"batch", ""}}},
+             {{"logits", OutputKind::kClassScores}}};
   r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm", {}};
   r.requested.intra_op_threads = 2;
   r.requested.extras["spinning"] = "off";
