@@ -77,11 +77,13 @@ const CellOutcome* choose_reference(const std::vector<CellOutcome*>& family, con
 }  // namespace
 
 std::string model_family(const std::string& model_name) {
-  // _opencv: the same network exported for OpenCV DNN (efficientnet_lite0_opencv.onnx, opset 10).
+  // _opencv: the same network exported for OpenCV DNN (efficientnet_lite0_opencv.onnx, opset 10),
+  // after its precision suffix (efficientnet_lite0_opencv_int8): both are stripped.
+  std::string family = model_name;
   for (const std::string suffix : {"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0", "_opencv"})
-    if (model_name.size() > suffix.size() && model_name.compare(model_name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return model_name.substr(0, model_name.size() - suffix.size());
-  return model_name;
+    if (family.size() > suffix.size() && family.compare(family.size() - suffix.size(), suffix.size(), suffix) == 0)
+      family.resize(family.size() - suffix.size());
+  return family;
 }
 
 void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred) {

@@ -16,7 +16,7 @@ namespace infermark::harness {
 void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& preferred);
 
 // "tiny_cnn" for tiny_cnn, tiny_cnn_fp16 and tiny_cnn_int8; "efficientnet_lite0" also for
-// efficientnet_lite0_opencv (the same network exported for OpenCV DNN).
+// efficientnet_lite0_opencv and efficientnet_lite0_opencv_int8 (exported for OpenCV DNN).
 std::string model_family(const std::string& model_name);
 
 }  // namespace infermark::harness

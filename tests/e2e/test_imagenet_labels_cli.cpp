@@ -40,22 +40,26 @@ TEST_F(ImagenetLabelsCli, PretrainedModelFindsMostLabelsInItsTopFive) {
 }
 
 // OpenCV DNN 4.6 loads the opset-10 export (`zoo build efficientnet-lite0-opencv`), and its logits
-// on the labelled photos match ONNX Runtime's: same top-1 for every photo, same label accuracy.
+// on the labelled photos match ONNX Runtime's: same top-1 for every photo, same label accuracy. It
+// also loads and runs that export's INT8 (QLinearConv only).
 TEST_F(ImagenetLabelsCli, OpenCvRunsTheOpset10ExportAsOnnxRuntimeDoes) {
   prepare({"onnxruntime", "opencv"}, "infermark_imagenet_");
   const auto model = kModels / "efficientnet_lite0_opencv.onnx";
   ASSERT_TRUE(fs::exists(model)) << "run scripts/setup (it builds efficientnet-lite0-opencv)";
   ASSERT_TRUE(fs::exists(kLabelledSet)) << "run scripts/setup (it writes the labelled ImageNet photos)";
   const auto results = dir_ / "results";
-  const auto r = infermark("run " + model.string() + " -b onnxruntime,opencv --threads 2 --warmup 0 --runs 1 --out " +
+  const auto int8 = kModels / "efficientnet_lite0_opencv_int8.onnx";
+  ASSERT_TRUE(fs::exists(int8)) << "run scripts/setup (it builds efficientnet-lite0-opencv)";
+  const auto r = infermark("run " + model.string() + " " + int8.string() + " -b onnxruntime,opencv --threads 2 --warmup 0 --runs 1 --out " +
                            results.string() + " --input input=" + kLabelledSet.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::map<std::string, nlohmann::json> by_backend;
+  std::map<std::string, nlohmann::json> by_backend, int8_by_backend;
   for (const auto& run : fs::directory_iterator(results))
     for (const auto& file : fs::directory_iterator(run.path()))
-      if (file.path().extension() == ".json" && file.path().filename().string().starts_with("efficientnet_lite0_opencv.")) {
+      if (file.path().extension() == ".json" && file.path().filename().string().starts_with("efficientnet_lite0_opencv")) {
         const auto result = nlohmann::json::parse(slurp(file.path()));
-        by_backend[result["backend"]["name"].get<std::string>()] = result;
+        (result["model"]["name"] == "efficientnet_lite0_opencv_int8" ? int8_by_backend
+                                                                     : by_backend)[result["backend"]["name"].get<std::string>()] = result;
       }
   ASSERT_TRUE(by_backend.contains("opencv") && by_backend.contains("onnxruntime")) << r.out;
   const auto& opencv = by_backend["opencv"];
@@ -66,6 +70,8 @@ TEST_F(ImagenetLabelsCli, OpenCvRunsTheOpset10ExportAsOnnxRuntimeDoes) {
   EXPECT_LT(logits["max_abs_error"].get<double>(), 1e-3) << logits.dump();
   EXPECT_EQ(opencv["label_accuracy"]["top1"], by_backend["onnxruntime"]["label_accuracy"]["top1"]);
   EXPECT_GE(opencv["label_accuracy"]["top1"].get<double>(), 0.5);
+  ASSERT_TRUE(int8_by_backend.contains("opencv")) << r.out;
+  EXPECT_EQ(int8_by_backend["opencv"]["status"], "ok") << int8_by_backend["opencv"].dump(1);
 }
 
 }  // namespace

