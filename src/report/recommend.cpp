@@ -18,6 +18,7 @@
 #include "report/label_accuracy_loss.hpp"
 #include "report/machine.hpp"
 #include "report/markdown_table.hpp"
+#include "report/model_families.hpp"
 #include "report/seed_branch_verdicts.hpp"
 
 namespace infermark::report {
@@ -241,6 +242,8 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   CellAssessment cell;
   cell.label = label;
   cell.path = loaded.path;
+  cell.model_name = r.model.name;
+  cell.model_file = std::filesystem::path(r.model.path).filename().string();
   cell.backend = r.backend.name;
   cell.model_format = r.model.format;
   cell.batch = r.scenario.batch;
@@ -583,6 +586,8 @@ json cell_json(const CellAssessment& cell) {
   for (const auto& c : cell.checks) checks.push_back(check_json(c));
   return {{"label", cell.label},
           {"path", cell.path},
+          {"model_name", cell.model_name},
+          {"model_file", cell.model_file},
           {"backend", cell.backend},
           {"batch", cell.batch},
           {"completed", cell.completed},
@@ -683,6 +688,62 @@ MachineMatrix machine_matrix(const std::vector<ModelRecommendation>& models, con
   return matrix;
 }
 
+// Every family (report/model_families) whose cells span two or more model names, per machine.
+std::vector<FamilyRecommendation> family_recommendations(const std::vector<ModelRecommendation>& models,
+                                                         const Constraints& constraints) {
+  std::vector<FamilyRecommendation> families;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> members;
+  for (const auto& m : models)
+    for (const auto* list : {&m.ranked, &m.rejected})
+      for (const auto& cell : *list) {
+        const auto family = parse_variant_name(cell.model_name).family;
+        auto it = std::find_if(families.begin(), families.end(), [&](const FamilyRecommendation& f) {
+          return f.family == family && f.machine == m.machine;
+        });
+        if (it == families.end()) it = families.insert(families.end(), {family, m.machine, "", {}, {}});
+        (cell.meets_all() ? it->ranked : it->rejected).push_back(cell);
+        members[{family, m.machine}].insert(cell.model_name);
+      }
+  std::erase_if(families, [&](const FamilyRecommendation& f) { return members[{f.family, f.machine}].size() < 2; });
+  for (auto& f : families) {
+    const auto objective = choose_objective(constraints, f.ranked);
+    f.objective = objective_name(objective);
+    rank(f.ranked, objective);
+    rank(f.rejected, objective);
+  }
+  return families;
+}
+
+std::string family_markdown(const FamilyRecommendation& f, const Recommendation& rec) {
+  const auto title = f.machine.empty() ? f.family : f.family + " on " + f.machine;
+  std::vector<std::vector<std::string>> rows;
+  const bool labels = any_label_top1(rec);
+  const auto add = [&](const CellAssessment& cell, const std::string& rank) {
+    const auto& fig = cell.figures;
+    rows.push_back({rank, cell.model_file, cell.label, cell.completed ? format_number(fig.p99_ms) : "-",
+                    cell.completed ? format_number(fig.qps) : "-", accuracy_text(fig)});
+    if (labels)
+      rows.back().push_back(fig.label_top1 ? fmt::format("{:.1f}% ({})", *fig.label_top1 * 100, fig.label_samples) : "n/a");
+    rows.back().push_back(cell.meets_all() ? "meets every constraint" : cell.binding());
+  };
+  for (std::size_t i = 0; i < f.ranked.size(); ++i) add(f.ranked[i], std::to_string(i + 1));
+  for (const auto& cell : f.rejected) add(cell, "-");
+  std::vector<MarkdownColumn> columns{{"rank", true}, {"model file", false}, {"cell", false},
+                                      {"P99 ms", true}, {"QPS", true},        {"accuracy loss", true}};
+  if (labels) columns.push_back({"top-1 vs labels", true});
+  columns.push_back({"verdict", false});
+  auto out = fmt::format(
+      "## {}: precision variants side by side\n\nEvery cell of {} and its reduced-precision files, ranked by {} among those "
+      "that meet every constraint; each accuracy loss is against the family's FP32 reference (measured as each model's "
+      "section says).\n\n",
+      title, f.family, f.objective);
+  out += markdown_table(columns, rows) + "\n";
+  out += f.ranked.empty() ? "No cell of the family meets every constraint.\n\n"
+                          : fmt::format("Pick across the family: {} {} ({}).\n\n", f.ranked.front().model_file,
+                                        f.ranked.front().label, f.objective);
+  return out;
+}
+
 std::string machine_matrix_markdown(const MachineMatrix& matrix) {
   std::vector<MarkdownColumn> columns{{"model", false}, {"cell", false}};
   for (const auto& machine : matrix.machines) columns.push_back({machine, true});
@@ -700,7 +761,7 @@ std::string machine_matrix_markdown(const MachineMatrix& matrix) {
 
 Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
                          const std::optional<probes::PeakFlops>& peak) {
-  Recommendation rec{constraints, peak, {}, {}, std::nullopt};
+  Recommendation rec{constraints, peak, {}, {}, {}, std::nullopt};
   std::set<std::string> machine_keys;
   for (const auto& r : results) machine_keys.insert(machine_key(r.result));
   const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
@@ -713,6 +774,7 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
     for (const auto& [machine, on_machine] : group_by_machine(cells))
       rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, label_losses));
   }
+  rec.families = family_recommendations(rec.models, constraints);
   if (machines.size() > 1) rec.machine_matrix = machine_matrix(rec.models, machines, constraints);
   if (peak && !peak->cpu_model.empty() && any_gflops(rec)) {
     std::set<std::string> measured_on;
@@ -743,12 +805,30 @@ std::string to_markdown(const Recommendation& rec) {
   for (const auto& note : rec.notes) out += "Note: " + note + ".\n";
   out += "\n";
   for (const auto& m : rec.models) out += model_markdown(m, rec);
+  for (const auto& f : rec.families) out += family_markdown(f, rec);
   if (rec.machine_matrix) out += machine_matrix_markdown(*rec.machine_matrix);
   out.pop_back();  // each model section ends with a blank line; the document need not
   return out;
 }
 
 namespace {
+
+json families_json(const std::vector<FamilyRecommendation>& families) {
+  json out = json::array();
+  for (const auto& f : families) {
+    json ranked = json::array(), rejected = json::array();
+    for (const auto& cell : f.ranked) ranked.push_back(cell_json(cell));
+    for (const auto& cell : f.rejected) rejected.push_back(cell_json(cell));
+    out.push_back({{"family", f.family},
+                   {"machine", f.machine},
+                   {"objective", f.objective},
+                   {"pick", f.ranked.empty() ? json(nullptr)
+                                             : json{{"model_file", f.ranked.front().model_file}, {"label", f.ranked.front().label}}},
+                   {"ranked", ranked},
+                   {"rejected", rejected}});
+  }
+  return out;
+}
 
 json matrix_json(const MachineMatrix& matrix) {
   json rows = json::array();
@@ -794,6 +874,7 @@ json to_json(const Recommendation& rec) {
             {"multi_backend", c.multi_backend}}},
           {"peak", rec.peak ? json{{"gflops", rec.peak->gflops}, {"derivation", rec.peak->derivation}} : json(nullptr)},
           {"models", models},
+          {"families", families_json(rec.families)},
           {"notes", rec.notes},
           {"machine_matrix", rec.machine_matrix ? matrix_json(*rec.machine_matrix) : json(nullptr)},
           {"every_model_has_a_pick", rec.every_model_has_a_pick()}};

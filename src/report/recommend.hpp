@@ -86,6 +86,8 @@ struct CellFigures {
 struct CellAssessment {
   std::string label;  // cell_label(), plus the run folder when labels collide
   std::string path;
+  std::string model_name;  // "efficientnet_lite0_int8"
+  std::string model_file;  // the model's file name: "efficientnet_lite0_int8.xml"
   std::string backend;
   std::string model_format;  // "onnx", "gguf", ...
   long long batch = 1;
@@ -124,6 +126,17 @@ struct ModelRecommendation {
   std::vector<std::string> explanation;
 };
 
+// A model and its reduced-precision files (report/model_families: efficientnet_lite0, _fp16,
+// _int8) side by side: which precision and framework to deploy, each cell's accuracy loss being
+// against the family's FP32 reference. Only families with cells of at least two model names.
+struct FamilyRecommendation {
+  std::string family;
+  std::string machine;  // as ModelRecommendation's
+  std::string objective;
+  std::vector<CellAssessment> ranked;    // cells of every member meeting every constraint, best first
+  std::vector<CellAssessment> rejected;
+};
+
 // Which framework on which machine: each cell's figure on its recommendation's objective.
 struct MachineMatrix {
   struct Row {
@@ -138,6 +151,7 @@ struct Recommendation {
   Constraints constraints;
   std::optional<probes::PeakFlops> peak;
   std::vector<ModelRecommendation> models;
+  std::vector<FamilyRecommendation> families;  // precision variants side by side
   std::vector<std::string> notes;  // caveats that concern every model, e.g. a peak from another CPU
   std::optional<MachineMatrix> machine_matrix;  // results from several machines only
   bool every_model_has_a_pick() const;

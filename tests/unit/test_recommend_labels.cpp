@@ -74,6 +74,28 @@ TEST(RecommendLabels, ALimitAboveOneSampleLetsALossOfOneImagePass) {
   EXPECT_EQ(report::to_markdown(rec).find("One labelled sample"), std::string::npos);
 }
 
+TEST(RecommendLabels, PrecisionVariantsAreRankedTogetherSoTheLimitDecidesWhichPrecision) {
+  auto cells = family();
+  cells[2] = labelled("efficientnet-lite0_int8", "onnxruntime", 5, "onnxruntime", 4.0);  // fastest, one image lost
+  report::Constraints c;
+  c.max_accuracy_loss_pct = 10.0;
+  auto rec = report::recommend(cells, c);
+  ASSERT_EQ(rec.families.size(), 1u);
+  const auto& f = rec.families[0];
+  EXPECT_EQ(f.family, "efficientnet-lite0");
+  ASSERT_EQ(f.ranked.size(), 2u);
+  ASSERT_EQ(f.rejected.size(), 1u);
+  EXPECT_EQ(f.rejected[0].model_name, "efficientnet-lite0_int8");
+  const auto text = report::to_markdown(rec);
+  EXPECT_NE(text.find("## efficientnet-lite0: precision variants side by side"), std::string::npos) << text;
+  c.max_accuracy_loss_pct = 15.0;  // one image's loss allowed: INT8 is the pick
+  rec = report::recommend(cells, c);
+  EXPECT_EQ(rec.families.at(0).ranked.front().model_name, "efficientnet-lite0_int8");
+  EXPECT_EQ(report::to_json(rec)["families"][0]["pick"]["label"], "onnxruntime t2");
+  // One model alone has no family section.
+  EXPECT_TRUE(report::recommend({cells[0]}, c).families.empty());
+}
+
 TEST(RecommendLabels, ACellThatScoresHigherThanItsReferenceLosesNothing) {
   auto cells = family();
   cells[2].result.label_accuracy->top1 = 1.0;
