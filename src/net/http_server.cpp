@@ -2,7 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -110,6 +110,12 @@ asio::awaitable<void> answer_and_close(beast::tcp_stream& stream, ConnectionDead
 
 }  // namespace
 
+std::vector<std::unique_ptr<HttpServer::IoLane>> HttpServer::make_lanes(int count) {
+  std::vector<std::unique_ptr<IoLane>> lanes;
+  for (int i = 0; i < count; ++i) lanes.push_back(std::make_unique<IoLane>());
+  return lanes;
+}
+
 Response make_response(http::status status, std::string body, std::string_view content_type) {
   Response response{status, 11};
   response.set(http::field::content_type, std::string(content_type));
@@ -178,7 +184,11 @@ asio::awaitable<void> Responder::end_stream() {
 }
 
 HttpServer::HttpServer(const std::string& host, std::uint16_t port, int io_threads, ServerLimits limits, Handler handler)
-    : acceptor_(io_), io_threads_(std::max(1, io_threads)), limits_(limits), handler_(std::move(handler)) {
+    : lanes_(make_lanes(std::max(1, io_threads))),
+      acceptor_(lanes_.front()->io),
+      io_threads_(std::max(1, io_threads)),
+      limits_(limits),
+      handler_(std::move(handler)) {
   beast::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
   if (ec) throw Error("--host " + host + ": not an IP address (" + ec.message() + ")");
@@ -196,12 +206,24 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::start() {
-  asio::co_spawn(io_, accept_loop(), asio::detached);
-  for (int i = 0; i < io_threads_; ++i) threads_.emplace_back([this] { io_.run(); });
+  asio::co_spawn(lanes_.front()->io, accept_loop(), asio::detached);
+  // A lane with no connection yet must keep running: the work guard holds it until shutdown.
+  for (auto& lane : lanes_)
+    threads_.emplace_back([&io = lane->io] {
+      auto keep_running = asio::make_work_guard(io);
+      io.run();
+    });
+}
+
+HttpServer::IoLane& HttpServer::least_busy_lane() {
+  auto* best = lanes_.front().get();
+  for (auto& lane : lanes_)
+    if (lane->connections.load() < best->connections.load()) best = lane.get();
+  return *best;
 }
 
 std::size_t HttpServer::shutdown(std::chrono::milliseconds drain) {
-  if (!stopping_.exchange(true)) asio::post(io_, [this] {
+  if (!stopping_.exchange(true)) asio::post(lanes_.front()->io, [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
     });
@@ -209,20 +231,20 @@ std::size_t HttpServer::shutdown(std::chrono::milliseconds drain) {
   while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const auto left = in_flight_.load();
-  io_.stop();
+  for (auto& lane : lanes_) lane->io.stop();
   for (auto& thread : threads_) thread.join();
   threads_.clear();
   return left;
 }
 
 asio::awaitable<void> HttpServer::accept_loop() {
-  asio::steady_timer pause(io_);
+  asio::steady_timer pause(lanes_.front()->io);
   while (!stopping_) {
     beast::error_code ec;
-    // The socket belongs to its connection's strand, so everything bound to the socket's own
-    // executor (a tcp_stream's expiry timer) runs there too, never beside the connection's code.
-    auto strand = asio::make_strand(io_);
-    auto socket = co_await acceptor_.async_accept(strand, asio::redirect_error(asio::use_awaitable, ec));
+    // The socket belongs to its lane, which one thread runs: the connection's coroutines (its
+    // requests and its watchdog) never run at the same time, without a strand.
+    auto& lane = least_busy_lane();
+    auto socket = co_await acceptor_.async_accept(lane.io, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping_ || ec == asio::error::operation_aborted) break;
       if (out_of_resources(ec)) {  // e.g. too many open files: retrying at once would spin
@@ -239,12 +261,12 @@ asio::awaitable<void> HttpServer::accept_loop() {
         continue;
       }
       ++refusing_;
-      asio::co_spawn(strand, refuse_connection(std::move(socket)), asio::detached);
+      asio::co_spawn(lane.io, refuse_connection(std::move(socket)), asio::detached);
       continue;
     }
     ++open_;
-    // A strand per connection: its requests and its watchdog never run at the same time.
-    asio::co_spawn(strand, serve_connection(std::move(socket)), asio::detached);
+    ++lane.connections;
+    asio::co_spawn(lane.io, serve_connection(std::move(socket), lane), asio::detached);
   }
 }
 
@@ -267,7 +289,7 @@ asio::awaitable<void> HttpServer::refuse_connection(tcp::socket socket) {
   --refusing_;
 }
 
-asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
+asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket, IoLane& lane) {
   beast::tcp_stream stream(std::move(socket));
   const auto executor = co_await asio::this_coro::executor;
   auto watch = std::make_shared<Watch>(executor);
@@ -340,6 +362,7 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket) {
   watch->timer.cancel();
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  --lane.connections;
   --open_;
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,12 +115,25 @@ class HttpServer {
   std::size_t connections_open() const { return open_.load(); }
 
  private:
+  // One io_context per io thread: a connection lives on one of them for its whole life, so its
+  // reads, handler and writes never hand over to another thread (two wake-ups per request on a
+  // shared context: ~60 µs P50 at concurrency 1 here). The acceptor lives on the first.
+  struct IoLane {
+    IoLane() : io(1) {}  // concurrency hint 1: run by one thread, no wake-ups of idle peers
+    boost::asio::io_context io;
+    std::atomic<std::size_t> connections{0};
+  };
+  // The lane with the fewest open connections (long-lived keep-alive connections would pile up
+  // unevenly under round-robin when some close early).
+  IoLane& least_busy_lane();
+  static std::vector<std::unique_ptr<IoLane>> make_lanes(int count);
+
   boost::asio::awaitable<void> accept_loop();
-  boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, IoLane& lane);
   // A connection beyond max_connections: its request's header is read (briefly) and answered 503.
   boost::asio::awaitable<void> refuse_connection(boost::asio::ip::tcp::socket socket);
 
-  boost::asio::io_context io_;
+  std::vector<std::unique_ptr<IoLane>> lanes_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
   int io_threads_;
