@@ -35,13 +35,24 @@ std::string opencv_cause(const cv::Exception& e) {
   return cause.empty() ? e.what() : cause;
 }
 
+// What OpenCV 4.6 cannot do behind a cause it words tersely, or "".
+std::string known_limit(const std::string& cause) {
+  if (cause.find("FLOAT16") != std::string::npos)
+    return " (OpenCV 4.6 reads no FP16 ONNX tensors, and its CPU has no FP16 target: DNN_TARGET_CPU_FP16 does not "
+           "exist in 4.6; run the FP32 file)";
+  if (cause.find("parseClip") != std::string::npos)
+    return " (OpenCV 4.6 parses Clip only with min/max attributes, ONNX opset <= 10: export at opset 10)";
+  return "";
+}
+
 // Runs `action`, turning OpenCV's exception into infermark::Error prefixed with `context`.
 template <typename Action>
 decltype(auto) rethrow_opencv_errors(std::string_view context, Action&& action) {
   try {
     return action();
   } catch (const cv::Exception& e) {
-    throw Error(std::string(context) + ": " + opencv_cause(e));
+    const auto cause = opencv_cause(e);
+    throw Error(std::string(context) + ": " + cause + known_limit(cause));
   }
 }
 
