@@ -38,6 +38,7 @@ void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
   if (check.is_reference) {
     f.accuracy_loss = 0.0;
     f.accuracy_source = "0 for the cross-check reference itself";
+    f.accuracy_measure = AccuracyMeasure::kAgreement;
     return;
   }
   std::optional<double> worst;

@@ -120,6 +120,8 @@ TEST(RecommendLabels, WithoutLabelsTheAgreementWithTheReferenceJudges) {
   EXPECT_EQ(text.find("top-1 vs labels |"), std::string::npos) << text;
   EXPECT_NE(text.find("Accuracy loss judged by agreement with the reference backend for onnxruntime t2."),
             std::string::npos);
+  EXPECT_EQ(only_cell(rec, "efficientnet-lite0").figures.accuracy_measure, report::AccuracyMeasure::kAgreement);
+  EXPECT_EQ(text.find("judged by nothing"), std::string::npos) << text;
 }
 
 TEST(RecommendLabels, LabelsFromAnotherFileOrNoFp32SiblingFallBackToAgreement) {
