@@ -429,6 +429,11 @@ std::string accuracy_text(const CellFigures& f) {
   return fmt::format("{:.2f}%", *f.accuracy_loss * 100.0);
 }
 
+// "71.4% (7)": top-1 vs labels and the sample count; "n/a" without labels.
+std::string label_top1_text(const CellFigures& f) {
+  return f.label_top1 ? fmt::format("{:.1f}% ({})", *f.label_top1 * 100, f.label_samples) : std::string("n/a");
+}
+
 bool any_label_top1(const Recommendation& rec) {
   for (const auto& m : rec.models)
     for (const auto* list : {&m.ranked, &m.rejected})
@@ -456,7 +461,7 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
                                measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
                                accuracy_text(f)};
   if (any_label_top1(rec))
-    row.push_back(f.label_top1 ? fmt::format("{:.1f}% ({})", *f.label_top1 * 100, f.label_samples) : std::string("n/a"));
+    row.push_back(label_top1_text(f));
   if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
   if (c.watts) row.push_back(f.average_watts ? fmt::format("{:.3g}", *f.average_watts) : "-");
   if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
@@ -724,7 +729,7 @@ std::string family_markdown(const FamilyRecommendation& f, const Recommendation&
     rows.push_back({rank, cell.model_file, cell.label, cell.completed ? format_number(fig.p99_ms) : "-",
                     cell.completed ? format_number(fig.qps) : "-", accuracy_text(fig)});
     if (labels)
-      rows.back().push_back(fig.label_top1 ? fmt::format("{:.1f}% ({})", *fig.label_top1 * 100, fig.label_samples) : "n/a");
+      rows.back().push_back(label_top1_text(fig));
     rows.back().push_back(cell.meets_all() ? "meets every constraint" : cell.binding());
   };
   for (std::size_t i = 0; i < f.ranked.size(); ++i) add(f.ranked[i], std::to_string(i + 1));
