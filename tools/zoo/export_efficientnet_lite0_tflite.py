@@ -28,7 +28,7 @@ import torch
 from export_efficientnet_lite0 import component
 from zoo_common import _manifest, export_onnx
 from zoo_images import labelled_images, photo_feeds, unlabelled_photos
-from zoo_variants import run_onnx
+from zoo_variants import manifest_output_kinds, run_onnx
 
 STEM = "efficientnet_lite0_tflite"
 ONNX2TF_FILES = {"fp32": "efficientnet_lite0_float32.tflite", "fp16": "efficientnet_lite0_float16.tflite"}
@@ -167,6 +167,7 @@ def main() -> None:
                 dim_ranges=c.dim_ranges,
                 producer={"onnx2tf_version": versions[0], "tensorflow_version": versions[1],
                           "ai_edge_litert_version": importlib.metadata.version("ai-edge-litert")})
+            manifest["outputs"][0]["kind"] = manifest_output_kinds(c)["logits"]  # class_scores, as the ONNX file's
             manifest.update({**c.extra, "precision": precision, "family": "efficientnet-lite0",
                              "conversion": {"from": "the FP32 ONNX export (opset 17) of the same weights",
                                             "tool": f"onnx2tf {versions[0]} -ois input:1,3,224,224 ({ONNX2TF_FILES[precision]})",

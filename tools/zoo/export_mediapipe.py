@@ -76,16 +76,19 @@ def best_face_score(path: pathlib.Path, image: np.ndarray) -> float:
 
 
 def manifest(stem: str, path: pathlib.Path, inputs: list, outputs: list, wheel_path: pathlib.Path) -> dict:
+    """The manifest; every output is of kind "other" (boxes, logits per anchor, a probability map)."""
     from zoo_common import _manifest
 
     model = MODELS[stem]
-    return {**_manifest(name=stem, task=model["task"], files={"tflite": path}, inputs=inputs, outputs=outputs,
+    fields = _manifest(name=stem, task=model["task"], files={"tflite": path}, inputs=inputs, outputs=outputs,
                         weights=f"pretrained (Google MediaPipe), carried by PyPI {PACKAGE}=={VERSION} as "
                                 f"{model['member'].rsplit('/', 1)[1]}; licence {LICENCE}",
                         producer={"source": {"package": f"{PACKAGE}=={VERSION}", "file": model["member"],
                                              "wheel": wheel_path.name, "wheel_sha256": sha256(wheel_path),
-                                             "licence": LICENCE, "copied_unchanged": True}}),
-            "summary": model["summary"], "precision": "fp32", "layout": "NHWC"}
+                                             "licence": LICENCE, "copied_unchanged": True}})
+    for spec in fields["outputs"]:
+        spec["kind"] = "other"
+    return {**fields, "summary": model["summary"], "precision": "fp32", "layout": "NHWC"}
 
 
 def main() -> None:
