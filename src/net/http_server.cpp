@@ -84,6 +84,19 @@ asio::awaitable<void> watchdog(std::shared_ptr<Watch> watch, beast::tcp_stream& 
   }
 }
 
+// Feeds the parser what the buffer already holds. A small body usually arrives with its header,
+// and an async_read that completes at once still takes a trip through the scheduler (one more
+// epoll_wait per request). Parser errors (a body over the limit) come back in `ec`.
+void parse_buffered(RequestParser& parser, beast::flat_buffer& buffer, beast::error_code& ec) {
+  parser.eager(true);
+  while (!parser.is_done() && buffer.size() > 0) {
+    const auto used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more) ec = {};
+    if (ec || used == 0) return;
+  }
+}
+
 bool connection_gone(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
          ec == asio::error::connection_reset || ec == asio::error::operation_aborted || ec == http::error::partial_message ||
@@ -316,7 +329,9 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket, IoLane& l
       buffer.reserve(buffer.size() + static_cast<std::size_t>(std::min<std::uint64_t>(body_bytes, kBodyReadChunk)));
       allowed = limits_.read_timeout;
       deadline.expires_after(allowed);
-      if (!ec) co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      if (!ec) parse_buffered(parser, buffer, ec);
+      if (!ec && !parser.is_done())
+        co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     }
     if (ec) {
       // A client leaving between requests (or idle past the timeout) is simply closed; a request

@@ -41,7 +41,7 @@ class PerfAnalyzerAgainstServe(unittest.TestCase):
                 [os.path.join(VENV, "bin", "perf_analyzer"), "-m", "tiny_cnn", "-i", protocol,
                  "-u", grpc_address if protocol == "grpc" else http_address,
                  "--concurrency-range", "1:4:3", "--measurement-interval", "1000", "--stability-percentage", "100",
-                 "--max-trials", "3"],
+                 "--max-trials", "10"],  # more windows when a loaded machine is unsteady; stability is not what is tested
                 capture_output=True, text=True, timeout=300, env=perf_analyzer_environment())
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             rows = re.findall(r"Concurrency: (\d+), throughput: ([0-9.]+) infer/sec", run.stdout)
