@@ -15,6 +15,9 @@
 #ifdef INFERMARK_TFLITE_C_LIBRARY
 #include "backends/tflite/tflite_c_api.hpp"
 #endif
+#ifdef INFERMARK_LITERT_LIBRARY
+#include "backends/tflite/litert_c_api.hpp"
+#endif
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
 #include "core/npy.hpp"
@@ -54,9 +57,12 @@ class TfliteBackendTest : public ::testing::Test {
     return options;
   }
   // runtime=python, or nullptr where this build has no LiteRT Python API.
-  static std::unique_ptr<Session> open_python(int threads = 0) {
+  static std::unique_ptr<Session> open_python(int threads = 0) { return open_python_model(kTinyTflite, threads); }
+
+  // runtime=python on `model`, or nullptr where this build has no LiteRT Python API.
+  static std::unique_ptr<Session> open_python_model(const std::filesystem::path& model, int threads) {
     try {
-      return tflite().open(kTinyTflite, with_runtime("python", threads));
+      return tflite().open(model, with_runtime("python", threads));
     } catch (const Error& e) {
       if (std::string(e.what()).find("this build has no LiteRT Python API") != std::string::npos) return nullptr;
       throw;
@@ -168,7 +174,7 @@ TEST_F(TfliteBackendTest, AnUnknownRuntimeIsAnErrorNamingTheOption) {
     tflite().open(kTinyTflite, with_runtime("java"));
     FAIL() << "accepted runtime=java";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("runtime=java is neither c nor python"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("runtime=java is none of c, python, litert"), std::string::npos) << e.what();
   }
 }
 
@@ -246,13 +252,14 @@ TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
 TEST_F(TfliteBackendTest, ABadFileIsAnErrorNamingTheFileAndTheBackend) {
   const auto path = std::filesystem::temp_directory_path() / "infermark_not_a_model.tflite";
   std::ofstream(path) << "this is not a TFLite flatbuffer";
-  for (const std::string runtime : {"c", "python"}) {
+  for (const std::string runtime : {"c", "python", "litert"}) {
     try {
       tflite().open(path, with_runtime(runtime));
       FAIL() << "runtime=" << runtime << " opened a file that is not a model";
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.find("this build has no LiteRT Python API") != std::string::npos) continue;
+      if (message.find("this build found no ai-edge-litert") != std::string::npos) continue;
       EXPECT_NE(message.find(path.string()), std::string::npos) << message;
       EXPECT_NE(message.find("'tflite'"), std::string::npos) << message;
       EXPECT_NE(message.find("Flatbuffer"), std::string::npos) << runtime << ": " << message;
@@ -270,6 +277,97 @@ TEST_F(TfliteBackendTest, AMissingFileAndAnUnknownOptionValueAreErrors) {
     EXPECT_NE(std::string(e.what()).find("xnnpack"), std::string::npos) << e.what();
   }
 }
+
+// runtime=litert: LiteRT's own C API on ai-edge-litert's libLiteRt.so (what litert-benchmark runs),
+// or nullptr where this build found no such library.
+std::unique_ptr<Session> open_litert(Backend& backend, const std::filesystem::path& model, int threads) {
+  SessionOptions options;
+  options.intra_op_threads = threads;
+  options.extras["runtime"] = "litert";
+  try {
+    return backend.open(model, options);
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("this build found no ai-edge-litert") != std::string::npos) return nullptr;
+    throw;
+  }
+}
+
+// The same model through the three runtimes: LiteRT's C API computes what TfLite's C API and
+// LiteRT's Python API compute, on tiny_cnn and on both MediaPipe models with their photos.
+TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCAndPythonRuntimes) {
+  struct Case {
+    std::string stem, input;
+  };
+  for (const auto& [stem, input] : {Case{"tiny_cnn_tflite", ""}, Case{"mediapipe_face_detection", "input"},
+                                    Case{"mediapipe_selfie_segmentation", "input_1"}}) {
+    SCOPED_TRACE(stem);
+    const auto model = kModels / (stem + ".tflite");
+    auto litert = open_litert(tflite(), model, 2);
+    if (!litert) GTEST_SKIP() << "this build found no ai-edge-litert";
+    // LiteRT's C API reports the shape the model is compiled for (batch 1), not its signature's -1.
+    const auto inputs = input.empty() ? generate_inputs(litert->input_specs(), {})
+                                      : std::vector<Tensor>{read_npy(kModels / "inputs" / (stem + ".npy"), input)};
+    ASSERT_EQ(litert->input_specs().size(), inputs.size());
+    const auto actual = infer(*litert, inputs);
+    std::vector<std::unique_ptr<Session>> peers;
+    peers.push_back(tflite().open(model, with_runtime("c", 2)));
+    if (auto python = open_python_model(model, 2)) peers.push_back(std::move(python));
+    for (auto& peer : peers) {
+      const auto expected = infer(*peer, inputs);
+      ASSERT_EQ(expected.size(), actual.size());
+      for (std::size_t i = 0; i < actual.size(); ++i) {
+        EXPECT_EQ(actual[i].name, expected[i].name);
+        EXPECT_LT(max_abs_difference(actual[i], expected[i]), 1e-4) << actual[i].name;
+      }
+    }
+  }
+}
+
+// Threads reach LiteRT's CPU accelerator: the setting is recorded, and the XNNPACK thread pool the
+// compiled model builds has that many threads (the calling thread and N - 1 workers).
+TEST_F(TfliteBackendTest, LiteRtRuntimeAppliesAndRecordsItsThreads) {
+  const auto tasks = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator{});
+  };
+  if (!open_litert(tflite(), kTinyTflite, 1)) GTEST_SKIP() << "this build found no ai-edge-litert";
+  const auto before_one = tasks();
+  auto one = open_litert(tflite(), kTinyTflite, 1);
+  const auto with_one = tasks() - before_one;
+  auto four = open_litert(tflite(), kTinyTflite, 4);
+  EXPECT_EQ(tasks() - before_one - with_one, 3) << "worker threads added by a 4-thread compiled model";
+  EXPECT_EQ(setting(*four, "runtime").effective, "litert");
+  EXPECT_NE(setting(*four, "runtime_api").effective.find("ai-edge-litert 2.3.0's libLiteRt.so"), std::string::npos);
+  const auto threads = setting(*four, "intra_op_threads");
+  EXPECT_EQ(threads.requested, "4");
+  EXPECT_EQ(threads.effective, "4");
+  EXPECT_TRUE(threads.applied);
+  EXPECT_EQ(setting(*one, "intra_op_threads").effective, "1");
+  try {
+    auto options = with_runtime("litert");
+    options.extras["xnnpack"] = "off";
+    tflite().open(kTinyTflite, options);
+    FAIL() << "runtime=litert accepted xnnpack=off";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime=litert cannot take xnnpack=off"), std::string::npos) << e.what();
+  }
+}
+
+#ifdef INFERMARK_LITERT_LIBRARY
+// The declarations match ai-edge-litert 2.3.0 only: its library is refused when another version is
+// expected, and a library outside an ai-edge-litert package is refused too.
+TEST_F(TfliteBackendTest, TheLiteRtLibraryIsRefusedWhenItBelongsToAnotherVersion) {
+  EXPECT_EQ(LiteRtCApi::open(INFERMARK_LITERT_LIBRARY).version, "2.3.0");
+  try {
+    LiteRtCApi::open(INFERMARK_LITERT_LIBRARY, "2.2.0");
+    FAIL() << "accepted ai-edge-litert 2.3.0 where 2.2.0 was expected";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("belongs to ai-edge-litert 2.3.0"), std::string::npos) << message;
+    EXPECT_NE(message.find("match ai-edge-litert 2.2.0 only"), std::string::npos) << message;
+  }
+  EXPECT_THROW(LiteRtCApi::open("/nonexistent/ai_edge_litert/libLiteRt.so"), Error);
+}
+#endif
 
 }  // namespace
 }  // namespace infermark

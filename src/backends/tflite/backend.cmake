@@ -29,7 +29,8 @@ infermark_backend_decide(tflite ${tflite_found} build_tflite)
 if(build_tflite)
   set(tflite_dir "${CMAKE_CURRENT_LIST_DIR}")
   set(tflite_sources "${tflite_dir}/tflite_backend.cpp" "${tflite_dir}/tflite_settings.cpp"
-                     "${tflite_dir}/tflite_c_api.cpp" "${tflite_dir}/tflite_c_session.cpp")
+                     "${tflite_dir}/tflite_c_api.cpp" "${tflite_dir}/tflite_c_session.cpp"
+                     "${tflite_dir}/litert_c_api.cpp" "${tflite_dir}/litert_session.cpp")
   set(tflite_libraries ${CMAKE_DL_LIBS})
   if(tflite_python_found)
     list(APPEND tflite_sources "${tflite_dir}/tflite_python_session.cpp" "${tflite_dir}/embedded_python.cpp")
@@ -38,6 +39,12 @@ if(build_tflite)
   infermark_add_backend(tflite SOURCES ${tflite_sources} LIBRARIES ${tflite_libraries}
                         SYSTEM_INCLUDES "${INFERMARK_TFLITE_C_DIR}/include")
   target_compile_definitions(infermark_backend_tflite PRIVATE INFERMARK_TFLITE_C_LIBRARY="${INFERMARK_TFLITE_C_LIBRARY}")
+  # runtime=litert: LiteRT's C API in ai-edge-litert's own library, where the venv has it.
+  file(GLOB litert_library "${INFERMARK_VENV}/lib/python3*/site-packages/ai_edge_litert/libLiteRt.so")
+  if(litert_library)
+    list(GET litert_library 0 litert_library)
+    target_compile_definitions(infermark_backend_tflite PRIVATE INFERMARK_LITERT_LIBRARY="${litert_library}")
+  endif()
   if(tflite_python_found)
     target_compile_definitions(infermark_backend_tflite PRIVATE INFERMARK_TFLITE_PYTHON="${INFERMARK_VENV}/bin/python")
   endif()

@@ -1,12 +1,15 @@
 // TFLite backend. runtime=c (the default): TfLite's C API from the library PyPI's litert-lm-api
 // exports, with the C headers of Maven's tensorflow-lite AAR (scripts/setup: third_party/tflite-c).
 // runtime=python: LiteRT's Python API (ai-edge-litert) in an embedded CPython, where the build has
-// it. docs/backends.md compares both with LiteRT's own benchmark tool.
+// it. runtime=litert: LiteRT's own C API on ai-edge-litert's libLiteRt.so, the library LiteRT's
+// benchmark tool runs. docs/backends.md compares them with that tool.
 #include <filesystem>
 
 #include "backends/backend.hpp"
 #include "backends/declared.hpp"
 #include "backends/plugin.hpp"
+#include "backends/tflite/litert_c_api.hpp"
+#include "backends/tflite/litert_session.hpp"
 #include "backends/tflite/tflite_c_api.hpp"
 #include "backends/tflite/tflite_c_session.hpp"
 #include "backends/tflite/tflite_settings.hpp"
@@ -24,6 +27,7 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
   const auto choice = tflite_settings::parse(options);
   if (!std::filesystem::is_regular_file(model)) throw Error("no such model file");
   if (choice.runtime == Runtime::kCApi) return open_tflite_c_session(tflite_c_api(), model, options, choice.xnnpack);
+  if (choice.runtime == Runtime::kLiteRt) return open_litert_session(litert_c_api(), model, options);
 #ifdef INFERMARK_TFLITE_PYTHON
   return open_tflite_python_session(model, options, choice.xnnpack);
 #else
@@ -34,13 +38,18 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
 class TfliteBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    std::string version = "unavailable", c_api, python_api = "not in this build";
+    std::string version = "unavailable", c_api, litert_api, python_api = "not in this build";
     try {
       const auto& api = tflite_c_api();
       version = api.version;
       c_api = "TfLite " + api.version + "'s C API from litert-lm-api's library";
     } catch (const Error& e) {
       c_api = std::string("unavailable: ") + e.what();
+    }
+    try {
+      litert_api = "ai-edge-litert " + litert_c_api().version + "'s libLiteRt.so, a CompiledModel as litert-benchmark runs it";
+    } catch (const Error& e) {
+      litert_api = std::string("unavailable: ") + e.what();
     }
 #ifdef INFERMARK_TFLITE_PYTHON
     try {
@@ -51,7 +60,8 @@ class TfliteBackend final : public Backend {
 #endif
     return declared_backend_info(tflite_settings::kBackend, version, {"cpu"},
                                  "runtime=c (default): " + c_api + "; runtime=python: LiteRT's Python API, " + python_api +
-                                     ", each timed inference includes one Python call; see docs/backends.md",
+                                     ", each timed inference includes one Python call; runtime=litert: LiteRT's C API, " +
+                                     litert_api + "; see docs/backends.md",
                                  tflite_settings::options());
   }
 

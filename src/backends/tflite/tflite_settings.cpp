@@ -7,8 +7,9 @@ namespace infermark::tflite_settings {
 
 const std::vector<OptionDoc>& options() {
   static const std::vector<OptionDoc> docs{
-      {"runtime", "c|python", "c",
-       "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython"},
+      {"runtime", "c|python|litert", "c",
+       "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython; "
+       "litert: LiteRT's C API, a CompiledModel on ai-edge-litert's libLiteRt.so (what litert-benchmark runs)"},
       {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only"}};
   return docs;
 }
@@ -20,12 +21,24 @@ Choice parse(const SessionOptions& options) {
   const auto runtime = option_or(options.extras, "runtime", "c");
   if (runtime == "python")
     choice.runtime = Runtime::kPythonApi;
+  else if (runtime == "litert")
+    choice.runtime = Runtime::kLiteRt;
   else if (runtime != "c")
-    throw Error("tflite: option runtime=" + runtime + " is neither c nor python");
+    throw Error("tflite: option runtime=" + runtime + " is none of c, python, litert");
+  if (choice.runtime == Runtime::kLiteRt && !choice.xnnpack)
+    throw Error("tflite: runtime=litert cannot take xnnpack=off: ai-edge-litert 2.3.0's CPU accelerator always runs XNNPACK "
+                "(its CPU options have no kernel mode); use runtime=c for TFLite's builtin kernels");
   return choice;
 }
 
-std::string runtime_name(Runtime runtime) { return runtime == Runtime::kCApi ? "c" : "python"; }
+std::string runtime_name(Runtime runtime) {
+  switch (runtime) {
+    case Runtime::kCApi: return "c";
+    case Runtime::kPythonApi: return "python";
+    case Runtime::kLiteRt: return "litert";
+  }
+  return "c";
+}
 
 std::vector<EffectiveSetting> common(const SessionOptions& options, Runtime runtime) {
   return {

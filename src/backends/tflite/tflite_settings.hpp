@@ -1,5 +1,5 @@
-// The tflite backend's options and the effective settings both of its runtimes (the C API and the
-// Python API) report alike.
+// The tflite backend's options and the effective settings its runtimes (TfLite's C API, LiteRT's
+// Python API, LiteRT's C API) report alike.
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@ namespace infermark::tflite_settings {
 
 inline constexpr const char* kBackend = "tflite";
 
-enum class Runtime { kCApi, kPythonApi };
+enum class Runtime { kCApi, kPythonApi, kLiteRt };
 
 struct Choice {
   Runtime runtime = Runtime::kCApi;

@@ -1,0 +1,18 @@
+// A tflite Session on LiteRT's own C API (runtime=litert): one environment and model, one
+// CompiledModel per slot on the CPU accelerator, threads through LiteRT's CPU options as
+// litert-benchmark sets them, host-memory tensor buffers made from the compiled model's
+// requirements.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "backends/backend.hpp"
+#include "backends/tflite/litert_c_api.hpp"
+
+namespace infermark {
+
+// Throws infermark::Error when the model cannot be read or compiled.
+std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options);
+
+}  // namespace infermark
