@@ -1,6 +1,7 @@
 // The smallest Boost.Beast HTTP/1.1 server that answers every request with 200 and an empty body
 // over keep-alive, with the same coroutine style and io-thread count as `infermark serve`: the
-// reference its requests/s on a trivial route are measured against (tools/peers/serve_overhead.sh).
+// reference its requests/s on a trivial route are measured against (tools/peers/serve_overhead.py).
+// Its threads share one io_context, as Beast's examples do (infermark serve runs one per thread).
 // Usage: infermark_http_reference_server PORT IO_THREADS
 #include <utility>  // before Asio (see src/net/http_server.hpp)
 
