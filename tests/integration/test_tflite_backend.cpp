@@ -1,7 +1,8 @@
-// The tflite backend on TfLite's real C library (litert-lm-api's, runtime=c, the default) and on
-// LiteRT's Python API (ai-edge-litert, runtime=python), both installed by scripts/setup, with a
-// real .tflite model: tiny_cnn_tflite.tflite carries tiny_cnn.onnx's weights, so ONNX Runtime on
-// the ONNX original must compute the same function.
+// The tflite backend on its three runtimes, all installed by scripts/setup: LiteRT's own C API on
+// ai-edge-litert's libLiteRt.so (runtime=litert, the default), TfLite's C library from
+// litert-lm-api (runtime=c) and LiteRT's Python API (runtime=python), with real .tflite models:
+// tiny_cnn_tflite.tflite carries tiny_cnn.onnx's weights, so ONNX Runtime on the ONNX original must
+// compute the same function, and Google's MediaPipe models run on photos.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,10 +46,12 @@ class TfliteBackendTest : public ::testing::Test {
   }
   static Backend& tflite() { return load("tflite"); }
 
+  // On TfLite's C API (runtime=c), the runtime that can also turn XNNPACK off.
   static SessionOptions with_xnnpack(const std::string& value, int threads = 0) {
     SessionOptions options;
     options.intra_op_threads = threads;
     options.extras["xnnpack"] = value;
+    options.extras["runtime"] = "c";
     return options;
   }
   static SessionOptions with_runtime(const std::string& runtime, int threads = 0) {
@@ -103,13 +106,19 @@ TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
   EXPECT_EQ(info.name, "tflite");
   EXPECT_EQ(info.formats, std::vector<std::string>{"tflite"});
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(info.version.at(0)))) << info.version;
+#ifdef INFERMARK_LITERT_LIBRARY
+  EXPECT_EQ(info.version, "2.3.0") << "ai-edge-litert's, the default runtime's";
+  EXPECT_NE(info.notes.find("runtime=litert (default): LiteRT's C API, ai-edge-litert 2.3.0's libLiteRt.so"), std::string::npos)
+      << info.notes;
+#else
   EXPECT_EQ(info.version, "2.23.0");
+#endif
   EXPECT_NE(info.notes.find("TfLite 2.23.0's C API from litert-lm-api"), std::string::npos) << info.notes;
   EXPECT_NE(info.notes.find("runtime=python"), std::string::npos) << info.notes;
 }
 
 TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
-  auto session = tflite().open(kTinyTflite, {});
+  auto session = tflite().open(kTinyTflite, with_runtime("c"));  // the C API reads the declared signature
   ASSERT_EQ(session->input_specs().size(), 1u);
   EXPECT_EQ(session->input_specs()[0].name, "input");
   EXPECT_EQ(session->input_specs()[0].dtype, DType::kFloat32);
@@ -120,7 +129,7 @@ TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
 
 TEST_F(TfliteBackendTest, AgreesWithOnnxRuntimeOnTheSameWeights) {
   if (!registry().is_available("onnxruntime")) GTEST_SKIP() << "onnxruntime is not built in this configuration";
-  auto session = tflite().open(kTinyTflite, {});
+  auto session = tflite().open(kTinyTflite, with_runtime("c"));
   const auto inputs = tiny_inputs(*session);
   const auto actual = infer(*session, inputs);
   auto reference = load("onnxruntime").open(kModels / "tiny_cnn.onnx", {});
@@ -143,7 +152,10 @@ TEST_F(TfliteBackendTest, XnnpackOnAndOffBothRunAgreeAndAreReportedAsApplied) {
   EXPECT_EQ(xnnpack_off.effective, "off");
 }
 
-TEST_F(TfliteBackendTest, TheCApiIsTheDefaultAndAppliesThreadsToInterpreterAndXnnpack) {
+TEST_F(TfliteBackendTest, TheCApiAppliesThreadsToInterpreterAndXnnpack) {
+#ifdef INFERMARK_LITERT_LIBRARY
+  EXPECT_EQ(setting(*tflite().open(kTinyTflite, {}), "runtime").effective, "litert") << "the default";
+#endif
   auto session = tflite().open(kTinyTflite, with_xnnpack("on", 2));
   EXPECT_EQ(setting(*session, "runtime").effective, "c");
   EXPECT_NE(setting(*session, "runtime_api").effective.find("TfLite 2.23.0's C API"), std::string::npos);
@@ -233,20 +245,30 @@ TEST_F(TfliteBackendTest, MediapipeModelsRunOnAPhotoThroughTheCApi) {
   }
 }
 
-// Slots are separate interpreters, run concurrently as the harness's concurrent clients do.
+// Slots are separate interpreters (runtime=c) or compiled models (runtime=litert), run
+// concurrently as the harness's concurrent clients do.
 TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
-  auto single = tflite().open(kTinyTflite, {});
-  const auto inputs = tiny_inputs(*single);
-  const auto expected = infer(*single, inputs);
-  auto session = tflite().open(kTinyTflite, {});
-  session->set_inputs(inputs, 3);
-  std::vector<std::thread> clients;
-  for (int slot = 0; slot < 3; ++slot)
-    clients.emplace_back([&session, slot] {
-      for (int i = 0; i < 5; ++i) session->run(slot);
-    });
-  for (auto& client : clients) client.join();
-  EXPECT_LT(max_abs_difference(session->outputs().at(0), expected.at(0)), 1e-6);
+  for (const std::string runtime : {"c", "litert"}) {
+    SCOPED_TRACE(runtime);
+    std::unique_ptr<Session> single;
+    try {
+      single = tflite().open(kTinyTflite, with_runtime(runtime));
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("this build found no ai-edge-litert") != std::string::npos) continue;
+      throw;
+    }
+    const auto inputs = generate_inputs(single->input_specs(), {});
+    const auto expected = infer(*single, inputs);
+    auto session = tflite().open(kTinyTflite, with_runtime(runtime));
+    session->set_inputs(inputs, 3);
+    std::vector<std::thread> clients;
+    for (int slot = 0; slot < 3; ++slot)
+      clients.emplace_back([&session, slot] {
+        for (int i = 0; i < 5; ++i) session->run(slot);
+      });
+    for (auto& client : clients) client.join();
+    EXPECT_LT(max_abs_difference(session->outputs().at(0), expected.at(0)), 1e-6);
+  }
 }
 
 TEST_F(TfliteBackendTest, ABadFileIsAnErrorNamingTheFileAndTheBackend) {

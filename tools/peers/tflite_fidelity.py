@@ -7,6 +7,8 @@ Runs, on the same .tflite model and thread count, alternating the order of the s
   which tells the harness's share apart from the difference between the two TfLite builds;
 - with --other-library LIB: the same loop over another TfLite C library (side `c-loop-other`), e.g.
   litert-lm-api 0.17.1's TfLite 2.22.0, the release line ai-edge-litert 2.3.0 was built from;
+- `infermark run -b tflite --opt runtime=litert` (side `litert-api`: LiteRT's C API, a CompiledModel
+  on the very libLiteRt.so litert-benchmark runs, threads through the same CPU options);
 - `infermark run -b tflite --opt runtime=c` (TfLite's C API, XNNPACK delegate);
 - `infermark run -b tflite --opt runtime=python` (LiteRT's Python API in an embedded CPython),
 each with the same warm-up and run counts, and prints per-round ratios and their median.
@@ -14,7 +16,7 @@ each with the same warm-up and run counts, and prints per-round ratios and their
 Without --model it builds a convolution stack (random weights, seed 7, about 0.5 GFLOP, a few to
 tens of ms a run) with export_tflite.py's schema writer, since litert-benchmark rounds to 0.01 ms
 and tiny_cnn_tflite runs in microseconds.
-  .venv/bin/python tools/peers/tflite_fidelity.py --rounds 5 --threads 1 2 [--other-library LIB]
+  .venv/bin/python tools/peers/tflite_fidelity.py --rounds 5 --threads 1 2 [--other-library LIB] [--sides ...]
 """
 import argparse
 import importlib.metadata
@@ -30,7 +32,8 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "zoo"))
 SEED = 7
-SIDES = ["litert", "c-loop", "c", "python"]
+SIDES = ["litert", "litert-api", "c-loop", "c", "python"]
+RUNTIME_OF_SIDE = {"litert-api": "litert", "c": "c", "python": "python"}  # infermark's sides
 
 
 def build_convnet(path: pathlib.Path) -> None:
@@ -108,8 +111,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--other-library", type=pathlib.Path, help="another TfLite C library for a c-loop-other side")
+    parser.add_argument("--sides", nargs="+", choices=SIDES, default=SIDES, help="sides to run (litert always runs)")
     args = parser.parse_args()
-    sides = SIDES + (["c-loop-other"] if args.other_library else [])
+    sides = ["litert"] + [side for side in args.sides if side != "litert"] + (["c-loop-other"] if args.other_library else [])
 
     with tempfile.TemporaryDirectory() as scratch:
         out = pathlib.Path(scratch)
@@ -135,7 +139,7 @@ def main() -> None:
                     elif side == "c-loop-other":
                         command, p50, mean = c_loop(model, threads, args.warmup, args.runs, args.other_library)
                     else:
-                        command, p50, mean, settings = infermark(model, threads, args.warmup, args.runs, side, out)
+                        command, p50, mean, settings = infermark(model, threads, args.warmup, args.runs, RUNTIME_OF_SIDE[side], out)
                         if settings["intra_op_threads"] != str(threads) or not settings["xnnpack"].startswith("on"):
                             sys.exit(f"runtime={side} ran {settings}, not {threads} thread(s) with XNNPACK")
                     figures[side] = (p50, mean)
@@ -160,7 +164,9 @@ def main() -> None:
                     f"{statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})"
                 best = min(r[side][0] for r in rows)
                 print(f"| {side} | {p50:.3f} | {mean:.3f} | {ratio} | {best:.3f} | {best / best_litert:.3f} |")
-            for side, peer in [("c", "c-loop"), ("c", "python")]:
+            for side, peer in [("c", "c-loop"), ("c", "python"), ("litert-api", "c")]:
+                if side not in sides or peer not in sides:
+                    continue
                 ratios = [r[side][0] / r[peer][0] for r in rows]
                 print(f"{side} / {peer} P50: {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})")
             print()

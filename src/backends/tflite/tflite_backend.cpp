@@ -1,8 +1,9 @@
-// TFLite backend. runtime=c (the default): TfLite's C API from the library PyPI's litert-lm-api
-// exports, with the C headers of Maven's tensorflow-lite AAR (scripts/setup: third_party/tflite-c).
-// runtime=python: LiteRT's Python API (ai-edge-litert) in an embedded CPython, where the build has
-// it. runtime=litert: LiteRT's own C API on ai-edge-litert's libLiteRt.so, the library LiteRT's
-// benchmark tool runs. docs/backends.md compares them with that tool.
+// TFLite backend. runtime=litert (the default where the build found ai-edge-litert): LiteRT's own
+// C API on ai-edge-litert's libLiteRt.so, the library LiteRT's benchmark tool runs. runtime=c:
+// TfLite's C API from the library PyPI's litert-lm-api exports, with the C headers of Maven's
+// tensorflow-lite AAR (scripts/setup: third_party/tflite-c). runtime=python: LiteRT's Python API
+// (ai-edge-litert) in an embedded CPython, where the build has it. docs/backends.md compares them
+// with that tool.
 #include <filesystem>
 
 #include "backends/backend.hpp"
@@ -27,7 +28,11 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
   const auto choice = tflite_settings::parse(options);
   if (!std::filesystem::is_regular_file(model)) throw Error("no such model file");
   if (choice.runtime == Runtime::kCApi) return open_tflite_c_session(tflite_c_api(), model, options, choice.xnnpack);
-  if (choice.runtime == Runtime::kLiteRt) return open_litert_session(litert_c_api(), model, options);
+  if (choice.runtime == Runtime::kLiteRt) {
+    const auto& api = litert_c_api();
+    verify_tflite_model(tflite_c_api(), model);
+    return open_litert_session(api, model, options);
+  }
 #ifdef INFERMARK_TFLITE_PYTHON
   return open_tflite_python_session(model, options, choice.xnnpack);
 #else
@@ -37,17 +42,22 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
 
 class TfliteBackend final : public Backend {
  public:
+  // Version: the default runtime's library (ai-edge-litert's for runtime=litert, TfLite's for c);
+  // each result's runtime_api setting names the library that ran.
   BackendInfo info() const override {
+    const bool litert_default = tflite_settings::default_runtime() == Runtime::kLiteRt;
     std::string version = "unavailable", c_api, litert_api, python_api = "not in this build";
     try {
       const auto& api = tflite_c_api();
-      version = api.version;
+      if (!litert_default) version = api.version;
       c_api = "TfLite " + api.version + "'s C API from litert-lm-api's library";
     } catch (const Error& e) {
       c_api = std::string("unavailable: ") + e.what();
     }
     try {
-      litert_api = "ai-edge-litert " + litert_c_api().version + "'s libLiteRt.so, a CompiledModel as litert-benchmark runs it";
+      const auto& api = litert_c_api();
+      if (litert_default) version = api.version;
+      litert_api = "ai-edge-litert " + api.version + "'s libLiteRt.so, a CompiledModel as litert-benchmark runs it";
     } catch (const Error& e) {
       litert_api = std::string("unavailable: ") + e.what();
     }
@@ -58,10 +68,11 @@ class TfliteBackend final : public Backend {
       python_api = std::string("not started: ") + e.what();
     }
 #endif
+    const std::string litert_text = "runtime=litert" + std::string(litert_default ? " (default)" : "") + ": LiteRT's C API, " + litert_api;
+    const std::string c_text = "runtime=c" + std::string(litert_default ? "" : " (default)") + ": " + c_api;
     return declared_backend_info(tflite_settings::kBackend, version, {"cpu"},
-                                 "runtime=c (default): " + c_api + "; runtime=python: LiteRT's Python API, " + python_api +
-                                     ", each timed inference includes one Python call; runtime=litert: LiteRT's C API, " +
-                                     litert_api + "; see docs/backends.md",
+                                 litert_text + "; " + c_text + "; runtime=python: LiteRT's Python API, " + python_api +
+                                     ", each timed inference includes one Python call; see docs/backends.md",
                                  tflite_settings::options());
   }
 

@@ -211,6 +211,13 @@ class TfliteCSession final : public Session {
 
 }  // namespace
 
+void verify_tflite_model(const TfliteCApi& api, const std::filesystem::path& model) {
+  ErrorLog log;
+  TfLiteModel* read = api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &log);
+  if (read == nullptr) throw Error("TfLite's flatbuffer verifier rejects the model: " + log.take("no reason given"));
+  api.model_delete(read);
+}
+
 std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std::filesystem::path& model,
                                                const SessionOptions& options, bool xnnpack) {
   return std::make_unique<TfliteCSession>(api, model, options, xnnpack);

@@ -15,4 +15,9 @@ namespace infermark {
 std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std::filesystem::path& model,
                                                const SessionOptions& options, bool xnnpack);
 
+// Reads `model` with TfLite's C API, which verifies the flatbuffer, and lets it go; throws
+// infermark::Error with TfLite's reason when it cannot. runtime=litert runs this first: LiteRT 2.3.0
+// reads a file without verifying it, and a file with flipped bits can crash it.
+void verify_tflite_model(const TfliteCApi& api, const std::filesystem::path& model);
+
 }  // namespace infermark

@@ -4,10 +4,21 @@
 #include "core/error.hpp"
 
 namespace infermark::tflite_settings {
+namespace {
+
+// runtime=litert, LiteRT's C API on the library litert-benchmark runs, where this build found it
+// (ai-edge-litert in .venv); TfLite's C API otherwise. Results name the one that ran.
+#ifdef INFERMARK_LITERT_LIBRARY
+constexpr const char* kDefaultRuntime = "litert";
+#else
+constexpr const char* kDefaultRuntime = "c";
+#endif
+
+}  // namespace
 
 const std::vector<OptionDoc>& options() {
   static const std::vector<OptionDoc> docs{
-      {"runtime", "c|python|litert", "c",
+      {"runtime", "c|python|litert", kDefaultRuntime,
        "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython; "
        "litert: LiteRT's C API, a CompiledModel on ai-edge-litert's libLiteRt.so (what litert-benchmark runs)"},
       {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only"}};
@@ -18,18 +29,22 @@ Choice parse(const SessionOptions& options) {
   check_option_keys(kBackend, options.extras, tflite_settings::options());
   Choice choice;
   choice.xnnpack = parse_bool_option(kBackend, "xnnpack", option_or(options.extras, "xnnpack", "on"));
-  const auto runtime = option_or(options.extras, "runtime", "c");
+  const auto runtime = option_or(options.extras, "runtime", kDefaultRuntime);
   if (runtime == "python")
     choice.runtime = Runtime::kPythonApi;
   else if (runtime == "litert")
     choice.runtime = Runtime::kLiteRt;
-  else if (runtime != "c")
+  else if (runtime == "c")
+    choice.runtime = Runtime::kCApi;
+  else
     throw Error("tflite: option runtime=" + runtime + " is none of c, python, litert");
   if (choice.runtime == Runtime::kLiteRt && !choice.xnnpack)
     throw Error("tflite: runtime=litert cannot take xnnpack=off: ai-edge-litert 2.3.0's CPU accelerator always runs XNNPACK "
                 "(its CPU options have no kernel mode); use runtime=c for TFLite's builtin kernels");
   return choice;
 }
+
+Runtime default_runtime() { return std::string(kDefaultRuntime) == "litert" ? Runtime::kLiteRt : Runtime::kCApi; }
 
 std::string runtime_name(Runtime runtime) {
   switch (runtime) {

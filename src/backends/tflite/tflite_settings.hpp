@@ -18,12 +18,16 @@ struct Choice {
   bool xnnpack = true;
 };
 
+// The options; runtime's default is litert where the build found ai-edge-litert's library, else c.
 const std::vector<OptionDoc>& options();
 
 // Checks the --opt keys and parses runtime= and xnnpack=; throws infermark::Error naming the option.
 Choice parse(const SessionOptions& options);
 
 std::string runtime_name(Runtime runtime);
+
+// litert where the build found ai-edge-litert's library, else c.
+Runtime default_runtime();
 
 // runtime, inter_op_threads, device and precision: the same for either runtime.
 std::vector<EffectiveSetting> common(const SessionOptions& options, Runtime runtime);
