@@ -101,6 +101,20 @@ class TfliteBackendTest : public ::testing::Test {
   }
 };
 
+// runtime=litert: LiteRT's own C API on ai-edge-litert's libLiteRt.so (what litert-benchmark runs),
+// or nullptr where this build found no such library.
+std::unique_ptr<Session> open_litert(Backend& backend, const std::filesystem::path& model, int threads) {
+  SessionOptions options;
+  options.intra_op_threads = threads;
+  options.extras["runtime"] = "litert";
+  try {
+    return backend.open(model, options);
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("this build found no ai-edge-litert") != std::string::npos) return nullptr;
+    throw;
+  }
+}
+
 TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
   const auto info = tflite().info();
   EXPECT_EQ(info.name, "tflite");
@@ -118,13 +132,18 @@ TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
 }
 
 TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
-  auto session = tflite().open(kTinyTflite, with_runtime("c"));  // the C API reads the declared signature
-  ASSERT_EQ(session->input_specs().size(), 1u);
-  EXPECT_EQ(session->input_specs()[0].name, "input");
-  EXPECT_EQ(session->input_specs()[0].dtype, DType::kFloat32);
-  EXPECT_EQ(session->input_specs()[0].shape, (std::vector<std::int64_t>{kDynamicDim, 3, 32, 32}));
-  ASSERT_EQ(session->output_specs().size(), 1u);
-  EXPECT_EQ(session->output_specs()[0].name, "logits");
+  std::vector<std::unique_ptr<Session>> sessions;
+  sessions.push_back(tflite().open(kTinyTflite, with_runtime("c")));
+  sessions.push_back(open_litert(tflite(), kTinyTflite, 1));  // LiteRT's -1 comes from TfLite's reading of the file
+  for (const auto& session : sessions) {
+    if (!session) continue;  // no ai-edge-litert in this build
+    ASSERT_EQ(session->input_specs().size(), 1u);
+    EXPECT_EQ(session->input_specs()[0].name, "input");
+    EXPECT_EQ(session->input_specs()[0].dtype, DType::kFloat32);
+    EXPECT_EQ(session->input_specs()[0].shape, (std::vector<std::int64_t>{kDynamicDim, 3, 32, 32}));
+    ASSERT_EQ(session->output_specs().size(), 1u);
+    EXPECT_EQ(session->output_specs()[0].name, "logits");
+  }
 }
 
 TEST_F(TfliteBackendTest, AgreesWithOnnxRuntimeOnTheSameWeights) {
@@ -300,20 +319,6 @@ TEST_F(TfliteBackendTest, AMissingFileAndAnUnknownOptionValueAreErrors) {
   }
 }
 
-// runtime=litert: LiteRT's own C API on ai-edge-litert's libLiteRt.so (what litert-benchmark runs),
-// or nullptr where this build found no such library.
-std::unique_ptr<Session> open_litert(Backend& backend, const std::filesystem::path& model, int threads) {
-  SessionOptions options;
-  options.intra_op_threads = threads;
-  options.extras["runtime"] = "litert";
-  try {
-    return backend.open(model, options);
-  } catch (const Error& e) {
-    if (std::string(e.what()).find("this build found no ai-edge-litert") != std::string::npos) return nullptr;
-    throw;
-  }
-}
-
 // The same model through the three runtimes: LiteRT's C API computes what TfLite's C API and
 // LiteRT's Python API compute, on tiny_cnn and on both MediaPipe models with their photos.
 TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCAndPythonRuntimes) {
@@ -326,8 +331,8 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCAndPythonRuntimes) {
     const auto model = kModels / (stem + ".tflite");
     auto litert = open_litert(tflite(), model, 2);
     if (!litert) GTEST_SKIP() << "this build found no ai-edge-litert";
-    // LiteRT's C API reports the shape the model is compiled for (batch 1), not its signature's -1.
-    const auto inputs = input.empty() ? generate_inputs(litert->input_specs(), {})
+    // tiny_cnn at batch 4: its declared batch is -1, so the compiled model is resized.
+    const auto inputs = input.empty() ? tiny_inputs(*litert)
                                       : std::vector<Tensor>{read_npy(kModels / "inputs" / (stem + ".npy"), input)};
     ASSERT_EQ(litert->input_specs().size(), inputs.size());
     const auto actual = infer(*litert, inputs);

@@ -56,7 +56,8 @@ std::string why_unreadable(const std::filesystem::path& model) {
 
 class LiteRtSession final : public Session {
  public:
-  LiteRtSession(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options)
+  LiteRtSession(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options,
+                const std::map<std::string, std::vector<std::int64_t>>& declared)
       : api_(api),
         options_(options),
         threads_(options.intra_op_threads > 0 ? options.intra_op_threads : 1),
@@ -76,6 +77,12 @@ class LiteRtSession final : public Session {
     check(api_.signature_output_count(signature, &outputs), "count the signature's outputs");
     for (lrt::ParamIndex i = 0; i < inputs; ++i) add_spec(signature, i, api_.signature_input_tensor, input_specs_, input_types_);
     for (lrt::ParamIndex i = 0; i < outputs; ++i) add_spec(signature, i, api_.signature_output_tensor, output_specs_, output_types_);
+    for (auto& spec : input_specs_) {
+      const auto found = declared.find(spec.name);
+      if (found == declared.end() || found->second.size() != spec.shape.size()) continue;
+      for (std::size_t d = 0; d < spec.shape.size(); ++d)
+        if (found->second[d] < 0) spec.shape[d] = kDynamicDim;
+    }
     slots_.push_back(make_slot());
   }
 
@@ -282,8 +289,9 @@ class LiteRtSession final : public Session {
 
 }  // namespace
 
-std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options) {
-  return std::make_unique<LiteRtSession>(api, model, options);
+std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options,
+                                             const std::map<std::string, std::vector<std::int64_t>>& declared) {
+  return std::make_unique<LiteRtSession>(api, model, options, declared);
 }
 
 }  // namespace infermark

@@ -30,8 +30,7 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
   if (choice.runtime == Runtime::kCApi) return open_tflite_c_session(tflite_c_api(), model, options, choice.xnnpack);
   if (choice.runtime == Runtime::kLiteRt) {
     const auto& api = litert_c_api();
-    verify_tflite_model(tflite_c_api(), model);
-    return open_litert_session(api, model, options);
+    return open_litert_session(api, model, options, verified_input_signatures(tflite_c_api(), model));
   }
 #ifdef INFERMARK_TFLITE_PYTHON
   return open_tflite_python_session(model, options, choice.xnnpack);

@@ -211,11 +211,23 @@ class TfliteCSession final : public Session {
 
 }  // namespace
 
-void verify_tflite_model(const TfliteCApi& api, const std::filesystem::path& model) {
+std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api, const std::filesystem::path& model) {
   ErrorLog log;
-  TfLiteModel* read = api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &log);
-  if (read == nullptr) throw Error("TfLite's flatbuffer verifier rejects the model: " + log.take("no reason given"));
-  api.model_delete(read);
+  std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> read(api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &log),
+                                                                   api.model_delete);
+  if (!read) throw Error("TfLite's flatbuffer verifier rejects the model: " + log.take("no reason given"));
+  TfLiteInterpreterOptions* options = api.options_create();
+  api.options_set_error_reporter(options, &ErrorLog::report, &log);
+  std::unique_ptr<TfLiteInterpreter, decltype(&TfLiteInterpreterDelete)> interpreter(api.interpreter_create(read.get(), options),
+                                                                                    api.interpreter_delete);
+  api.options_delete(options);
+  if (!interpreter) throw Error("TfLite cannot build an interpreter for the model: " + log.take("no reason given"));
+  std::map<std::string, std::vector<std::int64_t>> signatures;
+  for (int i = 0; i < api.input_count(interpreter.get()); ++i) {
+    const TfLiteTensor* tensor = api.input_tensor(interpreter.get(), i);
+    signatures[api.tensor_name(tensor)] = dims_of(api.tensor_dims_signature(tensor));
+  }
+  return signatures;
 }
 
 std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std::filesystem::path& model,

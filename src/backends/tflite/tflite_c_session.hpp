@@ -3,7 +3,9 @@
 // applies no default delegate).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "backends/backend.hpp"
@@ -15,9 +17,11 @@ namespace infermark {
 std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std::filesystem::path& model,
                                                const SessionOptions& options, bool xnnpack);
 
-// Reads `model` with TfLite's C API, which verifies the flatbuffer, and lets it go; throws
-// infermark::Error with TfLite's reason when it cannot. runtime=litert runs this first: LiteRT 2.3.0
-// reads a file without verifying it, and a file with flipped bits can crash it.
-void verify_tflite_model(const TfliteCApi& api, const std::filesystem::path& model);
+// Reads `model` with TfLite's C API, which verifies the flatbuffer, and returns each input's
+// declared shape (-1 where any size goes) by tensor name; throws infermark::Error with TfLite's
+// reason when it cannot. runtime=litert runs this first: LiteRT 2.3.0 reads a file without
+// verifying it (a file with flipped bits can crash it), and its C API reports the fixed shape of
+// a tensor whose file gives no rank flag, where TfLite reports the declared -1.
+std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api, const std::filesystem::path& model);
 
 }  // namespace infermark
