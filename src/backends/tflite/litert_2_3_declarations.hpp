@@ -1,11 +1,11 @@
 // What the tflite backend's runtime=litert calls in LiteRT's own C API, written here for exactly
 // the library PyPI's ai-edge-litert 2.3.0 ships (ai_edge_litert/libLiteRt.so, the one its
-// litert-benchmark tool runs): no registry ships LiteRT's C headers. The library has no call that
-// reports its version, so the loader (litert_c_api.cpp) refuses a library that does not sit in an
-// ai_edge_litert package whose dist-info names kLiteRtVersion. Values were checked against that
-// library: the CPU accelerator registers itself under these handles, the element types match the
-// tensors of the zoo's .tflite models, and a CPU options payload with "num_threads = N" is read
-// back as N threads by the XNNPACK delegate it builds.
+// litert-benchmark tool runs), from google-ai-edge/LiteRT's litert/c headers: no registry ships
+// them. The library has no call that reports its version, so the loader (litert_c_api.cpp)
+// refuses a library that does not sit in an ai_edge_litert package whose dist-info names
+// kLiteRtVersion. Checked against that library (test_tflite_backend.cpp): every function resolves,
+// outputs equal TfLite's C API's on the zoo's .tflite models, a bad file gives the FileIO status,
+// and a CPU options payload "num_threads = 4" makes its XNNPACK pool add 3 worker threads.
 #pragma once
 
 #include <stddef.h>
