@@ -2,9 +2,9 @@
 
 #include <dlfcn.h>
 
-#include <exception>
 #include <filesystem>
 
+#include "backends/tflite/shared_library.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -12,9 +12,7 @@ namespace {
 
 template <typename Function>
 void resolve(void* handle, const std::string& library, const char* symbol, Function& target) {
-  void* address = dlsym(handle, symbol);
-  if (address == nullptr) throw Error("LiteRT library " + library + " does not export " + symbol);
-  target = reinterpret_cast<Function>(address);
+  shared_library::resolve(handle, "LiteRT library", library, symbol, target);
 }
 
 // The ai-edge-litert version whose package holds `library`: the <name>-<version>.dist-info folder
@@ -82,25 +80,14 @@ LiteRtCApi LiteRtCApi::open(const std::string& library, const std::string& expec
 }
 
 const LiteRtCApi& litert_c_api() {
-  struct Loaded {
-    LiteRtCApi api;
-    std::exception_ptr failure;
-  };
-  static const Loaded loaded = [] {
-    Loaded result;
-    try {
+  return shared_library::open_once<LiteRtCApi>([] {
 #ifdef INFERMARK_LITERT_LIBRARY
-      result.api = LiteRtCApi::open(INFERMARK_LITERT_LIBRARY);
+    return LiteRtCApi::open(INFERMARK_LITERT_LIBRARY);
 #else
-      throw Error("runtime=litert: this build found no ai-edge-litert (libLiteRt.so) in .venv; scripts/setup installs it");
+    throw Error("runtime=litert: this build found no ai-edge-litert (libLiteRt.so) in .venv; scripts/setup installs it");
+    return LiteRtCApi{};
 #endif
-    } catch (const Error&) {
-      result.failure = std::current_exception();
-    }
-    return result;
-  }();
-  if (loaded.failure) std::rethrow_exception(loaded.failure);
-  return loaded.api;
+  });
 }
 
 }  // namespace infermark

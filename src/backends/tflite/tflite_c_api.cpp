@@ -2,8 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <exception>
-
+#include "backends/tflite/shared_library.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -11,9 +10,7 @@ namespace {
 
 template <typename Function>
 void resolve(void* handle, const std::string& library, const char* symbol, Function& target) {
-  void* address = dlsym(handle, symbol);
-  if (address == nullptr) throw Error("TfLite C library " + library + " does not export " + symbol);
-  target = reinterpret_cast<Function>(address);
+  shared_library::resolve(handle, "TfLite C library", library, symbol, target);
 }
 
 }  // namespace
@@ -68,21 +65,7 @@ TfliteCApi TfliteCApi::open(const std::string& library, const std::string& expec
 }
 
 const TfliteCApi& tflite_c_api() {
-  struct Loaded {
-    TfliteCApi api;
-    std::exception_ptr failure;
-  };
-  static const Loaded loaded = [] {
-    Loaded result;
-    try {
-      result.api = TfliteCApi::open(INFERMARK_TFLITE_C_LIBRARY);
-    } catch (const Error&) {
-      result.failure = std::current_exception();
-    }
-    return result;
-  }();
-  if (loaded.failure) std::rethrow_exception(loaded.failure);
-  return loaded.api;
+  return shared_library::open_once<TfliteCApi>([] { return TfliteCApi::open(INFERMARK_TFLITE_C_LIBRARY); });
 }
 
 }  // namespace infermark
