@@ -21,7 +21,7 @@ const std::vector<OptionDoc>& options() {
       {"runtime", "c|python|litert", kDefaultRuntime,
        "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython; "
        "litert: LiteRT's C API, a CompiledModel on ai-edge-litert's libLiteRt.so (what litert-benchmark runs)"},
-      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only"}};
+      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only (runtime=c and python; runtime=litert always runs XNNPACK)"}};
   return docs;
 }
 
