@@ -244,6 +244,8 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
         auto start = mono_now_ns();
         auto session = (*backend)->open(request.model, options);
         result.timing.load_ms = ms_since(start);
+        if (const auto version = session->library_version(); !version.empty())
+          result.backend.version = environment.libraries[result.backend.framework] = version;
         result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
         result.model.inputs = session->input_specs();
         result.model.outputs = session->output_specs();

@@ -55,6 +55,7 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
         recent_compute_ns_ = mono_now_ns() - again;
       }
     settings_ = sessions_.front()->effective_settings();
+    if (auto version = sessions_.front()->library_version(); !version.empty()) backend_.info.version = std::move(version);
   } catch (const std::exception& e) {
     throw Error(describe_variant(model, spec) + ": " + e.what());
   }

@@ -178,6 +178,7 @@ TEST_F(TfliteBackendTest, TheCApiAppliesThreadsToInterpreterAndXnnpack) {
   auto session = tflite().open(kTinyTflite, with_xnnpack("on", 2));
   EXPECT_EQ(setting(*session, "runtime").effective, "c");
   EXPECT_NE(setting(*session, "runtime_api").effective.find("TfLite 2.23.0's C API"), std::string::npos);
+  EXPECT_EQ(session->library_version(), "TfLite 2.23.0") << "results name the library that ran, not the default runtime's";
   const auto threads = setting(*session, "intra_op_threads");
   EXPECT_EQ(threads.requested, "2");
   EXPECT_EQ(threads.effective, "2");
@@ -364,6 +365,7 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAppliesAndRecordsItsThreads) {
   EXPECT_EQ(tasks() - before_one - with_one, 3) << "worker threads added by a 4-thread compiled model";
   EXPECT_EQ(setting(*four, "runtime").effective, "litert");
   EXPECT_NE(setting(*four, "runtime_api").effective.find("ai-edge-litert 2.3.0's libLiteRt.so"), std::string::npos);
+  EXPECT_EQ(four->library_version(), "ai-edge-litert 2.3.0");
   const auto threads = setting(*four, "intra_op_threads");
   EXPECT_EQ(threads.requested, "4");
   EXPECT_EQ(threads.effective, "4");

@@ -128,6 +128,8 @@ class LiteRtSession final : public Session {
     return true;
   }
 
+  std::string library_version() const override { return "ai-edge-litert " + api_.version; }
+
   std::vector<EffectiveSetting> effective_settings() const override {
     const int asked = options_.intra_op_threads;
     const std::string threads = std::to_string(threads_);

@@ -95,6 +95,8 @@ class TfliteCSession final : public Session {
     return true;
   }
 
+  std::string library_version() const override { return "TfLite " + api_.version; }
+
   std::vector<EffectiveSetting> effective_settings() const override {
     const std::string threads = std::to_string(threads_);
     const int asked = options_.intra_op_threads;

@@ -114,6 +114,8 @@ class TflitePythonSession final : public Session {
     return result;
   }
 
+  std::string library_version() const override { return tflite_python_runtime(); }
+
   std::vector<EffectiveSetting> effective_settings() const override {
     const int threads = options_.intra_op_threads;
     const bool delegated = delegate_nodes_ > 0;
