@@ -1,6 +1,6 @@
-// The tflite backend on its three runtimes, all installed by scripts/setup: LiteRT's own C API on
-// ai-edge-litert's libLiteRt.so (runtime=litert, the default), TfLite's C library from
-// litert-lm-api (runtime=c) and LiteRT's Python API (runtime=python), with real .tflite models:
+// The tflite backend on its two runtimes, both installed by scripts/setup: LiteRT's own C API on
+// ai-edge-litert's libLiteRt.so (runtime=litert, the default) and TfLite's C library from
+// litert-lm-api (runtime=c), with real .tflite models:
 // tiny_cnn_tflite.tflite carries tiny_cnn.onnx's weights, so ONNX Runtime on the ONNX original must
 // compute the same function, and Google's MediaPipe models run on photos.
 #include <gtest/gtest.h>
@@ -59,19 +59,6 @@ class TfliteBackendTest : public ::testing::Test {
     options.extras["runtime"] = runtime;
     return options;
   }
-  // runtime=python, or nullptr where this build has no LiteRT Python API.
-  static std::unique_ptr<Session> open_python(int threads = 0) { return open_python_model(kTinyTflite, threads); }
-
-  // runtime=python on `model`, or nullptr where this build has no LiteRT Python API.
-  static std::unique_ptr<Session> open_python_model(const std::filesystem::path& model, int threads) {
-    try {
-      return tflite().open(model, with_runtime("python", threads));
-    } catch (const Error& e) {
-      if (std::string(e.what()).find("this build has no LiteRT Python API") != std::string::npos) return nullptr;
-      throw;
-    }
-  }
-
   // Batch-4 seeded inputs for tiny_cnn's spec; the same tensors feed every framework.
   static std::vector<Tensor> tiny_inputs(const Session& session) {
     InputRequest request;
@@ -128,7 +115,7 @@ TEST_F(TfliteBackendTest, ReportsTheRuntimeItLoadedAndWhereItCameFrom) {
   EXPECT_EQ(info.version, "2.23.0");
 #endif
   EXPECT_NE(info.notes.find("TfLite 2.23.0's C API from litert-lm-api"), std::string::npos) << info.notes;
-  EXPECT_NE(info.notes.find("runtime=python"), std::string::npos) << info.notes;
+  EXPECT_EQ(info.notes.find("runtime=python"), std::string::npos) << "the Python API runtime is gone: " << info.notes;
 }
 
 TEST_F(TfliteBackendTest, ReadsTheModelsTensorSpecs) {
@@ -189,16 +176,16 @@ TEST_F(TfliteBackendTest, TheCApiAppliesThreadsToInterpreterAndXnnpack) {
   EXPECT_TRUE(xnnpack.applied) << xnnpack.note;
 }
 
-TEST_F(TfliteBackendTest, CAndPythonRuntimesComputeTheSameOutputs) {
-  auto python = open_python(2);
-  if (!python) GTEST_SKIP() << "this build has no LiteRT Python API";
-  auto c = tflite().open(kTinyTflite, with_runtime("c", 2));
-  const auto inputs = tiny_inputs(*c);
-  EXPECT_EQ(c->input_specs().at(0).shape, python->input_specs().at(0).shape);
-  EXPECT_LT(max_abs_difference(infer(*c, inputs).at(0), infer(*python, inputs).at(0)), 1e-5);
-  EXPECT_EQ(setting(*python, "runtime").effective, "python");
-  EXPECT_NE(setting(*python, "runtime_api").effective.find("Python"), std::string::npos);
-  EXPECT_EQ(setting(*python, "intra_op_threads").effective, "2");
+// runtime=python (LiteRT's Python API in an embedded CPython) was dropped once runtime=litert
+// proved faithful to litert-benchmark; asking for it says what to use instead.
+TEST_F(TfliteBackendTest, TheRemovedPythonRuntimeIsAnErrorNamingTheReplacement) {
+  try {
+    tflite().open(kTinyTflite, with_runtime("python"));
+    FAIL() << "accepted runtime=python";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime=python was removed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use litert or c"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(TfliteBackendTest, AnUnknownRuntimeIsAnErrorNamingTheOption) {
@@ -206,7 +193,7 @@ TEST_F(TfliteBackendTest, AnUnknownRuntimeIsAnErrorNamingTheOption) {
     tflite().open(kTinyTflite, with_runtime("java"));
     FAIL() << "accepted runtime=java";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("runtime=java is none of c, python, litert"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("runtime=java is none of c, litert"), std::string::npos) << e.what();
   }
 }
 
@@ -235,7 +222,7 @@ TEST_F(TfliteBackendTest, TheCLibraryIsRefusedWhenItReportsAnotherVersion) {
 
 // Google's MediaPipe models (pretrained, copied unchanged from PyPI mediapipe by scripts/setup) on
 // an opencv-doc photo through the C API: BlazeFace finds the face the zoo's build found with
-// LiteRT's Python API, and both models compute what runtime=python computes.
+// LiteRT's Python API (LiteRtRuntimeAgreesWithTheCRuntime compares the runtimes' outputs).
 TEST_F(TfliteBackendTest, MediapipeModelsRunOnAPhotoThroughTheCApi) {
   for (const auto& [stem, input, output] : {std::tuple{"mediapipe_face_detection", "input", "classificators"},
                                             std::tuple{"mediapipe_selfie_segmentation", "input_1", "activation_10"}}) {
@@ -252,16 +239,6 @@ TEST_F(TfliteBackendTest, MediapipeModelsRunOnAPhotoThroughTheCApi) {
     if (std::string(stem) == "mediapipe_face_detection") {
       EXPECT_GT(1 / (1 + std::exp(-largest)), 0.5) << "no face found";
     }
-    std::unique_ptr<Session> python;
-    try {
-      python = tflite().open(model, with_runtime("python", 1));
-    } catch (const Error& e) {
-      if (std::string(e.what()).find("this build has no LiteRT Python API") == std::string::npos) throw;
-      continue;
-    }
-    const auto expected = infer(*python, photo);
-    ASSERT_EQ(expected.size(), outputs.size());
-    for (std::size_t i = 0; i < outputs.size(); ++i) EXPECT_LT(max_abs_difference(outputs[i], expected[i]), 1e-4);
   }
 }
 
@@ -294,13 +271,12 @@ TEST_F(TfliteBackendTest, SlotsRunConcurrently) {
 TEST_F(TfliteBackendTest, ABadFileIsAnErrorNamingTheFileAndTheBackend) {
   const auto path = std::filesystem::temp_directory_path() / "infermark_not_a_model.tflite";
   std::ofstream(path) << "this is not a TFLite flatbuffer";
-  for (const std::string runtime : {"c", "python", "litert"}) {
+  for (const std::string runtime : {"c", "litert"}) {
     try {
       tflite().open(path, with_runtime(runtime));
       FAIL() << "runtime=" << runtime << " opened a file that is not a model";
     } catch (const Error& e) {
       const std::string message = e.what();
-      if (message.find("this build has no LiteRT Python API") != std::string::npos) continue;
       if (message.find("this build found no ai-edge-litert") != std::string::npos) continue;
       EXPECT_NE(message.find(path.string()), std::string::npos) << message;
       EXPECT_NE(message.find("'tflite'"), std::string::npos) << message;
@@ -320,9 +296,9 @@ TEST_F(TfliteBackendTest, AMissingFileAndAnUnknownOptionValueAreErrors) {
   }
 }
 
-// The same model through the three runtimes: LiteRT's C API computes what TfLite's C API and
-// LiteRT's Python API compute, on tiny_cnn and on both MediaPipe models with their photos.
-TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCAndPythonRuntimes) {
+// The same model through both runtimes: LiteRT's C API computes what TfLite's C API computes, on
+// tiny_cnn and on both MediaPipe models with their photos.
+TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCRuntime) {
   struct Case {
     std::string stem, input;
   };
@@ -337,16 +313,12 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCAndPythonRuntimes) {
                                       : std::vector<Tensor>{read_npy(kModels / "inputs" / (stem + ".npy"), input)};
     ASSERT_EQ(litert->input_specs().size(), inputs.size());
     const auto actual = infer(*litert, inputs);
-    std::vector<std::unique_ptr<Session>> peers;
-    peers.push_back(tflite().open(model, with_runtime("c", 2)));
-    if (auto python = open_python_model(model, 2)) peers.push_back(std::move(python));
-    for (auto& peer : peers) {
-      const auto expected = infer(*peer, inputs);
-      ASSERT_EQ(expected.size(), actual.size());
-      for (std::size_t i = 0; i < actual.size(); ++i) {
-        EXPECT_EQ(actual[i].name, expected[i].name);
-        EXPECT_LT(max_abs_difference(actual[i], expected[i]), 1e-4) << actual[i].name;
-      }
+    auto c = tflite().open(model, with_runtime("c", 2));
+    const auto expected = infer(*c, inputs);
+    ASSERT_EQ(expected.size(), actual.size());
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      EXPECT_EQ(actual[i].name, expected[i].name);
+      EXPECT_LT(max_abs_difference(actual[i], expected[i]), 1e-4) << actual[i].name;
     }
   }
 }

@@ -9,8 +9,7 @@ Runs, on the same .tflite model and thread count, alternating the order of the s
   litert-lm-api 0.17.1's TfLite 2.22.0, the release line ai-edge-litert 2.3.0 was built from;
 - `infermark run -b tflite --opt runtime=litert` (side `litert-api`: LiteRT's C API, a CompiledModel
   on the very libLiteRt.so litert-benchmark runs, threads through the same CPU options);
-- `infermark run -b tflite --opt runtime=c` (TfLite's C API, XNNPACK delegate);
-- `infermark run -b tflite --opt runtime=python` (LiteRT's Python API in an embedded CPython),
+- `infermark run -b tflite --opt runtime=c` (TfLite's C API, XNNPACK delegate),
 each with the same warm-up and run counts, and prints per-round ratios and their median.
 
 Without --model it builds a convolution stack (random weights, seed 7, about 0.5 GFLOP, a few to
@@ -32,8 +31,8 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "zoo"))
 SEED = 7
-SIDES = ["litert", "litert-api", "c-loop", "c", "python"]
-RUNTIME_OF_SIDE = {"litert-api": "litert", "c": "c", "python": "python"}  # infermark's sides
+SIDES = ["litert", "litert-api", "c-loop", "c"]
+RUNTIME_OF_SIDE = {"litert-api": "litert", "c": "c"}  # infermark's sides
 
 
 def build_convnet(path: pathlib.Path) -> None:
@@ -164,7 +163,7 @@ def main() -> None:
                     f"{statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})"
                 best = min(r[side][0] for r in rows)
                 print(f"| {side} | {p50:.3f} | {mean:.3f} | {ratio} | {best:.3f} | {best / best_litert:.3f} |")
-            for side, peer in [("c", "c-loop"), ("c", "python"), ("litert-api", "c")]:
+            for side, peer in [("c", "c-loop"), ("litert-api", "c")]:
                 if side not in sides or peer not in sides:
                     continue
                 ratios = [r[side][0] / r[peer][0] for r in rows]

@@ -1,9 +1,8 @@
 // TFLite backend. runtime=litert (the default where the build found ai-edge-litert): LiteRT's own
 // C API on ai-edge-litert's libLiteRt.so, the library LiteRT's benchmark tool runs. runtime=c:
 // TfLite's C API from the library PyPI's litert-lm-api exports, with the C headers of Maven's
-// tensorflow-lite AAR (scripts/setup: third_party/tflite-c). runtime=python: LiteRT's Python API
-// (ai-edge-litert) in an embedded CPython, where the build has it. docs/backends.md compares them
-// with that tool.
+// tensorflow-lite AAR (scripts/setup: third_party/tflite-c). docs/backends.md compares both with
+// that tool.
 #include <filesystem>
 
 #include "backends/backend.hpp"
@@ -15,9 +14,6 @@
 #include "backends/tflite/tflite_c_session.hpp"
 #include "backends/tflite/tflite_settings.hpp"
 #include "core/error.hpp"
-#ifdef INFERMARK_TFLITE_PYTHON
-#include "backends/tflite/tflite_python_session.hpp"
-#endif
 
 namespace infermark {
 namespace {
@@ -28,15 +24,8 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
   const auto choice = tflite_settings::parse(options);
   if (!std::filesystem::is_regular_file(model)) throw Error("no such model file");
   if (choice.runtime == Runtime::kCApi) return open_tflite_c_session(tflite_c_api(), model, options, choice.xnnpack);
-  if (choice.runtime == Runtime::kLiteRt) {
-    const auto& api = litert_c_api();
-    return open_litert_session(api, model, options, verified_input_signatures(tflite_c_api(), model));
-  }
-#ifdef INFERMARK_TFLITE_PYTHON
-  return open_tflite_python_session(model, options, choice.xnnpack);
-#else
-  throw Error("runtime=python: this build has no LiteRT Python API (ai-edge-litert in .venv)");
-#endif
+  const auto& api = litert_c_api();
+  return open_litert_session(api, model, options, verified_input_signatures(tflite_c_api(), model));
 }
 
 class TfliteBackend final : public Backend {
@@ -45,7 +34,7 @@ class TfliteBackend final : public Backend {
   // each result's runtime_api setting names the library that ran.
   BackendInfo info() const override {
     const bool litert_default = tflite_settings::default_runtime() == Runtime::kLiteRt;
-    std::string version = "unavailable", c_api, litert_api, python_api = "not in this build";
+    std::string version = "unavailable", c_api, litert_api;
     try {
       const auto& api = tflite_c_api();
       if (!litert_default) version = api.version;
@@ -60,18 +49,10 @@ class TfliteBackend final : public Backend {
     } catch (const Error& e) {
       litert_api = std::string("unavailable: ") + e.what();
     }
-#ifdef INFERMARK_TFLITE_PYTHON
-    try {
-      python_api = tflite_python_runtime();
-    } catch (const Error& e) {
-      python_api = std::string("not started: ") + e.what();
-    }
-#endif
     const std::string litert_text = "runtime=litert" + std::string(litert_default ? " (default)" : "") + ": LiteRT's C API, " + litert_api;
     const std::string c_text = "runtime=c" + std::string(litert_default ? "" : " (default)") + ": " + c_api;
     return declared_backend_info(tflite_settings::kBackend, version, {"cpu"},
-                                 litert_text + "; " + c_text + "; runtime=python: LiteRT's Python API, " + python_api +
-                                     ", each timed inference includes one Python call; see docs/backends.md",
+                                 litert_text + "; " + c_text + "; see docs/backends.md",
                                  tflite_settings::options());
   }
 

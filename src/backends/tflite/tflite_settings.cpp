@@ -18,10 +18,10 @@ constexpr const char* kDefaultRuntime = "c";
 
 const std::vector<OptionDoc>& options() {
   static const std::vector<OptionDoc> docs{
-      {"runtime", "c|python|litert", kDefaultRuntime,
-       "c: TfLite's C API (litert-lm-api's library); python: LiteRT's Python API (ai-edge-litert) in an embedded CPython; "
+      {"runtime", "c|litert", kDefaultRuntime,
+       "c: TfLite's C API (litert-lm-api's library); "
        "litert: LiteRT's C API, a CompiledModel on ai-edge-litert's libLiteRt.so (what litert-benchmark runs)"},
-      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only (runtime=c and python; runtime=litert always runs XNNPACK)"}};
+      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only (runtime=c; runtime=litert always runs XNNPACK)"}};
   return docs;
 }
 
@@ -31,13 +31,14 @@ Choice parse(const SessionOptions& options) {
   choice.xnnpack = parse_bool_option(kBackend, "xnnpack", option_or(options.extras, "xnnpack", "on"));
   const auto runtime = option_or(options.extras, "runtime", kDefaultRuntime);
   if (runtime == "python")
-    choice.runtime = Runtime::kPythonApi;
-  else if (runtime == "litert")
+    throw Error("tflite: runtime=python was removed: runtime=litert runs the library litert-benchmark runs through LiteRT's "
+                "C API, within 5% of that tool (docs/backends.md), with no Python in the timed call; use litert or c");
+  if (runtime == "litert")
     choice.runtime = Runtime::kLiteRt;
   else if (runtime == "c")
     choice.runtime = Runtime::kCApi;
   else
-    throw Error("tflite: option runtime=" + runtime + " is none of c, python, litert");
+    throw Error("tflite: option runtime=" + runtime + " is none of c, litert");
   if (choice.runtime == Runtime::kLiteRt && !choice.xnnpack)
     throw Error("tflite: runtime=litert cannot take xnnpack=off: ai-edge-litert 2.3.0's CPU accelerator always runs XNNPACK "
                 "(its CPU options have no kernel mode); use runtime=c for TFLite's builtin kernels");
@@ -49,7 +50,6 @@ Runtime default_runtime() { return std::string(kDefaultRuntime) == "litert" ? Ru
 std::string runtime_name(Runtime runtime) {
   switch (runtime) {
     case Runtime::kCApi: return "c";
-    case Runtime::kPythonApi: return "python";
     case Runtime::kLiteRt: return "litert";
   }
   return "c";

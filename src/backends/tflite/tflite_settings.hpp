@@ -1,5 +1,5 @@
-// The tflite backend's options and the effective settings its runtimes (TfLite's C API, LiteRT's
-// Python API, LiteRT's C API) report alike.
+// The tflite backend's options and the effective settings its runtimes (LiteRT's C API, TfLite's
+// C API) report alike.
 #pragma once
 
 #include <string>
@@ -11,7 +11,7 @@ namespace infermark::tflite_settings {
 
 inline constexpr const char* kBackend = "tflite";
 
-enum class Runtime { kCApi, kPythonApi, kLiteRt };
+enum class Runtime { kCApi, kLiteRt };
 
 struct Choice {
   Runtime runtime = Runtime::kCApi;
