@@ -9,11 +9,18 @@ alternated (the machines are shared and noisy):
    the HTTP floor: wrk's P50 for the same request bytes against the minimal Beast server.
 3. Dynamic batching: ResNet-50 at concurrency 16 (perf_analyzer) with batching on and off.
 
-Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N] [--skip-batching]
+Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N] [--skip-batching] [--cpu-idle default|poll]
 Prints a Markdown table per part, with the commands it ran.
+
+--cpu-idle poll holds /dev/cpu_dma_latency at 0 for the whole run (Linux PM QoS, as tuned's
+latency-performance profile does), so no CPU enters an idle state deeper than polling, for every
+side alike. Without it, a client and server that wait on each other at concurrency 1 let their
+CPUs idle between requests, and on a VM each wake-up costs tens of µs that the in-process loop,
+which never waits, does not pay (docs/serving.md has both).
 """
 
 import argparse
+import contextlib
 import glob
 import json
 import math
@@ -35,6 +42,27 @@ def run(command, env=None, timeout=900):
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     return done.stdout
+
+
+@contextlib.contextmanager
+def cpu_idle(mode):
+    """Holds /dev/cpu_dma_latency at 0 while the block runs (mode "poll"); says what it applied."""
+    if mode != "poll":
+        print("CPU idle states: the system's default (no PM QoS request)")
+        yield
+        return
+    try:
+        fd = os.open("/dev/cpu_dma_latency", os.O_WRONLY)
+    except OSError as e:
+        print(f"CPU idle states: --cpu-idle poll NOT applied ({e}); the system's default")
+        yield
+        return
+    try:
+        os.write(fd, (0).to_bytes(4, sys.byteorder, signed=True))
+        print("CPU idle states: polling only (/dev/cpu_dma_latency held at 0 for every side)")
+        yield
+    finally:
+        os.close(fd)
 
 
 def wrk_rps(port, seconds):
@@ -165,12 +193,14 @@ def main():
     parser.add_argument("venv")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-batching", action="store_true")
+    parser.add_argument("--cpu-idle", choices=["default", "poll"], default="default")
     args = parser.parse_args()
     print(f"# infermark serve overhead ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores)")
-    http_layer(args.build, args.models, args.rounds)
-    server_overhead(args.build, args.models, args.venv, args.rounds)
-    if not args.skip_batching:
-        batching(args.build, args.models, args.venv, max(1, args.rounds - 1))
+    with cpu_idle(args.cpu_idle):
+        http_layer(args.build, args.models, args.rounds)
+        server_overhead(args.build, args.models, args.venv, args.rounds)
+        if not args.skip_batching:
+            batching(args.build, args.models, args.venv, max(1, args.rounds - 1))
 
 
 if __name__ == "__main__":
