@@ -75,7 +75,7 @@ class Session {
   virtual bool overwrite_input(std::size_t /*index*/, std::span<const std::byte> /*data*/) { return false; }
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
   // The version of the framework library this session runs, where a backend can run more than
-  // one (TFLite: LiteRT's CompiledModel, TfLite's C API, the Python API); results then name it
+  // one (TFLite: LiteRT's CompiledModel or TfLite's C API); results then name it
   // instead of the backend's default. Empty: the backend's own version.
   virtual std::string library_version() const { return ""; }
   // Serving (`infermark serve`): one inference on `inputs` (any batch size the model accepts),

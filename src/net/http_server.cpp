@@ -199,7 +199,6 @@ asio::awaitable<void> Responder::end_stream() {
 HttpServer::HttpServer(const std::string& host, std::uint16_t port, int io_threads, ServerLimits limits, Handler handler)
     : lanes_(make_lanes(std::max(1, io_threads))),
       acceptor_(lanes_.front()->io),
-      io_threads_(std::max(1, io_threads)),
       limits_(limits),
       handler_(std::move(handler)) {
   beast::error_code ec;

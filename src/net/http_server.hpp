@@ -136,7 +136,6 @@ class HttpServer {
   std::vector<std::unique_ptr<IoLane>> lanes_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
-  int io_threads_;
   ServerLimits limits_;
   Handler handler_;
   std::vector<std::thread> threads_;

@@ -31,7 +31,7 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& model, const 
 class TfliteBackend final : public Backend {
  public:
   // Version: the default runtime's library (ai-edge-litert's for runtime=litert, TfLite's for c);
-  // each result's runtime_api setting names the library that ran.
+  // each result names the library its session ran (Session::library_version, runtime_api).
   BackendInfo info() const override {
     const bool litert_default = tflite_settings::default_runtime() == Runtime::kLiteRt;
     std::string version = "unavailable", c_api, litert_api;
