@@ -16,9 +16,11 @@ A production Triton would run the model in its ONNX Runtime backend, which no re
 here offers: the Python backend is what this Triton can do.
 
 Triton's perf_analyzer (from .venv's tritonclient wheel) drives each over HTTP with binary tensors
-at each concurrency, sides alternated (A B C A B C over the rounds; the machines are shared and
-noisy). All servers stay up the whole time; one is measured at a time. Before measuring, the script
-checks that all return the same logits for the same input.
+at each concurrency, the same input bytes for every side (one seeded random tensor, given to
+perf_analyzer as an input-data folder), the sides' order rotated every round (A B C, B C A, C A B,
+...: tools/peers/rounds.py; the machines are shared and noisy). All servers stay up the whole time;
+one is measured at a time. Before measuring, the script checks that all return the same logits for
+that input.
 
 Usage: triton_vs_serve.py [--infermark PATH] [--models DIR] [--pytriton-venv DIR] [--venv DIR]
                           [--rounds N] [--interval-ms MS] [--concurrency C ...]
@@ -32,13 +34,15 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rounds import DEFAULT_ROUNDS, run_rounds, spread  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
@@ -148,9 +152,21 @@ def stop_triton(process):
             process.wait()
 
 
+def the_input():
+    """The one input every side gets (logits check and perf_analyzer alike)."""
+    return np.random.default_rng(7).standard_normal((1, 3, 32, 32)).astype(np.float32)
+
+
+def input_data_folder(work):
+    """perf_analyzer's --input-data folder: one raw little-endian file per input, named after it."""
+    folder = os.path.join(work, "input-data")
+    os.makedirs(folder, exist_ok=True)
+    the_input().astype("<f4").tofile(os.path.join(folder, "input"))
+    return folder
+
+
 def logits(address):
-    rng = np.random.default_rng(7)
-    image = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    image = the_input()
     status, _, body = http(address, "POST", f"/v2/models/{MODEL}/infer", infer_body(image))
     if status != 200:
         raise RuntimeError(f"infer on {address}: HTTP {status}: {body[:300]!r}")
@@ -158,13 +174,13 @@ def logits(address):
     return np.array(output["data"], dtype=np.float32)
 
 
-def perf_analyzer_command(venv, address, concurrency, interval_ms, shape="input:1,3,32,32"):
+def perf_analyzer_command(venv, address, concurrency, interval_ms, shape="input:1,3,32,32", input_data=None):
     """Three windows, merged into one figure. --stability-percentage 1000 turns the stability check off:
     on a shared 2-core machine P99 moves by more than 2x between windows, and every window counts."""
     return [os.path.join(venv, "bin", "perf_analyzer"), "-m", MODEL, "-u", address, "-i", "http",
             "--concurrency-range", str(concurrency), "--measurement-interval", str(interval_ms),
             "--stability-percentage", "1000", "--max-trials", "3", "--percentile", "99",
-            "--shape", shape]
+            "--shape", shape] + (["--input-data", input_data] if input_data else [])
 
 
 def cuda_runtime_lib(venv):
@@ -172,10 +188,10 @@ def cuda_runtime_lib(venv):
     return glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvidia", "cuda_runtime", "lib"))
 
 
-def perf_analyzer(venv, address, concurrency, interval_ms, shape="input:1,3,32,32"):
+def perf_analyzer(venv, address, concurrency, interval_ms, shape="input:1,3,32,32", input_data=None):
     environment = dict(os.environ)
     environment["LD_LIBRARY_PATH"] = os.pathsep.join(cuda_runtime_lib(venv) + [environment.get("LD_LIBRARY_PATH", "")])
-    command = perf_analyzer_command(venv, address, concurrency, interval_ms, shape)
+    command = perf_analyzer_command(venv, address, concurrency, interval_ms, shape, input_data)
     done = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"perf_analyzer failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -198,7 +214,7 @@ def add_tool_arguments(parser):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_tool_arguments(parser)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     parser.add_argument("--interval-ms", type=int, default=2000, help="perf_analyzer measurement window (3 per figure)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     args = parser.parse_args()
@@ -231,17 +247,20 @@ def main():
         commit = subprocess.run(["git", "-C", os.path.dirname(os.path.realpath(args.infermark)), "rev-parse", "--short",
                                  "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
 
+        input_data = input_data_folder(work)
         for _, address in sides:  # warm-up, not recorded
-            perf_analyzer(args.venv, address, max(args.concurrency), 1000)
+            perf_analyzer(args.venv, address, max(args.concurrency), 1000, input_data=input_data)
 
         rows = []
-        for round_number in range(1, args.rounds + 1):
-            for concurrency in args.concurrency:
-                for name, address in sides:
-                    figures = perf_analyzer(args.venv, address, concurrency, args.interval_ms)
-                    rows.append({"server": name, "concurrency": concurrency, "round": round_number, **figures})
-                    print(f"round {round_number} c={concurrency} {name}: {figures['throughput']:.0f}/s "
-                          f"P50 {figures['p50']:.0f} µs P99 {figures['p99']:.0f} µs", file=sys.stderr)
+        addresses = dict(sides)
+        for concurrency in args.concurrency:
+            measured = run_rounds(
+                [name for name, _ in sides], args.rounds,
+                lambda name: perf_analyzer(args.venv, addresses[name], concurrency, args.interval_ms, input_data=input_data),
+                describe=lambda f: f"{f['throughput']:.0f}/s P50 {f['p50']:.0f} µs P99 {f['p99']:.0f} µs",
+                label=f"c={concurrency} ")
+            rows += [{"server": name, "concurrency": concurrency, "round": i, **figures}
+                     for i, m in enumerate(measured, 1) for name, figures in m.items()]
     finally:  # on failure WORK stays, with the servers' logs
         for process, stop in reversed(processes):
             stop(process)
@@ -251,7 +270,8 @@ def main():
           f"{os.cpu_count()} cores)\n")
     print(f"tiny_cnn (1x3x32x32 FP32), ONNX Runtime with 1 intra-op thread, one model instance, no dynamic "
           f"batching on any side; perf_analyzer over HTTP with binary tensors, {args.interval_ms} ms windows "
-          f"(3 per figure), sides alternated over {args.rounds} rounds. All return the same logits "
+          f"(3 per figure), the same input bytes for every side, the sides' order rotated every round over "
+          f"{args.rounds} rounds. All return the same logits "
           f"(max difference {difference:.1e}). Server queue and compute: perf_analyzer's server-side averages "
           f"(each server's statistics endpoint).\n")
     print("| server | concurrency | round | throughput (infer/s) | P50 (µs) | P99 (µs) | server queue (µs) | "
@@ -261,16 +281,18 @@ def main():
         print(f"| {row['server']} | {row['concurrency']} | {row['round']} | {row['throughput']:,.0f} | {row['p50']:,.0f} | "
               f"{row['p99']:,.0f} | {row['server_queue']:,.0f} | {row['server_compute']:,.0f} |")
 
-    def median(server, concurrency, key):
-        return statistics.median(r[key] for r in rows if r["server"] == server and r["concurrency"] == concurrency)
+    def figure(server, concurrency, round_number, key):
+        return next(r[key] for r in rows
+                    if r["server"] == server and r["concurrency"] == concurrency and r["round"] == round_number)
     print("\n| concurrency | compared with | throughput, infermark / Triton | P50, infermark / Triton | "
           "P99, infermark / Triton |\n|---:|---|---:|---:|---:|")
     for concurrency in args.concurrency:
         for theirs, _ in sides[:2]:
-            ratio = {key: median(INFERMARK, concurrency, key) / median(theirs, concurrency, key)
+            ratio = {key: spread((figure(INFERMARK, concurrency, n, key) / figure(theirs, concurrency, n, key)
+                                  for n in range(1, args.rounds + 1)), 2)
                      for key in ("throughput", "p50", "p99")}
-            print(f"| {concurrency} | {theirs} | {ratio['throughput']:.2f} | {ratio['p50']:.2f} | {ratio['p99']:.2f} |")
-    print(f"\n(medians over the rounds)\n\nVersions: tritonserver {triton_version} (its /v2 metadata), "
+            print(f"| {concurrency} | {theirs} | {ratio['throughput']} | {ratio['p50']} | {ratio['p99']} |")
+    print(f"\n(ratios within each round: median (range) over the rounds)\n\nVersions: tritonserver {triton_version} (its /v2 metadata), "
           f"nvidia-pytriton {package_version(args.pytriton_venv, 'nvidia-pytriton')}, onnxruntime "
           f"{package_version(args.pytriton_venv, 'onnxruntime')} (Python, inside Triton), infermark at {commit} "
           f"with ONNX Runtime {serve_ort} (C++ API), perf_analyzer from tritonclient "
@@ -289,7 +311,8 @@ def main():
     print("LD_LIBRARY_PATH=\"the venv interpreter's LIBDIR\" " + shown(pytriton_command, stand_ins(pytriton_command)))
     print(shown(serve_command, stand_ins(serve_command)))
     print("LD_LIBRARY_PATH=" + ":".join(shown([d], {args.venv: ".venv"}) for d in cuda_runtime_lib(args.venv)) + " "
-          + shown(perf_analyzer_command(args.venv, "HOST:PORT", "C", args.interval_ms), {args.venv: ".venv"}))
+          + shown(perf_analyzer_command(args.venv, "HOST:PORT", "C", args.interval_ms, input_data=input_data),
+                  {args.venv: ".venv", work: "WORK"}))
     print("```")
     return 0
 
