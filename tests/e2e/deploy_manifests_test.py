@@ -32,6 +32,7 @@ except ImportError:  # Debian's python3-yaml, when the venv lacks PyYAML
     import yaml
 
 from serve_support import http, infer_body, start_grpc_server, stop_server
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -491,4 +492,4 @@ class AgainstTheRealServer(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

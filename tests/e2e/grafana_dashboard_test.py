@@ -26,6 +26,7 @@ GRAFANA = os.path.join(ROOT, "deploy", "grafana")
 DASHBOARD_FILE = os.path.join(GRAFANA, "infermark-serve.json")
 sys.path.insert(0, GRAFANA)
 import generate_dashboard  # noqa: E402
+import unittest_main
 
 GRID_COLUMNS = 24
 KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right",
@@ -245,4 +246,4 @@ class DashboardMetricsAreExported(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

@@ -22,6 +22,7 @@ import tempfile
 import unittest
 
 from serve_support import free_port, http, wait_until
+import unittest_main
 
 INFERMARK, MODELS, LLAMA_BIN = sys.argv[1], sys.argv[2], sys.argv[3]
 MODEL = os.path.join(MODELS, "smollm2-135m_q8_0.gguf")
@@ -110,4 +111,4 @@ class LlamaServerText(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1])
+    unittest_main.main(verbosity=1)

@@ -19,6 +19,7 @@ import urllib.request
 
 from peer_servers import peer_venv, start_peer
 from serve_support import parse_metrics
+import unittest_main
 
 INFERMARK, MODELS, THIRD_PARTY = sys.argv[1], sys.argv[2], sys.argv[3]
 TINY = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -154,4 +155,4 @@ class LoadKServe(PeerCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

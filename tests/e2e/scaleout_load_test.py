@@ -19,6 +19,7 @@ import tempfile
 import unittest
 
 from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+import unittest_main
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
 TINY = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -159,4 +160,4 @@ class ScaleoutLoadLlamaServer(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1])
+    unittest_main.main(verbosity=1)

@@ -23,6 +23,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netns_cluster  # noqa: E402
 from serve_support import metric_values, start_server, stop_server  # noqa: E402
+import unittest_main
 
 INFERMARK, MODELS, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
 # Each test of this file has its own cluster (subnet 10.78.<id>.0/24); other tests use other IDs.
@@ -109,4 +110,4 @@ if __name__ == "__main__":
     if why:
         print(f"SKIP: {why}")
         sys.exit(netns_cluster.SKIP)
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest_main
 
 INFERMARK, MODELS, MPIEXEC = sys.argv[1], sys.argv[2], sys.argv[3]
 TINY = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -221,4 +222,4 @@ def process_env(pid):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

@@ -24,6 +24,7 @@ import unittest
 import numpy as np
 
 from serve_support import http, infer_body, metric_values, start_server, stop_server, wait_until
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -328,4 +329,4 @@ class TenThousandIdleConnections(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

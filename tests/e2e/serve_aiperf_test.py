@@ -18,6 +18,7 @@ import unittest
 
 from aiperf_support import aiperf_environment, make_tokenizer
 from serve_support import metric_values, start_server, stop_server
+import unittest_main
 
 INFERMARK, MODELS, AIPERF_VENV = sys.argv[1], sys.argv[2], sys.argv[3]
 REQUESTS, CONCURRENCY, OUTPUT_TOKENS = 32, 4, 16
@@ -99,4 +100,4 @@ class AiperfAgainstServe(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

@@ -24,6 +24,7 @@ import onnxruntime
 import tritonclient.http as triton_http
 
 from serve_support import http, infer_body, metric_values, start_server as start_infermark, stop_server, wait_until
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -364,4 +365,4 @@ class ServeOverloadAndFailures(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

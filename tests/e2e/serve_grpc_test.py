@@ -20,6 +20,7 @@ from tritonclient.grpc import model_config_pb2, service_pb2, service_pb2_grpc
 from tritonclient.utils import InferenceServerException
 
 from serve_support import metric_values, start_grpc_server, stop_server
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -184,4 +185,4 @@ class GrpcPortChoices(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

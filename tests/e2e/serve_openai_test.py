@@ -21,6 +21,7 @@ import urllib.request
 import openai
 
 from serve_support import start_server as start_infermark, stop_server
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 
@@ -138,4 +139,4 @@ class ServeOpenAi(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

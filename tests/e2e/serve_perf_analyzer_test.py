@@ -15,6 +15,7 @@ import tempfile
 import unittest
 
 from serve_support import start_grpc_server, stop_server
+import unittest_main
 
 INFERMARK, MODELS, VENV = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -64,4 +65,4 @@ class PerfAnalyzerAgainstServe(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()

@@ -20,6 +20,7 @@ import urllib.parse
 import numpy as np
 
 from serve_support import free_port, http, infer_body, start_server, stop_server, wait_until
+import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 MODEL_FILE = os.path.join(MODELS, "tiny_cnn.onnx")
@@ -127,4 +128,4 @@ class PrometheusScrapesServe(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest_main.main()
