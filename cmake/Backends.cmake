@@ -56,6 +56,38 @@ macro(infermark_include_backend_folders root)
   endforeach()
 endmacro()
 
+# The backends this build must have: every declared one but the named opt-outs, those configured
+# with INFERMARK_WITH_<NAME>=OFF (as the debug and tsan presets do). AUTO builds a backend only
+# when its framework is found, so one whose set-up failed would quietly have no plugin and all its
+# tests would skip; the test every_declared_backend_built (cmake/CheckBackendsBuilt.cmake) fails
+# instead. Sets <expected_var> and <opted_out_var> in the caller's scope.
+function(infermark_expected_backends expected_var opted_out_var)
+  get_property(declared GLOBAL PROPERTY INFERMARK_DECLARED_BACKENDS)
+  set(expected "")
+  set(opted_out "")
+  set(missing "")
+  foreach(name IN LISTS declared)
+    string(TOUPPER "${name}" upper)
+    if(INFERMARK_WITH_${upper} STREQUAL "OFF")
+      list(APPEND opted_out "${name}")
+    else()
+      list(APPEND expected "${name}")
+      if(NOT TARGET infermark_backend_${name})
+        list(APPEND missing "${name}")
+      endif()
+    endif()
+  endforeach()
+  if(missing)
+    list(JOIN missing ", " missing_text)
+    message(WARNING "infermark: declared backends not built: ${missing_text} (framework not found: run scripts/setup, "
+                    "or opt out with INFERMARK_WITH_<NAME>=OFF); the test every_declared_backend_built will fail")
+  endif()
+  set(${expected_var} "${expected}" PARENT_SCOPE)
+  set(${opted_out_var} "${opted_out}" PARENT_SCOPE)
+endfunction()
+
 infermark_include_backend_folders("${CMAKE_SOURCE_DIR}/src/backends" PLUGIN_DIR "${INFERMARK_PLUGIN_DIR}" BUILT_WITH infermark)
+# Before tests/ declares its fixture backends into the same list.
+infermark_expected_backends(INFERMARK_BACKENDS_EXPECTED INFERMARK_BACKENDS_OPTED_OUT)
 infermark_write_backend_table(OUTPUT "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp" FUNCTION declared_backends)
 target_sources(infermark_core PRIVATE "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp")
