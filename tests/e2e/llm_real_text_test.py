@@ -62,7 +62,9 @@ class Perplexity(unittest.TestCase):
         self.assertGreaterEqual(real["windows"], 2)
         self.assertEqual(real["tokens_scored"], real["windows"] * (WINDOW // 2 - 1))
         self.assertEqual(real["source"], real_file)
-        self.assertTrue(1 < real["perplexity"] < 1000, real)
+        # Measured 17.5 (llama-perplexity on these 3000 characters; 20.8-26.2 over the whole text from
+        # F16 to Q4_0, docs/llm.md); the same words shuffled score 379.
+        self.assertTrue(10 < real["perplexity"] < 30, real)
 
         # llama.cpp's own tool at the same window: the same windows, the same scored halves.
         done = subprocess.run([os.path.join(LLAMA_BIN, "llama-perplexity"), "-m", MODEL, "-f", real_file, "-c", str(WINDOW),
@@ -74,7 +76,7 @@ class Perplexity(unittest.TestCase):
         words = text.split()
         random.Random(7).shuffle(words)
         shuffled, _ = run_perplexity(write_text(" ".join(words)))
-        self.assertGreater(shuffled["perplexity"], 3 * real["perplexity"], (real, shuffled))
+        self.assertGreater(shuffled["perplexity"], 10 * real["perplexity"], (real, shuffled))  # 379 against 17.5
 
 
 @unittest.skipUnless(os.path.isfile(MODEL), f"{MODEL} not built (scripts/setup builds smollm2-135m)")

@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <regex>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -71,14 +74,17 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   EXPECT_EQ(fp32["files"]["openvino-ir"]["weights"]["path"], "tinynet.bin");
   EXPECT_EQ(fp32["inputs"][0]["dynamic_axes"]["batch"], nlohmann::json::array({1, 64}));
   EXPECT_FALSE(fp32.contains("accuracy"));
-  for (const auto* stem : {"tinynet_fp16", "tinynet_int8"}) {
+  // Same network, reduced precision, 16 inputs. Measured: top-1 agreement 1.0 for both precisions
+  // in both formats; cosine 0.99999997 / 0.999997 (FP16 ONNX / IR) and 0.99996 / 0.99956 (INT8).
+  // INT8's floor leaves room for one of the 16 classes to flip on another CPU's kernels.
+  for (const auto& [stem, least_top1, least_cosine] :
+       std::vector<std::tuple<std::string, double, double>>{{"tinynet_fp16", 1.0, 0.9999}, {"tinynet_int8", 0.9, 0.999}}) {
     const auto m = manifest(stem);
     for (const auto* format : {"onnx", "openvino-ir"}) {
       const auto& logits = m["accuracy"]["by_format"][format]["outputs"][0];
       EXPECT_EQ(logits["output"], "logits") << stem << " " << format;
-      EXPECT_GE(logits["top1_agreement"].get<double>(), 0.0);
-      EXPECT_LE(logits["top1_agreement"].get<double>(), 1.0);
-      EXPECT_GT(logits["cosine_mean"].get<double>(), 0.9) << stem << " " << format;  // same network, reduced precision
+      EXPECT_GE(logits["top1_agreement"].get<double>(), least_top1) << stem << " " << format;
+      EXPECT_GT(logits["cosine_mean"].get<double>(), least_cosine) << stem << " " << format;
       EXPECT_GE(logits["max_abs_error"].get<double>(), logits["mean_abs_error"].get<double>());
     }
   }

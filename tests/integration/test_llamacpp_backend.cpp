@@ -74,10 +74,11 @@ TEST_F(LlamaCppBackendTest, ReportsTheModelAndItsSettings) {
   EXPECT_LT(vocabulary.size(), 512u);  // control and byte tokens are left out
   std::map<std::string, EffectiveSetting> settings;
   for (const auto& s : generator->effective_settings()) settings[s.key] = s;
-  EXPECT_EQ(settings.at("intra_op_threads").effective, "1");
+  EXPECT_EQ(settings.at("intra_op_threads").effective, "1");  // llama.cpp's default is 4
+  EXPECT_EQ(settings.at("intra_op_threads").state, SettingState::kVerified) << settings.at("intra_op_threads").note;
   EXPECT_EQ(settings.at("sequence_slots").effective, "4");
   EXPECT_EQ(settings.at("architecture").effective, "llama");
-  EXPECT_FALSE(settings.at("precision").applied);  // the GGUF file fixes the weights' precision
+  EXPECT_FALSE(settings.at("precision").applied());  // the GGUF file fixes the weights' precision
 }
 
 TEST_F(LlamaCppBackendTest, GreedyDecodingIsRepeatableAndAFreedSlotStartsClean) {
@@ -138,24 +139,34 @@ TEST_F(LlamaCppBackendTest, QuantisedCopiesGenerateAndReportTheirType) {
 }
 
 // Each copy's manifest carries what quantisation cost against the F32 file (llama-perplexity's KL
-// divergence over the exporter's corpus); fewer bits must cost more.
+// divergence over the exporter's corpus); fewer bits must cost more. The floors and tolerances
+// leave room around what scripts/setup's copies measure: top-1 agreement 0.999 (F16), 0.981
+// (Q8_0), 0.812 (Q4_0); perplexity ratio 1.000002, 1.000114, 0.998243.
 TEST_F(LlamaCppBackendTest, QuantisedCopiesCarryTheirCostAgainstTheBaseFile) {
-  std::map<std::string, double> kld;
-  for (const std::string precision : {"fp16", "q8_0", "q4_0"}) {
+  struct Expected {
+    std::string precision;
+    double least_top1;
+    double ppl_tolerance;
+  };
+  std::map<std::string, double> kld, top1;
+  for (const auto& [precision, least_top1, ppl_tolerance] :
+       std::vector<Expected>{{"fp16", 0.99, 0.001}, {"q8_0", 0.95, 0.002}, {"q4_0", 0.70, 0.01}}) {
     const auto file = kModels / ("llama-tiny_" + precision + ".gguf");
     const auto note = report::zoo_accuracy_note(file);
     EXPECT_NE(note.find("against its F32 original (llama.cpp llama-perplexity"), std::string::npos) << note;
     EXPECT_NE(note.find("logits top-1 "), std::string::npos) << note;
     std::ifstream in(kModels / ("llama-tiny_" + precision + ".json"));
     const auto figures = nlohmann::json::parse(in).at("accuracy").at("by_format").at("gguf").at("outputs").at(0);
-    EXPECT_GT(figures.at("top1_agreement").get<double>(), 0.0);
-    EXPECT_LE(figures.at("top1_agreement").get<double>(), 1.0);
-    EXPECT_NEAR(figures.at("ppl_ratio").get<double>(), 1.0, 0.5);
+    top1[precision] = figures.at("top1_agreement").get<double>();
+    EXPECT_GE(top1[precision], least_top1) << precision;
+    EXPECT_NEAR(figures.at("ppl_ratio").get<double>(), 1.0, ppl_tolerance) << precision;
     kld[precision] = figures.at("kld_mean").get<double>();
     EXPECT_GE(kld[precision], 0.0);
   }
   EXPECT_LT(kld["fp16"], kld["q4_0"]);
   EXPECT_LT(kld["q8_0"], kld["q4_0"]);
+  EXPECT_GT(top1["fp16"], top1["q8_0"]);
+  EXPECT_GT(top1["q8_0"], top1["q4_0"]);
 }
 
 TEST_F(LlamaCppBackendTest, RefusesAPromptLongerThanTheContext) {
