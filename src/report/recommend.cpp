@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -161,68 +162,74 @@ ConstraintCheck at_most(std::string name, const std::string& what, double value,
           true};
 }
 
-void add_llm_limit(std::vector<ConstraintCheck>& checks, const std::string& name, const std::optional<double>& p99,
-                   const std::optional<double>& limit) {
-  if (!limit) return;
-  if (p99)
-    checks.push_back(at_most(name, name + " P99", *p99, *limit, "ms"));
-  else
-    checks.push_back({name, Outcome::kUnknown, name + " cannot be judged: not recorded in the result", 0.0, true});
+std::optional<ConstraintCheck> llm_limit(const GivenConstraint& g, const std::optional<double>& p99) {
+  const std::string name(g.check);
+  if (p99) return at_most(name, name + " P99", *p99, g.value, "ms");
+  return ConstraintCheck{name, Outcome::kUnknown, name + " cannot be judged: not recorded in the result", 0.0, true};
+}
+
+ConstraintCheck accuracy_check(const GivenConstraint& g, const CellFigures& f) {
+  const std::string name(g.check);
+  if (!f.accuracy_loss) return {name, Outcome::kUnknown, "accuracy loss cannot be judged: " + f.accuracy_source, 0.0, true};
+  const double pct = *f.accuracy_loss * 100.0, limit = g.value;
+  const bool met = pct <= limit;
+  const auto unit = f.accuracy_measure == AccuracyMeasure::kLabels ? " points" : "%";
+  return {name, met ? Outcome::kMet : Outcome::kFailed,
+          fmt::format("accuracy loss {:.3g}{} {} {:g}{} ({})", pct, unit, met ? "<=" : ">", limit, unit, f.accuracy_source),
+          limit > 0 ? pct / limit : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0), true};
+}
+
+// What one given limit or preference says of a completed cell; nothing where it does not concern
+// the cell (TTFT and TPOT judge LLM cells only) or judges no cell (situations, figures).
+std::optional<ConstraintCheck> check_of(const GivenConstraint& g, const CellFigures& f) {
+  if (g.llm_only && !f.generation) return std::nullopt;
+  const std::string name(g.check);
+  switch (g.kind) {
+    case ConstraintKind::kP99:
+      return at_most(name, "P99", f.p99_ms, g.value, "ms");
+    case ConstraintKind::kMinQps: {
+      const bool met = f.qps >= g.value;
+      return ConstraintCheck{
+          name, met ? Outcome::kMet : Outcome::kFailed,
+          fmt::format("QPS {} {} {:g} inferences/s ({})", format_number(f.qps), met ? ">=" : "<", g.value, f.qps_source),
+          f.qps > 0 ? g.value / f.qps : std::numeric_limits<double>::infinity(), true};
+    }
+    case ConstraintKind::kMemory:
+      if (f.peak_rss_mb > 0) return at_most(name, "peak RSS", f.peak_rss_mb, g.value, "MB");
+      return ConstraintCheck{name, Outcome::kUnknown, "peak RSS cannot be judged: not recorded", 0.0, true};
+    case ConstraintKind::kAccuracyLoss:
+      return accuracy_check(g, f);
+    case ConstraintKind::kPower:
+      if (f.average_watts) return at_most(name, "average power", *f.average_watts, g.value, "W");
+      return ConstraintCheck{name, Outcome::kUnknown, "power unknown: energy not measured (" + f.power_source + ")", 0.0, true};
+    case ConstraintKind::kTtft:
+      return llm_limit(g, f.ttft_p99_ms);
+    case ConstraintKind::kTpot:
+      return llm_limit(g, f.tpot_p99_ms);
+    case ConstraintKind::kEnergy:  // a preference (rank by inferences per joule): unknown never excludes
+      if (f.inferences_per_joule)
+        return ConstraintCheck{name, Outcome::kMet, fmt::format("{:.3g} inferences/J", *f.inferences_per_joule), 0.0, false};
+      return ConstraintCheck{name, Outcome::kUnknown, "energy cannot be judged: " + f.energy_source, 0.0, false};
+    case ConstraintKind::kDynamicShapes:
+    case ConstraintKind::kDomesticHardware:
+    case ConstraintKind::kFastIteration:
+    case ConstraintKind::kDynamicControlFlow:
+    case ConstraintKind::kMultiBackend:
+    case ConstraintKind::kPricePerHour:
+    case ConstraintKind::kTargetQps:
+    case ConstraintKind::kModelGflops:
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunResult& r, const Constraints& c) {
   if (!cell.completed) {
     return {{"status", Outcome::kFailed, failure_text(r), std::numeric_limits<double>::infinity(), true}};
   }
-  const auto& f = cell.figures;
   std::vector<ConstraintCheck> checks;
-  if (c.p99_ms) checks.push_back(at_most("P99", "P99", f.p99_ms, *c.p99_ms, "ms"));
-  if (c.min_qps) {
-    const bool met = f.qps >= *c.min_qps;
-    checks.push_back(
-        {"QPS", met ? Outcome::kMet : Outcome::kFailed,
-         fmt::format("QPS {} {} {:g} inferences/s ({})", format_number(f.qps), met ? ">=" : "<", *c.min_qps, f.qps_source),
-         f.qps > 0 ? *c.min_qps / f.qps : std::numeric_limits<double>::infinity(), true});
-  }
-  if (c.mem_mb) {
-    if (f.peak_rss_mb > 0)
-      checks.push_back(at_most("memory", "peak RSS", f.peak_rss_mb, *c.mem_mb, "MB"));
-    else
-      checks.push_back({"memory", Outcome::kUnknown, "peak RSS cannot be judged: not recorded", 0.0, true});
-  }
-  if (c.max_accuracy_loss_pct) {
-    if (f.accuracy_loss) {
-      const double pct = *f.accuracy_loss * 100.0;
-      const bool met = pct <= *c.max_accuracy_loss_pct;
-      const auto unit = f.accuracy_measure == AccuracyMeasure::kLabels ? " points" : "%";
-      checks.push_back(
-          {"accuracy", met ? Outcome::kMet : Outcome::kFailed,
-           fmt::format("accuracy loss {:.3g}{} {} {:g}{} ({})", pct, unit, met ? "<=" : ">", *c.max_accuracy_loss_pct, unit,
-                       f.accuracy_source),
-           *c.max_accuracy_loss_pct > 0 ? pct / *c.max_accuracy_loss_pct
-                                        : (pct > 0 ? std::numeric_limits<double>::infinity() : 0.0),
-           true});
-    } else {
-      checks.push_back({"accuracy", Outcome::kUnknown, "accuracy loss cannot be judged: " + f.accuracy_source, 0.0, true});
-    }
-  }
-  if (c.watts) {
-    if (f.average_watts)
-      checks.push_back(at_most("power", "average power", *f.average_watts, *c.watts, "W"));
-    else
-      checks.push_back({"power", Outcome::kUnknown, "power unknown: energy not measured (" + f.power_source + ")", 0.0, true});
-  }
-  // TTFT and TPOT limits concern LLM cells only; other models' cells are not judged on them.
-  if (f.generation) {
-    add_llm_limit(checks, "TTFT", f.ttft_p99_ms, c.ttft_ms);
-    add_llm_limit(checks, "TPOT", f.tpot_p99_ms, c.tpot_ms);
-  }
-  // Energy is a preference (rank by inferences per joule), not a limit: unknown never excludes.
-  if (c.energy)
-    checks.push_back(
-        f.inferences_per_joule
-            ? ConstraintCheck{"energy", Outcome::kMet, fmt::format("{:.3g} inferences/J", *f.inferences_per_joule), 0.0, false}
-            : ConstraintCheck{"energy", Outcome::kUnknown, "energy cannot be judged: " + f.energy_source, 0.0, false});
+  for (const auto& g : given_constraints(c))
+    if (auto check = check_of(g, cell.figures)) checks.push_back(std::move(*check));
   return checks;
 }
 
@@ -343,7 +350,70 @@ double binding_excess(const CellAssessment& cell) {
   return worst > 0.0 ? worst : std::numeric_limits<double>::infinity();
 }
 
-bool any_constraint(const Constraints& c) { return c.p99_ms || c.min_qps || c.mem_mb || c.max_accuracy_loss_pct; }
+std::string capitalised(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+std::vector<std::string> texts_of(const std::vector<GivenConstraint>& given, ConstraintRole role) {
+  std::vector<std::string> texts;
+  for (const auto& g : given)
+    if (g.role == role) texts.push_back(g.text);
+  return texts;
+}
+
+// Which cells the given limits leave in, said with the same constraint set as the "Constraints:"
+// line: LLM-only limits that judged none of this model's cells say so, and without a limit, that
+// every completed cell qualifies; situations say they select branches, not cells.
+std::vector<std::string> qualification(const ModelRecommendation& m, const std::vector<GivenConstraint>& given) {
+  if (given.empty()) return {"No constraints given, so every completed cell qualifies; limits: " + limit_flags() + "."};
+  std::vector<std::string> lines;
+  const auto limits = texts_of(given, ConstraintRole::kLimit);
+  std::vector<std::string> elsewhere;  // LLM-only limits on a model with no completed LLM cell
+  bool any_completed = false, any_llm = false;
+  for (const auto* list : {&m.ranked, &m.rejected})
+    for (const auto& cell : *list) {
+      any_completed = any_completed || cell.completed;
+      any_llm = any_llm || (cell.completed && cell.figures.generation);
+    }
+  for (const auto& g : given)
+    if (g.role == ConstraintRole::kLimit && g.llm_only && any_completed && !any_llm) elsewhere.push_back(g.text);
+  if (limits.empty())
+    lines.push_back("No limit given, so every completed cell qualifies; limits: " + limit_flags() + ".");
+  else if (!elsewhere.empty())
+    lines.push_back(fmt::format("{} {} LLM cells only and this model has none{}.", fmt::join(elsewhere, ", "),
+                                elsewhere.size() == 1 ? "concerns" : "concern",
+                                elsewhere.size() == limits.size() ? ", so every completed cell qualifies" : ""));
+  if (const auto situations = texts_of(given, ConstraintRole::kSituation); !situations.empty())
+    lines.push_back(fmt::format("{} {} decision-tree branches (below) and {} no cell out.",
+                                capitalised(fmt::format("{}", fmt::join(situations, ", "))),
+                                situations.size() == 1 ? "selects" : "select", situations.size() == 1 ? "rules" : "rule"));
+  return lines;
+}
+
+// The figures asked for (cost, machines, GFLOP/s), for the pick.
+std::vector<std::string> pick_figures(const CellAssessment& pick, const std::vector<GivenConstraint>& given) {
+  std::vector<std::string> lines;
+  for (const auto& g : given) {
+    std::string figure;
+    switch (g.kind) {
+      case ConstraintKind::kPricePerHour:
+        figure = pick.cost_per_million ? fmt::format("{:.4g}", *pick.cost_per_million) : "unknown (no inferences/s measured)";
+        break;
+      case ConstraintKind::kTargetQps:
+        figure = pick.machines ? fmt::format("{} ({})", *pick.machines, pick.figures.qps_source) : "unknown (no QPS measured)";
+        break;
+      case ConstraintKind::kModelGflops:
+        figure = pick.gflops ? format_number(*pick.gflops) + " GFLOP/s" : "unknown (no inferences/s measured)";
+        if (pick.percent_of_peak) figure += fmt::format(", {:.1f}% of peak", *pick.percent_of_peak);
+        break;
+      default:
+        continue;
+    }
+    lines.push_back(fmt::format("{}: {} for the pick.", capitalised(g.text), figure));
+  }
+  return lines;
+}
 
 std::string pick_explanation(const ModelRecommendation& m, Objective o, std::size_t total) {
   const auto& pick = m.ranked.front();
@@ -394,9 +464,6 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
       lines.push_back(fmt::format("Tightest constraint for the pick: {} ({} {:.0f}% {}).", tightest->detail,
                                   tightest->constraint == "QPS" ? "the minimum is" : "at", tightest->excess * 100,
                                   tightest->constraint == "QPS" ? "of the measured rate" : "of the limit"));
-    if (!any_constraint(c))
-      lines.push_back(
-          "No constraints given, so every completed cell qualifies; add --p99-ms, --min-qps, --mem-mb or --max-accuracy-loss.");
   } else {
     lines.push_back("No cell meets every constraint.");
     const CellAssessment* closest = nullptr;
@@ -404,6 +471,10 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
       if (cell.completed && (!closest || binding_excess(cell) < binding_excess(*closest))) closest = &cell;
     if (closest) lines.push_back(fmt::format("Closest: {}, ruled out by {}.", closest->label, closest->binding()));
   }
+  const auto given = given_constraints(c);
+  for (auto& line : qualification(m, given)) lines.push_back(std::move(line));
+  if (!m.ranked.empty())
+    for (auto& line : pick_figures(m.ranked.front(), given)) lines.push_back(std::move(line));
   if (o == Objective::kThroughput && std::all_of(completed.begin(), completed.end(), [](const CellAssessment* a) {
         return a->figures.qps_source == "measured inferences/s";
       }))
@@ -490,29 +561,7 @@ std::vector<MarkdownColumn> columns_for(const Constraints& c, bool with_gflops, 
   return columns;
 }
 
-std::string constraints_text(const Constraints& c) {
-  std::vector<std::string> parts;
-  if (c.p99_ms) parts.push_back(fmt::format("P99 <= {:g} ms", *c.p99_ms));
-  if (c.min_qps) parts.push_back(fmt::format("QPS >= {:g} inferences/s", *c.min_qps));
-  if (c.mem_mb) parts.push_back(fmt::format("peak RSS <= {:g} MB", *c.mem_mb));
-  if (c.max_accuracy_loss_pct)
-    parts.push_back(fmt::format("accuracy loss <= {:g} (% of agreement with the reference, or points of top-1 vs labels)",
-                                *c.max_accuracy_loss_pct));
-  if (c.dynamic_shapes) parts.push_back("dynamic input shapes");
-  if (c.energy) parts.push_back("prefer energy efficiency");
-  if (c.watts) parts.push_back(fmt::format("average power <= {:g} W", *c.watts));
-  if (c.ttft_ms) parts.push_back(fmt::format("TTFT P99 <= {:g} ms (LLM cells)", *c.ttft_ms));
-  if (c.tpot_ms) parts.push_back(fmt::format("TPOT P99 <= {:g} ms (LLM cells)", *c.tpot_ms));
-  const std::pair<bool, const char*> situations[] = {{c.domestic_hardware, "domestic hardware"},
-                                                     {c.fast_iteration, "fast iteration"},
-                                                     {c.dynamic_control_flow, "dynamic control flow"},
-                                                     {c.multi_backend, "multi-backend"}};
-  for (const auto& [given, name] : situations)
-    if (given) parts.push_back(name);
-  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
-}
-
-// LLM cells: seed 003's serving figures beside its baselines.
+// LLM cells: the serving figures of the performance-testing guide beside its baselines.
 std::string llm_markdown(const ModelRecommendation& m) {
   std::vector<std::vector<std::string>> rows;
   const auto optional_text = [](const std::optional<double>& v) { return v ? format_number(*v) : std::string("-"); };
@@ -796,7 +845,8 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
 }
 
 std::string to_markdown(const Recommendation& rec) {
-  std::string out = fmt::format("# infermark recommend\n\nConstraints: {}.\n", constraints_text(rec.constraints));
+  std::string out =
+      fmt::format("# infermark recommend\n\nConstraints: {}.\n", constraints_text(given_constraints(rec.constraints)));
   if (any_gflops(rec)) {
     std::set<std::string> sources;
     for (const auto& m : rec.models)

@@ -10,32 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "probes/peak_flops.hpp"
+#include "report/recommend_constraints.hpp"
 #include "report/result_set.hpp"
 #include "report/seed_decision_trees.hpp"
 
 namespace infermark::report {
-
-struct Constraints {
-  std::optional<double> p99_ms;                 // P99 latency at most this
-  std::optional<double> min_qps;                // inferences/s at least this
-  std::optional<double> mem_mb;                 // peak RSS at most this
-  // Percent of agreement with the cross-check reference, or points of top-1 vs labels below the
-  // family's FP32 reference where the inputs had labels (report/label_accuracy_loss).
-  std::optional<double> max_accuracy_loss_pct;
-  bool dynamic_shapes = false;                  // the deployment feeds varying input shapes
-  bool energy = false;                          // prefer the most inferences per joule
-  std::optional<double> price_per_hour;         // machine price, for cost per million inferences
-  std::optional<double> target_qps;             // load to serve, for the machine count
-  std::optional<double> model_gflops;           // GFLOP of one inference (else the zoo manifest's), for GFLOP/s and % of peak
-  std::optional<double> ttft_ms;                // LLM cells: P99 time to first token at most this
-  std::optional<double> tpot_ms;                // LLM cells: P99 time per output token at most this
-  std::optional<double> watts;                  // average power (measured energy / duration) at most this
-  // Situations of the seeds' decision trees that no measurement or other flag reveals.
-  bool domestic_hardware = false;
-  bool fast_iteration = false;
-  bool dynamic_control_flow = false;
-  bool multi_backend = false;
-};
 
 // What the cells of one model are ranked by.
 enum class Objective { kLatency, kThroughput, kEnergy };

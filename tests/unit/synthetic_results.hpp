@@ -61,4 +61,28 @@ inline report::LoadedResult narrow_cell(const std::string& backend, double media
                           {.backend = backend, .batch = batch, .peak_rss_mb = rss_mb});
 }
 
+// An LLM cell as `infermark run MODEL.gguf` writes it: request latency, a "generation" object with
+// TTFT and TPOT summaries, and llama.cpp's recorded parameter count ("" = not recorded).
+inline report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_ms, double rss_mb,
+                                     const std::string& parameters, const std::string& threads = "2") {
+  auto loaded = synthetic_result(latency_samples(64, 400.0, 3, 0.05),
+                                 {.backend = "llamacpp", .threads = threads, .model = "llama-tiny", .peak_rss_mb = rss_mb});
+  auto& r = loaded.result;
+  r.model.format = "gguf";
+  r.generation = report::generation_from(
+      {{"concurrency", 1},
+       {"prompt_tokens", {{"mean", 128}, {"stddev", 0}, {"total", 8192}}},
+       {"output_tokens", {{"mean", 32}, {"stddev", 0}, {"total", 2048}}},
+       {"requests", 64},
+       {"ttft_ms", report::latency_json(stats::summarize(latency_samples(64, ttft_median_ms, 4, 0.02)))},
+       {"tpot_ms", report::latency_json(stats::summarize(latency_samples(64, tpot_median_ms, 5, 0.02)))}});
+  if (!parameters.empty()) {
+    EffectiveSetting count;  // as llama.cpp records it: no request, the effective count
+    count.key = "parameters";
+    count.effective = parameters;
+    r.effective_settings.push_back(count);
+  }
+  return loaded;
+}
+
 }  // namespace infermark::testing
