@@ -51,7 +51,7 @@ void add_recommend_command(CLI::App& app, int& exit_code) {
   auto* watts = positive_option(cmd, "--watts", o.watts,
                                 "Power budget: highest acceptable average power (measured energy / duration, W); cells "
                                 "without an energy measurement cannot be judged");
-  // Situations of the seeds' decision trees that neither the results nor another flag reveal.
+  // Situations of the field guides' decision trees that neither the results nor another flag reveal.
   cmd->add_flag("--domestic-hardware", o.domestic_hardware, "The deployment targets domestic (e.g. Ascend) hardware");
   cmd->add_flag("--fast-iteration", o.fast_iteration, "The team values fast iteration over peak speed");
   cmd->add_flag("--dynamic-control-flow", o.dynamic_control_flow, "The model has data-dependent control flow");

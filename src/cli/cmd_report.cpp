@@ -1,5 +1,5 @@
-// `infermark report RESULTS...`: seed-style Markdown tables, CSV and a self-contained HTML page
-// from result files or folders. Reads only result files, so reports can be rebuilt any time.
+// `infermark report RESULTS...`: Markdown tables (as the field guides tabulate), CSV and a
+// self-contained HTML page from result files or folders. Reads only result files, so reports can be rebuilt any time.
 #include <fmt/core.h>
 
 #include <fstream>

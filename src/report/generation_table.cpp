@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "report/comparison_table.hpp"
+#include "report/field_guides.hpp"
 #include "report/markdown_table.hpp"
 
 namespace infermark::report {
@@ -108,7 +109,8 @@ std::string generation_table(const std::vector<RunResult>& results) {
       "  TTFT: issue (closed loop) or scheduled arrival (open loop) to first token; TPOT: mean time per output token after the "
       "first;\n"
       "  ITL: gap between consecutive tokens; decode tok/s per sequence; output tok/s for the whole batch.\n"
-      "  GB per B params: peak RSS over the parameter count the backend recorded (seed 003's baseline: 1.2).\n";
+      "  GB per B params: peak RSS over the parameter count the backend recorded (baseline of " +
+      markdown_citation(FieldGuide::kPerformanceTesting) + ": 1.2).\n";
   return table;
 }
 

@@ -1,4 +1,5 @@
-// The seed-style Markdown tables a team pastes into a decision document, per model:
+// The Markdown tables, as the field guides tabulate them, that a team pastes into a decision
+// document, per model:
 // framework summary; threads x throughput; input shapes; instances x memory; precision x
 // (latency, accuracy). A table is printed only when the results vary along its axis.
 #pragma once

@@ -575,7 +575,8 @@ std::string llm_markdown(const ModelRecommendation& m) {
                       f.gb_per_billion_parameters ? fmt::format("{:.2f}", *f.gb_per_billion_parameters) : "-"});
     }
   if (rows.empty()) return "";
-  return "\nLLM serving (seed 003's baselines: TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters):\n\n" +
+  return fmt::format("\nLLM serving, beside the baselines of {} ({}):\n\n", markdown_citation(FieldGuide::kPerformanceTesting),
+                     kLlmServingBaselines) +
          markdown_table({{"cell", false},
                          {"TTFT P99 ms", true},
                          {"TPOT P99 ms", true},
@@ -908,7 +909,7 @@ json to_json(const Recommendation& rec) {
                       {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
                       {"ranked", ranked},
                       {"rejected", rejected},
-                      {"seed_branches", branches},
+                      {"decision_tree_branches", branches},
                       {"explanation", m.explanation}});
   }
   return {{"constraints",

@@ -1,6 +1,6 @@
 // `recommend`: which measured cell to deploy under the user's constraints (latency, throughput,
 // memory, accuracy, energy, power, LLM latencies), ranked and explained per model and machine, with
-// the seeds' decision trees checked against the data.
+// the field guides' decision trees checked against the data.
 #pragma once
 
 #include <optional>
@@ -59,7 +59,7 @@ struct CellFigures {
   bool generation = false;
   std::optional<double> ttft_p99_ms, tpot_p99_ms;
   std::optional<double> parameters;                  // model weights, where the backend recorded them
-  std::optional<double> gb_per_billion_parameters;  // peak RSS / parameters (seed 003: 1.2 GB per B)
+  std::optional<double> gb_per_billion_parameters;  // peak RSS / parameters (performance-testing guide: 1.2 GB per B)
 };
 
 struct CellAssessment {
@@ -84,7 +84,7 @@ struct CellAssessment {
   std::string binding() const;
 };
 
-// What a seed's decision-tree branch says, closed set (seed_branch_verdicts.cpp has the names).
+// What a decision-tree branch says, closed set (seed_branch_verdicts.cpp has the names).
 enum class BranchVerdict { kAgrees, kAgreesTrivially, kContradicted, kNotMeasuredHere, kNotSelected };
 
 struct SeedBranchCheck {
@@ -101,7 +101,7 @@ struct ModelRecommendation {
   std::string objective;                 // "lowest P99 latency", "highest throughput", "most inferences per joule"
   std::vector<CellAssessment> ranked;    // cells meeting every constraint, best first
   std::vector<CellAssessment> rejected;  // the others, each with its binding constraint
-  std::vector<SeedBranchCheck> seed_branches;  // every branch of every seed tree, in the table's order
+  std::vector<SeedBranchCheck> seed_branches;  // every branch of every decision tree, in the table's order
   std::vector<std::string> explanation;
 };
 

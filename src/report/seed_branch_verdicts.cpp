@@ -216,11 +216,10 @@ std::string generation_context(const SeedBranchInputs& in) {
   if (!best) return "";
   const auto& f = best->figures;
   return fmt::format(
-      "; measured here, lowest TTFT: {} TTFT P99 {} ms, TPOT P99 {} ms, P99 {} ms, {} (seed 003's baselines: TTFT 300 ms, "
-      "P99 500 ms, 1.2 GB per B parameters)",
-      best->label, format_number(*f.ttft_p99_ms), f.tpot_p99_ms ? format_number(*f.tpot_p99_ms) : "-", format_number(f.p99_ms),
+      "; measured here, lowest TTFT: {} TTFT P99 {} ms, TPOT P99 {} ms, P99 {} ms, {} (baselines of {}: {})", best->label, format_number(*f.ttft_p99_ms), f.tpot_p99_ms ? format_number(*f.tpot_p99_ms) : "-", format_number(f.p99_ms),
       f.gb_per_billion_parameters ? fmt::format("{:.2f} GB per B parameters", *f.gb_per_billion_parameters)
-                                  : std::string("memory per parameter not known (parameter count not recorded)"));
+                                  : std::string("memory per parameter not known (parameter count not recorded)"),
+      quoted_citation(FieldGuide::kPerformanceTesting), kLlmServingBaselines);
 }
 
 std::string libtorch_context(const SeedBranchInputs& in) {
@@ -290,17 +289,17 @@ std::string_view name_of(BranchVerdict verdict) { return name_in(kVerdictNames, 
 
 std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
   std::vector<SeedBranchCheck> checks;
-  std::map<std::string_view, std::string_view> first_selected;  // priority-ordered seed -> its first selected branch
+  std::map<DecisionTree, std::string_view> first_selected;  // priority-ordered tree -> its first selected branch
   for (const auto& branch : seed_decision_trees()) {
     SeedBranchCheck check{branch, false, "", BranchVerdict::kNotSelected, ""};
     const auto chosen = selection(branch.situation, in);
     if (chosen.by.empty()) {
       check.detail = chosen.hint;
-    } else if (is_priority_order(branch.seed) && first_selected.contains(branch.seed)) {
-      check.detail = fmt::format("matches ({}), but seed {} {} takes '{}' first", chosen.by, branch.seed, branch.section,
-                                 first_selected[branch.seed]);
+    } else if (is_priority_order(branch.tree) && first_selected.contains(branch.tree)) {
+      check.detail = fmt::format("matches ({}), but '{}' takes '{}' first", chosen.by, name_of(branch.tree),
+                                 first_selected[branch.tree]);
     } else {
-      if (is_priority_order(branch.seed)) first_selected[branch.seed] = branch.branch;
+      if (is_priority_order(branch.tree)) first_selected[branch.tree] = branch.branch;
       check.selected = true;
       check.selected_by = chosen.by;
       evaluate(check, in);
@@ -310,15 +309,32 @@ std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
   return checks;
 }
 
+namespace {
+
+// Each tree once, named by what it decides and cited by its guide's title and section.
+std::string trees_markdown(const std::vector<SeedBranchCheck>& checks) {
+  std::string out;
+  std::set<DecisionTree> listed;
+  for (const auto& c : checks)
+    if (listed.insert(c.branch.tree).second)
+      out += fmt::format("- {}: {}{}\n", name_of(c.branch.tree),
+                         markdown_citation(guide_of(c.branch.tree), section_of(c.branch.tree)),
+                         is_priority_order(c.branch.tree) ? " (a priority order: only its first matching branch applies)" : "");
+  return out;
+}
+
+}  // namespace
+
 std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks) {
-  std::string out = "### Seed decision trees\n\n";
+  std::string out = "### Decision trees of the field guides\n\n" + trees_markdown(checks) + "\n";
   const auto title = [](const SeedBranch& b) {
-    return fmt::format("seed {} {} {} → {}{}", b.seed, b.section, b.branch, b.recommends,
+    return fmt::format("{}: {} → {}{}", name_of(b.tree), b.branch, b.recommends,
                        b.alternative.empty() ? "" : fmt::format(" (alternative: {})", b.alternative));
   };
   bool any_selected = false;
   for (const auto& c : checks)
     if (c.selected) {
+      if (!any_selected) out += "Selected:\n\n";
       out += fmt::format("- {}, selected by {}: **{}**: {}\n", title(c.branch), c.selected_by, name_of(c.verdict), c.detail);
       any_selected = true;
     }
@@ -326,17 +342,19 @@ std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : checks)
     if (!c.selected)
-      rows.push_back({fmt::format("{} {}", c.branch.seed, c.branch.section), std::string(c.branch.branch),
-                      std::string(c.branch.recommends), c.detail});
+      rows.push_back({std::string(name_of(c.branch.tree)), std::string(c.branch.branch), std::string(c.branch.recommends),
+                      c.detail});
   if (!rows.empty())
     out += "\nNot selected:\n\n" +
-           markdown_table({{"seed", false}, {"branch", false}, {"recommends", false}, {"selected by / why not", false}}, rows);
+           markdown_table({{"decision tree", false}, {"branch", false}, {"recommends", false}, {"selected by / why not", false}},
+                          rows);
   return out;
 }
 
 nlohmann::json to_json(const SeedBranchCheck& c) {
-  return {{"seed", std::string(c.branch.seed)},
-          {"section", std::string(c.branch.section)},
+  return {{"tree", std::string(name_of(c.branch.tree))},
+          {"guide", std::string(title_of(guide_of(c.branch.tree)))},
+          {"section", std::string(section_of(c.branch.tree))},
           {"branch", std::string(c.branch.branch)},
           {"recommends", std::string(c.branch.recommends)},
           {"alternative", std::string(c.branch.alternative)},

@@ -1,4 +1,4 @@
-// Each branch of the seeds' decision trees (seed_decision_trees.hpp) judged for one model on one
+// Each branch of the field guides' decision trees (seed_decision_trees.hpp) judged for one model on one
 // machine: whether the user's constraints or the results select it, and whether the measurements
 // agree with what it recommends, contradict it, or cannot test it here (and what that would need).
 #pragma once

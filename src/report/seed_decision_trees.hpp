@@ -1,13 +1,22 @@
-// The seeds' framework decision trees (seed 000 §5, seed 002 §6, seed 003 §6) as one constant
-// table: which situation each branch is for, what it recommends, and how infermark can check it
-// against measured results. `recommend` selects branches from the user's constraints and judges them
-// (seed_branch_verdicts.hpp); nothing else lists the seeds' branches.
+// The field guides' framework decision trees as one constant table: which situation each branch
+// is for, what it recommends, and how infermark can check it against measured results. Each tree
+// is named by what it decides and cited by its guide's title and section. `recommend` selects
+// branches from the user's constraints and judges them (seed_branch_verdicts.hpp); nothing else
+// lists the branches.
 #pragma once
 
 #include <span>
 #include <string_view>
 
+#include "report/field_guides.hpp"
+
 namespace infermark::report {
+
+enum class DecisionTree {
+  kFrameworkForScenario,  // performance evaluation, decision tree §5
+  kFrameworkByPriority,   // selection and practice guide, decision path §6 (a priority order)
+  kEngineForWorkload,     // performance testing, LLM decision tree §6
+};
 
 // The situation a branch is for; what selects it is in seed_branch_verdicts.cpp.
 enum class DeploymentSituation {
@@ -38,8 +47,7 @@ enum class BranchEvidence {
 enum class MeasuredContext { kNone, kLowestLatency, kGeneration, kLibTorch };
 
 struct SeedBranch {
-  std::string_view seed;     // "000"
-  std::string_view section;  // "§5"
+  DecisionTree tree;
   DeploymentSituation situation;
   std::string_view branch;       // "latency-critical"
   std::string_view recommends;   // "TensorRT"
@@ -50,10 +58,15 @@ struct SeedBranch {
   MeasuredContext context;
 };
 
-// Every branch, each seed's branches in the seed's order (seed 002 §6 is a priority order).
+// Every branch, each tree's branches in its guide's order (the selection path is a priority order).
 std::span<const SeedBranch> seed_decision_trees();
 
-// Seeds whose section is a priority order: only the first selected branch applies.
-bool is_priority_order(std::string_view seed);
+// What the tree decides: "Which framework for the deployment scenario".
+std::string_view name_of(DecisionTree tree);
+FieldGuide guide_of(DecisionTree tree);
+std::string_view section_of(DecisionTree tree);  // "decision tree §5"
+
+// Trees that are a priority order: only the first selected branch applies.
+bool is_priority_order(DecisionTree tree);
 
 }  // namespace infermark::report

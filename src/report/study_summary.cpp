@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "report/comparison_table.hpp"
+#include "report/field_guides.hpp"
 #include "report/markdown_table.hpp"
 #include "report/shape_cliff.hpp"
 #include "stats/trend.hpp"
@@ -80,7 +81,7 @@ std::string threads_rule(const std::vector<LoadedResult>& results) {
   return out + "\n";
 }
 
-// Seed 000 §3.3: "10 instances take 1.2x one instance" when weights are shared, against linear
+// Performance evaluation guide §3.3: "10 instances take 1.2x one instance" when weights are shared, against linear
 // growth for separate copies. Peak RSS at the most lanes over peak RSS at one lane.
 std::string instances_memory(const std::vector<LoadedResult>& results) {
   struct Span {
@@ -103,7 +104,8 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
                       fmt::format("{:.0f}", s.rss_at_max), fmt::format("{:.2f}x", s.rss_at_max / s.rss_at_min),
                       fmt::format("{:.2f}x", static_cast<double>(s.max_lanes) / s.min_lanes)});
   if (rows.empty()) return "";
-  return "### Instances and memory (seed: shared weights keep 10 instances near 1.2x one; copies grow linearly)\n\n" +
+  return "### Instances and memory (" + markdown_citation(FieldGuide::kPerformanceEvaluation, "§3.3") +
+         ": shared weights keep 10 instances near 1.2x one; copies grow linearly)\n\n" +
          markdown_table({{"backend, sessions"},
                          {"instances"},
                          {"peak MB at fewest", true},

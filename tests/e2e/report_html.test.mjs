@@ -191,14 +191,16 @@ describe("HTML report in chromium", () => {
     assert.ok(loads >= 2, `${loads} infermark load rows, expected one per concurrency level`);
   });
 
-  test("each model has a recommendation naming the seed branches", async (t) => {
+  test("each model has a recommendation naming the decision trees and their guides", async (t) => {
     if (chromiumMissing) return t.skip(skipReason);
     const panels = page.locator(".recommendation");
     assert.ok(await panels.count() >= 1, "no recommendation");
     const picks = await page.locator(".recommendation p strong").allTextContents();
     assert.ok(picks.length >= 1 && picks.every((p) => p.length > 0), "no pick named");
-    const seeds = await page.locator("table.seed-branches tbody tr td:first-child").allTextContents();
-    assert.ok(seeds.some((s) => s.startsWith("seed 000")), `no seed 000 branch (${seeds.slice(0, 5).join(", ")})`);
+    const trees = await page.locator("table.decision-branches tbody tr td:first-child").allTextContents();
+    const scenario = "Which framework for the deployment scenarioAI model inference framework performance evaluation, decision tree §5";
+    assert.ok(trees.some((s) => s === scenario), `no deployment-scenario branch (${trees.slice(0, 5).join(", ")})`);
+    assert.ok(trees.every((s) => !/\bseed\b/i.test(s)), `a branch cites a seed (${trees.slice(0, 5).join(", ")})`);
   });
 
   test("paints every canvas", async (t) => {

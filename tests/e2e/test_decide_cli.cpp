@@ -93,7 +93,7 @@ TEST_F(DecideCli, RecommendPicksAndExplainsOrSaysWhyNothingFits) {
   EXPECT_EQ(fits.exit_code, 0) << fits.out << fits.err;
   EXPECT_NE(fits.out.find("Pick onnxruntime"), std::string::npos) << fits.out;
   EXPECT_NE(fits.out.find("Why:"), std::string::npos) << fits.out;
-  EXPECT_NE(fits.out.find("### Seed decision trees"), std::string::npos) << fits.out;
+  EXPECT_NE(fits.out.find("### Decision trees of the field guides"), std::string::npos) << fits.out;
 
   const auto none = infermark("recommend " + result.string() + " --p99-ms 0.000001");
   EXPECT_EQ(none.exit_code, 3) << none.out << none.err;
@@ -105,7 +105,7 @@ TEST_F(DecideCli, RecommendPicksAndExplainsOrSaysWhyNothingFits) {
   EXPECT_NE(missing.err.find((dir_ / "missing.json").string()), std::string::npos) << missing.err;
 }
 
-TEST_F(DecideCli, RecommendJudgesARealLlamaCppResultOnTtftAndSeed003) {
+TEST_F(DecideCli, RecommendJudgesARealLlamaCppResultOnTtftAndTheLlmDecisionTree) {
   if (!infermark::BackendRegistry{INFERMARK_PLUGIN_DIR}.is_available("llamacpp")) GTEST_SKIP() << "llamacpp is not built";
   const auto run = infermark("run " + (kModels / "llama-tiny.gguf").string() +
                              " -b llamacpp --prompt-tokens 16 --output-tokens 8 --warmup 1 --runs 8 --threads 1 --out " +
@@ -134,8 +134,8 @@ TEST_F(DecideCli, RecommendJudgesARealLlamaCppResultOnTtftAndSeed003) {
   EXPECT_NEAR(cell["gb_per_billion_parameters"].get<double>(),
               result.memory.peak_rss_mb / 1024 / (cell["parameters"].get<double>() / 1e9), 1e-9);
   bool long_generation_seen = false;
-  for (const auto& branch : model["seed_branches"])
-    if (branch["seed"] == "003" && branch["branch"] == "long generation") {
+  for (const auto& branch : model["decision_tree_branches"])
+    if (branch["tree"] == "Which engine for the model and workload" && branch["branch"] == "long generation") {
       long_generation_seen = true;
       EXPECT_EQ(branch["selected_by"], "--ttft-ms");
       EXPECT_EQ(branch["verdict"], "not measured here");
@@ -144,8 +144,12 @@ TEST_F(DecideCli, RecommendJudgesARealLlamaCppResultOnTtftAndSeed003) {
   EXPECT_TRUE(long_generation_seen);
 
   const auto text = infermark("recommend " + (dir_ / "llm").string() + " --ttft-ms 300");
-  EXPECT_NE(text.out.find("LLM serving (seed 003's baselines: TTFT 300 ms"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("- seed 003 §6 long generation → vLLM, selected by --ttft-ms: **not measured here**"),
+  EXPECT_NE(text.out.find("LLM serving, beside the baselines of *AI model inference framework performance testing, a "
+                          "panoramic analysis* (TTFT 300 ms"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("- Which engine for the model and workload: long generation → vLLM, selected by --ttft-ms: "
+                          "**not measured here**"),
             std::string::npos)
       << text.out;
 }

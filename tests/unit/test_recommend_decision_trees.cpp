@@ -1,4 +1,4 @@
-// `recommend`'s seed decision trees, LLM and power constraints, memory per parameter and the
+// `recommend`'s decision trees of the field guides, LLM and power constraints, memory per parameter and the
 // hardware matrix, on results shaped as real result files are (generation, resources and
 // scenario objects read with the same functions `report` uses).
 #include <gtest/gtest.h>
@@ -18,12 +18,17 @@ namespace {
 
 using report::BranchVerdict;
 using testing::latency_samples;
+using testing::llm_cell;
 using testing::narrow_cell;
 
-const report::SeedBranchCheck& branch(const report::ModelRecommendation& m, const std::string& seed, const std::string& name) {
+constexpr auto kScenario = report::DecisionTree::kFrameworkForScenario;
+constexpr auto kPriority = report::DecisionTree::kFrameworkByPriority;
+constexpr auto kWorkload = report::DecisionTree::kEngineForWorkload;
+
+const report::SeedBranchCheck& branch(const report::ModelRecommendation& m, report::DecisionTree tree, const std::string& name) {
   for (const auto& b : m.seed_branches)
-    if (b.branch.seed == seed && b.branch.branch == name) return b;
-  throw std::out_of_range(seed + " " + name);
+    if (b.branch.tree == tree && b.branch.branch == name) return b;
+  throw std::out_of_range(std::string(report::name_of(tree)) + " " + name);
 }
 
 const report::CellAssessment& find(const report::ModelRecommendation& m, const std::string& backend) {
@@ -38,26 +43,6 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 // openvino fastest, onnxruntime next, opencv slowest.
 std::vector<report::LoadedResult> three_backends() {
   return {narrow_cell("onnxruntime", 20.0, 300.0), narrow_cell("openvino", 10.0, 500.0), narrow_cell("opencv", 50.0, 100.0)};
-}
-
-// An LLM cell as `infermark run MODEL.gguf` writes it: request latency, a "generation" object with
-// TTFT and TPOT summaries, and llama.cpp's recorded parameter count ("" = not recorded).
-report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_ms, double rss_mb, const std::string& parameters,
-                              const std::string& threads = "2") {
-  auto loaded = testing::synthetic_result(latency_samples(64, 400.0, 3, 0.05),
-                                          {.backend = "llamacpp", .threads = threads, .model = "llama-tiny",
-                                           .peak_rss_mb = rss_mb});
-  auto& r = loaded.result;
-  r.model.format = "gguf";
-  r.generation = report::generation_from(
-      {{"concurrency", 1},
-       {"prompt_tokens", {{"mean", 128}, {"stddev", 0}, {"total", 8192}}},
-       {"output_tokens", {{"mean", 32}, {"stddev", 0}, {"total", 2048}}},
-       {"requests", 64},
-       {"ttft_ms", report::latency_json(stats::summarize(latency_samples(64, ttft_median_ms, 4, 0.02)))},
-       {"tpot_ms", report::latency_json(stats::summarize(latency_samples(64, tpot_median_ms, 5, 0.02)))}});
-  if (!parameters.empty()) r.effective_settings.push_back({"parameters", "", parameters, true, ""});
-  return loaded;
 }
 
 // The "resources" object of a run: `joules` over `duration_s` when energy was measured.
@@ -85,24 +70,24 @@ std::vector<report::LoadedResult> shape_pair(const std::string& backend, double 
   return {fixed, varying};
 }
 
-TEST(RecommendSeedBranches, EveryBranchOfTheThreeTreesIsListedOnce) {
+TEST(RecommendDecisionTrees, EveryBranchOfTheThreeTreesIsListedOnce) {
   const auto rec = report::recommend(three_backends(), {});
   const auto& branches = rec.models[0].seed_branches;
   EXPECT_EQ(branches.size(), 13u);  // 000 §5: 5, 002 §6: 4, 003 §6: 4
-  EXPECT_EQ(std::count_if(branches.begin(), branches.end(), [](const auto& b) { return b.branch.seed == "002"; }), 4);
-  EXPECT_EQ(branch(rec.models[0], "000", "latency-critical").branch.alternative, "FastDeploy, CUDA Graph on");
+  EXPECT_EQ(std::count_if(branches.begin(), branches.end(), [](const auto& b) { return b.branch.tree == kPriority; }), 4);
+  EXPECT_EQ(branch(rec.models[0], kScenario, "latency-critical").branch.alternative, "FastDeploy, CUDA Graph on");
 }
 
-TEST(RecommendSeedBranches, ConstraintsSelectBranches) {
+TEST(RecommendDecisionTrees, ConstraintsSelectBranches) {
   const auto plain = report::recommend(three_backends(), {});
   const auto& m = plain.models[0];
-  EXPECT_FALSE(branch(m, "000", "latency-critical").selected);
-  EXPECT_EQ(branch(m, "000", "latency-critical").verdict, BranchVerdict::kNotSelected);
-  EXPECT_EQ(branch(m, "000", "latency-critical").detail, "pass --p99-ms");
+  EXPECT_FALSE(branch(m, kScenario, "latency-critical").selected);
+  EXPECT_EQ(branch(m, kScenario, "latency-critical").verdict, BranchVerdict::kNotSelected);
+  EXPECT_EQ(branch(m, kScenario, "latency-critical").detail, "pass --p99-ms");
   // The synthetic results come from an x86 CPU without a GPU, each fed one shape.
-  EXPECT_EQ(branch(m, "000", "edge CPU").selected_by, "results from an x86 CPU without a GPU");
-  EXPECT_TRUE(branch(m, "003", "fixed input size").selected);
-  EXPECT_FALSE(branch(m, "003", "long generation").selected);
+  EXPECT_EQ(branch(m, kScenario, "edge CPU").selected_by, "results from an x86 CPU without a GPU");
+  EXPECT_TRUE(branch(m, kWorkload, "fixed input size").selected);
+  EXPECT_FALSE(branch(m, kWorkload, "long generation").selected);
 
   report::Constraints c;
   c.p99_ms = 100.0;
@@ -110,74 +95,74 @@ TEST(RecommendSeedBranches, ConstraintsSelectBranches) {
   c.fast_iteration = true;
   c.multi_backend = true;
   const auto rec = report::recommend(three_backends(), c);
-  const auto& latency = branch(rec.models[0], "000", "latency-critical");
+  const auto& latency = branch(rec.models[0], kScenario, "latency-critical");
   EXPECT_TRUE(latency.selected);
   EXPECT_EQ(latency.selected_by, "--p99-ms");
-  EXPECT_EQ(branch(rec.models[0], "000", "high-throughput batch").selected_by, "--min-qps");
-  EXPECT_EQ(branch(rec.models[0], "002", "maximum performance").selected_by, "--p99-ms");
-  // Seed 002 is a priority order: fast iteration also matches but comes after maximum performance.
-  const auto& fast = branch(rec.models[0], "002", "fast iteration");
+  EXPECT_EQ(branch(rec.models[0], kScenario, "high-throughput batch").selected_by, "--min-qps");
+  EXPECT_EQ(branch(rec.models[0], kPriority, "maximum performance").selected_by, "--p99-ms");
+  // The selection path is a priority order: fast iteration also matches but comes after maximum performance.
+  const auto& fast = branch(rec.models[0], kPriority, "fast iteration");
   EXPECT_FALSE(fast.selected);
-  EXPECT_EQ(fast.detail, "matches (--fast-iteration), but seed 002 §6 takes 'maximum performance' first");
-  EXPECT_EQ(branch(rec.models[0], "003", "multi-backend").selected_by, "--multi-backend");
+  EXPECT_EQ(fast.detail, "matches (--fast-iteration), but 'Which framework to choose, in priority order' takes 'maximum performance' first");
+  EXPECT_EQ(branch(rec.models[0], kWorkload, "multi-backend").selected_by, "--multi-backend");
 
   report::Constraints dynamic;
   dynamic.dynamic_shapes = true;
   dynamic.p99_ms = 100.0;
   const auto shapes = report::recommend(three_backends(), dynamic);
-  EXPECT_TRUE(branch(shapes.models[0], "002", "dynamic shapes").selected);
-  EXPECT_FALSE(branch(shapes.models[0], "002", "maximum performance").selected);
-  EXPECT_FALSE(branch(shapes.models[0], "003", "fixed input size").selected);
+  EXPECT_TRUE(branch(shapes.models[0], kPriority, "dynamic shapes").selected);
+  EXPECT_FALSE(branch(shapes.models[0], kPriority, "maximum performance").selected);
+  EXPECT_FALSE(branch(shapes.models[0], kWorkload, "fixed input size").selected);
 }
 
-TEST(RecommendSeedBranches, TheRecordedHardwareSelectsEdgeCpuOrArmGpu) {
+TEST(RecommendDecisionTrees, TheRecordedHardwareSelectsEdgeCpuOrArmGpu) {
   auto gpu_resources = report::resources_from(
       {{"duration_s", 10.0}, {"gpu", {{"available", true}, {"reason", ""}, {"peak_memory_mb", 900.0}, {"mean_power_w", 80.0}}}});
   auto x86_gpu = narrow_cell("onnxruntime", 10.0, 300.0);
   x86_gpu.result.resources = gpu_resources;
   const auto on_x86 = report::recommend({x86_gpu}, {});
-  EXPECT_FALSE(branch(on_x86.models[0], "000", "edge CPU").selected);  // a GPU was read: not an edge CPU
-  EXPECT_FALSE(branch(on_x86.models[0], "000", "ARM GPU").selected);
+  EXPECT_FALSE(branch(on_x86.models[0], kScenario, "edge CPU").selected);  // a GPU was read: not an edge CPU
+  EXPECT_FALSE(branch(on_x86.models[0], kScenario, "ARM GPU").selected);
 
   auto arm_gpu = x86_gpu;
   arm_gpu.result.environment = {{"cpu_model", "Neoverse-V2"}, {"cpu_flags_simd", "asimd asimdhp sve sve2"}};
   const auto on_arm = report::recommend({arm_gpu}, {});
-  const auto& arm = branch(on_arm.models[0], "000", "ARM GPU");
+  const auto& arm = branch(on_arm.models[0], kScenario, "ARM GPU");
   EXPECT_EQ(arm.selected_by, "results from an ARM CPU with a GPU");
   EXPECT_EQ(arm.verdict, BranchVerdict::kNotMeasuredHere);
-  EXPECT_FALSE(branch(on_arm.models[0], "000", "edge CPU").selected);
+  EXPECT_FALSE(branch(on_arm.models[0], kScenario, "edge CPU").selected);
 }
 
-TEST(RecommendSeedBranches, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTheyWouldNeed) {
+TEST(RecommendDecisionTrees, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTheyWouldNeed) {
   report::Constraints c;
   c.p99_ms = 100.0;
   c.domestic_hardware = true;
   const auto rec = report::recommend(three_backends(), c);
-  const auto& latency = branch(rec.models[0], "000", "latency-critical");
+  const auto& latency = branch(rec.models[0], kScenario, "latency-critical");
   EXPECT_EQ(latency.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(latency.detail.starts_with("needs an NVIDIA GPU and a TensorRT backend")) << latency.detail;
   EXPECT_TRUE(contains(latency.detail, "lowest P99 of 3 cell(s): openvino t2")) << latency.detail;
-  const auto& domestic = branch(rec.models[0], "002", "domestic hardware");
+  const auto& domestic = branch(rec.models[0], kPriority, "domestic hardware");
   EXPECT_TRUE(domestic.selected);
   EXPECT_EQ(domestic.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(contains(domestic.detail, "Paddle Inference or MNN")) << domestic.detail;
-  // Domestic hardware comes first in seed 002, so maximum performance is not selected there.
-  EXPECT_FALSE(branch(rec.models[0], "002", "maximum performance").selected);
+  // Domestic hardware comes first in the selection path, so maximum performance is not selected there.
+  EXPECT_FALSE(branch(rec.models[0], kPriority, "maximum performance").selected);
 
   auto cells = three_backends();
   cells.push_back(narrow_cell("libtorch", 30.0, 400.0));
   report::Constraints iterate;
   iterate.fast_iteration = true;
-  const auto fast = branch(report::recommend(cells, iterate).models[0], "002", "fast iteration");
+  const auto fast = branch(report::recommend(cells, iterate).models[0], kPriority, "fast iteration");
   EXPECT_EQ(fast.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(fast.detail.starts_with("needs a measure of development time")) << fast.detail;
   EXPECT_TRUE(contains(fast.detail, "LibTorch (PyTorch's runtime): libtorch t2 P99 3")) << fast.detail;
   EXPECT_TRUE(contains(fast.detail, "against the best, openvino t2 P99 1")) << fast.detail;
 }
 
-TEST(RecommendSeedBranches, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOtherwise) {
+TEST(RecommendDecisionTrees, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOtherwise) {
   const auto rec = report::recommend(three_backends(), {});
-  const auto& edge = branch(rec.models[0], "000", "edge CPU");
+  const auto& edge = branch(rec.models[0], kScenario, "edge CPU");
   EXPECT_EQ(edge.verdict, BranchVerdict::kAgrees);
   EXPECT_TRUE(contains(edge.detail, "measured lowest P99 latency: openvino t2 P99 ")) << edge.detail;
   EXPECT_TRUE(contains(edge.detail, "4-bit weights not measured (openvino precisions here: fp32)")) << edge.detail;
@@ -185,7 +170,7 @@ TEST(RecommendSeedBranches, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOther
   const std::vector<report::LoadedResult> ort_faster{narrow_cell("onnxruntime", 5.0, 300.0),
                                                      narrow_cell("openvino", 10.0, 300.0)};
   const auto contradicted = report::recommend(ort_faster, {});
-  const auto& check = branch(contradicted.models[0], "000", "edge CPU");
+  const auto& check = branch(contradicted.models[0], kScenario, "edge CPU");
   EXPECT_EQ(check.verdict, BranchVerdict::kContradicted);
   EXPECT_TRUE(contains(check.detail, "(onnxruntime t2 is ")) << check.detail;
   EXPECT_TRUE(contains(report::to_markdown(contradicted), "**contradicted**")) << report::to_markdown(contradicted);
@@ -193,52 +178,52 @@ TEST(RecommendSeedBranches, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOther
   // Within the 5% tolerance a close second still agrees.
   const std::vector<report::LoadedResult> close{narrow_cell("onnxruntime", 10.0, 300.0, 1),
                                                 narrow_cell("openvino", 10.2, 300.0, 1)};
-  EXPECT_EQ(branch(report::recommend(close, {}).models[0], "000", "edge CPU").verdict, BranchVerdict::kAgrees);
+  EXPECT_EQ(branch(report::recommend(close, {}).models[0], kScenario, "edge CPU").verdict, BranchVerdict::kAgrees);
 }
 
-TEST(RecommendSeedBranches, OneFrameworkMeasuredAgreesOnlyTrivially) {
+TEST(RecommendDecisionTrees, OneFrameworkMeasuredAgreesOnlyTrivially) {
   const auto only_openvino = report::recommend({narrow_cell("openvino", 10.0, 300.0)}, {});
-  const auto& edge = branch(only_openvino.models[0], "000", "edge CPU");
+  const auto& edge = branch(only_openvino.models[0], kScenario, "edge CPU");
   EXPECT_EQ(edge.verdict, BranchVerdict::kAgreesTrivially);
   EXPECT_TRUE(contains(edge.detail, "only openvino was measured")) << edge.detail;
 
   report::Constraints c;
   c.multi_backend = true;
   const auto portable = report::recommend(three_backends(), c);
-  const auto& multi = branch(portable.models[0], "003", "multi-backend");
+  const auto& multi = branch(portable.models[0], kWorkload, "multi-backend");
   EXPECT_EQ(multi.verdict, BranchVerdict::kAgreesTrivially);
   EXPECT_TRUE(contains(multi.detail, "onnxruntime ran this model here")) << multi.detail;
   const auto without_ort = report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c);
-  EXPECT_EQ(branch(without_ort.models[0], "003", "multi-backend").verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_EQ(branch(without_ort.models[0], kWorkload, "multi-backend").verdict, BranchVerdict::kNotMeasuredHere);
 }
 
-TEST(RecommendSeedBranches, HighThroughputComparesOnnxRuntimesBestRate) {
+TEST(RecommendDecisionTrees, HighThroughputComparesOnnxRuntimesBestRate) {
   report::Constraints c;
   c.min_qps = 10.0;
   // onnxruntime at batch 8: 8 inferences per 40 ms = 200/s against openvino's 100/s.
   const std::vector<report::LoadedResult> batched{narrow_cell("openvino", 10.0, 300.0),
                                                   narrow_cell("onnxruntime", 40.0, 300.0, 2, 8)};
-  const auto agrees = branch(report::recommend(batched, c).models[0], "000", "high-throughput batch");
+  const auto agrees = branch(report::recommend(batched, c).models[0], kScenario, "high-throughput batch");
   EXPECT_EQ(agrees.verdict, BranchVerdict::kAgrees);
   EXPECT_TRUE(contains(agrees.detail, "max_batch_size 32 not measured (largest onnxruntime batch here: 8")) << agrees.detail;
 
   const std::vector<report::LoadedResult> slow{narrow_cell("openvino", 10.0, 300.0),
                                                narrow_cell("onnxruntime", 400.0, 300.0, 2, 8)};
-  EXPECT_EQ(branch(report::recommend(slow, c).models[0], "000", "high-throughput batch").verdict, BranchVerdict::kContradicted);
+  EXPECT_EQ(branch(report::recommend(slow, c).models[0], kScenario, "high-throughput batch").verdict, BranchVerdict::kContradicted);
 
   const auto missing =
-      branch(report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c).models[0], "000", "high-throughput batch");
+      branch(report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c).models[0], kScenario, "high-throughput batch");
   EXPECT_EQ(missing.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_EQ(missing.detail, "needs a cell of this model run with -b onnxruntime --batch 32");
 }
 
-TEST(RecommendSeedBranches, DynamicShapesCompareTheSlowdownPerUnitOfWork) {
+TEST(RecommendDecisionTrees, DynamicShapesCompareTheSlowdownPerUnitOfWork) {
   report::Constraints c;
   c.dynamic_shapes = true;
   auto cells = shape_pair("onnxruntime", 1.06);
   const auto openvino = shape_pair("openvino", 1.15);
   cells.insert(cells.end(), openvino.begin(), openvino.end());
-  const auto agrees = branch(report::recommend(cells, c).models[0], "002", "dynamic shapes");
+  const auto agrees = branch(report::recommend(cells, c).models[0], kPriority, "dynamic shapes");
   EXPECT_EQ(agrees.verdict, BranchVerdict::kAgrees);
   EXPECT_EQ(agrees.detail,
             "measured slowdown per unit of work with shapes varying per query: onnxruntime t2 input=1x3x160..288x160..288 "
@@ -247,10 +232,10 @@ TEST(RecommendSeedBranches, DynamicShapesCompareTheSlowdownPerUnitOfWork) {
   auto reversed = shape_pair("onnxruntime", 1.30);
   const auto openvino_steady = shape_pair("openvino", 1.02);
   reversed.insert(reversed.end(), openvino_steady.begin(), openvino_steady.end());
-  EXPECT_EQ(branch(report::recommend(reversed, c).models[0], "002", "dynamic shapes").verdict, BranchVerdict::kContradicted);
+  EXPECT_EQ(branch(report::recommend(reversed, c).models[0], kPriority, "dynamic shapes").verdict, BranchVerdict::kContradicted);
 
   // Fixed-shape runs only: the cliff was not measured.
-  const auto unmeasured = branch(report::recommend(three_backends(), c).models[0], "002", "dynamic shapes");
+  const auto unmeasured = branch(report::recommend(three_backends(), c).models[0], kPriority, "dynamic shapes");
   EXPECT_EQ(unmeasured.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(contains(unmeasured.detail, "--shape-range")) << unmeasured.detail;
 }
@@ -270,21 +255,21 @@ TEST(RecommendLlm, TtftAndTpotLimitsJudgeLlmCellsOnly) {
   EXPECT_EQ(llm.checks[1].outcome, report::Outcome::kFailed);
   EXPECT_TRUE(contains(llm.binding(), "TPOT P99 10.")) << llm.binding();
   EXPECT_TRUE(find(rec.models[1], "onnxruntime").checks.empty());  // not an LLM cell: no TTFT to judge
-  EXPECT_FALSE(branch(rec.models[1], "003", "long generation").selected);  // --ttft-ms concerns LLM cells only
-  EXPECT_FALSE(branch(rec.models[0], "003", "fixed input size").selected);  // prompt lengths vary
+  EXPECT_FALSE(branch(rec.models[1], kWorkload, "long generation").selected);  // --ttft-ms concerns LLM cells only
+  EXPECT_FALSE(branch(rec.models[0], kWorkload, "fixed input size").selected);  // prompt lengths vary
 
-  const auto& generation = branch(rec.models[0], "003", "long generation");
+  const auto& generation = branch(rec.models[0], kWorkload, "long generation");
   EXPECT_EQ(generation.selected_by, "--ttft-ms");
   EXPECT_EQ(generation.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(contains(generation.detail, "vLLM server")) << generation.detail;
   EXPECT_TRUE(contains(generation.detail, "lowest TTFT: llamacpp t2 TTFT P99 1")) << generation.detail;
-  EXPECT_TRUE(contains(generation.detail, "seed 003's baselines: TTFT 300 ms, P99 500 ms")) << generation.detail;
-  EXPECT_EQ(branch(report::recommend({llm_cell(120.0, 10.0, 200.0, "")}, {}).models[0], "003", "long generation").selected_by,
+  EXPECT_TRUE(contains(generation.detail, "(baselines of \u201cAI model inference framework performance testing, a panoramic analysis\u201d: TTFT 300 ms, P99 500 ms")) << generation.detail;
+  EXPECT_EQ(branch(report::recommend({llm_cell(120.0, 10.0, 200.0, "")}, {}).models[0], kWorkload, "long generation").selected_by,
             "LLM generation results");
 }
 
 TEST(RecommendLlm, MemoryPerBillionParametersWhereTheParameterCountWasRecorded) {
-  // 2.4 GB (2457.6 MiB) for 2 B parameters: seed 003's 1.2 GB per B.
+  // 2.4 GB (2457.6 MiB) for 2 B parameters: the performance-testing guide's 1.2 GB per B.
   const auto recorded = llm_cell(100.0, 10.0, 2457.6, "2000000000");
   ASSERT_TRUE(report::gb_per_billion_parameters(recorded.result).has_value());
   EXPECT_NEAR(*report::gb_per_billion_parameters(recorded.result), 1.2, 1e-12);
@@ -299,7 +284,8 @@ TEST(RecommendLlm, MemoryPerBillionParametersWhereTheParameterCountWasRecorded) 
   const auto& cell = find(rec.models[0], "llamacpp");
   EXPECT_TRUE(cell.figures.generation);
   const auto text = report::to_markdown(rec);
-  EXPECT_TRUE(contains(text, "LLM serving (seed 003's baselines: TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters)")) << text;
+  EXPECT_TRUE(contains(text, "LLM serving, beside the baselines of *AI model inference framework performance testing, a panoramic analysis* "
+                             "(TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters)")) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| +2 \| +1\.20 \|)"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| not recorded \| +- \|)"))) << text;
 }
@@ -371,19 +357,20 @@ TEST(RecommendMachines, MissingEnvironmentFieldsAreNamedUnknown) {
   EXPECT_EQ(report::machine_key(r.result), "vm (unknown CPU)");
 }
 
-TEST(RecommendSeedBranches, JsonCarriesEveryBranchWithTheAgreedNames) {
+TEST(RecommendDecisionTrees, JsonCarriesEveryBranchWithTheAgreedNames) {
   report::Constraints c;
   c.p99_ms = 100.0;
   const auto json = report::to_json(report::recommend(three_backends(), c));
-  const auto& branches = json["models"][0]["seed_branches"];
+  const auto& branches = json["models"][0]["decision_tree_branches"];
   ASSERT_EQ(branches.size(), 13u);
   const auto& first = branches[0];
-  for (const char* key :
-       {"seed", "section", "branch", "recommends", "alternative", "selected", "selected_by", "verdict", "detail"})
+  for (const char* key : {"tree", "guide", "section", "branch", "recommends", "alternative", "selected", "selected_by",
+                          "verdict", "detail"})
     EXPECT_TRUE(first.contains(key)) << key;
-  EXPECT_EQ(first.size(), 9u);
-  EXPECT_EQ(first["seed"], "000");
-  EXPECT_EQ(first["section"], "§5");
+  EXPECT_EQ(first.size(), 10u);
+  EXPECT_EQ(first["tree"], "Which framework for the deployment scenario");
+  EXPECT_EQ(first["guide"], "AI model inference framework performance evaluation");
+  EXPECT_EQ(first["section"], "decision tree §5");
   EXPECT_EQ(first["branch"], "latency-critical");
   EXPECT_EQ(first["recommends"], "TensorRT");
   EXPECT_EQ(first["selected"], true);
@@ -395,19 +382,30 @@ TEST(RecommendSeedBranches, JsonCarriesEveryBranchWithTheAgreedNames) {
   EXPECT_TRUE(verdicts.contains("agrees"));  // edge CPU: openvino leads
 }
 
-TEST(RecommendSeedBranches, MarkdownListsSelectedBranchesFirstThenTheOthersInATable) {
+TEST(RecommendDecisionTrees, MarkdownListsSelectedBranchesFirstThenTheOthersInATable) {
   report::Constraints c;
   c.p99_ms = 100.0;
   const auto text = report::to_markdown(report::recommend(three_backends(), c));
-  const auto section = text.find("### Seed decision trees");
+  const auto section = text.find("### Decision trees of the field guides");
   ASSERT_NE(section, std::string::npos) << text;
+  // Each tree is named by what it decides and cited by its guide's title and section, once.
+  for (const char* tree :
+       {"- Which framework for the deployment scenario: *AI model inference framework performance evaluation*, decision "
+        "tree §5\n",
+        "- Which framework to choose, in priority order: *AI model inference framework selection and practice guide*, "
+        "decision path §6 (a priority order: only its first matching branch applies)\n",
+        "- Which engine for the model and workload: *AI model inference framework performance testing, a panoramic "
+        "analysis*, LLM decision tree §6\n"})
+    EXPECT_NE(text.find(tree, section), std::string::npos) << tree << "\n" << text;
   const auto selected = text.find(
-      "- seed 000 §5 latency-critical → TensorRT (alternative: FastDeploy, CUDA Graph on), selected by --p99-ms: "
-      "**not measured here**: needs an NVIDIA GPU");
+      "- Which framework for the deployment scenario: latency-critical → TensorRT (alternative: FastDeploy, CUDA Graph on), "
+      "selected by --p99-ms: **not measured here**: needs an NVIDIA GPU");
   EXPECT_NE(selected, std::string::npos) << text;
   const auto table = text.find("Not selected:", section);
   EXPECT_LT(selected, table);
-  EXPECT_TRUE(std::regex_search(text.substr(table), std::regex(R"(\| 000 §5 +\| high-throughput batch +\|)"))) << text;
+  EXPECT_TRUE(std::regex_search(text.substr(table),
+                                std::regex(R"(\| Which framework for the deployment scenario +\| high-throughput batch +\|)")))
+      << text;
 }
 
 }  // namespace
