@@ -8,17 +8,6 @@
 #include "stats/output_agreement.hpp"
 
 namespace infermark::serve {
-namespace {
-
-// Triton's failure reason label.
-std::string failure_reason(int status) {
-  if (status == 429 || status == 503) return "REJECTED";
-  if (status == 504) return "CANCELED";
-  if (status >= 500) return "BACKEND";
-  return "OTHER";
-}
-
-}  // namespace
 
 int http_status(InferStatus status) {
   switch (status) {
@@ -125,15 +114,12 @@ int InferenceRouter::account(RoutedInference& request, const InferenceResult& re
   } else {
     if (status == 429) metrics_.count_rejection(model_name, variant.name(), "queue_full");
     if (result.status == InferStatus::kBreakerOpen) metrics_.count_rejection(model_name, variant.name(), "breaker_open");
-    metrics_.count_failure(model_name, variant.name(), failure_reason(status));
     variant.traffic().record_error();
   }
   const auto elapsed = mono_now_ns() - request.started_ns;
   if (status == 200) {
     const auto& cells = variant.metrics();
     variant.traffic().record_success(elapsed, request.rows);
-    cells.success->Increment();
-    cells.request_us->Increment(static_cast<double>(elapsed) * 1e-3);
     cells.total_seconds->Observe(static_cast<double>(elapsed) * 1e-9);
     cells.ok_requests->Increment();
   } else {

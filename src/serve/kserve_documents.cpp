@@ -12,6 +12,7 @@ using nlohmann::json;
 constexpr std::string_view kServerVersion = "2.51.0";  // the KServe v2 / Triton protocol level spoken
 
 json duration_json(std::uint64_t count, std::uint64_t ns) { return {{"count", count}, {"ns", ns}}; }
+json duration_json(const DurationStat& stat) { return duration_json(stat.count, stat.ns); }
 
 }  // namespace
 
@@ -40,37 +41,31 @@ json model_metadata(const ServedModel& model, const Variant& variant) {
 }
 
 json model_statistics(const ServedModel& model) {
-  VariantStats total;
-  std::int64_t last = 0;
-  for (const auto& v : model.variants) {
-    const auto& s = v->stats();
-    total.success_count += s.success_count;
-    total.success_ns += s.success_ns;
-    total.fail_count += s.fail_count;
-    total.fail_ns += s.fail_ns;
-    total.queue_count += s.queue_count;
-    total.queue_ns += s.queue_ns;
-    total.compute_count += s.compute_count;
-    total.compute_ns += s.compute_ns;
-    total.inference_count += s.inference_count;
-    total.execution_count += s.execution_count;
-    last = std::max<std::int64_t>(last, s.last_inference_ms);
-  }
+  InferenceTotals total;
+  for (const auto& v : model.variants) total += v->stats();
+  // Input and output preparation (stacking a batch, splitting its outputs) are timed inside
+  // compute_infer: their own entries carry the counts with no time of their own.
+  json batch_stats = json::array();
+  for (const auto& [rows, executions] : total.batches)
+    batch_stats.push_back({{"batch_size", rows},
+                           {"compute_input", duration_json(executions.count, 0)},
+                           {"compute_infer", duration_json(executions.count, executions.ns)},
+                           {"compute_output", duration_json(executions.count, 0)}});
   return {{"name", model.spec.name},
           {"version", "1"},
-          {"last_inference", last},
-          {"inference_count", total.inference_count.load()},
-          {"execution_count", total.execution_count.load()},
+          {"last_inference", total.last_inference_ms},
+          {"inference_count", total.inference_count},
+          {"execution_count", total.execution_count},
           {"inference_stats",
-           {{"success", duration_json(total.success_count, total.success_ns)},
-            {"fail", duration_json(total.fail_count, total.fail_ns)},
-            {"queue", duration_json(total.queue_count, total.queue_ns)},
-            {"compute_input", duration_json(total.compute_count, 0)},
-            {"compute_infer", duration_json(total.compute_count, total.compute_ns)},
-            {"compute_output", duration_json(total.compute_count, 0)},
+           {{"success", duration_json(total.success)},
+            {"fail", duration_json(total.fail)},
+            {"queue", duration_json(total.queue)},
+            {"compute_input", duration_json(total.compute_infer.count, 0)},
+            {"compute_infer", duration_json(total.compute_infer)},
+            {"compute_output", duration_json(total.compute_infer.count, 0)},
             {"cache_hit", duration_json(0, 0)},
             {"cache_miss", duration_json(0, 0)}}},
-          {"batch_stats", json::array()}};
+          {"batch_stats", batch_stats}};
 }
 
 json repository_index(const ModelRepository& repository) {

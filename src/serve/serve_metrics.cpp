@@ -4,6 +4,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "core/named_enum.hpp"
 #include "probes/memory.hpp"
 
 namespace infermark::serve {
@@ -29,39 +30,47 @@ double process_cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
 }
 
+constexpr NamedValue<RouteChoice> kRouteChoiceNames[] = {
+    {RouteChoice::kHeader, "header"}, {RouteChoice::kVersion, "version"}, {RouteChoice::kSticky, "sticky"},
+    {RouteChoice::kWeighted, "weighted"}};
+// Triton's own spellings.
+constexpr NamedValue<FailureReason> kFailureReasonNames[] = {{FailureReason::kRejected, "REJECTED"},
+                                                             {FailureReason::kCanceled, "CANCELED"},
+                                                             {FailureReason::kBackend, "BACKEND"},
+                                                             {FailureReason::kOther, "OTHER"}};
+
 }  // namespace
 
-std::string_view route_choice_label(RouteChoice choice) {
-  switch (choice) {
-    case RouteChoice::kHeader:
-      return "header";
-    case RouteChoice::kVersion:
-      return "version";
-    case RouteChoice::kSticky:
-      return "sticky";
-    case RouteChoice::kWeighted:
-      return "weighted";
-  }
-  return "weighted";
-}
+std::string_view route_choice_label(RouteChoice choice) { return name_in(kRouteChoiceNames, choice); }
+
+std::string_view failure_reason_label(FailureReason reason) { return name_in(kFailureReasonNames, reason); }
 
 ServeMetrics::ServeMetrics()
     : registry_(std::make_shared<prometheus::Registry>()),
-      success_(BuildCounter().Name("nv_inference_request_success").Help("Successful inference requests").Register(*registry_)),
+      success_(BuildCounter()
+                   .Name("nv_inference_request_success")
+                   .Help("Successful inference requests (a request of N rows counts 1)")
+                   .Register(*registry_)),
       failure_(BuildCounter().Name("nv_inference_request_failure").Help("Failed inference requests, by reason").Register(*registry_)),
-      count_(BuildCounter().Name("nv_inference_count").Help("Inferences performed (a batch of N counts N)").Register(*registry_)),
-      exec_count_(BuildCounter().Name("nv_inference_exec_count").Help("Model executions (batches)").Register(*registry_)),
+      count_(BuildCounter()
+                 .Name("nv_inference_count")
+                 .Help("Inferences performed by successful requests (a request of N rows counts N)")
+                 .Register(*registry_)),
+      exec_count_(BuildCounter()
+                      .Name("nv_inference_exec_count")
+                      .Help("Successful model executions (a dynamic batch of several requests counts 1)")
+                      .Register(*registry_)),
       request_us_(BuildCounter()
                       .Name("nv_inference_request_duration_us")
-                      .Help("Cumulative inference request duration in microseconds")
+                      .Help("Cumulative time of successful requests from queueing to outputs, in microseconds")
                       .Register(*registry_)),
       queue_us_(BuildCounter()
                     .Name("nv_inference_queue_duration_us")
-                    .Help("Cumulative time requests waited in the queue, in microseconds")
+                    .Help("Cumulative time successful requests waited in the queue, in microseconds")
                     .Register(*registry_)),
       compute_us_(BuildCounter()
                       .Name("nv_inference_compute_infer_duration_us")
-                      .Help("Cumulative model execution time in microseconds")
+                      .Help("Cumulative execution time of successful requests, each counting its whole batch, in microseconds")
                       .Register(*registry_)),
       pending_(BuildGauge().Name("nv_inference_pending_request_count").Help("Requests waiting in the queue").Register(*registry_)),
       requests_(BuildCounter()
@@ -138,6 +147,8 @@ VariantMetrics ServeMetrics::variant(const std::string& model, const std::string
   };
   VariantMetrics m;
   m.success = &success_.Add(labels);
+  for (std::size_t i = 0; i < kFailureReasons; ++i)
+    m.failures[i] = &failure_.Add(with("reason", std::string(failure_reason_label(static_cast<FailureReason>(i)))));
   m.inferences = &count_.Add(labels);
   m.executions = &exec_count_.Add(labels);
   m.request_us = &request_us_.Add(labels);
@@ -175,10 +186,6 @@ GenerationMetrics ServeMetrics::generation(const std::string& model, const std::
 
 void ServeMetrics::count_request(const std::string& model, const std::string& variant, int http_status) {
   requests_.Add({{"model", model}, {"variant", variant}, {"code", std::to_string(http_status)}}).Increment();
-}
-
-void ServeMetrics::count_failure(const std::string& model, const std::string& variant, const std::string& reason) {
-  failure_.Add({{"model", model}, {"version", "1"}, {"variant", variant}, {"reason", reason}}).Increment();
 }
 
 void ServeMetrics::count_rejection(const std::string& model, const std::string& variant, const std::string& reason) {

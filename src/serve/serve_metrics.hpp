@@ -22,14 +22,21 @@ enum class RouteChoice { kHeader, kVersion, kSticky, kWeighted };
 inline constexpr std::size_t kRouteChoices = 4;
 std::string_view route_choice_label(RouteChoice choice);
 
+// Why a request failed (nv_inference_request_failure's `reason` label, Triton's four).
+enum class FailureReason { kRejected, kCanceled, kBackend, kOther };
+inline constexpr std::size_t kFailureReasons = 4;
+std::string_view failure_reason_label(FailureReason reason);
+
 // One variant's metric cells (prometheus-cpp cells are thread-safe and live as long as the registry).
+// The nv_inference_* cells are written only through InferenceStatistics, which keeps /stats in step.
 struct VariantMetrics {
-  prometheus::Counter* success = nullptr;         // nv_inference_request_success
-  prometheus::Counter* inferences = nullptr;      // nv_inference_count (rows)
-  prometheus::Counter* executions = nullptr;      // nv_inference_exec_count (batches)
-  prometheus::Counter* request_us = nullptr;      // nv_inference_request_duration_us
-  prometheus::Counter* queue_us = nullptr;        // nv_inference_queue_duration_us
-  prometheus::Counter* compute_us = nullptr;      // nv_inference_compute_infer_duration_us
+  prometheus::Counter* success = nullptr;         // nv_inference_request_success (requests)
+  std::array<prometheus::Counter*, kFailureReasons> failures{};  // nv_inference_request_failure by FailureReason
+  prometheus::Counter* inferences = nullptr;      // nv_inference_count (rows of successful requests)
+  prometheus::Counter* executions = nullptr;      // nv_inference_exec_count (successful batches)
+  prometheus::Counter* request_us = nullptr;      // nv_inference_request_duration_us (per successful request)
+  prometheus::Counter* queue_us = nullptr;        // nv_inference_queue_duration_us (per successful request)
+  prometheus::Counter* compute_us = nullptr;      // nv_inference_compute_infer_duration_us (per successful request)
   prometheus::Gauge* pending = nullptr;           // nv_inference_pending_request_count
   prometheus::Histogram* total_seconds = nullptr;    // infermark_request_duration_seconds{phase="total"}
   prometheus::Histogram* queue_seconds = nullptr;    // ...{phase="queue"}
@@ -60,9 +67,8 @@ class ServeMetrics {
 
   VariantMetrics variant(const std::string& model, const std::string& variant);
   GenerationMetrics generation(const std::string& model, const std::string& variant);
-  // Request outcomes by HTTP status and, for failures, Triton's reason label.
+  // Request outcomes by HTTP status.
   void count_request(const std::string& model, const std::string& variant, int http_status);
-  void count_failure(const std::string& model, const std::string& variant, const std::string& reason);
   void count_rejection(const std::string& model, const std::string& variant, const std::string& reason);
   void count_routing(const std::string& model, const std::string& variant, RouteChoice how);
   // One shadow comparison at an input shape: max abs error and whether top-1 agreed.

@@ -23,9 +23,6 @@ std::optional<std::vector<Tensor>> warmup_inputs(const std::vector<TensorSpec>& 
   return inputs;
 }
 
-double us(std::int64_t ns) { return static_cast<double>(ns) * 1e-3; }
-double seconds(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }
-
 }  // namespace
 
 std::string unbatchable_reason(const std::vector<TensorSpec>& inputs) {
@@ -39,7 +36,7 @@ std::string unbatchable_reason(const std::vector<TensorSpec>& inputs) {
 }
 
 Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec, VariantMetrics metrics)
-    : spec_(spec), metrics_(metrics), breaker_({model.breaker_trip_after, model.breaker_cooldown_ms}) {
+    : spec_(spec), metrics_(metrics), breaker_({model.breaker_trip_after, model.breaker_cooldown_ms}), statistics_(metrics) {
   const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
@@ -110,6 +107,7 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
   const auto now = mono_now_ns();
   if (!breaker_.admit(now)) {
     InferenceResult refused{InferStatus::kBreakerOpen, "variant '" + spec_.name + "' is failing: its circuit breaker is open", {}};
+    statistics_.record_failure(failure_reason(refused.status), 0);
     done(std::move(refused));
     return;
   }
@@ -123,6 +121,7 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
   if (try_inline(request)) return;
   if (!batcher_->submit(request)) {
     breaker_.release();  // a refusal says nothing about the variant's health
+    statistics_.record_failure(failure_reason(InferStatus::kQueueFull), mono_now_ns() - request.enqueued_ns);
     request.done({InferStatus::kQueueFull, "variant '" + spec_.name + "' queue is full (" +
                                                std::to_string(batcher_->policy().max_queue) + " waiting)", {}});
     return;
@@ -133,9 +132,10 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
 void Variant::finish(PendingInference& request, InferenceResult result) {
   const bool failed = result.status == InferStatus::kFailed || result.status == InferStatus::kTimedOut;
   const auto now = mono_now_ns();
-  const auto elapsed = static_cast<std::uint64_t>(now - request.enqueued_ns);
-  (failed ? stats_.fail_count : stats_.success_count) += 1;
-  (failed ? stats_.fail_ns : stats_.success_ns) += elapsed;
+  if (result.status == InferStatus::kOk)
+    statistics_.record_success(request.rows, result.queue_ns, result.compute_ns);
+  else
+    statistics_.record_failure(failure_reason(result.status), now - request.enqueued_ns);
   breaker_.record(failed, now);
   metrics_.breaker_open->Set(breaker_.state() == "closed" ? 0 : 1);
   request.done(std::move(result));
@@ -202,31 +202,17 @@ void Variant::execute(Session& session, std::vector<PendingInference>& batch) {
     const auto previous = recent_compute_ns_.load(std::memory_order_relaxed);
     recent_compute_ns_.store(previous + (ended - started - previous) / 8, std::memory_order_relaxed);
   }
-  metrics_.executions->Increment();
-  stats_.execution_count += 1;
-  stats_.last_inference_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch()).count();
-  metrics_.batch_rows->Observe(static_cast<double>(total_rows));
-  metrics_.compute_us->Increment(us(ended - started));
+  if (error.empty()) statistics_.record_execution(total_rows, ended - started);
   for (std::size_t i = 0; i < live.size(); ++i) {
     InferenceResult result;
     result.queue_ns = started - live[i].enqueued_ns;
     result.compute_ns = ended - started;
     result.batch_rows = total_rows;
-    metrics_.queue_us->Increment(us(result.queue_ns));
-    metrics_.queue_seconds->Observe(seconds(result.queue_ns));
-    metrics_.compute_seconds->Observe(seconds(result.compute_ns));
-    stats_.queue_count += 1;
-    stats_.queue_ns += static_cast<std::uint64_t>(result.queue_ns);
-    stats_.compute_count += 1;
-    stats_.compute_ns += static_cast<std::uint64_t>(result.compute_ns);
     if (!error.empty()) {
       result.status = InferStatus::kFailed;
       result.error = spec_.backend + " failed: " + error;
     } else {
       result.outputs = std::move(outputs[i]);
-      metrics_.inferences->Increment(static_cast<double>(rows[i]));
-      stats_.inference_count += static_cast<std::uint64_t>(rows[i]);
     }
     finish(live[i], std::move(result));
   }

@@ -15,20 +15,13 @@
 #include "backends/registry.hpp"
 #include "pipeline/circuit_breaker.hpp"
 #include "serve/dynamic_batcher.hpp"
+#include "serve/inference_statistics.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/served_traffic.hpp"
 #include "serve/variant_backend.hpp"
 
 namespace infermark::serve {
-
-// Cumulative counts and times, for the KServe statistics extension (/v2/models/{m}/stats).
-struct VariantStats {
-  std::atomic<std::uint64_t> success_count{0}, success_ns{0}, fail_count{0}, fail_ns{0};
-  std::atomic<std::uint64_t> queue_count{0}, queue_ns{0}, compute_count{0}, compute_ns{0};
-  std::atomic<std::uint64_t> inference_count{0}, execution_count{0};
-  std::atomic<std::int64_t> last_inference_ms{0};  // wall clock, ms since the epoch
-};
 
 class Variant {
  public:
@@ -51,7 +44,8 @@ class Variant {
   const std::string& batching_note() const { return batching_note_; }
   std::size_t queue_depth() const { return batcher_->depth(); }
   std::string breaker_state() const { return breaker_.state(); }
-  const VariantStats& stats() const { return stats_; }
+  // Totals for the statistics extension, counted with the same events as the nv_inference_* metrics.
+  InferenceTotals stats() const { return statistics_.totals(); }
   const VariantMetrics& metrics() const { return metrics_; }
   ServedTraffic& traffic() { return traffic_; }
   const ServedTraffic& traffic() const { return traffic_; }
@@ -84,7 +78,7 @@ class Variant {
   std::string batching_note_;
   std::unique_ptr<DynamicBatcher> batcher_;  // made once the model's inputs say whether it batches
   pipeline::CircuitBreaker breaker_;
-  VariantStats stats_;
+  InferenceStatistics statistics_;
   ServedTraffic traffic_;
   std::vector<std::thread> workers_;
 };
