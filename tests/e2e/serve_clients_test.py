@@ -23,7 +23,8 @@ import numpy as np
 import onnxruntime
 import tritonclient.http as triton_http
 
-from serve_support import http, infer_body, metric_values, start_server as start_infermark, stop_server, wait_until
+from serve_support import (http, infer_body, metric_total, metric_values, output_of, start_server as start_infermark,
+                           stop_server, wait_until)
 import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
@@ -92,12 +93,22 @@ class ServeWithRealClients(unittest.TestCase):
         self.assertIn("no variant 'nope'", json.loads(body)["error"])
 
     def test_weighted_split_and_sticky_keys_show_in_metrics(self):
-        x = self.rng.random((1, 3, 32, 32), dtype=np.float32)
-        body = infer_body(x)
+        # Every request its own input, checked against ONNX Runtime on that input alone: a row
+        # handed to the wrong request in a dynamic batch fails here.
+        inputs = [self.rng.random((1, 3, 32, 32), dtype=np.float32) for _ in range(400)]
         before = metric_values(self.address, "infermark_routed_total")
+        batching_before = metric_total(self.address, "nv_inference_exec_count"), metric_total(self.address, "nv_inference_count")
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
-            statuses = list(pool.map(lambda _: http(self.address, "POST", "/v2/models/tiny_cnn/infer", body)[0], range(400)))
-        self.assertEqual(set(statuses), {200})
+            answers = list(pool.map(lambda x: http(self.address, "POST", "/v2/models/tiny_cnn/infer", infer_body(x)), inputs))
+        self.assertEqual({status for status, _, _ in answers}, {200})
+        for k, (x, (_, headers, body)) in enumerate(zip(inputs, answers)):
+            np.testing.assert_allclose(output_of(body, "logits"), self.expected(x), rtol=1e-3, atol=1e-4,
+                                       err_msg=f"request {k} (variant {headers.get('X-Model-Variant')})")
+        # 16 clients at once with a 5 ms batching window: batches of several requests ran.
+        executions = metric_total(self.address, "nv_inference_exec_count") - batching_before[0]
+        inferences = metric_total(self.address, "nv_inference_count") - batching_before[1]
+        self.assertEqual(inferences, 400)
+        self.assertLess(executions, inferences)
         after = metric_values(self.address, "infermark_routed_total")
         routed = {variant: after.get(f'infermark_routed_total{{by="weighted",model="tiny_cnn",variant="{variant}"}}', 0) -
                   before.get(f'infermark_routed_total{{by="weighted",model="tiny_cnn",variant="{variant}"}}', 0)
@@ -105,13 +116,10 @@ class ServeWithRealClients(unittest.TestCase):
         self.assertEqual(sum(routed.values()), 400)
         self.assertGreater(routed["openvino"], 400 * 0.03)  # 10% expected; a 400-draw split stays well inside these
         self.assertLess(routed["openvino"], 400 * 0.20)
+        body = infer_body(inputs[0])
         served = {http(self.address, "POST", "/v2/models/tiny_cnn/infer", body, {"X-Request-Key": "user-42"})[1]
                   ["X-Model-Variant"] for _ in range(20)}
         self.assertEqual(len(served), 1)
-        # 16 clients at once with a 5 ms batching window: batches of several requests ran.
-        executions = metric_values(self.address, "nv_inference_exec_count")
-        inferences = metric_values(self.address, "nv_inference_count")
-        self.assertLess(sum(executions.values()), sum(inferences.values()))
 
     def test_bad_requests_get_clear_errors_and_the_server_stays_up(self):
         x = self.rng.random((1, 3, 32, 32), dtype=np.float32)

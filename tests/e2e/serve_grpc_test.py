@@ -113,8 +113,16 @@ class ServeOverGrpc(unittest.TestCase):
         everything = self.client.get_inference_statistics()  # no name: every model
         self.assertEqual([s.name for s in everything.model_stats], ["tiny_cnn"])
 
+    def counts(self):
+        """(executions, inferences) of tiny_cnn from the statistics extension."""
+        statistics = self.client.get_inference_statistics("tiny_cnn").model_stats[0]
+        return statistics.execution_count, statistics.inference_count
+
     def test_concurrent_requests_all_answered(self):
-        inputs = [self.rng.random((1, 3, 32, 32), dtype=np.float32) for _ in range(24)]
+        # Every request its own input, checked against ONNX Runtime on that input alone: a row
+        # handed to the wrong request in a dynamic batch fails here.
+        inputs = [self.rng.random((1, 3, 32, 32), dtype=np.float32) for _ in range(48)]
+        executions_before, inferences_before = self.counts()
         answers = queue.Queue()
         for k, x in enumerate(inputs):
             tensor = triton_grpc.InferInput("input", list(x.shape), "FP32")
@@ -123,7 +131,12 @@ class ServeOverGrpc(unittest.TestCase):
         for _ in inputs:
             k, result, error = answers.get(timeout=60)
             self.assertIsNone(error)
-            np.testing.assert_allclose(result.as_numpy("logits"), self.expected(inputs[k]), rtol=1e-3, atol=1e-4)
+            np.testing.assert_allclose(result.as_numpy("logits"), self.expected(inputs[k]), rtol=1e-3, atol=1e-4,
+                                       err_msg=f"request {k}")
+        # All in flight at once with a 2 ms batching window: requests shared executions.
+        executions, inferences = self.counts()
+        self.assertEqual(inferences - inferences_before, len(inputs))
+        self.assertLess(executions - executions_before, inferences - inferences_before)
 
     def test_typed_contents_through_the_protocol_stubs(self):
         x = self.rng.random((2, 3, 32, 32), dtype=np.float32)

@@ -90,6 +90,13 @@ def infer_body(array, name="input", datatype="FP32"):
                                    "data": array.flatten().tolist()}]}).encode()
 
 
+def output_of(body, name):
+    """The output `name` of a KServe v2 JSON inference response, as a numpy array of its shape."""
+    import numpy as np  # only the tests that decode outputs need numpy
+    output = next(o for o in json.loads(body)["outputs"] if o["name"] == name)
+    return np.array(output["data"], dtype=np.float32).reshape(output["shape"])
+
+
 def parse_metrics(text):
     """{series with labels: value} from a Prometheus text exposition."""
     values = {}
@@ -105,6 +112,11 @@ def metric_values(address, name):
     _, _, text = http(address, "GET", "/metrics")
     return {series: value for series, value in parse_metrics(text.decode()).items()
             if series == name or series.startswith(name + "{")}
+
+
+def metric_total(address, name):
+    """The sum of every series of one metric name in the server's /metrics (0 when it has none)."""
+    return sum(metric_values(address, name).values())
 
 
 def sample_names(text):
