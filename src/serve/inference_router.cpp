@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
+#include "core/output_kind.hpp"
 #include "core/random.hpp"
 #include "serve/kserve_codec.hpp"
-#include "stats/output_agreement.hpp"
 
 namespace infermark::serve {
 
@@ -24,6 +24,14 @@ int http_status(InferStatus status) {
       return 500;
   }
   return 500;
+}
+
+InferenceRouter::InferenceRouter(ModelRepository& repository, ServeMetrics& metrics) : repository_(repository), metrics_(metrics) {
+  for (const auto& model : repository_.models())
+    for (const auto& variant : model->variants)
+      if (const auto& shadow = variant->spec().shadow)
+        shadow_judges_[variant.get()] = std::make_shared<const ShadowJudge>(
+            read_output_kinds(variant_file(model->spec, variant->spec())), shadow->tolerance);
 }
 
 int retry_after_s(const ModelSpec& model) { return std::max(1, static_cast<int>(model.breaker_cooldown_ms / 1000 + 0.5)); }
@@ -136,21 +144,16 @@ void InferenceRouter::shadow(RoutedInference& request, const std::vector<Tensor>
   auto& metrics = metrics_;
   const auto model_name = request.model->spec.name, primary_name = primary.name(), shadow_name = target->name();
   auto& traffic = primary.traffic();  // variants live until the server stops, after every shadow finished
+  const auto judge = shadow_judges_.at(&primary);
   target->submit(std::move(request.mirrored), 0, [=, &metrics, &traffic](InferenceResult result) {
     if (result.status != InferStatus::kOk) {
       metrics.count_shadow_dropped(model_name, primary_name, shadow_name);
       traffic.record_shadow_dropped(shadow_name);
       return;
     }
-    bool disagreed = false;
-    double max_error = 0;
-    for (const auto& agreement : stats::compare_outputs(*reference, result.outputs)) {
-      if (!agreement.comparable) disagreed = true;
-      max_error = std::max(max_error, agreement.max_abs_error);
-      if (agreement.top1_agreement && *agreement.top1_agreement < 1.0) disagreed = true;
-    }
-    metrics.count_shadow(model_name, primary_name, shadow_name, shape, disagreed, max_error);
-    traffic.record_shadow(shadow_name, shape, disagreed, max_error);
+    const auto verdict = judge->judge(*reference, result.outputs);
+    metrics.count_shadow(model_name, primary_name, shadow_name, shape, verdict.disagreed, verdict.max_abs_error);
+    traffic.record_shadow(shadow_name, shape, verdict.disagreed, verdict.max_abs_error);
   });
 }
 

@@ -1,13 +1,16 @@
 // The protocol-neutral half of a KServe v2 request, shared by the HTTP and the gRPC fronts: find
 // the model, pick the variant (a named variant, a version naming one, a sticky key or the weighted
 // split), check the inputs, rows and requested outputs, queue the request on the variant's
-// workers, and account the outcome (metrics, served traffic, shadow comparison). A front only
-// decodes its transport into tensors and hints and encodes the result back. Every refusal is a
-// RequestError carrying the HTTP status; the gRPC front maps it to a gRPC status code.
+// workers, and account the outcome (metrics, served traffic, shadow comparison judged by
+// serve/shadow_judge). A front only decodes its transport into tensors and hints and encodes the
+// result back. Every refusal is a RequestError carrying the HTTP status; the gRPC front maps it to
+// a gRPC status code.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "serve/dynamic_batcher.hpp"
 #include "serve/model_repository.hpp"
 #include "serve/serve_metrics.hpp"
+#include "serve/shadow_judge.hpp"
 
 namespace infermark::serve {
 
@@ -44,7 +48,9 @@ int retry_after_s(const ModelSpec& model);
 
 class InferenceRouter {
  public:
-  InferenceRouter(ModelRepository& repository, ServeMetrics& metrics) : repository_(repository), metrics_(metrics) {}
+  // Reads the output kinds of every shadowed variant's model (its zoo manifest) to judge shadows
+  // by; throws infermark::Error naming a malformed manifest.
+  InferenceRouter(ModelRepository& repository, ServeMetrics& metrics);
 
   ModelRepository& repository() { return repository_; }
   bool ready() const { return ready_; }
@@ -77,6 +83,8 @@ class InferenceRouter {
   ServeMetrics& metrics_;
   std::atomic<bool> ready_{true};
   std::atomic<std::uint64_t> shadow_draws_{0};
+  // Per variant with a shadow; shared with the comparisons still running when a request is done.
+  std::map<const Variant*, std::shared_ptr<const ShadowJudge>> shadow_judges_;
 };
 
 }  // namespace infermark::serve

@@ -30,9 +30,12 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
   variant.options = yaml_options(node, "opt", where);
   if (const auto shadow = node["shadow"]) {
     const auto at = where + ": shadow";
-    if (!shadow.IsMap()) throw Error(at + ": maps 'to' (a variant) and 'share' (0..1)");
-    check_keys(shadow, {"to", "share"}, at);
-    variant.shadow = ShadowSettings{yaml_value<std::string>(shadow, "to", "", at), yaml_value<double>(shadow, "share", 1.0, at)};
+    if (!shadow.IsMap()) throw Error(at + ": maps 'to' (a variant), 'share' (0..1), 'tolerance' and 'min_cosine'");
+    check_keys(shadow, {"to", "share", "tolerance", "min_cosine"}, at);
+    variant.shadow = ShadowSettings{yaml_value<std::string>(shadow, "to", "", at), yaml_value<double>(shadow, "share", 1.0, at), {}};
+    auto& tolerance = variant.shadow->tolerance;
+    tolerance.max_abs_error = yaml_value<double>(shadow, "tolerance", tolerance.max_abs_error, at);
+    tolerance.min_cosine = yaml_value<double>(shadow, "min_cosine", tolerance.min_cosine, at);
   }
   return variant;
 }
@@ -170,6 +173,9 @@ void validate(const ServeConfig& config) {
         if (!variant_names.count(variant.shadow->to)) throw Error(at + ": 'to' names no variant of this model ('" + variant.shadow->to + "')");
         if (variant.shadow->to == variant.name) throw Error(at + ": a variant cannot shadow itself");
         if (variant.shadow->share <= 0 || variant.shadow->share > 1) throw Error(at + ": share must be in (0, 1]");
+        if (!(variant.shadow->tolerance.max_abs_error >= 0)) throw Error(at + ": tolerance must not be negative");
+        if (!(variant.shadow->tolerance.min_cosine >= -1 && variant.shadow->tolerance.min_cosine <= 1))
+          throw Error(at + ": min_cosine must be in [-1, 1]");
       }
   }
 }

@@ -18,9 +18,17 @@ struct BatchingSettings {
   std::vector<std::int64_t> preferred_batch_sizes;
 };
 
+// When a shadow's output counts as a disagreement, for outputs top-1 cannot judge (see
+// serve/shadow_judge): class scores disagree when any row's top class differs.
+struct ShadowTolerance {
+  double max_abs_error = 0.01;  // scores and other outputs: the largest absolute difference allowed
+  double min_cosine = 0.99;     // embeddings: the least cosine similarity allowed
+};
+
 struct ShadowSettings {
   std::string to;     // the variant that receives the mirrored requests
   double share = 0;  // share of this variant's requests mirrored, 0..1
+  ShadowTolerance tolerance;
 };
 
 struct VariantSpec {
