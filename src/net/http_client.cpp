@@ -203,11 +203,13 @@ asio::awaitable<void> HttpClient::exchange(std::unique_ptr<Connection> idle, Pre
       response.error_text = "read: " + ec.message();
       break;
     }
+    // Only a success is streamed: an error answer's body is kept whole, so its message can be reported.
+    const bool streamed = on_chunk && parser.get().result_int() / 100 == 2;
     while (!parser.is_done()) {
       co_await http::async_read_some(connection->stream, connection->buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
-      if (on_chunk && !parser.get().body().empty()) {
+      if (streamed && !parser.get().body().empty()) {
         streamed_any = true;
         on_chunk(parser.get().body());
         parser.get().body().clear();  // streamed bodies (SSE) are not kept

@@ -61,7 +61,7 @@ struct ClientResponse {
   TransportError error = TransportError::kNone;
   std::string error_text;  // what the transport said, when error != kNone
   unsigned status = 0;
-  std::string body;  // empty when the body was streamed to on_chunk
+  std::string body;  // empty when the body was streamed to on_chunk (a 2xx answer's only)
   std::vector<HttpHeader> headers;
   std::string_view header(std::string_view name) const;  // case-insensitive; "" when absent
 };
@@ -83,7 +83,7 @@ class HttpClient {
   using Done = std::function<void(ClientResponse)>;
   using Chunk = std::function<void(std::string_view)>;
   // Sends `request` and returns at once. `done` runs exactly once on an io thread (never inside
-  // send). With `on_chunk`, the body is handed over as it arrives instead of collected.
+  // send). With `on_chunk`, a 2xx answer's body is handed over as it arrives instead of collected.
   void send(ClientRequest request, Done done, Chunk on_chunk = {});
   void send(PreparedRequestPtr request, Done done, Chunk on_chunk = {});
   // Renders `request` with this client's host and default headers, for send(PreparedRequestPtr).

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "remote/remote_errors.hpp"
 #include "serve/kserve_codec.hpp"
 
 namespace infermark::remote {
@@ -18,8 +19,7 @@ json get_json(net::HttpClient& client, const std::string& target) {
   const auto where = client.endpoint().url + target;
   const auto response = client.send_and_wait({http::verb::get, target, {}, {}});
   if (response.error != net::TransportError::kNone) throw Error(where + ": " + response.error_text);
-  if (response.status != 200)
-    throw Error(where + ": HTTP " + std::to_string(response.status) + ": " + response.body.substr(0, 300));
+  if (response.status != 200) throw Error(where + ": " + http_error_text(response.status, response.body));
   auto parsed = json::parse(response.body, nullptr, false);
   if (!parsed.is_object()) throw Error(where + ": the answer is not a JSON object: " + response.body.substr(0, 300));
   return parsed;

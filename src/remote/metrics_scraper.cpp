@@ -7,6 +7,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "remote/remote_errors.hpp"
 
 namespace infermark::remote {
 namespace {
@@ -55,7 +56,7 @@ void MetricsScraper::scrape_once() {
   if (response.error != net::TransportError::kNone || response.status != 200) {
     ++failures_;
     last_failure_ = response.error != net::TransportError::kNone ? response.error_text
-                                                                 : "HTTP " + std::to_string(response.status);
+                                                                 : http_error_text(response.status, response.body);
     return;
   }
   const auto index = times_ns_.size();

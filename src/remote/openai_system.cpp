@@ -52,7 +52,7 @@ struct StreamState {
 
   void read(const json& j, OpenAiEndpoint endpoint, std::int64_t now_ns) {
     if (j.contains("error") && !j["error"].is_null()) {
-      error = json_text(j["error"]);
+      error = server_message(json_text(j));  // the message, not the whole error object
       return;
     }
     if (j.contains("usage") && j["usage"].is_object()) {

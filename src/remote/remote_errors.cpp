@@ -20,7 +20,47 @@ std::string grpc_code_name(int code) {
   return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "CODE_" + std::to_string(code);
 }
 
+// A string found under the keys servers put their error messages at, or "".
+std::string message_field(const nlohmann::json& j) {
+  if (!j.is_object()) return "";
+  for (const char* key : {"error", "message", "detail"}) {
+    const auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (it->is_string()) return it->get<std::string>();
+    if (auto nested = message_field(*it); !nested.empty()) return nested;  // OpenAI: {"error": {"message": ...}}
+  }
+  return "";
+}
+
+std::string collapse_whitespace(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string server_message(std::string_view body, std::size_t limit) {
+  const auto parsed = nlohmann::json::parse(body, nullptr, false);
+  auto text = parsed.is_discarded() ? std::string() : collapse_whitespace(message_field(parsed));
+  if (text.empty()) text = collapse_whitespace(body);  // plain text, or JSON in a shape not known here: as sent
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return valid_utf8(text);
+}
+
+std::string http_error_text(unsigned status, std::string_view body) {
+  const auto message = server_message(body);
+  return "HTTP " + std::to_string(status) + (message.empty() ? "" : ": " + message);
+}
 
 void RemoteErrors::remember(const std::string& example) {
   if (examples_.size() >= kExamples) return;
@@ -37,7 +77,7 @@ void RemoteErrors::count_transport(net::TransportError error, const std::string&
 void RemoteErrors::count_status(unsigned status, std::string_view body) {
   std::lock_guard lock(mutex_);
   ++status_[std::to_string(status)];
-  remember("HTTP " + std::to_string(status) + ": " + std::string(body.substr(0, kExampleChars)));
+  remember(http_error_text(status, body));
 }
 
 void RemoteErrors::count_grpc(int code, const std::string& message) {

@@ -16,6 +16,13 @@
 
 namespace infermark::remote {
 
+// The server's own words in an error answer's body, cut to `limit` characters ("..." marks a cut):
+// KServe v2's {"error": "..."}, OpenAI's {"error": {"message": "..."}}, a bare "message" or
+// FastAPI's "detail", else the body's text with its runs of whitespace made single spaces.
+std::string server_message(std::string_view body, std::size_t limit = 300);
+// "HTTP 404: model 'm' is not loaded" (the server's message), or "HTTP 404" when the body is empty.
+std::string http_error_text(unsigned status, std::string_view body);
+
 class RemoteErrors {
  public:
   void count_transport(net::TransportError error, const std::string& message);

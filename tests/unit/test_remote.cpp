@@ -1,5 +1,6 @@
 // The remote client's own parsing: URLs, server-sent events, KServe v2 request bodies and
-// metadata, error counting. The servers themselves are exercised in tests/e2e/load_test.py.
+// metadata, error counting (against a loopback server where the client's handling of an answer
+// matters). The real servers are exercised in tests/e2e/load_test.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "core/error.hpp"
 #include "net/http_client.hpp"
 #include "remote/kserve_http.hpp"
+#include "remote/measure_remote.hpp"
 #include "remote/metrics_scraper.hpp"
 #include "remote/remote_errors.hpp"
 #include "remote/sse_parser.hpp"
@@ -24,6 +26,53 @@
 
 namespace infermark {
 namespace {
+
+// A loopback HTTP server that answers every connection's first request with `answer` (raw bytes)
+// and closes it without saying so; stops and joins when destroyed.
+class OneAnswerServer {
+ public:
+  explicit OneAnswerServer(std::string answer)
+      : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}), answer_(std::move(answer)), thread_([this] { serve(); }) {}
+  ~OneAnswerServer() {
+    stopping_ = true;
+    boost::system::error_code ec;
+    boost::asio::ip::tcp::socket poke(io_);
+    poke.connect(acceptor_.local_endpoint(), ec);  // wakes the blocking accept
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+
+ private:
+  void serve() {
+    namespace asio = boost::asio;
+    while (!stopping_.load()) {
+      asio::ip::tcp::socket socket(io_);
+      boost::system::error_code ec;
+      acceptor_.accept(socket, ec);
+      if (ec || stopping_.load()) break;
+      asio::streambuf request;
+      const auto header_bytes = asio::read_until(socket, request, "\r\n\r\n", ec);
+      // Reads the request's body too, so closing never resets a connection the client still writes to.
+      const std::string head(asio::buffers_begin(request.data()), asio::buffers_begin(request.data()) + header_bytes);
+      const auto length_at = head.find("Content-Length: ");
+      const auto length = length_at == std::string::npos ? 0 : std::stoul(head.substr(length_at + 16));
+      if (!ec && request.size() - header_bytes < length) asio::read(socket, request, asio::transfer_exactly(length - (request.size() - header_bytes)), ec);
+      if (!ec) asio::write(socket, asio::buffer(answer_), ec);
+      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    }
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::string answer_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;  // last: starts once the rest is ready
+};
+
+std::string http_answer(const std::string& status_line, const std::string& content_type, const std::string& body) {
+  return "HTTP/1.1 " + status_line + "\r\nContent-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
 
 std::vector<std::string> events_of(const std::vector<std::string>& pieces) {
   remote::SseParser parser;
@@ -168,47 +217,24 @@ TEST(HttpClient, PreparedRequestsCarryTheRequestLineHeadersAndBody) {
 // pooled connection is dead when reused. The retry must open a new connection rather than take
 // another dead one from the pool (which left requests with neither an answer nor an error).
 TEST(HttpClient, RequestsOnConnectionsTheServerClosedAreRetriedOnANewOne) {
-  namespace asio = boost::asio;
-  asio::io_context server_io;
-  asio::ip::tcp::acceptor acceptor(server_io, {asio::ip::make_address("127.0.0.1"), 0});
-  const auto port = acceptor.local_endpoint().port();
-  std::atomic<bool> stopping{false};
-  std::thread server([&] {
-    while (!stopping.load()) {
-      asio::ip::tcp::socket socket(server_io);
-      boost::system::error_code ec;
-      acceptor.accept(socket, ec);
-      if (ec || stopping.load()) break;
-      asio::streambuf request;
-      asio::read_until(socket, request, "\r\n\r\n", ec);
-      if (!ec) asio::write(socket, asio::buffer(std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")), ec);
-      socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-    }
-  });
-  {
-    net::HttpClient client(net::parse_http_url("http://127.0.0.1:" + std::to_string(port), "URL"), {});
-    const auto round = [&client](int requests) {
-      std::vector<std::promise<net::ClientResponse>> answers(static_cast<std::size_t>(requests));
-      for (auto& answer : answers)
-        client.send(net::ClientRequest{boost::beast::http::verb::get, "/", "", {}},
-                    [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
-      std::vector<net::ClientResponse> responses;
-      for (auto& answer : answers) responses.push_back(answer.get_future().get());
-      return responses;
-    };
-    round(3);  // three connections, each closed by the server after its answer, back in the pool
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    for (const auto& response : round(1)) {  // the first dead connection fails, and so would the next pooled one
-      EXPECT_EQ(response.error, net::TransportError::kNone) << response.error_text;
-      EXPECT_EQ(response.status, 200u);
-      EXPECT_EQ(response.body, "ok");
-    }
+  OneAnswerServer server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  net::HttpClient client(net::parse_http_url(server.url(), "URL"), {});
+  const auto round = [&client](int requests) {
+    std::vector<std::promise<net::ClientResponse>> answers(static_cast<std::size_t>(requests));
+    for (auto& answer : answers)
+      client.send(net::ClientRequest{boost::beast::http::verb::get, "/", "", {}},
+                  [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
+    std::vector<net::ClientResponse> responses;
+    for (auto& answer : answers) responses.push_back(answer.get_future().get());
+    return responses;
+  };
+  round(3);  // three connections, each closed by the server after its answer, back in the pool
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (const auto& response : round(1)) {  // the first dead connection fails, and so would the next pooled one
+    EXPECT_EQ(response.error, net::TransportError::kNone) << response.error_text;
+    EXPECT_EQ(response.status, 200u);
+    EXPECT_EQ(response.body, "ok");
   }
-  stopping = true;
-  boost::system::error_code ec;
-  asio::ip::tcp::socket poke(server_io);
-  poke.connect({asio::ip::make_address("127.0.0.1"), port}, ec);  // wakes the blocking accept
-  server.join();
 }
 
 TEST(KServeTensors, AutoUsesTheBinaryExtensionOnlyWhereTheServerListsIt) {
@@ -232,6 +258,55 @@ TEST(RemoteErrors, AnyTwoHundredAnswerSucceeds) {
   moved.status = 301;
   EXPECT_FALSE(errors.check(moved));
   EXPECT_EQ(errors.to_json()["http_status"]["301"], 1);
+}
+
+TEST(RemoteErrors, TheServersMessageIsTakenFromKServeOpenAiAndPlainBodies) {
+  EXPECT_EQ(remote::server_message(R"({"error": "Request for unknown model: 'nosuch' is not found"})"),
+            "Request for unknown model: 'nosuch' is not found");
+  EXPECT_EQ(remote::server_message(
+                R"({"error": {"message": "The model `nosuch` does not exist.", "type": "invalid_request_error", "code": 404}})"),
+            "The model `nosuch` does not exist.");
+  EXPECT_EQ(remote::server_message(R"({"detail": "Not Found"})"), "Not Found");  // FastAPI (KServe ModelServer)
+  EXPECT_EQ(remote::server_message("404 page not found\n\n  try /v2\n"), "404 page not found try /v2");
+  EXPECT_EQ(remote::server_message(R"({"status": "gone"})"), R"({"status": "gone"})");  // JSON of no known shape: as sent
+  EXPECT_EQ(remote::server_message(std::string(500, 'x'), 20), std::string(20, 'x') + "...");
+  EXPECT_EQ(remote::http_error_text(404, ""), "HTTP 404");
+  EXPECT_EQ(remote::http_error_text(503, R"({"error":"queue full"})"), "HTTP 503: queue full");
+}
+
+// `load` against a server that refuses every request: the result's error (the table's error
+// line) carries the server's own message, for each protocol's way of saying it, streamed or not.
+TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
+  const auto failed_load = [](const std::string& answer, remote::RemoteProtocol protocol) {
+    OneAnswerServer server(answer);
+    remote::RemoteRequest request;
+    request.url = server.url();
+    request.protocol = protocol;
+    request.model = "nosuch";
+    request.timeout_s = 10;
+    request.cell.backend = "remote";
+    request.cell.scenario.warmup_queries = 0;
+    request.cell.scenario.max_queries = 2;
+    const auto result = remote::measure_remote(request, nullptr);
+    EXPECT_EQ(result.status, report::CellStatus::kFailed);
+    return result;
+  };
+  const auto openai = failed_load(
+      http_answer("404 Not Found", "application/json",
+                  R"({"error": {"message": "The model `nosuch` does not exist.", "type": "invalid_request_error"}})"),
+      remote::RemoteProtocol::kOpenAi);  // streamed by default: the error body must not go to the SSE reader
+  EXPECT_NE(openai.error.find("HTTP 404: The model `nosuch` does not exist."), std::string::npos) << openai.error;
+  EXPECT_EQ(openai.remote["errors"]["examples"][0], "HTTP 404: The model `nosuch` does not exist.");
+  const auto in_stream = failed_load(
+      http_answer("200 OK", "text/event-stream",
+                  "data: {\"error\": {\"code\": 500, \"message\": \"Invalid UTF-8\", \"type\": \"server_error\"}}\n\n"),
+      remote::RemoteProtocol::kOpenAi);  // llama-server's way after a 200
+  EXPECT_NE(in_stream.error.find("in the stream: Invalid UTF-8)"), std::string::npos) << in_stream.error;
+  const auto kserve = failed_load(http_answer("404 Not Found", "application/json", R"({"error": "Model 'nosuch' is not found"})"),
+                                  remote::RemoteProtocol::kKServe);
+  EXPECT_NE(kserve.error.find("/v2: HTTP 404: Model 'nosuch' is not found"), std::string::npos) << kserve.error;
+  const auto plain = failed_load(http_answer("404 Not Found", "text/plain", "no route for this path\n"), remote::RemoteProtocol::kHttp);
+  EXPECT_NE(plain.error.find("HTTP 404: no route for this path)"), std::string::npos) << plain.error;
 }
 
 }  // namespace infermark
