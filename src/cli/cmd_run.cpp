@@ -15,6 +15,7 @@
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
+#include "harness/planned_batch.hpp"
 #include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
 #include "scaleout/single_process_guard.hpp"
@@ -80,9 +81,9 @@ int run(const RunCommandOptions& o) {
   const auto& s = o.measurement.scenario;
   std::string model_list;
   for (const auto& model : o.models) model_list += (model_list.empty() ? "" : " ") + model;
-  fmt::print("infermark run {}: {} cell(s), scenario {}, batch {}, {} warm-up queries, threads {}\n", model_list,
-             plan.cells.size(), loadgen::name_of(plan.cells.front().scenario.name), o.measurement.batch, s.warmup_queries,
-             thread_list);
+  fmt::print("infermark run {}: {} cell(s), scenario {}, {}, {} warm-up queries, threads {}\n", model_list, plan.cells.size(),
+             loadgen::name_of(plan.cells.front().scenario.name), harness::planned_batch_text(plan.cells.front().inputs),
+             s.warmup_queries, thread_list);
   // On a terminal, one status line per running cell, redrawn in place; in logs, nothing extra.
   const bool terminal = isatty(STDOUT_FILENO);
   const double planned_s = loadgen::planned_duration_s(o.measurement.scenario);

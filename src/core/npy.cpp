@@ -70,10 +70,14 @@ std::vector<std::int64_t> parse_npy_shape(const std::string& text, std::uint64_t
   return shape;
 }
 
-}  // namespace
+// What a .npy header says, with `in` left at the first data byte.
+struct NpyHeader {
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t data_bytes;  // in the file after the header
+};
 
-Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_name) {
-  std::ifstream in(path, std::ios::binary);
+NpyHeader read_header(std::ifstream& in, const std::filesystem::path& path) {
   if (!in) throw Error(path.string() + ": cannot open (no such file or not readable)");
   char magic[6];
   unsigned char version[2];
@@ -102,11 +106,26 @@ Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_nam
   if (!in.read(header.data(), header_len)) throw Error(path.string() + ": truncated .npy header");
   if (header_field(header, "fortran_order", "(True|False)", path) == "True")
     throw Error(path.string() + ": Fortran-ordered arrays are not supported; save with np.ascontiguousarray");
+  const auto dtype = dtype_of(header_field(header, "descr", "'([^']+)'", path), path);
+  const std::uint64_t data_bytes = file_size - header_at - header_len;
+  return {dtype, parse_npy_shape(header_field(header, "shape", "\\(([^)]*)\\)", path), data_bytes, path), data_bytes};
+}
+
+}  // namespace
+
+std::vector<std::int64_t> read_npy_shape(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return read_header(in, path).shape;
+}
+
+Tensor read_npy(const std::filesystem::path& path, const std::string& tensor_name) {
+  std::ifstream in(path, std::ios::binary);
+  const auto header = read_header(in, path);
   Tensor tensor;
   tensor.name = tensor_name;
-  tensor.dtype = dtype_of(header_field(header, "descr", "'([^']+)'", path), path);
-  const std::uint64_t data_bytes = file_size - header_at - header_len;
-  tensor.shape = parse_npy_shape(header_field(header, "shape", "\\(([^)]*)\\)", path), data_bytes, path);
+  tensor.dtype = header.dtype;
+  tensor.shape = header.shape;
+  const auto data_bytes = header.data_bytes;
   std::uint64_t needed = dtype_size(tensor.dtype);
   for (const auto d : tensor.shape) {
     if (d != 0 && needed > data_bytes / static_cast<std::uint64_t>(d)) {

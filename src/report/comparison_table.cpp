@@ -24,6 +24,7 @@ const std::vector<MarkdownColumn> kColumns{{"backend", false},      {"version", 
                                            {"relative P50", true},  {"inferences/s", true},  {"peak RSS MB", true},
                                            {"max abs err", true},   {"top-1 agree", true},   {"status", false}};
 constexpr std::size_t kEnergyColumn = 8;
+constexpr std::size_t kBatchColumn = 3;  // after threads; inserted after the energy column, so it does not shift it
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
@@ -78,6 +79,12 @@ std::vector<std::string> relative_by_model(const std::vector<const RunResult*>& 
   return texts;
 }
 
+// The rows each query carried, unless every cell ran batch 1 (cells that differ cannot all be 1):
+// latency is per query, so a batch of 7 read as batch 1 misleads by 7x.
+bool batch_worth_showing(const std::vector<RunResult>& results) {
+  return std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.scenario.batch != 1; });
+}
+
 }  // namespace
 
 std::string effective_setting(const RunResult& result, const std::string& key) {
@@ -105,6 +112,11 @@ std::string comparison_table(const std::vector<RunResult>& results) {
     rows.back()[1] = shorten(rows.back()[1], 24);
     if (energy) rows.back().insert(rows.back().begin() + kEnergyColumn, inferences_per_joule_cell(results[i]));
     if (labelled) rows.back().insert(rows.back().end() - 1, label_accuracy_cell(results[i]));
+  }
+  if (batch_worth_showing(results)) {
+    columns.insert(columns.begin() + kBatchColumn, {"batch", true});
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      rows[i].insert(rows[i].begin() + kBatchColumn, std::to_string(results[i].scenario.batch));
   }
   // Several models in one run (`run a.onnx b.onnx`): each row says which, as the generation table does.
   std::set<std::string> names;

@@ -1,5 +1,6 @@
 // The console comparison table for a set of run results: one row per backend with the
-// seeds' columns (latency mean/P50/P99, throughput, peak memory), failures shown in place.
+// seeds' columns (latency mean/P50/P99, throughput, peak memory), failures shown in place, and
+// the batch each query carried wherever a cell's is not 1.
 #pragma once
 
 #include <string>

@@ -98,6 +98,21 @@ TEST_F(Cli, UserInputFilesAreFedAsGiven) {
   EXPECT_NE(missing.err.find("nope.npy: no such file"), std::string::npos) << missing.err;
 }
 
+// A file of 7 rows runs batch 7 per query: the header and the table say so, as the result does.
+TEST_F(Cli, TheBatchThatRanIsTheBatchPrinted) {
+  infermark::Tensor photos{"input", infermark::DType::kFloat32, {7, 3, 32, 32}, {}};
+  photos.data.resize(photos.element_count() * 4);
+  const auto file = dir_ / "photos.npy";
+  infermark::write_npy(photos, file);
+  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + file.string() + quick("onnxruntime"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(", batch 7 (rows of --input input=" + file.string() + "),"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\| +threads +\| +batch +\|)"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\| onnxruntime +\| [^|]+\| +\d+ +\| +7 +\|)"))) << r.out;
+  ASSERT_EQ(results().size(), 1u);
+  EXPECT_EQ(results().front().scenario.batch, 7);
+}
+
 TEST_F(Cli, AThreadListGivesOneCellPerBackendAndCount) {
   const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --threads 1,2" + quick());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
