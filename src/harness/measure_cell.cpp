@@ -136,6 +136,7 @@ void check_model_file(const std::filesystem::path& model) {
 report::RunResult result_for_cell(const CellRequest& request) {
   report::RunResult result;
   result.started_at = utc_timestamp();
+  result.origin = report::ResultOrigin::kInProcess;  // measure_remote makes its results remote
   result.isolation = request.isolation;
   result.model = describe_model(request.model);
   result.requested = request.options;

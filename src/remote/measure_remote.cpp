@@ -254,6 +254,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
   const bool distributed = ranks != nullptr;  // launched as ranks (even one): each runs a share, rank 0 merges
   return harness::measure_in_stages(
       request.cell, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+        result.origin = report::ResultOrigin::kRemote;  // before connecting, so a failed connection is remote too
         enter("connecting");
         const auto& total = request.cell.scenario;
         loadgen::validate(total);

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "core/json_text.hpp"
+#include "core/named_enum.hpp"
 
 namespace infermark::report {
 namespace {
@@ -35,6 +36,9 @@ std::vector<TensorSpec> specs_from(const json& j) {
   return out;
 }
 
+constexpr NamedValue<ResultOrigin> kOrigins[] = {
+    {ResultOrigin::kInProcess, "in_process"}, {ResultOrigin::kServed, "served"}, {ResultOrigin::kRemote, "remote"}};
+
 json interval_json(const stats::Interval& i) { return json::array({i.low, i.high}); }
 stats::Interval interval_from(const json& j) { return {j.at(0).get<double>(), j.at(1).get<double>()}; }
 
@@ -46,6 +50,28 @@ std::string percentile_key(double p) {
 }
 
 }  // namespace
+
+std::string_view name_of(ResultOrigin origin) { return name_in(kOrigins, origin); }
+
+ResultOrigin parse_result_origin(const std::string& text, const std::string& what) { return parse_in(kOrigins, text, what); }
+
+std::string_view origin_description(ResultOrigin origin) {
+  switch (origin) {
+    case ResultOrigin::kInProcess:
+      return "latency around the framework call, in the measuring process";
+    case ResultOrigin::kServed:
+      return "server-side latency of infermark serve, request parsed to response ready";
+    case ResultOrigin::kRemote:
+      return "client-side latency of infermark load, network and server included";
+  }
+  return "?";
+}
+
+ResultOrigin derived_origin(const RunResult& r) {
+  if (r.backend.name == "remote" || !r.remote.is_null()) return ResultOrigin::kRemote;
+  if (r.scenario.name == "serve") return ResultOrigin::kServed;
+  return ResultOrigin::kInProcess;
+}
 
 json latency_json(const stats::LatencySummary& s) {
   json percentiles = json::object();
@@ -228,6 +254,7 @@ ResourceRecord resources_from(const json& j) {
   if (j.contains("inferences_per_joule") && j["inferences_per_joule"].is_number())
     r.inferences_per_joule = j["inferences_per_joule"].get<double>();
   return r;
+  j["origin"] = name_of(r.origin);
 }
 
 json to_json(const RunResult& r) {
@@ -352,6 +379,9 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope"),
                 optional_number(mem, "limit_mb")};
     r.outputs_dir = j.value("outputs_dir", "");
+    // Files written before "origin" existed: from what they record (derived_origin).
+    r.origin = j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin")
+                                    : derived_origin(r);
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     if (j.contains("label_accuracy") && j["label_accuracy"].is_object()) r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
     r.pipeline = j.value("pipeline", json(nullptr));

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -113,7 +114,22 @@ struct GenerationResult {
   std::optional<PerplexityResult> perplexity;  // --perplexity-text only
 };
 
+// Where a result's latencies were taken, so only like results are ranked together: the harness
+// around the framework call, a server around each request it served, or a client over the network.
+enum class ResultOrigin {
+  kInProcess,  // `run`, `sweep`, `pipeline`: the harness timed the framework in its own process
+  kServed,     // `infermark serve`: server side, request parsed to response ready
+  kRemote,     // `infermark load`: client side, network and server included
+};
+
+std::string_view name_of(ResultOrigin origin);  // "in_process", "served", "remote"
+// Throws infermark::Error naming `what` and the choices.
+ResultOrigin parse_result_origin(const std::string& text, const std::string& what = "origin");
+// "server-side latency of infermark serve, ...": what the origin's latencies time.
+std::string_view origin_description(ResultOrigin origin);
+
 struct RunResult {
+  ResultOrigin origin = ResultOrigin::kInProcess;
   CellStatus status = CellStatus::kOk;
   std::string error;       // the cause when status is not ok
   std::string started_at;  // UTC, ISO 8601
@@ -143,6 +159,10 @@ struct RunResult {
   nlohmann::json scaleout = nullptr;      // ranks of a distributed `load`: each one's share, counts, whether it fell behind
   nlohmann::json environment = nlohmann::json::object();
 };
+
+// The origin of a result written before the field existed: a `load` result (backend "remote" or a
+// "remote" section) is remote, a `serve` result (scenario "serve") served, anything else in process.
+ResultOrigin derived_origin(const RunResult& result);
 
 nlohmann::json to_json(const RunResult& result);
 nlohmann::json to_json(const GenerationResult& generation);

@@ -64,6 +64,7 @@ std::uint64_t ServedTraffic::requests() const {
 
 report::RunResult ServedTraffic::result(const ServedVariant& variant, const nlohmann::json& environment) const {
   report::RunResult r;
+  r.origin = report::ResultOrigin::kServed;
   r.started_at = utc_now();
   r.isolation = "in-process (infermark serve: every variant in one server process)";
   r.model = harness::describe_model(variant.model_file);

@@ -100,6 +100,42 @@ TEST(RunResult, RejectsWhatIsNotAResult) {
 
 TEST(RunResult, FileRoundTripAndBadFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_test";
+TEST(RunResult, OriginRoundTrips) {
+  for (const auto origin : {ResultOrigin::kInProcess, ResultOrigin::kServed, ResultOrigin::kRemote}) {
+    auto r = sample_result();
+    r.origin = origin;
+    const auto json = to_json(r);
+    EXPECT_EQ(json["origin"], std::string(name_of(origin)));
+    EXPECT_EQ(run_result_from_json(json, "r.json").origin, origin);
+  }
+  auto unknown = to_json(sample_result());
+  unknown["origin"] = "elsewhere";
+  EXPECT_NE(error_of(unknown).find("r.json: origin elsewhere: unknown (expected in_process, served, remote)"), std::string::npos)
+      << error_of(unknown);
+}
+
+// Files written before "origin" existed read with the origin their other fields imply.
+TEST(RunResult, AnOlderFileWithoutOriginReadsWithTheOriginItsFieldsImply) {
+  const auto origin_of = [](RunResult r) {
+    auto json = to_json(r);
+    json.erase("origin");
+    return run_result_from_json(json, "old.json").origin;
+  };
+  auto served = sample_result();
+  served.origin = ResultOrigin::kRemote;  // not written: must not leak into the derivation
+  served.scenario.name = "serve";
+  EXPECT_EQ(origin_of(served), ResultOrigin::kServed);
+  auto remote = sample_result();
+  remote.backend.name = "remote";
+  EXPECT_EQ(origin_of(remote), ResultOrigin::kRemote);
+  auto scraped = sample_result();
+  scraped.remote = {{"protocol", "kserve_http"}};
+  EXPECT_EQ(origin_of(scraped), ResultOrigin::kRemote);
+  auto in_process = sample_result();
+  in_process.origin = ResultOrigin::kServed;
+  EXPECT_EQ(origin_of(in_process), ResultOrigin::kInProcess);
+}
+
   std::filesystem::create_directories(dir);
   const auto path = (dir / "r.json").string();
   write_run_result(sample_result(), path);
