@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
@@ -26,6 +27,7 @@
 #include "study/cell_assignment.hpp"
 #include "study/config_search.hpp"
 #include "study/study.hpp"
+#include "study/study_lock.hpp"
 
 namespace infermark::cli {
 namespace {
@@ -155,10 +157,20 @@ std::string distributed_summary(const study::Study& study, const scaleout::Distr
 }
 
 // Why the ranks cannot run this sweep together, or "": builds that differ, two ranks on one host
-// under --per-host, ranks that expand the study to other cells. Every rank reaches the same
-// verdict from what was broadcast. Fills `roster` and `sweep`'s cell names of every rank.
+// under --per-host, ranks that expand the study to other cells, rank 0's study folder held by
+// another sweep. Every rank reaches the same verdict from what was broadcast. Fills `roster`,
+// `sweep`'s cell names of every rank and, on rank 0, `lock`.
 std::string distributed_refusal(const SweepOptions& o, scaleout::World& world, std::vector<scaleout::RankInfo>& roster,
-                                scaleout::DistributedSweep& sweep) {
+                                scaleout::DistributedSweep& sweep, std::optional<study::StudyFolderLock>& lock) {
+  std::string locked;  // rank 0 alone writes the study folder, so it alone locks it
+  if (world.is_root()) {
+    try {
+      lock.emplace(sweep.plan.output_dir);
+    } catch (const Error& e) {
+      locked = e.what();
+    }
+  }
+  if (auto refusal = world.broadcast(locked); !refusal.empty()) return refusal;
   try {
     roster = scaleout::gather_roster(world);
   } catch (const Error& e) {
@@ -177,7 +189,8 @@ std::string distributed_refusal(const SweepOptions& o, scaleout::World& world, s
 int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study::Study& study, scaleout::DistributedSweep sweep,
                       const BackendRegistry& registry, const std::atomic<bool>& stop) {
   std::vector<scaleout::RankInfo> roster;
-  if (const auto refusal = distributed_refusal(o, world, roster, sweep); !refusal.empty()) {
+  std::optional<study::StudyFolderLock> lock;
+  if (const auto refusal = distributed_refusal(o, world, roster, sweep, lock); !refusal.empty()) {
     if (world.is_root()) throw Error(refusal);
     return 2;  // rank 0 says why
   }
@@ -267,9 +280,11 @@ int sweep(const SweepOptions& o) {
     plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
   plan.worker_memory_limit_mb = o.memory_limit_mb;
   plan.worker_argv = worker_argv;
-  if (o.search) return search(o, study, cells, plan, registry, stop);
   if (distributed)
     return distributed_sweep(o, world, study, {plan, estimates_s, spread_of(o), {}}, registry, stop);
+  // Held until the sweep returns, and by its workers while they live: see study/study_lock.hpp.
+  const study::StudyFolderLock lock(plan.output_dir);
+  if (o.search) return search(o, study, cells, plan, registry, stop);
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];

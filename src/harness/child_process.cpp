@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,17 +16,21 @@
 namespace infermark::harness {
 namespace {
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log) {
+// Runs in the forked child, so it allocates nothing: `args` was built before the fork.
+[[noreturn]] void exec_child(char* const* args, const std::filesystem::path& stderr_log, pid_t parent) {
+  // Die with the parent: a `run` or `sweep` killed by SIGKILL (a CI timeout, the out-of-memory killer,
+  // kill -9) must not leave its worker measuring on a machine the next run shares. The signal comes
+  // when the *thread* that forked ends; run_child waits for the child on that thread, so that thread
+  // outlives the child. A parent gone before prctl took effect sends nothing: getppid() then names
+  // another process, and the child gives up at once. The setting survives execv.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
   setpgid(0, 0);
   int fd = open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd >= 0) {
     dup2(fd, STDERR_FILENO);
     close(fd);
   }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execv(args[0], args.data());
+  execv(args[0], args);
   dprintf(STDERR_FILENO, "cannot start %s: %s\n", args[0], std::strerror(errno));
   _exit(127);
 }
@@ -93,9 +98,13 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesyst
     outcome.limits = limits;
     return outcome;
   };
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) return ended(ChildOutcome::Kind::kFailedToStart);
-  if (pid == 0) exec_child(argv, stderr_log);
+  if (pid == 0) exec_child(args.data(), stderr_log, parent);
   setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
   bool stop_forwarded = false;
 

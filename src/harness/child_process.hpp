@@ -33,6 +33,9 @@ struct ChildOutcome {
 // (a process out of memory may not be able to stop cleanly). When `stop` becomes true the group gets one
 // SIGINT (the terminal's Ctrl-C reaches only our own group) and the child may finish cleanly.
 // `on_tick`, when set, is called about twice a second with the seconds elapsed (for progress).
+// The child dies with the thread that called run_child (PR_SET_PDEATHSIG), so a parent killed by
+// SIGKILL leaves no child running; file descriptors without FD_CLOEXEC are inherited (a sweep's
+// study lock stays held while any of its workers lives).
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::filesystem::path& stderr_log, const ChildLimits& limits,
                        const std::atomic<bool>* stop = nullptr, const std::function<void(double)>& on_tick = {});
 

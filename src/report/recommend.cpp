@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/model_manifest.hpp"
 #include "report/agreement_measure.hpp"
@@ -587,8 +588,20 @@ std::string llm_markdown(const ModelRecommendation& m) {
                         rows);
 }
 
+// " (served)" where the results mix origins, so each section says whose latencies it ranks.
+template <typename Section>
+std::string origin_suffix(const Section& s) {
+  return s.origin_named ? fmt::format(" ({})", name_of(s.origin)) : std::string();
+}
+
+// "resnet50", "resnet50 on vm (CPU)", "resnet50 (served)".
+template <typename Section>
+std::string section_title(const std::string& name, const Section& s) {
+  return name + (s.machine.empty() ? "" : " on " + s.machine) + origin_suffix(s);
+}
+
 std::string model_markdown(const ModelRecommendation& m, const Recommendation& rec) {
-  const auto title = m.machine.empty() ? m.model : m.model + " on " + m.machine;
+  const auto title = section_title(m.model, m);
   std::string out = fmt::format("## {}\n\nObjective: {}; ties go to the smaller peak RSS.\n\n", title, m.objective);
   std::vector<std::vector<std::string>> rows;
   for (std::size_t i = 0; i < m.ranked.size(); ++i) rows.push_back(row_for(m.ranked[i], std::to_string(i + 1), rec));
@@ -705,6 +718,7 @@ ModelRecommendation recommend_for(const std::string& model, const std::string& m
   ModelRecommendation m;
   m.model = model;
   m.machine = machine;
+  m.origin = cells.front().result.origin;  // the caller passes cells of one origin
   const auto labels = labels_for(cells);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     auto cell = assess(cells[i], labels[i], constraints, peak, label_losses);
@@ -719,7 +733,7 @@ ModelRecommendation recommend_for(const std::string& model, const std::string& m
   for (const auto* list : {&m.ranked, &m.rejected})
     for (const auto& cell : *list)
       if (cell.completed) completed.push_back(&cell);
-  m.seed_branches = check_seed_branches({constraints, completed, cells, objective});
+  m.seed_branches = check_seed_branches({constraints, completed, cells, objective, m.origin});
   m.explanation = explain(m, objective, constraints, completed);
   return m;
 }
@@ -734,8 +748,9 @@ MachineMatrix machine_matrix(const std::vector<ModelRecommendation>& models, con
     const auto objective = choose_objective(constraints, m.ranked);
     for (const auto* list : {&m.ranked, &m.rejected})
       for (const auto& cell : *list) {
-        const auto [it, added] = row_of.try_emplace({m.model, cell.label}, matrix.rows.size());
-        if (added) matrix.rows.push_back({m.model, cell.label, std::vector<std::string>(machines.size(), "-")});
+        const auto model = m.model + origin_suffix(m);
+        const auto [it, added] = row_of.try_emplace({model, cell.label}, matrix.rows.size());
+        if (added) matrix.rows.push_back({model, cell.label, std::vector<std::string>(machines.size(), "-")});
         auto value = cell.completed ? objective_value(cell, objective) : std::string("did not complete");
         if (!m.ranked.empty() && &cell == &m.ranked.front()) value += " (pick)";
         matrix.rows[it->second].values[column] = value;
@@ -744,23 +759,25 @@ MachineMatrix machine_matrix(const std::vector<ModelRecommendation>& models, con
   return matrix;
 }
 
-// Every family (report/model_families) whose cells span two or more model names, per machine.
+// Every family (report/model_families) whose cells span two or more model names, per machine and origin.
 std::vector<FamilyRecommendation> family_recommendations(const std::vector<ModelRecommendation>& models,
                                                          const Constraints& constraints) {
   std::vector<FamilyRecommendation> families;
-  std::map<std::pair<std::string, std::string>, std::set<std::string>> members;
+  std::map<std::tuple<std::string, std::string, ResultOrigin>, std::set<std::string>> members;
   for (const auto& m : models)
     for (const auto* list : {&m.ranked, &m.rejected})
       for (const auto& cell : *list) {
         const auto family = parse_variant_name(cell.model_name).family;
         auto it = std::find_if(families.begin(), families.end(), [&](const FamilyRecommendation& f) {
-          return f.family == family && f.machine == m.machine;
+          return f.family == family && f.machine == m.machine && f.origin == m.origin;
         });
-        if (it == families.end()) it = families.insert(families.end(), {family, m.machine, "", {}, {}});
+        if (it == families.end())
+          it = families.insert(families.end(), {family, m.machine, m.origin, m.origin_named, "", {}, {}});
         (cell.meets_all() ? it->ranked : it->rejected).push_back(cell);
-        members[{family, m.machine}].insert(cell.model_name);
+        members[{family, m.machine, m.origin}].insert(cell.model_name);
       }
-  std::erase_if(families, [&](const FamilyRecommendation& f) { return members[{f.family, f.machine}].size() < 2; });
+  std::erase_if(families,
+                [&](const FamilyRecommendation& f) { return members[{f.family, f.machine, f.origin}].size() < 2; });
   for (auto& f : families) {
     const auto objective = choose_objective(constraints, f.ranked);
     f.objective = objective_name(objective);
@@ -771,7 +788,7 @@ std::vector<FamilyRecommendation> family_recommendations(const std::vector<Model
 }
 
 std::string family_markdown(const FamilyRecommendation& f, const Recommendation& rec) {
-  const auto title = f.machine.empty() ? f.family : f.family + " on " + f.machine;
+  const auto title = section_title(f.family, f);
   std::vector<std::vector<std::string>> rows;
   const bool labels = any_label_top1(rec);
   const auto add = [&](const CellAssessment& cell, const std::string& rank) {
@@ -813,6 +830,24 @@ std::string machine_matrix_markdown(const MachineMatrix& matrix) {
          markdown_table(columns, rows) + "\n";
 }
 
+// Results of several origins: each section names its origin and says the others are ranked apart.
+void name_mixed_origins(Recommendation& rec) {
+  std::set<ResultOrigin> origins;
+  for (const auto& m : rec.models) origins.insert(m.origin);
+  if (origins.size() < 2) return;
+  std::vector<std::string_view> names;
+  for (const auto origin : origins) names.push_back(name_of(origin));
+  rec.notes.push_back(fmt::format(
+      "these results mix origins ({}): each is ranked only against results of its own origin, in its own section, since "
+      "their latencies time different spans",
+      fmt::join(names, ", ")));
+  for (auto& m : rec.models) {
+    m.origin_named = true;
+    m.explanation.push_back(fmt::format("Only {} results are ranked here ({}); other origins are ranked in their own sections.",
+                                        name_of(m.origin), origin_description(m.origin)));
+  }
+}
+
 }  // namespace
 
 Recommendation recommend(const std::vector<LoadedResult>& results, const Constraints& constraints,
@@ -822,14 +857,20 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
   for (const auto& r : results) machine_keys.insert(machine_key(r.result));
   const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
   const auto label_losses = label_accuracy_losses(results);
-  for (const auto& [model, cells] : group_by_model(results)) {
-    if (machines.size() == 1) {
-      rec.models.push_back(recommend_for(model, "", cells, constraints, peak, label_losses));
-      continue;
+  std::map<ResultOrigin, std::vector<LoadedResult>> origins;  // never ranked against each other
+  for (const auto& [model, of_model] : group_by_model(results)) {
+    origins.clear();
+    for (const auto& r : of_model) origins[r.result.origin].push_back(r);
+    for (const auto& [origin, cells] : origins) {
+      if (machines.size() == 1) {
+        rec.models.push_back(recommend_for(model, "", cells, constraints, peak, label_losses));
+        continue;
+      }
+      for (const auto& [machine, on_machine] : group_by_machine(cells))
+        rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, label_losses));
     }
-    for (const auto& [machine, on_machine] : group_by_machine(cells))
-      rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, label_losses));
   }
+  name_mixed_origins(rec);
   rec.families = family_recommendations(rec.models, constraints);
   if (machines.size() > 1) rec.machine_matrix = machine_matrix(rec.models, machines, constraints);
   if (peak && !peak->cpu_model.empty() && any_gflops(rec)) {
@@ -878,6 +919,7 @@ json families_json(const std::vector<FamilyRecommendation>& families) {
     for (const auto& cell : f.rejected) rejected.push_back(cell_json(cell));
     out.push_back({{"family", f.family},
                    {"machine", f.machine},
+                   {"origin", name_of(f.origin)},
                    {"objective", f.objective},
                    {"pick", f.ranked.empty() ? json(nullptr)
                                              : json{{"model_file", f.ranked.front().model_file}, {"label", f.ranked.front().label}}},
@@ -905,6 +947,8 @@ json to_json(const Recommendation& rec) {
     for (const auto& b : m.seed_branches) branches.push_back(to_json(b));
     models.push_back({{"model", m.model},
                       {"machine", m.machine},
+                      {"origin", name_of(m.origin)},
+                      {"origin_named", m.origin_named},
                       {"objective", m.objective},
                       {"pick", m.ranked.empty() ? json(nullptr) : json(m.ranked.front().label)},
                       {"ranked", ranked},

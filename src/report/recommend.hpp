@@ -98,6 +98,10 @@ struct SeedBranchCheck {
 struct ModelRecommendation {
   std::string model;
   std::string machine;                   // machine_key(); "" when every result comes from one machine
+  // Only cells of one origin are ranked together: in-process, served and remote latencies time
+  // different spans. `origin_named`: the results mixed origins, so the title names this one.
+  ResultOrigin origin = ResultOrigin::kInProcess;
+  bool origin_named = false;
   std::string objective;                 // "lowest P99 latency", "highest throughput", "most inferences per joule"
   std::vector<CellAssessment> ranked;    // cells meeting every constraint, best first
   std::vector<CellAssessment> rejected;  // the others, each with its binding constraint
@@ -111,6 +115,8 @@ struct ModelRecommendation {
 struct FamilyRecommendation {
   std::string family;
   std::string machine;  // as ModelRecommendation's
+  ResultOrigin origin = ResultOrigin::kInProcess;
+  bool origin_named = false;
   std::string objective;
   std::vector<CellAssessment> ranked;    // cells of every member meeting every constraint, best first
   std::vector<CellAssessment> rejected;

@@ -248,6 +248,11 @@ std::string measured_context(MeasuredContext context, const SeedBranchInputs& in
 
 // ---- One branch -----------------------------------------------------------------------------
 
+// " among served results": in-process comparisons, what the field guides measured, need no qualifier.
+std::string among(ResultOrigin origin) {
+  return origin == ResultOrigin::kInProcess ? "" : fmt::format(" among {} results", name_of(origin));
+}
+
 void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
   const auto& b = check.branch;
   const std::string cell_of = fmt::format("a cell of this model run with -b {}", b.backend);
@@ -257,13 +262,13 @@ void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
       check.detail = fmt::format("needs {}{}", b.needs, measured_context(b.context, in));
       return;
     case BranchEvidence::kHighestThroughput:
-      judge(check, "throughput", throughput_contenders(in), cell_of + " --batch 32");
+      judge(check, "throughput" + among(in.origin), throughput_contenders(in), cell_of + " --batch 32");
       break;
     case BranchEvidence::kObjective:
-      judge(check, objective_name(in.objective), objective_contenders(in), cell_of);
+      judge(check, objective_name(in.objective) + among(in.origin), objective_contenders(in), cell_of);
       break;
     case BranchEvidence::kShapeCliff:
-      judge(check, "slowdown per unit of work with shapes varying per query", shape_cliff_contenders(in),
+      judge(check, "slowdown per unit of work with shapes varying per query" + among(in.origin), shape_cliff_contenders(in),
             cell_of + " and --shape-range, beside its fixed shape (studies/dynamic-shapes.yaml)");
       break;
     case BranchEvidence::kRunsTheModel: {
@@ -283,11 +288,7 @@ void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
   if (check.verdict != BranchVerdict::kNotMeasuredHere) check.detail += configuration_caveat(check, in);
 }
 
-}  // namespace
-
-std::string_view name_of(BranchVerdict verdict) { return name_in(kVerdictNames, verdict); }
-
-std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
+std::vector<SeedBranchCheck> checks_of_one_origin(const SeedBranchInputs& in) {
   std::vector<SeedBranchCheck> checks;
   std::map<DecisionTree, std::string_view> first_selected;  // priority-ordered tree -> its first selected branch
   for (const auto& branch : seed_decision_trees()) {
@@ -307,6 +308,26 @@ std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
     checks.push_back(std::move(check));
   }
   return checks;
+}
+
+}  // namespace
+
+std::string_view name_of(BranchVerdict verdict) { return name_in(kVerdictNames, verdict); }
+
+std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
+  const auto of_origin = [&](const LoadedResult& r) { return r.result.origin == in.origin; };
+  if (std::all_of(in.results.begin(), in.results.end(), of_origin)) return checks_of_one_origin(in);
+  std::vector<LoadedResult> results;
+  std::set<std::string> paths;
+  for (const auto& r : in.results)
+    if (of_origin(r)) {
+      results.push_back(r);
+      paths.insert(r.path);
+    }
+  std::vector<const CellAssessment*> completed;
+  for (const auto* cell : in.completed)
+    if (paths.contains(cell->path)) completed.push_back(cell);
+  return checks_of_one_origin({in.constraints, completed, results, in.objective, in.origin});
 }
 
 namespace {

@@ -18,6 +18,9 @@ struct SeedBranchInputs {
   std::vector<const CellAssessment*> completed;  // the cells of this model and machine that completed
   const std::vector<LoadedResult>& results;      // the same cells' results (shapes, precisions, environment)
   Objective objective;                           // what the recommendation ranks by
+  // Only cells of this origin are compared: a served or remote latency includes spans an
+  // in-process one does not (results of other origins in `results` or `completed` are left out).
+  ResultOrigin origin = ResultOrigin::kInProcess;
 };
 
 // Agreement tolerance: the recommended framework's best figure within this fraction of the best

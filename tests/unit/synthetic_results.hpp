@@ -32,6 +32,9 @@ struct CellSpec {
   long long batch = 1;
   std::string started_at = "2026-12-02T10:00:00Z";
   double peak_rss_mb = 300.0;
+  // served: an `infermark serve` variant's result (scenario "serve", the backend as its variant).
+  report::ResultOrigin origin = report::ResultOrigin::kInProcess;
+  double weight = 1.0;  // served only: the variant's routing weight
 };
 
 // A completed single-stream result whose latency summary, throughput and samples agree.
@@ -51,7 +54,15 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
   r.throughput.inferences_per_s = r.throughput.queries_per_s * static_cast<double>(spec.batch);
   r.memory.peak_rss_mb = spec.peak_rss_mb;
   r.environment = {{"cpu_model", "Test CPU"}, {"cpu_vendor", "GenuineIntel"}, {"cpu_flags_simd", "avx2 fma"}};
-  return {r, path.empty() ? "/results/" + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
+  r.origin = spec.origin;
+  if (spec.origin == report::ResultOrigin::kServed) {
+    r.scenario.name = "serve";
+    r.scenario.timed_runs = static_cast<int>(samples_ms.size());
+    r.scenario.parameters = {{"variant", spec.backend}, {"weight", spec.weight}};
+  }
+  const auto folder = spec.origin == report::ResultOrigin::kInProcess ? std::string("/results/")
+                                                                     : "/results/" + std::string(name_of(spec.origin)) + "/";
+  return {r, path.empty() ? folder + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
 }
 
 // A cell whose P99 is close to `median_ms` (narrow spread) and whose peak RSS is `rss_mb`.

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "harness/child_process.hpp"
 #include "harness/comparison.hpp"
+#include "unit/process_watch.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -58,6 +62,30 @@ TEST(ChildProcess, StopsAChildOverItsMemoryLimitAndSaysSo) {
 TEST(ChildProcess, ReportsAProgramThatCannotStart) {
   const auto outcome = run_child({"/nonexistent/program"}, temp_log("missing"), {5});
   EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kFailedToStart);
+}
+
+TEST(ChildProcess, DiesWithAParentKilledBySigkill) {
+  // A parent killed by SIGKILL (a CI timeout, the out-of-memory killer) cannot stop its child
+  // itself: the kernel must, or the child goes on measuring beside whatever runs next.
+  const auto pid_file = temp_log("grandchild_pid");
+  const auto command = "echo $$ > " + pid_file.string() + "; exec sleep 30";
+  const pid_t parent = fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    run_child({"/bin/sh", "-c", command}, temp_log("orphan"), {60});
+    _exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 500 && child == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::ifstream(pid_file) >> child;
+  }
+  kill(parent, SIGKILL);
+  waitpid(parent, nullptr, 0);
+  ASSERT_GT(child, 0) << "the child never started";
+  const bool gone = infermark::testing::wait_until_gone(child, 2);
+  if (!gone) kill(child, SIGKILL);  // not left running after the test
+  EXPECT_TRUE(gone) << "pid " << child << " outlived its parent";
 }
 
 TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {

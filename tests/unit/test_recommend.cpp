@@ -6,6 +6,7 @@
 #include <fstream>
 #include <regex>
 
+#include "report/seed_branch_verdicts.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark {
@@ -209,6 +210,89 @@ TEST(RecommendNoneMeet, AFailedCellIsRuledOutByItsStatus) {
   const auto rec = report::recommend({crashed, narrow_cell("onnxruntime", 20.0, 100.0)}, {});
   ASSERT_EQ(rec.models[0].ranked.size(), 1u);
   EXPECT_EQ(rec.models[0].rejected[0].binding(), "crashed: SIGSEGV while running");
+}
+
+// Served variants (server-side latency, 5 and 6 ms) beside in-process cells (10 and 20 ms): a served
+// latency times another span, so it must not win, or lose, the in-process ranking.
+std::vector<report::LoadedResult> served_beside_in_process() {
+  const auto served = [](const std::string& backend, double median_ms) {
+    return synthetic_result(latency_samples(500, median_ms, 7, 0.02),
+                            {.backend = backend, .origin = report::ResultOrigin::kServed});
+  };
+  return {narrow_cell("onnxruntime", 20.0, 300.0), narrow_cell("openvino", 10.0, 500.0), served("onnxruntime", 5.0),
+          served("openvino", 6.0)};
+}
+
+report::Constraints p99_within_100_ms() {
+  report::Constraints c;
+  c.p99_ms = 100.0;
+  return c;
+}
+
+bool compared(const report::SeedBranchCheck& check) {
+  return check.verdict == report::BranchVerdict::kAgrees || check.verdict == report::BranchVerdict::kContradicted;
+}
+
+const report::ModelRecommendation& of_origin(const report::Recommendation& rec, report::ResultOrigin origin) {
+  for (const auto& m : rec.models)
+    if (m.origin == origin) return m;
+  throw std::out_of_range(std::string(name_of(origin)));
+}
+
+TEST(RecommendOrigins, AServedAndAnInProcessCellAreRankedApartAndTheOutputSaysSo) {
+  const auto rec = report::recommend(served_beside_in_process(), p99_within_100_ms());
+  ASSERT_EQ(rec.models.size(), 2u);
+  const auto& in_process = of_origin(rec, report::ResultOrigin::kInProcess);
+  const auto& served = of_origin(rec, report::ResultOrigin::kServed);
+  ASSERT_EQ(in_process.ranked.size(), 2u);
+  EXPECT_EQ(in_process.ranked.front().backend, "openvino");
+  EXPECT_TRUE(in_process.rejected.empty());
+  ASSERT_EQ(served.ranked.size(), 2u);
+  EXPECT_EQ(served.ranked.front().backend, "onnxruntime");
+  EXPECT_TRUE(served.origin_named && in_process.origin_named);
+  ASSERT_FALSE(rec.notes.empty());
+  EXPECT_NE(rec.notes.back().find("these results mix origins (in_process, served)"), std::string::npos) << rec.notes.back();
+  EXPECT_EQ(served.explanation.back(),
+            "Only served results are ranked here (server-side latency of infermark serve, request parsed to response "
+            "ready); other origins are ranked in their own sections.");
+
+  const auto markdown = report::to_markdown(rec);
+  EXPECT_NE(markdown.find("## resnet50 (in_process)\n"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("## resnet50 (served)\n"), std::string::npos) << markdown;
+  const auto json = report::to_json(rec);
+  EXPECT_EQ(json["models"][0]["origin"], "in_process");
+  EXPECT_EQ(json["models"][1]["origin"], "served");
+  EXPECT_TRUE(json["models"][1]["origin_named"].get<bool>());
+
+  // The seed branches of each section compare only that section's cells, and say whose.
+  for (const auto& branch : in_process.seed_branches)
+    EXPECT_EQ(branch.detail.find(" serve"), std::string::npos) << branch.detail;
+  const auto judged = std::find_if(served.seed_branches.begin(), served.seed_branches.end(), compared);
+  ASSERT_NE(judged, served.seed_branches.end());
+  EXPECT_NE(judged->detail.find("measured lowest P99 latency among served results: openvino t2"), std::string::npos)
+      << judged->detail;
+}
+
+TEST(RecommendOrigins, ResultsOfOneOriginNameNone) {
+  const auto rec = report::recommend(three_backends(), {});
+  ASSERT_EQ(rec.models.size(), 1u);
+  EXPECT_FALSE(rec.models[0].origin_named);
+  EXPECT_TRUE(rec.notes.empty());
+  EXPECT_NE(report::to_markdown(rec).find("## resnet50\n"), std::string::npos);
+}
+
+// Given cells of several origins directly, the verdicts still compare only the inputs' origin.
+TEST(RecommendOrigins, SeedBranchVerdictsLeaveOtherOriginsOut) {
+  const auto results = served_beside_in_process();
+  const auto constraints = p99_within_100_ms();
+  const auto rec = report::recommend(results, constraints);
+  std::vector<const report::CellAssessment*> completed;
+  for (const auto& m : rec.models)
+    for (const auto& cell : m.ranked) completed.push_back(&cell);
+  const auto checks = report::check_seed_branches(
+      {constraints, completed, results, report::Objective::kLatency, report::ResultOrigin::kInProcess});
+  EXPECT_TRUE(std::any_of(checks.begin(), checks.end(), compared)) << "no branch compared the in-process cells";
+  for (const auto& check : checks) EXPECT_EQ(check.detail.find(" serve"), std::string::npos) << check.detail;
 }
 
 }  // namespace
