@@ -135,8 +135,8 @@ void check_model_file(const std::filesystem::path& model) {
 
 report::RunResult result_for_cell(const CellRequest& request) {
   report::RunResult result;
-  result.started_at = utc_timestamp();
   result.origin = report::ResultOrigin::kInProcess;  // measure_remote makes its results remote
+  result.started_at = utc_timestamp();
   result.isolation = request.isolation;
   result.model = describe_model(request.model);
   result.requested = request.options;

@@ -254,13 +254,13 @@ ResourceRecord resources_from(const json& j) {
   if (j.contains("inferences_per_joule") && j["inferences_per_joule"].is_number())
     r.inferences_per_joule = j["inferences_per_joule"].get<double>();
   return r;
-  j["origin"] = name_of(r.origin);
 }
 
 json to_json(const RunResult& r) {
   json j;
   j["schema"] = kSchemaName;
   j["schema_version"] = kSchemaVersion;
+  j["origin"] = name_of(r.origin);
   j["status"] = name_of(r.status);
   j["error"] = r.error;
   j["started_at"] = r.started_at;
@@ -379,15 +379,15 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.memory = {mem.at("rss_before_load_mb"), mem.at("rss_after_load_mb"), mem.at("peak_rss_mb"), mem.at("peak_scope"),
                 optional_number(mem, "limit_mb")};
     r.outputs_dir = j.value("outputs_dir", "");
-    // Files written before "origin" existed: from what they record (derived_origin).
-    r.origin = j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin")
-                                    : derived_origin(r);
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     if (j.contains("label_accuracy") && j["label_accuracy"].is_object()) r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
     r.pipeline = j.value("pipeline", json(nullptr));
     r.remote = j.value("remote", json(nullptr));
     r.scaleout = j.value("scaleout", json(nullptr));
     r.environment = j.at("environment");
+    // Files written before "origin" existed: from what they record (derived_origin).
+    r.origin = j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin")
+                                    : derived_origin(r);
     return r;
   } catch (const json::exception& e) {
     throw Error(source + ": malformed run result: " + e.what());

@@ -98,8 +98,6 @@ TEST(RunResult, RejectsWhatIsNotAResult) {
   EXPECT_NE(error_of(missing).find("r.json: malformed run result"), std::string::npos);
 }
 
-TEST(RunResult, FileRoundTripAndBadFiles) {
-  const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_test";
 TEST(RunResult, OriginRoundTrips) {
   for (const auto origin : {ResultOrigin::kInProcess, ResultOrigin::kServed, ResultOrigin::kRemote}) {
     auto r = sample_result();
@@ -136,6 +134,8 @@ TEST(RunResult, AnOlderFileWithoutOriginReadsWithTheOriginItsFieldsImply) {
   EXPECT_EQ(origin_of(in_process), ResultOrigin::kInProcess);
 }
 
+TEST(RunResult, FileRoundTripAndBadFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_test";
   std::filesystem::create_directories(dir);
   const auto path = (dir / "r.json").string();
   write_run_result(sample_result(), path);
