@@ -36,8 +36,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAIRS = [("infermark openvino", "benchmark_app"), ("infermark onnxruntime", "ORT Python loop")]
 
 
-def shown(command, scratch):
-    return " ".join(shlex.quote(str(part).replace(str(ROOT) + "/", "").replace(str(scratch), "$OUT")) for part in command)
+def shown(command, scratch, infermark=None):
+    words = [("infermark" if infermark and str(part) == infermark else str(part)) for part in command]
+    return " ".join(shlex.quote(w.replace(str(ROOT) + "/", "").replace(str(scratch), "$OUT")) for w in words)
 
 
 def run(command):
@@ -57,7 +58,7 @@ class Sides:
         a = self.args
         if side == "benchmark_app":
             command = [str(ROOT / ".venv/bin/benchmark_app"), "-m", a.model, "-d", "CPU", "-api", "sync", "-hint", "none",
-                       "-nstreams", "1", "-nthreads", str(a.threads), "-shape", "[" + ",".join(map(str, self.shape)) + "]",
+                       "-nstreams", "1", "-nthreads", str(a.threads), "-ip", "f32", "-shape", "[" + ",".join(map(str, self.shape)) + "]",
                        "-i", str(self.input_file), "-niter", str(a.runs), "-infer_precision", "f32"]
             text = run(command)
             figures = [float(re.search(key + r"\s*:\s*([\d.]+)", text).group(1)) for key in ("Median", "Average")]
@@ -72,20 +73,21 @@ class Sides:
         else:
             backend = side.split()[-1]
             folder = self.scratch / backend
-            command = [str(ROOT / "build/release/infermark"), "run", a.model, "-b", backend, "--threads", str(a.threads),
+            command = [a.infermark, "run", a.model, "-b", backend, "--threads", str(a.threads),
                        "--warmup", str(a.warmup), "--runs", str(a.runs), "--input", f"{self.input_name}={self.input_file}",
                        "--out", str(folder)]
             run(command)
             result = json.load(open(sorted(glob.glob(str(folder / "*" / "*.json")))[-1]))
             figures = [result["latency_ms"]["percentiles"]["p50"]["value"], result["latency_ms"]["mean"]]
             subprocess.run(["rm", "-rf", str(folder)])
-        self.commands[side] = shown(command, self.scratch)
+        self.commands[side] = shown(command, self.scratch, a.infermark)
         return tuple(figures)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=str(ROOT / "models/resnet50.onnx"))
+    parser.add_argument("--infermark", default=str(ROOT / "build/release/infermark"))
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=10)

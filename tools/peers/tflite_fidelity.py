@@ -86,10 +86,13 @@ def c_loop(model, threads, warmup, runs, library=None):
     return command, figures["p50_ms"], figures["mean_ms"]
 
 
+INFERMARK = str(ROOT / "build/release/infermark")  # --infermark replaces it
+
+
 def infermark(model, threads, warmup, runs, runtime, out):
     """(command, P50 ms, mean ms, settings) of one `infermark run -b tflite`."""
     folder = out / f"infermark-{runtime}"
-    command = [str(ROOT / "build/release/infermark"), "run", str(model), "-b", "tflite", "--threads", str(threads),
+    command = [INFERMARK, "run", str(model), "-b", "tflite", "--threads", str(threads),
                "--warmup", str(warmup), "--runs", str(runs), "--opt", f"runtime={runtime}", "--out", str(folder)]
     subprocess.run(command, check=True, capture_output=True)
     result = json.loads(sorted(folder.glob("*/*.json"))[-1].read_text())
@@ -99,7 +102,7 @@ def infermark(model, threads, warmup, runs, runtime, out):
 
 
 def shown(command):
-    return " ".join(str(part).replace(str(ROOT) + "/", "") for part in command)
+    return " ".join("infermark" if str(part) == INFERMARK else str(part).replace(str(ROOT) + "/", "") for part in command)
 
 
 def main() -> None:
@@ -111,7 +114,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--other-library", type=pathlib.Path, help="another TfLite C library for a c-loop-other side")
     parser.add_argument("--sides", nargs="+", choices=SIDES, default=SIDES, help="sides to run (litert always runs)")
+    parser.add_argument("--infermark", help="the infermark binary (default: build/release's)")
     args = parser.parse_args()
+    if args.infermark:
+        globals()["INFERMARK"] = args.infermark
     sides = ["litert"] + [side for side in args.sides if side != "litert"] + (["c-loop-other"] if args.other_library else [])
 
     with tempfile.TemporaryDirectory() as scratch:
