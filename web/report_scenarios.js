@@ -1,5 +1,5 @@
 // infermark HTML report: the study and scenario charts of one model group (threads, ramp, soak,
-// pulse, batch, Pareto frontier, per-shape latency, pipeline modes). src/report/html_report.cpp
+// pulse, batch, Pareto frontier of like cells, per-shape latency, pipeline modes). src/report/html_report.cpp
 // inlines this file before the page's main script; its helpers (el, chartPanel, drawChart, axis,
 // colorOf, isNumber, readable, percentileOf, threadsOf) are looked up when a chart is drawn.
 // Only one global name, ScenarioCharts, so nothing here can collide with the main script.
@@ -34,6 +34,21 @@ const ScenarioCharts = (() => {
   function paretoFrontier(points) {
     const dominates = (b, a) => b.p99 <= a.p99 && b.rate >= a.rate && (b.p99 < a.p99 || b.rate > a.rate);
     return points.map((a, i) => (points.some((b, j) => j !== i && dominates(b, a)) ? -1 : i)).filter((i) => i >= 0);
+  }
+
+  // Cells that may share one frontier, in first-seen order: the same origin (in-process, served
+  // and remote latencies time different spans) and the same batch (a batch-7 query's P99 and rate
+  // are not a batch-1 query's). Returns [{origin, batch, cells}].
+  function likeGroups(cells) {
+    const groups = new Map();
+    for (const cell of cells) {
+      const origin = cell.result?.origin ?? "in_process";
+      const batch = cell.result?.scenario?.batch ?? 1;
+      const key = `${origin}\u001f${batch}`;
+      if (!groups.has(key)) groups.set(key, { origin, batch, cells: [] });
+      groups.get(key).cells.push(cell);
+    }
+    return [...groups.values()];
   }
 
   // Expected arrivals by time t of an open-loop schedule [{duration_s, rate_qps}, ...].
@@ -425,20 +440,38 @@ const ScenarioCharts = (() => {
 
   // ------------------------------------------------------------ Pareto frontier
 
-  function drawPareto(container, cells) {
+  const ORIGIN_TEXT = { in_process: "in-process", served: "served (server-side latency)", remote: "remote (client-side latency)" };
+
+  // One frontier per group of like cells (likeGroups) with two or more measured; a group named in
+  // the title when the model's cells fall into several.
+  function drawPareto(container, cells, notes) {
     const points = cells.map((cell) => ({ cell, rate: measuredRate(cell.result), p99: p99Of(cell.result) }))
       .filter((p) => isNumber(p.rate) && isNumber(p.p99));
-    if (points.length < 2) return;
+    const groups = likeGroups(points.map((p) => ({ ...p, result: p.cell.result })));
+    const alone = groups.filter((g) => g.cells.length < 2);
+    if (groups.length > 1 && alone.length)
+      notes.push(`Pareto: ${alone.map((g) => `${g.cells[0].cell.label} (${ORIGIN_TEXT[g.origin] ?? g.origin}, batch ${g.batch})`).join(", ")} ` +
+                 "not drawn: no other cell of the same origin and batch to compare with.");
+    for (const group of groups.filter((g) => g.cells.length >= 2))
+      drawParetoGroup(container, group, groups.length > 1);
+  }
+
+  function drawParetoGroup(container, group, named) {
+    const points = group.cells;
     const frontier = new Set(paretoFrontier(points));
     const onFrontier = points.filter((_, i) => frontier.has(i)).sort((a, b) => a.rate - b.rate);
     const dominated = points.filter((_, i) => !frontier.has(i));
     const asPoint = (p) => ({ x: p.rate, y: p.p99, label: p.cell.label });
-    const chart = scenarioPanel(container, "pareto", "P99 vs throughput (Pareto frontier)",
-      "Each measured cell at its headline inferences/s and P99. Highlighted: the frontier, the cells no other cell beats on both " +
+    const like = `${ORIGIN_TEXT[group.origin] ?? group.origin} cells at batch ${group.batch}`;
+    const chart = scenarioPanel(container, "pareto", `P99 vs throughput (Pareto frontier)${named ? `: ${like}` : ""}`,
+      `Each measured cell at its headline inferences/s and P99; only ${like} share this frontier (other origins time other ` +
+      "spans, other batches other queries). Highlighted: the frontier, the cells no other cell beats on both " +
       "(none has as low a P99 and as high a throughput, one strictly better); faded: the dominated ones.",
       onFrontier.map((p) => `frontier: ${p.cell.label} \u2014 P99 ${readable(p.p99)} ms at ${readable(p.rate)} inferences/s`));
     chart.panel.dataset.frontier = String(onFrontier.length);
     chart.panel.dataset.dominated = String(dominated.length);
+    chart.panel.dataset.origin = group.origin;
+    chart.panel.dataset.batch = String(group.batch);
     chart.draw({
       type: "scatter",
       data: {
@@ -537,7 +570,7 @@ const ScenarioCharts = (() => {
     attempt("Ramp", () => drawRamps(container, measured, notes));
     attempt("Thread scaling", () => drawThreads(container, measured, notes));
     attempt("Batch", () => drawBatch(container, measured));
-    attempt("Pareto", () => drawPareto(container, measured));
+    attempt("Pareto", () => drawPareto(container, measured, notes));
     attempt("Per-shape latency", () => drawShapes(container, measured));
     attempt("Pipeline", () => drawPipeline(container, measured, notes));
     for (const cell of measured) {
@@ -553,5 +586,5 @@ const ScenarioCharts = (() => {
     }
   }
 
-  return { draw, leastSquares, paretoFrontier, arrivalsBy };
+  return { draw, leastSquares, paretoFrontier, likeGroups, arrivalsBy };
 })();

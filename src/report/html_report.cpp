@@ -203,7 +203,7 @@ json report_data(const std::vector<LoadedResult>& results) {
     const auto labels = label_cells(cells);
     json group = {{"model", model}, {"shared", parts_json(labels.shared)}, {"cells", json::array()}};
     for (std::size_t i = 0; i < cells.size(); ++i) group["cells"].push_back(cell_json(cells[i], labels.cells[i]));
-    if (const auto ab = ab_table(cells); !ab.empty()) group["ab_markdown"] = ab;
+    if (const auto ab = ab_comparison(cells); !ab.empty()) group["ab"] = to_json(ab);
     groups.push_back(std::move(group));
     model_names.push_back(cells.front().result.model.name);
     grouped.push_back(std::move(cells));

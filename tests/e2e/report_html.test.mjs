@@ -189,6 +189,13 @@ describe("HTML report in chromium", () => {
     assert.ok(await page.locator("table.serve tbody tr").count() >= 1, "no infermark serve variant table");
     const loads = await page.locator("table.load tbody tr").count();
     assert.ok(loads >= 2, `${loads} infermark load rows, expected one per concurrency level`);
+    // The A/B comparison of the two serve variants: a sortable table like the others, not Markdown.
+    assert.equal(await page.locator(".serving pre").count(), 0, "A/B section as preformatted text");
+    const ab = page.locator("table.ab");
+    assert.equal(await ab.count(), 1, "no A/B table");
+    assert.equal(await ab.locator("tbody tr").count(), 1, "one variant against the control");
+    assert.ok(await ab.locator("th.sortable").count() >= 7, "A/B headers not sortable");
+    assert.match(await ab.locator("tbody tr td:nth-child(3)").textContent(), /^[+-]\d+\.\d%/);
   });
 
   test("each model has a recommendation naming the decision trees and their guides", async (t) => {
@@ -256,6 +263,25 @@ describe("HTML report in chromium", () => {
     assert.ok(panels.every((p) => Number(p.marks.frontier) >= 1), "a group without a frontier point");
     assert.ok(panels.some((p) => Number(p.marks.dominated) >= 1), "no dominated point in any group");
     assert.equal(panels.flatMap((p) => p.facts).filter((f) => f.startsWith("frontier:")).length, frontier);
+    // Only like cells share a frontier: each chart names one origin and one batch, and the served
+    // and remote tiny_cnn cells never join the in-process ones.
+    assert.ok(panels.every((p) => p.marks.origin && p.marks.batch), "a Pareto chart without its origin and batch");
+    const cells = await inlinedCells(page);
+    const kinds = new Map();  // label -> "origin batch" of every cell so labelled (labels repeat across models)
+    for (const c of cells) kinds.set(c.label, [...(kinds.get(c.label) || []), `${c.result.origin} ${c.result.scenario.batch}`]);
+    for (const panel of panels)
+      for (const fact of panel.facts.filter((f) => f.startsWith("frontier: "))) {
+        const label = fact.slice("frontier: ".length, fact.indexOf(" \u2014 "));
+        assert.ok((kinds.get(label) || []).includes(`${panel.marks.origin} ${panel.marks.batch}`),
+          `${fact}: not a ${panel.marks.origin} cell at batch ${panel.marks.batch}`);
+      }
+    assert.ok(cells.some((c) => c.result.origin === "served") && cells.some((c) => c.result.origin === "remote"),
+      "the fixture lacks served or remote results");
+    const groups = await page.evaluate(() => ScenarioCharts.likeGroups([
+      { result: { origin: "in_process", scenario: { batch: 1 } } }, { result: { origin: "served", scenario: { batch: 1 } } },
+      { result: { origin: "in_process", scenario: { batch: 7 } } }, { result: { origin: "in_process", scenario: { batch: 1 } } }]));
+    assert.deepEqual(groups.map((g) => [g.origin, g.batch, g.cells.length]),
+      [["in_process", 1, 2], ["served", 1, 1], ["in_process", 7, 1]]);
     // The rule on made-up points: (10/s, 5 ms) is beaten by (20/s, 4 ms); (30/s, 9 ms) by none.
     const indices = await page.evaluate(() => ScenarioCharts.paretoFrontier(
       [{ rate: 10, p99: 5 }, { rate: 20, p99: 4 }, { rate: 30, p99: 9 }, { rate: 20, p99: 4 }]));

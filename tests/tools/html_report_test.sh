@@ -57,8 +57,10 @@ EOF
   --threads 1,2 --out "$work/results/tiny-cnn-variants"
 
 # Serving: `infermark load` (two concurrency levels, the server's metrics scraped) against an
-# `infermark serve` of tiny_cnn on a free port, and the per-variant result serve writes at exit.
-"$infermark" serve --model "$model" -b onnxruntime --port 0 --no-grpc --out "$work/results/serve" >"$work/serve.log" 2>&1 &
+# `infermark serve` of tiny_cnn on a free port with two variants (an A/B table), and the
+# per-variant results serve writes at exit.
+"$infermark" serve --model "$model" -b onnxruntime,openvino --weights 75,25 --port 0 --no-grpc --out "$work/results/serve" \
+  >"$work/serve.log" 2>&1 &
 serve_pid=$!
 trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
 address=""

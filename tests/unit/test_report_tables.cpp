@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/ab_table.hpp"
 #include "report/cell_labels.hpp"
 #include "report/comparison_table.hpp"
+#include "report/html_report.hpp"
 #include "report/markdown_report.hpp"
 #include "report/markdown_table.hpp"
 #include "report/relative_speed.hpp"
@@ -251,6 +253,59 @@ TEST(MarkdownReport, LlmCellsFromTwoMachinesGetOneGenerationTablePerMachine) {
 }  // namespace
 
 namespace {
+
+// Two variants of an `infermark serve` session (control: the larger weight) and an in-process
+// cell, which is no variant of it.
+std::vector<report::LoadedResult> serve_session() {
+  const auto variant = [](const std::string& name, double median_ms, double weight, std::uint64_t seed) {
+    return synthetic_result(latency_samples(400, median_ms, seed, 0.05),
+                            {.backend = name, .origin = report::ResultOrigin::kServed, .weight = weight});
+  };
+  return {variant("ort", 2.0, 0.9, 1), variant("ov", 3.0, 0.1, 2),
+          synthetic_result(latency_samples(400, 1.0, 3, 0.05), CellSpec{"openvino"})};
+}
+
+TEST(AbTable, EachServedVariantAgainstTheControl) {
+  const auto ab = report::ab_comparison(serve_session());
+  EXPECT_EQ(ab.control, "ort");
+  EXPECT_EQ(ab.control_requests, 400);
+  ASSERT_EQ(ab.rows.size(), 1u);  // the in-process cell is no variant
+  EXPECT_EQ(ab.rows[0].variant, "ov");
+  EXPECT_NEAR(ab.rows[0].p50.change_pct, 50.0, 5.0);
+  EXPECT_EQ(ab.rows[0].p50.verdict, report::Verdict::kRegression);
+  const auto md = report::ab_table(serve_session());
+  EXPECT_NE(md.find("### A/B on live traffic (against the control 'ort', 400 requests)"), std::string::npos) << md;
+  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| ov +\| +400 \| +\+\d+\.\d% \[)"))) << md;
+}
+
+// The HTML report gets the A/B comparison as rows for its sortable tables, not Markdown for a <pre>.
+TEST(HtmlReport, TheAbSectionIsRowsOfASortableTable) {
+  const auto web = fs::temp_directory_path() / "infermark_html_ab_test";
+  fs::remove_all(web);
+  fs::create_directories(web / "node_modules/chart.js/dist");
+  for (const char* file : {"report_template.html", "report_scenarios.js"})
+    fs::copy_file(fs::path(INFERMARK_SOURCE_DIR) / "web" / file, web / file);
+  std::ofstream(web / "node_modules/chart.js/package.json") << R"({"jsdelivr": "dist/chart.umd.js"})";
+  std::ofstream(web / "node_modules/chart.js/dist/chart.umd.js") << "/* chart library stand-in */";
+  const auto html = report::render_html_report(serve_session(), web);
+  fs::remove_all(web);
+
+  const std::string open = R"(<script type="application/json" id="infermark-data">)";
+  const auto begin = html.find(open) + open.size();
+  ASSERT_NE(html.find(open), std::string::npos);
+  const auto data = nlohmann::json::parse(html.substr(begin, html.find("</script>", begin) - begin));
+  const auto& group = data["groups"][0];
+  EXPECT_FALSE(group.contains("ab_markdown"));
+  ASSERT_TRUE(group.contains("ab")) << group.dump();
+  EXPECT_EQ(group["ab"]["control"], "ort");
+  ASSERT_EQ(group["ab"]["rows"].size(), 1u);
+  EXPECT_EQ(group["ab"]["rows"][0]["variant"], "ov");
+  EXPECT_EQ(group["ab"]["rows"][0]["p50"]["verdict"], "regression");
+  EXPECT_TRUE(group["ab"]["rows"][0]["p50"]["change_pct"].is_number());
+  // The page renders those rows with the sortable table every other section uses.
+  EXPECT_NE(html.find(R"(sortableTable("ab", AB_COLUMNS)"), std::string::npos);
+  EXPECT_EQ(html.find(R"(el("pre")"), std::string::npos);
+}
 
 // A framework that ran another thread count than asked (OpenVINO caps at the cores): the label
 // says so, so cells asked for 3 and 4 threads never read alike, in either labelling.
