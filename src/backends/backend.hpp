@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/effective_setting.hpp"
 #include "core/error.hpp"
 #include "core/tensor.hpp"
 
@@ -41,16 +42,6 @@ struct SessionOptions {
   int expected_concurrency = 1;               // parallel requests the scenario will issue (tunes e.g. OpenVINO's hint)
   std::string artifacts_dir;                  // where a backend may write framework artifacts (profiles); "" = none
   std::map<std::string, std::string> extras;  // framework-specific --opt key=value
-};
-
-// One setting as requested and as the framework really applied it. `applied` is false when the
-// framework ignored or overrode the request; `note` says why. Results carry these verbatim.
-struct EffectiveSetting {
-  std::string key;
-  std::string requested;  // "" when the user did not ask and the framework chose
-  std::string effective;
-  bool applied = true;
-  std::string note;
 };
 
 class Session {

@@ -4,7 +4,7 @@
 
 #include "backends/backend.hpp"
 
-#define INFERMARK_BACKEND_ABI_VERSION 5
+#define INFERMARK_BACKEND_ABI_VERSION 6
 
 extern "C" {
 struct InfermarkBackendEntry {

@@ -152,7 +152,7 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
       frameworks += (k ? " -> " : "") + d.backend.framework;
       versions += sep + d.backend.version;
       for (const auto& s : d.effective_settings)
-        r.effective_settings.push_back({d.name + "." + s.key, s.requested, s.effective, s.applied, s.note});
+        r.effective_settings.push_back({d.name + "." + s.key, s.requested, s.effective, s.state, s.note});
       r.timing.load_ms += d.load_ms;
     }
   }

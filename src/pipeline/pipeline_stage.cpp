@@ -30,10 +30,7 @@ std::string describe(DType dtype, const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 nlohmann::json to_json(const StageDescription& stage) {
-  auto settings = nlohmann::json::array();
-  for (const auto& s : stage.effective_settings)
-    settings.push_back(
-        {{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+  const nlohmann::json settings = stage.effective_settings;  // an array, empty or not
   return {{"name", stage.name},
           {"model", stage.model},
           {"backend", {{"name", stage.backend.name}, {"framework", stage.backend.framework}, {"version", stage.backend.version}}},
@@ -52,8 +49,7 @@ StageDescription stage_description_from_json(const nlohmann::json& j) {
   stage.backend.name = b.at("name");
   stage.backend.framework = b.at("framework");
   stage.backend.version = b.at("version");
-  for (const auto& s : j.at("effective_settings"))
-    stage.effective_settings.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.at("note")});
+  stage.effective_settings = j.at("effective_settings").get<std::vector<EffectiveSetting>>();
   stage.load_ms = j.at("load_ms");
   stage.inputs = specs_from(j.at("inputs"));
   stage.outputs = specs_from(j.at("outputs"));

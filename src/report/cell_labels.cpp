@@ -40,7 +40,7 @@ std::string threads(const RunResult& r) {
 // ("llama ?B F16" -> "F16").
 std::string precision(const RunResult& r) {
   for (const auto& s : r.effective_settings)
-    if (s.key == "precision" && !s.applied && !s.effective.empty()) return s.effective.substr(s.effective.rfind(' ') + 1);
+    if (s.key == "precision" && !s.applied() && !s.effective.empty()) return s.effective.substr(s.effective.rfind(' ') + 1);
   return r.requested.precision;
 }
 

@@ -40,9 +40,7 @@ std::array<std::string, 2> agreement_cells(const RunResult& r) {
 }
 
 std::vector<std::string> row_for(const RunResult& r, const std::string& relative) {
-  const auto threads = effective_setting(r, "intra_op_threads");
-  std::vector<std::string> row{r.backend.name, r.backend.version.empty() ? "-" : r.backend.version,
-                               threads.empty() ? "-" : threads};
+  std::vector<std::string> row{r.backend.name, r.backend.version.empty() ? "-" : r.backend.version, threads_cell(r)};
   if (r.latency_ms) {
     row.push_back(fixed(r.latency_ms->mean, 3) + " ± " + fixed(r.latency_ms->stddev, 3));
     row.push_back(fixed(r.latency_ms->at(50).value, 3));
@@ -91,6 +89,17 @@ std::string effective_setting(const RunResult& result, const std::string& key) {
   for (const auto& s : result.effective_settings)
     if (s.key == key) return s.effective;
   return "";
+}
+
+std::string threads_cell(const RunResult& result) {
+  for (const auto& s : result.effective_settings) {
+    if (s.key != "intra_op_threads") continue;
+    if (s.effective.empty()) return "-";
+    if (s.state == SettingState::kUnverified) return s.effective + " (unverified)";
+    if (!s.applied() && !s.requested.empty() && s.requested != s.effective) return s.effective + " (asked " + s.requested + ")";
+    return s.effective;
+  }
+  return "-";
 }
 
 std::string comparison_table(const std::vector<RunResult>& results) {

@@ -36,8 +36,7 @@ std::string lengths(const RunResult& r) {
 }
 
 std::vector<std::string> row_for(const RunResult& r) {
-  const auto threads = effective_setting(r, "intra_op_threads");
-  std::vector<std::string> row{r.backend.name, r.model.name, threads.empty() ? "-" : threads,
+  std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
                                std::to_string(r.scenario.parameters.value("concurrency", 1)), lengths(r)};
   if (r.generation && r.latency_ms) {
     const auto& g = *r.generation;

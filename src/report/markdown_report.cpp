@@ -175,8 +175,8 @@ std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std
   std::vector<LoadedResult> cells;
   for (const auto& c : all_cells)
     if (c.result.latency_ms) cells.push_back(c);
-  if (distinct<std::string>(cells, threads_of).size() > 1)
-    out += heading + " Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_of, throughput);
+  if (distinct<std::string>(cells, threads_cell).size() > 1)
+    out += heading + " Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_cell, throughput);
   if (distinct<std::string>(cells, shape_of).size() > 1)
     out += heading + " Input shapes × latency (P50 ms / inferences/s)\n\n" +
            pivot(cells, "input shape", shape_of, [](const RunResult& r) { return p50(r) + " / " + throughput(r); });

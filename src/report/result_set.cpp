@@ -82,7 +82,7 @@ std::string backend_label(const RunResult& r) {
 
 std::string requested_but_not_applied(const RunResult& r, const std::string& key) {
   for (const auto& s : r.effective_settings)
-    if (s.key == key && !s.applied && !s.requested.empty() && s.requested != s.effective) return s.requested;
+    if (s.key == key && !s.applied() && !s.requested.empty() && s.requested != s.effective) return s.requested;
   return "";
 }
 

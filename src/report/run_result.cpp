@@ -106,20 +106,14 @@ stats::LatencySummary latency_from(const json& j) {
 
 namespace {
 
+// backends/effective_setting.hpp converts each entry (its state, and files written before it).
 json settings_json(const std::vector<EffectiveSetting>& settings) {
   json out = json::array();
-  for (const auto& s : settings)
-    out.push_back(
-        {{"key", s.key}, {"requested", s.requested}, {"effective", s.effective}, {"applied", s.applied}, {"note", s.note}});
+  for (const auto& s : settings) out.push_back(s);
   return out;
 }
 
-std::vector<EffectiveSetting> settings_from(const json& j) {
-  std::vector<EffectiveSetting> out;
-  for (const auto& s : j)
-    out.push_back({s.at("key"), s.at("requested"), s.at("effective"), s.at("applied"), s.value("note", "")});
-  return out;
-}
+std::vector<EffectiveSetting> settings_from(const json& j) { return j.get<std::vector<EffectiveSetting>>(); }
 
 json inputs_fed_json(const std::vector<Tensor>& inputs) {
   json out = json::array();

@@ -151,10 +151,10 @@ TEST_F(TfliteBackendTest, XnnpackOnAndOffBothRunAgreeAndAreReportedAsApplied) {
   EXPECT_LT(max_abs_difference(infer(*on, inputs).at(0), infer(*off, inputs).at(0)), 1e-4);
 
   const auto xnnpack_on = setting(*on, "xnnpack");
-  EXPECT_TRUE(xnnpack_on.applied) << xnnpack_on.note;
+  EXPECT_TRUE(xnnpack_on.applied()) << xnnpack_on.note;
   EXPECT_EQ(xnnpack_on.effective.rfind("on (", 0), 0u) << xnnpack_on.effective;
   const auto xnnpack_off = setting(*off, "xnnpack");
-  EXPECT_TRUE(xnnpack_off.applied);
+  EXPECT_TRUE(xnnpack_off.applied());
   EXPECT_EQ(xnnpack_off.effective, "off");
 }
 
@@ -166,14 +166,20 @@ TEST_F(TfliteBackendTest, TheCApiAppliesThreadsToInterpreterAndXnnpack) {
   EXPECT_EQ(setting(*session, "runtime").effective, "c");
   EXPECT_NE(setting(*session, "runtime_api").effective.find("TfLite 2.23.0's C API"), std::string::npos);
   EXPECT_EQ(session->library_version(), "TfLite 2.23.0") << "results name the library that ran, not the default runtime's";
+  // Counted: the XNNPACK delegate's pool, started with it.
   const auto threads = setting(*session, "intra_op_threads");
   EXPECT_EQ(threads.requested, "2");
   EXPECT_EQ(threads.effective, "2");
-  EXPECT_TRUE(threads.applied);
+  EXPECT_EQ(threads.state, SettingState::kVerified) << threads.note;
+  // Without XNNPACK, TfLite's kernels start their pool lazily and the C API cannot report it.
+  const auto builtin = setting(*tflite().open(kTinyTflite, with_xnnpack("off", 2)), "intra_op_threads");
+  EXPECT_EQ(builtin.effective, "2");
+  EXPECT_EQ(builtin.state, SettingState::kUnverified);
+  EXPECT_FALSE(builtin.note.empty());
   // Read back from the delegate TfLite built, not echoed from the request.
   const auto xnnpack = setting(*session, "xnnpack");
   EXPECT_EQ(xnnpack.effective, "on (delegate added, 2 thread(s))");
-  EXPECT_TRUE(xnnpack.applied) << xnnpack.note;
+  EXPECT_TRUE(xnnpack.applied()) << xnnpack.note;
 }
 
 // runtime=python (LiteRT's Python API in an embedded CPython) was dropped once runtime=litert
@@ -323,8 +329,8 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCRuntime) {
   }
 }
 
-// Threads reach LiteRT's CPU accelerator: the setting is recorded, and the XNNPACK thread pool the
-// compiled model builds has that many threads (the calling thread and N - 1 workers).
+// Threads reach LiteRT's CPU accelerator: the XNNPACK thread pool the compiled model builds has
+// that many threads (the calling thread and N - 1 workers), and the setting is the count observed.
 TEST_F(TfliteBackendTest, LiteRtRuntimeAppliesAndRecordsItsThreads) {
   const auto tasks = [] {
     return std::distance(std::filesystem::directory_iterator("/proc/self/task"), std::filesystem::directory_iterator{});
@@ -341,8 +347,9 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAppliesAndRecordsItsThreads) {
   const auto threads = setting(*four, "intra_op_threads");
   EXPECT_EQ(threads.requested, "4");
   EXPECT_EQ(threads.effective, "4");
-  EXPECT_TRUE(threads.applied);
+  EXPECT_EQ(threads.state, SettingState::kVerified) << threads.note;
   EXPECT_EQ(setting(*one, "intra_op_threads").effective, "1");
+  EXPECT_EQ(setting(*one, "intra_op_threads").state, SettingState::kVerified);
   try {
     auto options = with_runtime("litert");
     options.extras["xnnpack"] = "off";

@@ -45,7 +45,7 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
   r.model.name = spec.model;
   r.model.format = "onnx";
   r.backend.name = spec.backend;
-  r.effective_settings.push_back({"intra_op_threads", spec.threads, spec.threads, true, ""});
+  r.effective_settings.push_back({"intra_op_threads", spec.threads, spec.threads, SettingState::kVerified, ""});
   r.scenario.batch = spec.batch;
   r.latency_ms = stats::summarize(samples_ms);
   r.percentile_method = "exact";

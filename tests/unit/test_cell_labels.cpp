@@ -59,9 +59,9 @@ TEST(CellLabels, LanesAreNamedOnlyWhereConcurrencyLeavesCellsAlike) {
 
 TEST(CellLabels, AGgufFileNamesTheWeightsItHoldsNotThePrecisionAskedFor) {
   auto f16 = llm_cell(4, "/r/a/x.json");
-  f16.result.effective_settings.push_back({"precision", "fp32", "llama ?B F16", false, "fixed by the GGUF file"});
+  f16.result.effective_settings.push_back({"precision", "fp32", "llama ?B F16", SettingState::kNotApplied, "fixed by the GGUF file"});
   auto q8 = llm_cell(4, "/r/a/y.json");
-  q8.result.effective_settings.push_back({"precision", "fp32", "llama ?B Q8_0", false, "fixed by the GGUF file"});
+  q8.result.effective_settings.push_back({"precision", "fp32", "llama ?B Q8_0", SettingState::kNotApplied, "fixed by the GGUF file"});
   EXPECT_EQ(texts(label_cells({f16, q8})), (std::vector<std::string>{"llamacpp F16", "llamacpp Q8_0"}));
 }
 

@@ -311,9 +311,9 @@ TEST(HtmlReport, TheAbSectionIsRowsOfASortableTable) {
 // says so, so cells asked for 3 and 4 threads never read alike, in either labelling.
 TEST(CellLabel, NamesAThreadCountTheFrameworkDidNotApply) {
   RunResult asked3 = cell("openvino", 5.0, 1), asked4 = cell("openvino", 5.0, 2), applied = cell("openvino", 5.0, 3);
-  asked3.effective_settings = {{"intra_op_threads", "3", "2", false, "OpenVINO chose a different thread count"}};
-  asked4.effective_settings = {{"intra_op_threads", "4", "2", false, "OpenVINO chose a different thread count"}};
-  applied.effective_settings = {{"intra_op_threads", "2", "2", true, ""}};
+  asked3.effective_settings = {{"intra_op_threads", "3", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
+  asked4.effective_settings = {{"intra_op_threads", "4", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
+  applied.effective_settings = {{"intra_op_threads", "2", "2", infermark::SettingState::kVerified, ""}};
   EXPECT_EQ(report::cell_label(asked3), "openvino t2 (asked 3)");
   EXPECT_EQ(report::cell_label(asked4), "openvino t2 (asked 4)");
   EXPECT_EQ(report::cell_label(applied), "openvino t2");

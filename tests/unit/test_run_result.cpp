@@ -25,7 +25,8 @@ RunResult sample_result() {
   r.backend = {"onnxruntime", "ONNX Runtime", "1.30.0", {"onnx"}, {"cpu"}, "npm", {}};
   r.requested.intra_op_threads = 2;
   r.requested.extras["spinning"] = "off";
-  r.effective_settings = {{"intra_op_threads", "2", "2", true, ""}, {"precision", "bf16", "fp32", false, "not supported"}};
+  r.effective_settings = {{"intra_op_threads", "2", "2", SettingState::kVerified, "counted"},
+                          {"precision", "bf16", "fp32", SettingState::kNotApplied, "not supported"}};
   r.scenario.inputs = {{"input", DType::kFloat32, {1, 3}, {}}};
   r.samples_ms = {1.0, 2.0, 3.0, 4.0};
   r.latency_ms = stats::summarize(r.samples_ms);
@@ -56,7 +57,8 @@ TEST(RunResult, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(to_json(back), json);
   ASSERT_TRUE(back.latency_ms.has_value());
   EXPECT_DOUBLE_EQ(back.latency_ms->at(50).value, 2.0);
-  EXPECT_FALSE(back.effective_settings[1].applied);
+  EXPECT_EQ(back.effective_settings[0].state, SettingState::kVerified);
+  EXPECT_FALSE(back.effective_settings[1].applied());
   EXPECT_EQ(json["latency_ms"]["percentiles"]["p99.9"]["percentile"], 99.9);
   ASSERT_TRUE(back.analysis.sla.has_value());
   EXPECT_EQ(back.analysis.sla->p99_ms_target, 50.0);

@@ -14,6 +14,7 @@
 #include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 #include "core/model_manifest.hpp"
 
@@ -152,10 +153,7 @@ EffectiveSetting apply_threads(int intra, int inter) {
       // already started in this process; reported below through the effective value
     }
   }
-  const int effective = at::get_num_threads();
-  const bool applied = intra == 0 || effective == intra;
-  return {"intra_op_threads", intra > 0 ? std::to_string(intra) : "", std::to_string(effective), applied,
-          applied ? "" : "LibTorch kept a different intra-op thread count"};
+  return observed_threads(intra, at::get_num_threads(), "at::get_num_threads(), read back after setting it");
 }
 
 class LibTorchSession final : public Session {
@@ -195,15 +193,18 @@ class LibTorchSession final : public Session {
     if (precision_ != torch::kFloat32) module_.to(precision_);
     if (freeze) module_ = torch::jit::freeze(module_);
     if (freeze && optimize) module_ = torch::jit::optimize_for_inference(module_);
+    const auto unverified = SettingState::kUnverified;  // set here, not read back
     settings_ = {threads,
-                 {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "",
-                  std::to_string(at::get_num_interop_threads()), true, ""},
-                 {"precision", options.precision, c10::toString(precision_), true,
+                 observed_threads(options.inter_op_threads, at::get_num_interop_threads(),
+                                  "at::get_num_interop_threads(); LibTorch sizes its inter-op pool only before first use",
+                                  "inter_op_threads"),
+                 {"precision", options.precision, c10::toString(precision_), unverified,
                   precision_ == torch::kFloat32 ? "" : "module and floating-point inputs cast to this type"},
-                 {"freeze", option_or(options.extras, "freeze", ""), freeze ? "on" : "off", true, ""},
+                 {"freeze", option_or(options.extras, "freeze", ""), freeze ? "on" : "off", unverified, ""},
                  {"optimize_for_inference", option_or(options.extras, "optimize_for_inference", ""),
-                  freeze && optimize ? "on" : "off", true, freeze || !optimize ? "" : "needs freeze=on"},
-                 {"inference_mode", "", "on (torch::InferenceMode)", true, ""}};
+                  freeze && optimize ? "on" : "off", configured_state(freeze || !optimize),
+                  freeze || !optimize ? "" : "needs freeze=on"},
+                 {"inference_mode", "", "on (torch::InferenceMode)", unverified, ""}};
   }
 
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
@@ -224,7 +225,8 @@ class LibTorchSession final : public Session {
     set_values_.clear();
     for (auto& set : input_sets_) set_values_.push_back(to_values(set));
     slot_outputs_.assign(static_cast<std::size_t>(slots), c10::IValue());
-    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one module for every shape", !few_shapes,
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one module for every shape",
+                         configured_state(!few_shapes),
                          few_shapes ? "LibTorch has no per-shape preparation; each shape runs the one module" : ""});
   }
 

@@ -13,6 +13,7 @@
 #include "backends/generator.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
 
@@ -353,27 +354,41 @@ class LlamaCppGenerator final : public Generator {
 
   void record_settings(const SessionOptions& options, const llama_context_params& params, int per_sequence, int ctx_train) {
     auto requested = [&](const std::string& key) { return option_or(options.extras, key, ""); };
+    const std::string from_context = "read back from the context";
+    // Without --opt ctx infermark asks for the trained length; the result still says nobody asked.
+    auto ctx = read_back("ctx", std::to_string(per_sequence), std::to_string(llama_n_ctx_seq(context_)),
+                         "tokens per sequence (llama_n_ctx_seq); the model was trained for " + std::to_string(ctx_train));
+    ctx.requested = requested("ctx");
     char description[128] = {};
     llama_model_desc(model_, description, sizeof description);
     settings_ = {
-        {"intra_op_threads", options.intra_op_threads > 0 ? std::to_string(options.intra_op_threads) : "",
-         std::to_string(llama_n_threads(context_)), true, "n_threads and n_threads_batch"},
+        threads_setting(options.intra_op_threads),
         {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "n/a",
-         options.inter_op_threads == 0, "llama.cpp has one thread pool per context"},
-        {"precision", options.precision, description, false,
+         configured_state(options.inter_op_threads == 0), "llama.cpp has one thread pool per context"},
+        {"precision", options.precision, description, SettingState::kNotApplied,
          "weight precision is fixed by the GGUF file (" + std::string(description) + "); the KV cache is F16"},
-        {"architecture", "", architecture_, true, ""},
-        {"parameters", "", std::to_string(llama_model_n_params(model_)), true, "weights in the GGUF file (llama_model_n_params)"},
-        {"sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)), true,
-         "sequences decoded together in one batch"},
-        {"ctx", requested("ctx"), std::to_string(llama_n_ctx_seq(context_)),
-         static_cast<int>(llama_n_ctx_seq(context_)) == per_sequence,
-         "tokens per sequence; the model was trained for " + std::to_string(ctx_train)},
-        {"n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), true, ""},
-        {"n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), true, ""},
-        {"flash_attn", requested("flash_attn"), flash_attention_effective(params.flash_attn_type), true, ""},
-        {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", true, ""},
+        read_back("architecture", "", architecture_, "the GGUF file's general.architecture"),
+        read_back("parameters", "", std::to_string(llama_model_n_params(model_)),
+                  "weights in the GGUF file (llama_model_n_params)"),
+        read_back("sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)),
+                  "sequences decoded together in one batch (llama_n_seq_max)"),
+        ctx,
+        read_back("n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), from_context),
+        read_back("n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), from_context),
+        {"flash_attn", requested("flash_attn"), flash_attention_effective(params.flash_attn_type), SettingState::kUnverified, ""},
+        {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", SettingState::kUnverified, ""},
     };
+  }
+
+  // The context's own thread counts: n_threads for decoding, n_threads_batch for prompts, both
+  // set to the request; verified only when both are what was asked.
+  EffectiveSetting threads_setting(int requested) const {
+    const int decode = llama_n_threads(context_), prompt = llama_n_threads_batch(context_);
+    const std::string how = "llama_n_threads and llama_n_threads_batch, read back from the context";
+    if (decode == prompt) return observed_threads(requested, decode, how);
+    return {"intra_op_threads", requested > 0 ? std::to_string(requested) : "",
+            std::to_string(decode) + " decoding, " + std::to_string(prompt) + " prompts",
+            requested > 0 ? SettingState::kNotApplied : SettingState::kVerified, how};
   }
 
   llama_model* model_ = nullptr;

@@ -10,6 +10,7 @@
 #include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -107,6 +108,23 @@ ExecutionMode parse_execution_mode(const std::string& value) {
   throw Error("--opt execution_mode=" + value + ": backend 'onnxruntime' expects sequential or parallel");
 }
 
+// ONNX Runtime's API cannot report its intra-op pool size, but the pool starts with the session:
+// N - 1 workers beside the calling thread (none for 1). Counting the threads the session started
+// verifies the request, and shows what the framework default came to.
+EffectiveSetting intra_op_threads_setting(int requested, const std::string& execution_mode, std::optional<int> started) {
+  const std::string configured = requested > 0 ? std::to_string(requested) : "framework default (one per physical core)";
+  const std::string no_getter = "ONNX Runtime's API cannot report the pool size";
+  if (execution_mode == "parallel")
+    return unverified_threads(requested, configured,
+                              "execution_mode=parallel starts the inter-op pool too, so the threads the session started "
+                              "cannot be told apart; " + no_getter);
+  if (!started)
+    return unverified_threads(requested, configured, "/proc/self/task cannot be read to count the pool; " + no_getter);
+  return observed_threads(
+      requested, *started + 1,
+      "counted: the session started " + std::to_string(*started) + " pool thread(s) beside the calling thread");
+}
+
 class OnnxRuntimeSession final : public Session {
  public:
   OnnxRuntimeSession(const std::filesystem::path& model, const SessionOptions& options) {
@@ -129,7 +147,8 @@ class OnnxRuntimeSession final : public Session {
     pattern ? so.EnableMemPattern() : so.DisableMemPattern();
     const auto profile_prefix = options.artifacts_dir + "/onnxruntime_profile";
     if (profiling_) so.EnableProfiling(profile_prefix.c_str());
-    session_.emplace(shared_env(), model.c_str(), so);
+    auto& env = shared_env();  // before counting: the environment is not the session's pool
+    const auto started = threads_started_by([&] { session_.emplace(env, model.c_str(), so); });
 
     Ort::AllocatorWithDefaultOptions allocator;
     for (std::size_t i = 0; i < session_->GetInputCount(); ++i)
@@ -138,27 +157,26 @@ class OnnxRuntimeSession final : public Session {
       outputs_.push_back(to_spec(session_->GetOutputNameAllocated(i, allocator).get(), session_->GetOutputTypeInfo(i)));
 
     const auto threads = [](int n) { return n > 0 ? std::to_string(n) : std::string(); };
+    const auto unverified = SettingState::kUnverified;  // restated as configured: the session cannot report them
     settings_ = {
-        {"intra_op_threads", threads(options.intra_op_threads),
-         options.intra_op_threads > 0 ? threads(options.intra_op_threads) : "framework default (one per physical core)", true,
-         ""},
+        intra_op_threads_setting(options.intra_op_threads, execution_mode, started),
         {"inter_op_threads", threads(options.inter_op_threads),
-         options.inter_op_threads > 0 ? threads(options.inter_op_threads) : "framework default", true,
+         options.inter_op_threads > 0 ? threads(options.inter_op_threads) : "framework default", unverified,
          execution_mode == "sequential" ? "only used with execution_mode=parallel" : ""},
-        {"graph_optimization", option_or(options.extras, "graph_optimization", ""), graph_optimization, true, ""},
-        {"execution_mode", option_or(options.extras, "execution_mode", ""), execution_mode, true, ""},
-        {"spinning", option_or(options.extras, "spinning", ""), spinning ? "on" : "off", true, ""},
-        {"memory_arena", option_or(options.extras, "memory_arena", ""), arena ? "on" : "off", true, ""},
-        {"memory_pattern", option_or(options.extras, "memory_pattern", ""), pattern ? "on" : "off", true, ""},
-        {"execution_provider", options.device, "CPUExecutionProvider", options.device == "cpu",
+        {"graph_optimization", option_or(options.extras, "graph_optimization", ""), graph_optimization, unverified, ""},
+        {"execution_mode", option_or(options.extras, "execution_mode", ""), execution_mode, unverified, ""},
+        {"spinning", option_or(options.extras, "spinning", ""), spinning ? "on" : "off", unverified, ""},
+        {"memory_arena", option_or(options.extras, "memory_arena", ""), arena ? "on" : "off", unverified, ""},
+        {"memory_pattern", option_or(options.extras, "memory_pattern", ""), pattern ? "on" : "off", unverified, ""},
+        {"execution_provider", options.device, "CPUExecutionProvider", configured_state(options.device == "cpu"),
          options.device == "cpu" ? "" : "only the CPU provider is in this build"},
-        {"precision", options.precision, "as stored in the model", options.precision == "fp32",
+        {"precision", options.precision, "as stored in the model", configured_state(options.precision == "fp32"),
          options.precision == "fp32" ? ""
                                      : "ONNX Runtime runs the model's own precision; export a reduced-precision model instead"},
         {"profile", option_or(options.extras, "profile", ""),
          profiling_ ? profile_prefix + "_<time>.json, written when the session closes (timings include its overhead)" : "off",
-         true, ""},
-        {"io_binding", "", "inputs and outputs preallocated and bound once", true,
+         unverified, ""},
+        {"io_binding", "", "inputs and outputs preallocated and bound once", unverified,
          "binding runs one inference to learn the output shapes, so timing.first_inference is the second run"},
     };
   }
@@ -200,7 +218,8 @@ class OnnxRuntimeSession final : public Session {
       auto& per_slot = set_slots_.emplace_back();
       for (int i = 0; i < slots; ++i) per_slot.push_back(bind_slot(input_sets_[s], set_values_[s]));
     }
-    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one session for every shape", !few_shapes,
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one session for every shape",
+                         configured_state(!few_shapes),
                          few_shapes ? "ONNX Runtime has no per-shape preparation; each shape runs the one session" : ""});
   }
 

@@ -14,6 +14,7 @@
 #include "backends/opencv/onnx_input_reader.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -72,21 +73,18 @@ std::string count_or_empty(int requested) { return requested > 0 ? std::to_strin
 // instead of inheriting whatever an earlier session in this process chose.
 EffectiveSetting apply_intra_op_threads(int requested) {
   cv::setNumThreads(requested > 0 ? requested : -1);
-  const auto asked = count_or_empty(requested);
-  const auto effective = std::to_string(cv::getNumThreads());
-  const bool applied = asked.empty() || asked == effective;
-  return {"intra_op_threads", asked, effective, applied, applied ? "" : "OpenCV chose a different thread count"};
+  return observed_threads(requested, cv::getNumThreads(), "cv::getNumThreads(), read back after setting it");
 }
 
 EffectiveSetting inter_op_setting(int requested) {
   const bool applied = requested == 0;
-  return {"inter_op_threads", count_or_empty(requested), "not applicable", applied,
+  return {"inter_op_threads", count_or_empty(requested), "not applicable", configured_state(applied),
           applied ? "" : "OpenCV DNN runs one layer at a time; it has no inter-op thread setting"};
 }
 
 EffectiveSetting precision_setting(const std::string& requested) {
   const bool applied = requested == "fp32";
-  return {"precision", requested, "fp32", applied,
+  return {"precision", requested, "fp32", configured_state(applied),
           applied ? "" : "OpenCV 4.6's CPU target (DNN_TARGET_CPU) computes in fp32 only"};
 }
 
@@ -126,8 +124,8 @@ class OpenCvSession final : public Session {
         apply_intra_op_threads(options.intra_op_threads),
         inter_op_setting(options.inter_op_threads),
         precision_setting(options.precision),
-        {"device", options.device, "DNN_BACKEND_OPENCV, DNN_TARGET_CPU", true, ""},
-        {"parallel_framework", "", parallel_framework(), true, ""},
+        {"device", options.device, "DNN_BACKEND_OPENCV, DNN_TARGET_CPU", SettingState::kUnverified, ""},
+        {"parallel_framework", "", parallel_framework(), SettingState::kVerified, "OpenCV's build information"},
     };
   }
 
@@ -157,7 +155,8 @@ class OpenCvSession final : public Session {
       auto& blobs = set_blobs_.emplace_back();
       for (const auto& tensor : set) blobs.emplace_back(tensor.name, to_blob(tensor));
     }
-    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one network for every shape", !few_shapes,
+    settings_.push_back({"shape_preparation", few_shapes ? "each bucketed shape" : "", "one network for every shape",
+                         configured_state(!few_shapes),
                          few_shapes ? "OpenCV DNN has no per-shape preparation; the network re-plans on each shape change" : ""});
   }
 

@@ -11,6 +11,7 @@
 #include "backends/declared.hpp"
 #include "backends/options.hpp"
 #include "backends/plugin.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -172,7 +173,7 @@ class OpenVinoSession final : public Session {
     settings_.push_back({"shape_mode", option_or(options_.extras, "shape_mode", ""),
                          mode == "dynamic" ? "one dynamic-shape compilation"
                                            : "static compilation per shape (" + std::to_string(by_shape.size()) + " shapes)",
-                         true, ""});
+                         SettingState::kUnverified, ""});
   }
 
   void run_set(int slot, std::size_t set) override {
@@ -268,26 +269,29 @@ class OpenVinoSession final : public Session {
     const auto precision = c.get_property(ov::hint::inference_precision);
     const auto mode = c.get_property(ov::hint::performance_mode);
     const auto pinning = c.get_property(ov::hint::enable_cpu_pinning);
-    const auto requested_threads = options_.intra_op_threads > 0 ? std::to_string(options_.intra_op_threads) : "";
     const auto precision_name = precision == ov::element::f32    ? "fp32"
                                 : precision == ov::element::bf16 ? "bf16"
                                 : precision == ov::element::f16  ? "fp16"
                                                                  : precision.get_type_name();
+    const auto asked = [&](const char* key) { return option_or(options_.extras, key, ""); };
+    const auto asked_pinning =
+        asked("pinning").empty() ? "" : parse_bool_option(kName, "pinning", asked("pinning")) ? "on" : "off";
+    const std::string from_compiled = "read back from the compiled model";
     settings_ = {
-        {"intra_op_threads", requested_threads, std::to_string(threads),
-         requested_threads.empty() || requested_threads == std::to_string(threads),
-         requested_threads.empty() || requested_threads == std::to_string(threads) ? ""
-                                                                                   : "OpenVINO chose a different thread count"},
-        {"precision", options_.precision, precision_name, options_.precision == precision_name,
+        observed_threads(options_.intra_op_threads, static_cast<int>(threads),
+                         "ov::inference_num_threads, " + from_compiled),
+        {"precision", options_.precision, precision_name,
+         options_.precision == precision_name ? SettingState::kVerified : SettingState::kNotApplied,
          options_.precision == precision_name ? "" : "the CPU plugin does not support the requested precision here"},
-        {"performance_hint", option_or(options_.extras, "performance_hint", ""), lower(ov::util::to_string(mode)), true, ""},
-        {"streams", option_or(options_.extras, "streams", ""), std::to_string(streams), true, ""},
-        {"pinning", option_or(options_.extras, "pinning", ""), pinning ? "on" : "off", true, ""},
-        {"device", options_.device, "CPU", true, ""},
+        read_back("performance_hint", asked("performance_hint"), lower(ov::util::to_string(mode)), from_compiled),
+        read_back("streams", asked("streams"), std::to_string(streams), from_compiled),
+        read_back("pinning", asked_pinning, pinning ? "on" : "off", from_compiled),
+        {"device", options_.device, "CPU", SettingState::kUnverified, ""},
         {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
-         options_.inter_op_threads == 0,
+         configured_state(options_.inter_op_threads == 0),
          options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting; use --opt streams=N"},
-        {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_, true, ""},
+        {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_,
+         SettingState::kUnverified, ""},
     };
   }
 

@@ -3,9 +3,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <type_traits>
 
 #include "backends/options.hpp"
+#include "backends/thread_count.hpp"
 #include "backends/tflite/tflite_settings.hpp"
 #include "core/error.hpp"
 
@@ -131,22 +133,35 @@ class LiteRtSession final : public Session {
   std::string library_version() const override { return "ai-edge-litert " + api_.version; }
 
   std::vector<EffectiveSetting> effective_settings() const override {
-    const int asked = options_.intra_op_threads;
-    const std::string threads = std::to_string(threads_);
     auto settings = tflite_settings::common(options_, tflite_settings::Runtime::kLiteRt);
     settings.push_back({"runtime_api", "",
-                        "LiteRT's C API, CompiledModel on the CPU accelerator (ai-edge-litert " + api_.version + "'s libLiteRt.so)", true,
-                        "the library litert-benchmark runs; no Python in the timed call"});
-    settings.push_back({"intra_op_threads", asked > 0 ? std::to_string(asked) : "",
-                        asked > 0 ? threads : threads + " (litert-benchmark's default, --num_threads=1)", true,
-                        "LiteRT CPU options num_threads, as ai-edge-litert's CpuOptions(num_threads=...) sets it"});
+                        "LiteRT's C API, CompiledModel on the CPU accelerator (ai-edge-litert " + api_.version +
+                            "'s libLiteRt.so)",
+                        SettingState::kVerified, "the library litert-benchmark runs; no Python in the timed call"});
+    settings.push_back(threads_setting());
     const auto requested = options_.extras.find("xnnpack");
-    settings.push_back({"xnnpack", requested == options_.extras.end() ? "" : requested->second, "on (LiteRT's CPU accelerator)", true,
+    settings.push_back({"xnnpack", requested == options_.extras.end() ? "" : requested->second, "on (LiteRT's CPU accelerator)",
+                        SettingState::kUnverified,
                         "LiteRT's CPU accelerator runs the model through XNNPACK, as litert-benchmark does"});
     return settings;
   }
 
  private:
+  // CPU options num_threads, as ai-edge-litert's CpuOptions(num_threads=...) sets it. LiteRT
+  // cannot report it, but its XNNPACK pool starts with the compiled model (N - 1 workers beside
+  // the calling thread), so counting those verifies the request.
+  EffectiveSetting threads_setting() const {
+    const int asked = options_.intra_op_threads;
+    if (!pool_started_)
+      return unverified_threads(asked,
+                                std::to_string(threads_) + (asked > 0 ? "" : " (litert-benchmark's default, --num_threads=1)"),
+                                "/proc/self/task cannot be read to count XNNPACK's pool; LiteRT cannot report it");
+    const std::string default_note = asked > 0 ? "" : "; litert-benchmark's default is 1";
+    return observed_threads(asked, *pool_started_ + 1,
+                            "counted: compiling the model started " + std::to_string(*pool_started_) +
+                                " pool thread(s) beside the calling thread" + default_note);
+  }
+
   // One compiled model with its tensor buffers and their types.
   struct Slot {
     const LiteRtCApi& api;
@@ -217,7 +232,11 @@ class LiteRtSession final : public Session {
     if (created != lrt::kStatusOk) delete[] payload;
     check(created, "create CPU options");
     check(api_.add_opaque_options(options, cpu), "add CPU options");  // the options own them now
-    check(api_.create_compiled_model(environment_.get(), model_.get(), options, &slot->compiled), "compile the model for the CPU");
+    lrt::Status compiled = lrt::kStatusOk;
+    const auto started = threads_started_by(
+        [&] { compiled = api_.create_compiled_model(environment_.get(), model_.get(), options, &slot->compiled); });
+    check(compiled, "compile the model for the CPU");
+    if (slots_.empty()) pool_started_ = started;  // the first slot's pool is the one reported
     return slot;
   }
 
@@ -282,6 +301,7 @@ class LiteRtSession final : public Session {
   const LiteRtCApi& api_;
   SessionOptions options_;
   int threads_ = 1;
+  std::optional<int> pool_started_;  // threads the first slot's compiled model started
   std::unique_ptr<std::remove_pointer_t<lrt::Environment>, lrt::DestroyEnvironment> environment_;
   std::unique_ptr<std::remove_pointer_t<lrt::Model>, lrt::DestroyModel> model_;
   std::vector<TensorSpec> input_specs_, output_specs_;

@@ -4,8 +4,10 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <optional>
 
 #include "backends/options.hpp"
+#include "backends/thread_count.hpp"
 #include "backends/tflite/tflite_settings.hpp"
 #include "core/error.hpp"
 
@@ -98,26 +100,42 @@ class TfliteCSession final : public Session {
   std::string library_version() const override { return "TfLite " + api_.version; }
 
   std::vector<EffectiveSetting> effective_settings() const override {
-    const std::string threads = std::to_string(threads_);
-    const int asked = options_.intra_op_threads;
     std::string xnnpack = "off";
     if (xnnpack_) xnnpack = "on (delegate added, " + std::to_string(xnnpack_threads_) + " thread(s))";
     const bool xnnpack_applied = !xnnpack_ || xnnpack_threads_ == threads_;
     auto settings = tflite_settings::common(options_, tflite_settings::Runtime::kCApi);
-    settings.push_back({"runtime_api", "", "TfLite " + api_.version + "'s C API (" + api_.library_path.substr(api_.library_path.rfind('/') + 1) + ")", true,
+    const auto library = api_.library_path.substr(api_.library_path.rfind('/') + 1);
+    settings.push_back({"runtime_api", "", "TfLite " + api_.version + "'s C API (" + library + ")", SettingState::kVerified,
                         "no Python in the timed call"});
-    settings.push_back({"intra_op_threads", asked > 0 ? std::to_string(asked) : "", asked > 0 ? threads : threads + " (infermark's default for TfLite)",
-                        true, "TfLiteInterpreterOptionsSetNumThreads, and the XNNPACK delegate's num_threads"});
+    settings.push_back(threads_setting());
     std::string xnnpack_note;
     if (!xnnpack_applied)
       xnnpack_note = "the XNNPACK delegate reports another thread count";
     else if (xnnpack_)
       xnnpack_note = "the C API lists no execution plan, so how many operators XNNPACK took is not known here";
-    settings.push_back({"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack, xnnpack_applied, xnnpack_note});
+    settings.push_back({"xnnpack", option_or(options_.extras, "xnnpack", ""), xnnpack,
+                        xnnpack_applied ? SettingState::kVerified : SettingState::kNotApplied, xnnpack_note});
     return settings;
   }
 
  private:
+  // Set on the interpreter and the XNNPACK delegate. The delegate starts its pool with the
+  // delegate (N - 1 workers beside the calling thread), so counting those verifies the request;
+  // without XNNPACK nothing can: the C API has no getter and TfLite's kernels start their pool
+  // only when an operator needs it.
+  EffectiveSetting threads_setting() const {
+    const int asked = options_.intra_op_threads;
+    const std::string set = std::to_string(threads_) + (asked > 0 ? "" : " (infermark's default for TfLite)");
+    if (!xnnpack_)
+      return unverified_threads(asked, set, "TfLiteInterpreterOptionsSetNumThreads; the C API cannot report it and the "
+                                            "kernels' pool starts only when an operator needs it");
+    if (!xnnpack_pool_started_)
+      return unverified_threads(asked, set, "/proc/self/task cannot be read to count XNNPACK's pool");
+    return observed_threads(asked, *xnnpack_pool_started_ + 1,
+                            "counted: the XNNPACK delegate started " + std::to_string(*xnnpack_pool_started_) +
+                                " pool thread(s) beside the calling thread");
+  }
+
   // One interpreter with the delegate and error log it needs alive as long as it lives.
   struct Slot {
     const TfliteCApi& api;
@@ -141,7 +159,8 @@ class TfliteCSession final : public Session {
     if (xnnpack_) {
       auto xnnpack_options = api_.xnnpack_options_default();
       xnnpack_options.num_threads = threads_;
-      slot->delegate = api_.xnnpack_create(&xnnpack_options);
+      const auto started = threads_started_by([&] { slot->delegate = api_.xnnpack_create(&xnnpack_options); });
+      if (slots_.empty()) xnnpack_pool_started_ = started;  // the first slot's pool is the one reported
       if (slot->delegate == nullptr) {
         api_.options_delete(options);
         throw Error("TfLite could not create the XNNPACK delegate: " + slot->log.take("no reason given"));
@@ -205,6 +224,7 @@ class TfliteCSession final : public Session {
   int threads_ = 1;
   bool xnnpack_ = true;
   int xnnpack_threads_ = 0;
+  std::optional<int> xnnpack_pool_started_;  // threads the first slot's delegate started
   ErrorLog model_log_;  // before model_, which reports into it while it is built
   std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> model_;
   std::vector<std::unique_ptr<Slot>> slots_;  // after model_: interpreters die before their model

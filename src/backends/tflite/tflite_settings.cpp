@@ -57,11 +57,13 @@ std::string runtime_name(Runtime runtime) {
 
 std::vector<EffectiveSetting> common(const SessionOptions& options, Runtime runtime) {
   return {
-      {"runtime", option_or(options.extras, "runtime", ""), runtime_name(runtime), true, ""},
+      {"runtime", option_or(options.extras, "runtime", ""), runtime_name(runtime), SettingState::kVerified,
+       "the session this backend opened"},
       {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "not applicable",
-       options.inter_op_threads <= 0, "TFLite runs one operator at a time"},
-      {"device", options.device, "cpu", options.device == "cpu", options.device == "cpu" ? "" : "this backend runs on the CPU only"},
-      {"precision", options.precision, "as stored in the model", options.precision == "fp32",
+       configured_state(options.inter_op_threads <= 0), "TFLite runs one operator at a time"},
+      {"device", options.device, "cpu", configured_state(options.device == "cpu"),
+       options.device == "cpu" ? "" : "this backend runs on the CPU only"},
+      {"precision", options.precision, "as stored in the model", configured_state(options.precision == "fp32"),
        options.precision == "fp32" ? "" : "TFLite runs the model's own precision; convert a reduced-precision model instead"},
   };
 }
