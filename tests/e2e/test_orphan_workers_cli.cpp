@@ -90,6 +90,9 @@ TEST_F(OrphanWorkers, PipelineKilledBySigkillTakesItsStageProcessesWithIt) {
   const pid_t pipeline =
       start("pipeline " + file.string() + " --scenario server --qps 20 --duration 60 --out " + (dir_ / "results").string());
   expect_children_die_with(pipeline, "pipeline-stage", 2);
+  // A pipeline killed by SIGKILL cannot unlink its shared-memory rings; the test does.
+  for (int ring = 0; ring <= 2; ++ring)
+    fs::remove("/dev/shm/infermark-pipeline-" + std::to_string(pipeline) + "-" + std::to_string(ring));
 }
 
 TEST_F(OrphanWorkers, AResumedSweepRefusesAStudyFolderAnEarlierSweepsWorkerHolds) {
