@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <exception>
 #include <string_view>
@@ -220,6 +221,31 @@ std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const C
   return headline;
 }
 
+std::vector<probes::TimeWindow> measured_windows(const loadgen::ScenarioOutcome& outcome) {
+  std::vector<probes::TimeWindow> windows;
+  for (const auto& phase : outcome.phases)
+    windows.push_back({phase.started_ns, phase.started_ns + static_cast<std::int64_t>(phase.duration_s * 1e9)});
+  return windows;
+}
+
+probes::EnergyTarget energy_target_for(const SessionOptions& options, const std::vector<EffectiveSetting>& settings) {
+  const bool refused = std::any_of(settings.begin(), settings.end(), [&](const EffectiveSetting& setting) {
+    return setting.requested == options.device && !setting.applied();
+  });
+  return probes::energy_target_for_device(refused ? "cpu" : options.device);
+}
+
+SampledRun run_sampled(loadgen::SystemUnderTest& system, const loadgen::ScenarioSpec& spec, int logical_cores,
+                       const std::atomic<bool>* stop, const probes::EnergyTarget& energy, double period_s) {
+  probes::ResourceSampler sampler(period_s, energy);
+  sampler.start();
+  const auto sampler_start_ns = mono_now_ns();
+  // The warm-up's last joules end here: read the counter at that instant.
+  auto outcome = loadgen::run_scenario(system, spec, logical_cores, stop, [&sampler] { sampler.mark(); });
+  auto resources = sampler.stop(measured_windows(outcome));
+  return {std::move(outcome), std::move(resources), sampler_start_ns};
+}
+
 report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request, const std::atomic<bool>* stop,
                                const StageCallback& on_stage) {
   if (model_format(request.model) == "gguf") return measure_generation_cell(registry, request, stop, on_stage);
@@ -273,12 +299,10 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
         loadgen::Completion unused;
         system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
         result.timing.first_inference_ms = ms_since(start);
-        probes::ResourceSampler sampler;
-        sampler.start();
-        const auto sampler_start_ns = mono_now_ns();
-        const auto outcome = loadgen::run_scenario(system, request.scenario, environment.logical_cores, stop);
-        const auto resources = sampler.stop();
-        const auto headline = record_outcome(result, request, outcome, resources, sampler_start_ns);
+        const auto run = run_sampled(system, request.scenario, environment.logical_cores, stop,
+                                     energy_target_for(options, result.effective_settings));
+        const auto& outcome = run.outcome;
+        const auto headline = record_outcome(result, request, outcome, run.resources, run.sampler_start_ns);
         if (request.inputs.varying.active())
           result.scenario.parameters["varying_shapes"] =
               varying_shapes_json(request.inputs.varying, system.samples(), outcome.group_labels, headline);

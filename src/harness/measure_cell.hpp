@@ -75,6 +75,25 @@ std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const C
                                               const loadgen::ScenarioOutcome& outcome, const probes::ResourceSummary& resources,
                                               std::int64_t sampler_start_ns);
 
+// The measured phases' spans (mono_now_ns's clock): what a cell's inference count covers, and so
+// the only spans its energy is counted over (not the warm-up, not a capacity probe).
+std::vector<probes::TimeWindow> measured_windows(const loadgen::ScenarioOutcome& outcome);
+
+// The device a session ran on, whose counter gives the cell's energy: the one asked for, or the CPU
+// where the framework did not honour the request (a setting requested as that device, not applied).
+probes::EnergyTarget energy_target_for(const SessionOptions& options, const std::vector<EffectiveSetting>& settings);
+
+// A scenario run with the resource sampler on, reading the energy of `energy`'s device over the
+// measured phases only (the end of the warm-up is marked exactly; other phase edges are
+// interpolated between the sampler's reads, `period_s` apart).
+struct SampledRun {
+  loadgen::ScenarioOutcome outcome;
+  probes::ResourceSummary resources;
+  std::int64_t sampler_start_ns = 0;
+};
+SampledRun run_sampled(loadgen::SystemUnderTest& system, const loadgen::ScenarioSpec& spec, int logical_cores,
+                       const std::atomic<bool>* stop, const probes::EnergyTarget& energy, double period_s = 0.1);
+
 // The peak RSS after measuring, and what it covers (the worker or this process; since the model
 // load when the kernel let the peak be reset, else since the process started).
 void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset);

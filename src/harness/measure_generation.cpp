@@ -91,12 +91,9 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.scenario.parameters["batching"] = "continuous: requests join and leave one running batch";
 
         enter("running");
-        probes::ResourceSampler sampler;
-        sampler.start();
-        const auto sampler_start_ns = mono_now_ns();
-        const auto outcome = loadgen::run_scenario(system, spec, environment.logical_cores, stop);
-        const auto resources = sampler.stop();
-        const auto headline = record_outcome(result, request, outcome, resources, sampler_start_ns);
+        const auto run =
+            run_sampled(system, spec, environment.logical_cores, stop, energy_target_for(options, result.effective_settings));
+        const auto headline = record_outcome(result, request, run.outcome, run.resources, run.sampler_start_ns);
         const double wall_s = headline ? headline->duration_s : 0.0;
         auto metrics =
             loadgen::summarize_requests(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);

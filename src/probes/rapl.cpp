@@ -165,16 +165,16 @@ void RaplMeter::start() {
   const auto zones = find_rapl_zones(root_);
   std::error_code error;
   if (zones.empty()) {
-    no_zones_ = "RAPL not readable: " + root_.string() +
-                (std::filesystem::is_directory(root_, error) ? " has no intel-rapl zones" : " does not exist (no powercap driver)");
+    no_zones_ = "RAPL unreadable: " + root_.string() +
+                (std::filesystem::is_directory(root_, error) ? ": no intel-rapl zones" : ": does not exist (no powercap driver)");
     return;
   }
   for (const RaplZone& zone : zones) {
     const CounterRead energy = read_counter(zone.dir / "energy_uj");
     if (!energy.value) {
-      const std::string why = zone.id + "/energy_uj " + energy.why_not;
-      skipped_ += (skipped_.empty() ? "" : ", ") + why;
-      if (no_zones_.empty()) no_zones_ = "RAPL not readable: " + (root_ / why).string();
+      const std::string file = zone.id + "/energy_uj";
+      skipped_ += (skipped_.empty() ? "" : ", ") + file + ": " + energy.why_not;
+      if (no_zones_.empty()) no_zones_ = "RAPL unreadable: " + (root_ / file).string() + ": " + energy.why_not;
       continue;
     }
     // Without the range a wrap cannot be undone; update() then gives up rather than guess.

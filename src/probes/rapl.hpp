@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "probes/energy_counter.hpp"
+
 namespace infermark::probes {
 
 inline const std::filesystem::path kPowercapRoot = "/sys/class/powercap";
@@ -24,20 +26,21 @@ struct RaplZone {
 // and "psys" covers the whole platform, packages included, so neither is summed with them.
 std::vector<RaplZone> find_rapl_zones(const std::filesystem::path& powercap_root = kPowercapRoot);
 
-// Joules over a span, read at start() and at each update(); every zone is read often enough by
-// the sampler (every 0.1 s) that a counter wraps at most once between two reads.
-class RaplMeter {
+// The CPU's joules over a span, read at start() and at each update(); every zone is read often
+// enough by the sampler (every 0.1 s) that a counter wraps at most once between two reads.
+class RaplMeter final : public EnergyCounter {
  public:
   explicit RaplMeter(std::filesystem::path powercap_root = kPowercapRoot) : root_(std::move(powercap_root)) {}
 
-  void start();   // discovers the zones and takes their baselines
-  void update();  // adds what each zone used since its last read
+  void start() override;   // discovers the zones and takes their baselines
+  void update() override;  // adds what each zone used since its last read
 
   // True when every summed zone was read over the whole span.
-  bool available() const { return !zones_.empty() && lost_.empty(); }
-  // "rapl:package-0+rapl:package-1" (with the zones left out, if any), or why energy is unknown.
-  std::string source() const;
-  double joules() const;
+  bool available() const override { return !zones_.empty() && lost_.empty(); }
+  // "rapl:package-0+rapl:package-1" (with the zones left out, if any), or why energy is unknown
+  // ("RAPL unreadable: <path>: <cause>").
+  std::string source() const override;
+  double joules() const override;
 
  private:
   struct Counter {

@@ -1,6 +1,5 @@
 #include "probes/resource_sampler.hpp"
 
-#include <dlfcn.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,25 +15,29 @@
 #include <system_error>
 #include <utility>
 
+#include "core/clock.hpp"
 #include "core/json_fields.hpp"
 #include "probes/memory.hpp"
-#include "probes/rapl.hpp"
+#include "probes/energy_target.hpp"
+#include "probes/nvml.hpp"
 
 namespace infermark::probes {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = MonoClock;
 
 // A probe value that could not be read is carried as NaN in the public structs, which have no
 // other way to say "unknown", and becomes JSON null: an unknown value must never read as zero.
 constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMinPeriodS = 0.001;  // guards against a busy-spinning sampler
-constexpr double kBytesPerMib = 1024.0 * 1024.0;
 constexpr double kMicro = 1e-6;
-constexpr double kMilli = 1e-3;
-const char* const kNvmlLibrary = "libnvidia-ml.so.1";
 
 double seconds_between(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+// The same clock as mono_now_ns() (core/clock.hpp), which the load generator's phases are timed on.
+std::int64_t time_ns(Clock::time_point time) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+}
 
 double percent(double part, double whole) { return whole > 0.0 ? 100.0 * part / whole : 0.0; }
 
@@ -99,166 +102,6 @@ struct Reading {
 
 Reading take_reading() { return {Clock::now(), read_process_counters(), read_system_cpu()}; }
 
-// ---- NVIDIA GPU through NVML, loaded at run time so the build needs no CUDA ---------------
-
-// The few NVML ABI pieces used here, declared locally instead of including nvml.h.
-using NvmlReturn = int;  // nvmlReturn_t; 0 is NVML_SUCCESS
-constexpr NvmlReturn kNvmlSuccess = 0;
-struct NvmlDeviceOpaque;
-using NvmlDevice = NvmlDeviceOpaque*;
-struct NvmlMemory {  // nvmlMemory_t (v1)
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-
-struct NvmlApi {
-  NvmlReturn (*init)() = nullptr;
-  NvmlReturn (*shutdown)() = nullptr;
-  const char* (*error_string)(NvmlReturn) = nullptr;
-  NvmlReturn (*device_count)(unsigned int*) = nullptr;
-  NvmlReturn (*device_by_index)(unsigned int, NvmlDevice*) = nullptr;
-  NvmlReturn (*memory_info)(NvmlDevice, NvmlMemory*) = nullptr;
-  NvmlReturn (*power_usage)(NvmlDevice, unsigned int*) = nullptr;         // milliwatts
-  NvmlReturn (*total_energy)(NvmlDevice, unsigned long long*) = nullptr;  // millijoules
-};
-
-template <typename Function>
-bool load_symbol(void* library, const char* name, Function& function) {
-  function = reinterpret_cast<Function>(::dlsym(library, name));
-  return function != nullptr;
-}
-
-// Returns the name of the first missing symbol, or nullptr when all were found.
-const char* load_nvml_api(void* library, NvmlApi& api) {
-  if (!load_symbol(library, "nvmlInit_v2", api.init)) return "nvmlInit_v2";
-  if (!load_symbol(library, "nvmlShutdown", api.shutdown)) return "nvmlShutdown";
-  if (!load_symbol(library, "nvmlErrorString", api.error_string)) return "nvmlErrorString";
-  if (!load_symbol(library, "nvmlDeviceGetCount_v2", api.device_count)) {
-    return "nvmlDeviceGetCount_v2";
-  }
-  if (!load_symbol(library, "nvmlDeviceGetHandleByIndex_v2", api.device_by_index)) {
-    return "nvmlDeviceGetHandleByIndex_v2";
-  }
-  if (!load_symbol(library, "nvmlDeviceGetMemoryInfo", api.memory_info)) {
-    return "nvmlDeviceGetMemoryInfo";
-  }
-  if (!load_symbol(library, "nvmlDeviceGetPowerUsage", api.power_usage)) {
-    return "nvmlDeviceGetPowerUsage";
-  }
-  // Energy is Volta and newer; older drivers may lack the symbol, which only costs energy.
-  load_symbol(library, "nvmlDeviceGetTotalEnergyConsumption", api.total_energy);
-  return nullptr;
-}
-
-class NvmlGpu {
- public:
-  NvmlGpu() = default;
-  NvmlGpu(const NvmlGpu&) = delete;
-  NvmlGpu& operator=(const NvmlGpu&) = delete;
-  ~NvmlGpu() {
-    if (initialised_) api_.shutdown();
-    if (library_ != nullptr) ::dlclose(library_);
-  }
-
-  // Opens device 0 once; later calls only reset the per-span figures.
-  void start() {
-    if (!attempted_) {
-      attempted_ = true;
-      open();
-    }
-    peak_memory_mb_ = kUnknown;
-    power_sum_w_ = 0.0;
-    power_count_ = 0;
-    start_energy_mj_ = read_energy_mj();
-  }
-
-  void sample() {
-    if (!initialised_) return;
-    NvmlMemory memory{};
-    if (api_.memory_info(device_, &memory) == kNvmlSuccess) {
-      const double used_mb = static_cast<double>(memory.used) / kBytesPerMib;
-      peak_memory_mb_ = std::isnan(peak_memory_mb_) ? used_mb : std::max(peak_memory_mb_, used_mb);
-    }
-    unsigned int milliwatts = 0;
-    if (api_.power_usage(device_, &milliwatts) == kNvmlSuccess) {
-      power_sum_w_ += milliwatts * kMilli;
-      ++power_count_;
-    }
-  }
-
-  GpuReading reading() const {
-    GpuReading reading;
-    reading.available = initialised_;
-    reading.reason = reason_;
-    reading.peak_memory_mb = initialised_ ? peak_memory_mb_ : kUnknown;
-    reading.mean_power_w = power_count_ > 0 ? power_sum_w_ / power_count_ : kUnknown;
-    return reading;
-  }
-
-  // Joules since start(), or why not.
-  std::optional<double> energy_joules(std::string& why_not) const {
-    const auto end_mj = read_energy_mj();
-    if (start_energy_mj_ && end_mj && *end_mj >= *start_energy_mj_) {
-      return static_cast<double>(*end_mj - *start_energy_mj_) * kMilli;
-    }
-    why_not = initialised_ ? "NVML energy counter not supported on gpu0" : reason_;
-    return std::nullopt;
-  }
-
- private:
-  void open() {
-    library_ = ::dlopen(kNvmlLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (library_ == nullptr) {
-      reason_ = "no NVIDIA driver (" + std::string(kNvmlLibrary) + " not found)";
-      return;
-    }
-    if (const char* missing = load_nvml_api(library_, api_)) {
-      reason_ = std::string(kNvmlLibrary) + " lacks " + missing;
-      return;
-    }
-    if (const NvmlReturn status = api_.init(); status != kNvmlSuccess) {
-      reason_ = "nvmlInit failed: " + nvml_error(status);
-      return;
-    }
-    initialised_ = true;
-    unsigned int count = 0;
-    const NvmlReturn status = api_.device_count(&count);
-    if (status == kNvmlSuccess && count > 0 && api_.device_by_index(0, &device_) == kNvmlSuccess) {
-      return;
-    }
-    reason_ = status != kNvmlSuccess ? "nvmlDeviceGetCount failed: " + nvml_error(status)
-              : count == 0           ? "NVML reports no GPUs"
-                                     : "NVML could not open gpu0";
-    api_.shutdown();
-    initialised_ = false;
-  }
-
-  std::string nvml_error(NvmlReturn status) const {
-    const char* text = api_.error_string(status);
-    return text != nullptr ? text : "error " + std::to_string(status);
-  }
-
-  std::optional<unsigned long long> read_energy_mj() const {
-    unsigned long long millijoules = 0;
-    if (!initialised_ || api_.total_energy == nullptr || api_.total_energy(device_, &millijoules) != kNvmlSuccess) {
-      return std::nullopt;
-    }
-    return millijoules;
-  }
-
-  bool attempted_ = false;
-  bool initialised_ = false;
-  void* library_ = nullptr;
-  NvmlApi api_;
-  NvmlDevice device_ = nullptr;
-  std::string reason_;
-  double peak_memory_mb_ = kUnknown;
-  double power_sum_w_ = 0.0;
-  int power_count_ = 0;
-  std::optional<unsigned long long> start_energy_mj_;
-};
-
 // ---- Summary helpers -----------------------------------------------------------------------
 
 template <typename Field>
@@ -310,15 +153,29 @@ nlohmann::json sample_json(const ResourceSample& sample) {
 // ---- Sampler -------------------------------------------------------------------------------
 
 struct ResourceSampler::State {
+  explicit State(const EnergyTarget& target)
+      : energy_label(device_label(target)),
+        energy(open_energy_counter(target)),
+        gpu(target.device == EnergyDevice::kNvidiaGpu ? target.gpu_index : 0) {}
+
   bool started = false;
   Reading baseline;
   Reading last;  // previous sample, for per-period rates
   std::vector<ResourceSample> samples;
-  RaplMeter rapl;
+  std::string energy_label;                // the device the energy is for: "cpu", "gpu0"
+  std::unique_ptr<EnergyCounter> energy;   // that device's counter, and no other
+  std::vector<EnergyMark> energy_marks;    // its joules since start(), at each read
+  std::mutex energy_mutex;                 // mark() reads from the caller's thread too
   NvmlGpu gpu;
   // Wakes the sampling thread at stop() instead of letting it sleep out its period.
   std::mutex mutex;
   std::condition_variable wake;
+
+  void mark_energy() {
+    const std::lock_guard lock(energy_mutex);
+    energy->update();
+    energy_marks.push_back({mono_now_ns(), energy->joules()});
+  }
 
   void take_sample() {
     const Reading now = take_reading();
@@ -330,15 +187,22 @@ struct ResourceSampler::State {
     sample.system_cpu_percent = system_cpu_percent(last.system, now.system);
     samples.push_back(sample);
     last = now;
-    rapl.update();
+    mark_energy();
     gpu.sample();
   }
 
-  EnergyReading energy() const {
-    if (rapl.available()) return {true, rapl.source(), rapl.joules()};
-    std::string nvml_reason;
-    if (const auto joules = gpu.energy_joules(nvml_reason)) return {true, "nvml:gpu0", *joules};
-    return {false, rapl.source() + "; " + nvml_reason, kUnknown};
+  // The joules of the device's counter within `windows`, or why they are unknown.
+  EnergyReading energy_within(const std::vector<TimeWindow>& windows) const {
+    EnergyReading reading{false, energy->source(), kUnknown, kUnknown, energy_label};
+    if (!energy->available()) return reading;
+    if (windows.empty()) {
+      reading.source = "no measured phase ran (stopped before the measurement)";
+      return reading;
+    }
+    reading.available = true;
+    reading.joules = joules_within(energy_marks, windows);
+    reading.seconds = seconds_within(windows);
+    return reading;
   }
 
   void halt(std::atomic<bool>& running, std::thread& thread) {
@@ -352,8 +216,8 @@ struct ResourceSampler::State {
   }
 };
 
-ResourceSampler::ResourceSampler(double period_s)
-    : period_s_(std::max(period_s, kMinPeriodS)), state_(std::make_unique<State>()) {}
+ResourceSampler::ResourceSampler(double period_s, const EnergyTarget& energy)
+    : period_s_(std::max(period_s, kMinPeriodS)), state_(std::make_unique<State>(energy)) {}
 
 ResourceSampler::~ResourceSampler() { state_->halt(running_, thread_); }
 
@@ -361,9 +225,14 @@ void ResourceSampler::start() {
   if (running_) return;  // one span at a time; the running one continues
   State& state = *state_;
   state.gpu.start();  // before the baselines: loading NVML is not part of the measured span
-  state.rapl.start();
   state.samples.clear();
+  {
+    const std::lock_guard lock(state.energy_mutex);
+    state.energy->start();
+    state.energy_marks.clear();
+  }
   state.baseline = take_reading();
+  state.energy_marks.push_back({time_ns(state.baseline.time), 0.0});
   state.last = state.baseline;
   state.started = true;
   running_ = true;
@@ -372,6 +241,10 @@ void ResourceSampler::start() {
   } catch (const std::system_error&) {
     running_ = false;  // no thread, no samples: stop() still reports the span's totals
   }
+}
+
+void ResourceSampler::mark() {
+  if (state_->started) state_->mark_energy();
 }
 
 void ResourceSampler::loop() {
@@ -390,20 +263,25 @@ void ResourceSampler::loop() {
   }
 }
 
-ResourceSummary ResourceSampler::stop() {
+ResourceSummary ResourceSampler::stop() { return finish(std::nullopt); }
+
+ResourceSummary ResourceSampler::stop(const std::vector<TimeWindow>& measured) { return finish(measured); }
+
+ResourceSummary ResourceSampler::finish(const std::optional<std::vector<TimeWindow>>& measured) {
   State& state = *state_;
   ResourceSummary summary;
   if (!state.started) {
-    summary.energy = {false, "resource sampler was not started", kUnknown};
+    summary.energy = {false, "resource sampler was not started", kUnknown, kUnknown, state.energy_label};
     summary.gpu = {false, "resource sampler was not started", kUnknown, kUnknown};
     return summary;
   }
+  // First: the last measured phase has just ended, so the energy read here is close to its edge.
+  state.mark_energy();
   state.halt(running_, thread_);
   state.started = false;
 
   const Reading end = take_reading();
   const MemoryReading memory = read_process_memory();
-  state.rapl.update();
   state.gpu.sample();
 
   summary.duration_s = seconds_between(state.baseline.time, end.time);
@@ -411,7 +289,9 @@ ResourceSummary ResourceSampler::stop() {
   state.samples.clear();
   fill_counters(summary, state.baseline.process, end.process);
   fill_means(summary, state.baseline, end, memory);
-  summary.energy = state.energy();
+  // The whole span from the first read of the counter to the last.
+  const std::vector<TimeWindow> whole_span{{state.energy_marks.front().t_ns, state.energy_marks.back().t_ns}};
+  summary.energy = state.energy_within(measured ? *measured : whole_span);
   summary.gpu = state.gpu.reading();
   return summary;
 }
@@ -419,6 +299,12 @@ ResourceSummary ResourceSampler::stop() {
 std::optional<double> inferences_per_joule(const EnergyReading& energy, double inferences) {
   if (!energy.available || !(energy.joules > 0.0)) return std::nullopt;
   return inferences / energy.joules;
+}
+
+std::optional<double> mean_watts(const EnergyReading& energy, double sampled_s) {
+  const double seconds = std::isfinite(energy.seconds) ? energy.seconds : sampled_s;
+  if (!energy.available || !std::isfinite(energy.joules) || !(seconds > 0.0)) return std::nullopt;
+  return energy.joules / seconds;
 }
 
 nlohmann::json to_json(const ResourceSummary& summary) {
@@ -438,7 +324,11 @@ nlohmann::json to_json(const ResourceSummary& summary) {
       {"minor_page_faults", summary.minor_page_faults},
       {"major_page_faults", summary.major_page_faults},
       {"energy",
-       {{"available", energy.available}, {"source", energy.source}, {"joules", number_or_null(energy.available, energy.joules)}}},
+       {{"available", energy.available},
+        {"source", energy.source},
+        {"joules", number_or_null(energy.available, energy.joules)},
+        {"seconds", number_or_null(energy.available, energy.seconds)},
+        {"device", energy.device}}},
       {"gpu",
        {{"available", gpu.available},
         {"reason", gpu.reason},
@@ -463,7 +353,9 @@ ResourceSummary resource_summary_from(const nlohmann::json& j) {
   if (j.contains("energy") && j["energy"].is_object()) {
     const auto& e = j["energy"];
     // null (not measured) stays unknown in memory too, never 0 J.
-    s.energy = {e.value("available", false), e.value("source", ""), optional_number(e, "joules").value_or(kUnknown)};
+    // Files written before energy covered only the measured phases lack "seconds" and "device".
+    s.energy = {flag(e, "available"), text(e, "source"), optional_number(e, "joules").value_or(kUnknown),
+                optional_number(e, "seconds").value_or(kUnknown), text(e, "device")};
   }
   if (j.contains("gpu") && j["gpu"].is_object()) {
     const auto& g = j["gpu"];

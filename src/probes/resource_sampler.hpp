@@ -1,10 +1,12 @@
 // Resource use during a run, sampled on a background thread: process RSS and CPU, system CPU,
-// context switches, page faults, and energy from RAPL (powercap) or NVML where readable. A probe
-// that cannot be read is reported as unavailable, never as zero.
+// context switches, page faults, and the energy of the device the cell runs on (RAPL for the CPU,
+// NVML for an NVIDIA GPU), over the measured phases only. A probe that cannot be read is reported
+// as unavailable, with the reason, never as zero.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +14,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "probes/energy_counter.hpp"
+#include "probes/energy_target.hpp"
+#include "probes/nvml.hpp"
 
 namespace infermark::probes {
 
@@ -25,14 +31,11 @@ struct ResourceSample {
 struct EnergyReading {
   bool available = false;
   std::string source;   // "rapl:package-0+...", "nvml:gpu0", or why unavailable
-  double joules = 0.0;  // over the sampled span
-};
-
-struct GpuReading {
-  bool available = false;
-  std::string reason;  // why unavailable ("no NVIDIA driver (libnvidia-ml.so.1 not found)")
-  double peak_memory_mb = 0.0;
-  double mean_power_w = 0.0;
+  double joules = 0.0;  // within the measured phases (older files: the whole sampled span)
+  // The seconds those joules cover: the measured phases' durations summed, the span the
+  // inference count covers too. Unknown (NaN) in files written before it was recorded.
+  double seconds = std::numeric_limits<double>::quiet_NaN();
+  std::string device = "";  // the device the figure is for: "cpu", "gpu0" ("" in older files)
 };
 
 struct ResourceSummary {
@@ -53,16 +56,25 @@ struct ResourceSummary {
 
 class ResourceSampler {
  public:
-  explicit ResourceSampler(double period_s = 0.1);
+  // Energy is read from `energy`'s device only (energy_target_for_device).
+  explicit ResourceSampler(double period_s = 0.1, const EnergyTarget& energy = {});
   ~ResourceSampler();  // stops the thread if still running
   ResourceSampler(const ResourceSampler&) = delete;
   ResourceSampler& operator=(const ResourceSampler&) = delete;
 
-  void start();            // takes baselines and starts the sampling thread
-  ResourceSummary stop();  // stops, takes final readings, returns deltas over the span
+  void start();  // takes baselines and starts the sampling thread
+  // Reads the energy counter now: called at the edge of a measured phase (the end of the warm-up),
+  // the edge needs no interpolation between the periodic reads.
+  void mark();
+  // Stops, takes final readings, returns deltas over the span; the energy over the whole span.
+  ResourceSummary stop();
+  // The same, but the energy only within `measured` (the measured phases, on mono_now_ns's clock):
+  // warm-up and capacity probes between or before them are not counted.
+  ResourceSummary stop(const std::vector<TimeWindow>& measured);
 
  private:
   void loop();
+  ResourceSummary finish(const std::optional<std::vector<TimeWindow>>& measured);
   double period_s_;
   std::atomic<bool> running_{false};
   std::thread thread_;
@@ -73,6 +85,10 @@ class ResourceSampler {
 
 // "inferences per joule" when energy is available, else nullopt.
 std::optional<double> inferences_per_joule(const EnergyReading& energy, double inferences);
+
+// Mean power over the span the joules cover; a file without that span (older than the measured-phase
+// energy) covered its whole sampled span, `sampled_s`. nullopt when energy is unknown.
+std::optional<double> mean_watts(const EnergyReading& energy, double sampled_s);
 
 nlohmann::json to_json(const ResourceSummary& summary);
 // Reads what to_json wrote; fields absent from older files keep their defaults.

@@ -104,7 +104,7 @@ void fill_energy(const RunResult& r, CellFigures& f) {
   const auto& summary = r.resources->summary;
   f.energy_source = f.power_source = summary.energy.source;
   if (summary.energy.available && r.resources->inferences_per_joule) f.inferences_per_joule = *r.resources->inferences_per_joule;
-  if (summary.energy.available && summary.duration_s > 0) f.average_watts = summary.energy.joules / summary.duration_s;
+  f.average_watts = probes::mean_watts(summary.energy, summary.duration_s);  // over the span the joules cover
 }
 
 void fill_generation(const RunResult& r, CellFigures& f) {

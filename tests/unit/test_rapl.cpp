@@ -138,7 +138,7 @@ TEST_F(Rapl, NoPowercapDirectory) {
   meter.start();
   meter.update();
   EXPECT_FALSE(meter.available());
-  EXPECT_EQ(meter.source(), "RAPL not readable: " + (root_ / "absent").string() + " does not exist (no powercap driver)");
+  EXPECT_EQ(meter.source(), "RAPL unreadable: " + (root_ / "absent").string() + ": does not exist (no powercap driver)");
 }
 
 TEST_F(Rapl, PowercapWithoutRaplZones) {
@@ -148,7 +148,7 @@ TEST_F(Rapl, PowercapWithoutRaplZones) {
   RaplMeter meter(root_);
   meter.start();
   EXPECT_FALSE(meter.available());
-  EXPECT_EQ(meter.source(), "RAPL not readable: " + root_.string() + " has no intel-rapl zones");
+  EXPECT_EQ(meter.source(), "RAPL unreadable: " + root_.string() + ": no intel-rapl zones");
 }
 
 // Tests run as root, where chmod does not stop a read: these are the failures root still sees.
@@ -158,7 +158,7 @@ TEST_F(Rapl, EnergyFileThatIsADirectory) {
   RaplMeter meter(root_);
   meter.start();
   EXPECT_FALSE(meter.available());
-  EXPECT_EQ(meter.source(), "RAPL not readable: " + (root_ / "intel-rapl:0/energy_uj").string() + " Is a directory");
+  EXPECT_EQ(meter.source(), "RAPL unreadable: " + (root_ / "intel-rapl:0/energy_uj").string() + ": Is a directory");
 }
 
 TEST_F(Rapl, EnergyFileThatIsADanglingLink) {
@@ -167,7 +167,7 @@ TEST_F(Rapl, EnergyFileThatIsADanglingLink) {
   RaplMeter meter(root_);
   meter.start();
   EXPECT_FALSE(meter.available());
-  EXPECT_EQ(meter.source(), "RAPL not readable: " + (root_ / "intel-rapl:0/energy_uj").string() + " No such file or directory");
+  EXPECT_EQ(meter.source(), "RAPL unreadable: " + (root_ / "intel-rapl:0/energy_uj").string() + ": No such file or directory");
 }
 
 TEST_F(Rapl, EnergyFileWithGarbage) {
@@ -175,7 +175,7 @@ TEST_F(Rapl, EnergyFileWithGarbage) {
   RaplMeter meter(root_);
   meter.start();
   EXPECT_FALSE(meter.available());
-  EXPECT_EQ(meter.source(), "RAPL not readable: " + (root_ / "intel-rapl:0/energy_uj").string() + " not a number ('12abc')");
+  EXPECT_EQ(meter.source(), "RAPL unreadable: " + (root_ / "intel-rapl:0/energy_uj").string() + ": not a number ('12abc')");
 }
 
 TEST_F(Rapl, AnUnreadablePackageIsLeftOutAndNamed) {
@@ -187,7 +187,7 @@ TEST_F(Rapl, AnUnreadablePackageIsLeftOutAndNamed) {
   meter.update();
   ASSERT_TRUE(meter.available());
   EXPECT_DOUBLE_EQ(meter.joules(), 3.0);
-  EXPECT_EQ(meter.source(), "rapl:package-0 (left out, unreadable: intel-rapl:1/energy_uj No such file or directory)");
+  EXPECT_EQ(meter.source(), "rapl:package-0 (left out, unreadable: intel-rapl:1/energy_uj: No such file or directory)");
 }
 
 TEST_F(Rapl, AReadFailingMidSpanIsCaughtUpAtTheNextRead) {

@@ -9,7 +9,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <thread>
+
+#include "core/clock.hpp"
+#include "harness/measure_cell.hpp"
+#include "loadgen/system_under_test.hpp"
 
 namespace infermark::probes {
 namespace {
@@ -250,6 +257,246 @@ TEST(InferencesPerJoule, DividesOnlyWhenEnergyIsKnown) {
   EXPECT_DOUBLE_EQ(*inferences_per_joule({true, "rapl:package-0", 4.0}, 100.0), 25.0);
   EXPECT_FALSE(inferences_per_joule({true, "rapl:package-0", 0.0}, 100.0).has_value());
   EXPECT_FALSE(inferences_per_joule({false, "RAPL not readable", 4.0}, 100.0).has_value());
+}
+
+// ---- Energy: the cell's device only, over its measured phases only -------------------------
+
+namespace fs = std::filesystem;
+
+// A powercap tree with one package zone whose counter the test (or a fake system) advances.
+class FakePowercap {
+ public:
+  explicit FakePowercap(const std::string& name) : root_(fs::temp_directory_path() / ("infermark_energy_" + name)) {
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "intel-rapl:0");
+    std::ofstream(root_ / "intel-rapl:0/name") << "package-0\n";
+    std::ofstream(root_ / "intel-rapl:0/max_energy_range_uj") << "262143328850\n";
+    add_uj(0);
+  }
+  ~FakePowercap() { fs::remove_all(root_); }
+  FakePowercap(const FakePowercap&) = delete;
+  FakePowercap& operator=(const FakePowercap&) = delete;
+
+  void add_uj(std::uint64_t uj) {
+    const std::lock_guard lock(mutex_);
+    uj_ += uj;
+    // Renamed into place, so the sampler never reads half a write.
+    std::ofstream(root_ / "intel-rapl:0/energy_uj.next") << uj_ << "\n";
+    fs::rename(root_ / "intel-rapl:0/energy_uj.next", root_ / "intel-rapl:0/energy_uj");
+  }
+  EnergyTarget target() const {
+    EnergyTarget target;
+    target.powercap_root = root_;
+    return target;
+  }
+  const fs::path& root() const { return root_; }
+
+ private:
+  fs::path root_;
+  std::mutex mutex_;
+  std::uint64_t uj_ = 0;
+};
+
+// A GPU-like counter that is always readable: what a CPU cell must not take its energy from.
+class FakeGpuCounter final : public EnergyCounter {
+ public:
+  void start() override {}
+  void update() override { joules_ += 1.0; }
+  bool available() const override { return true; }
+  std::string source() const override { return "fake-nvml:gpu"; }
+  double joules() const override { return joules_; }
+
+ private:
+  double joules_ = 0.0;
+};
+
+TEST(EnergyWindows, JoulesWithinWindowsAreInterpolatedBetweenMarks) {
+  const std::vector<EnergyMark> marks{{0, 0.0}, {100, 10.0}, {200, 30.0}};
+  EXPECT_DOUBLE_EQ(joules_within(marks, {{0, 100}}), 10.0);
+  EXPECT_DOUBLE_EQ(joules_within(marks, {{50, 150}}), 15.0);            // 5 + 10
+  EXPECT_DOUBLE_EQ(joules_within(marks, {{0, 50}, {150, 200}}), 15.0);  // two windows, the middle left out
+  EXPECT_DOUBLE_EQ(joules_within(marks, {{-100, 300}}), 30.0);          // edges outside take the nearest mark
+  EXPECT_DOUBLE_EQ(joules_within(marks, {{120, 120}}), 0.0);
+  EXPECT_DOUBLE_EQ(seconds_within({{0, 500'000'000}, {2'000'000'000, 3'000'000'000}}), 1.5);
+}
+
+TEST(ResourceSampler, EnergyCountsOnlyTheMeasuredWindow) {
+  FakePowercap powercap("window");
+  ResourceSampler sampler(kPeriodS, powercap.target());
+  sampler.start();
+  powercap.add_uj(5'000'000);  // warm-up: 5 J
+  sampler.mark();
+  const auto begin_ns = mono_now_ns();
+  sampler.mark();              // the counter is 5 J on both sides of the edge
+  powercap.add_uj(2'000'000);  // measured: 2 J
+  sampler.mark();
+  const auto end_ns = mono_now_ns();
+  sampler.mark();
+  powercap.add_uj(7'000'000);  // after it: 7 J
+  const ResourceSummary summary = sampler.stop({{begin_ns, end_ns}});
+  ASSERT_TRUE(summary.energy.available) << summary.energy.source;
+  EXPECT_NEAR(summary.energy.joules, 2.0, 1e-9);
+  EXPECT_NEAR(summary.energy.seconds, static_cast<double>(end_ns - begin_ns) * 1e-9, 1e-12);
+  EXPECT_EQ(summary.energy.source, "rapl:package-0");
+  EXPECT_EQ(summary.energy.device, "cpu");
+}
+
+TEST(ResourceSampler, StopWithoutWindowsCountsTheWholeSpan) {
+  FakePowercap powercap("span");
+  ResourceSampler sampler(kPeriodS, powercap.target());
+  sampler.start();
+  powercap.add_uj(3'000'000);
+  const ResourceSummary summary = sampler.stop();
+  ASSERT_TRUE(summary.energy.available) << summary.energy.source;
+  EXPECT_NEAR(summary.energy.joules, 3.0, 1e-9);
+  EXPECT_GT(summary.energy.seconds, 0.0);  // from the first read of the counter to the last
+  EXPECT_LE(summary.energy.seconds, summary.duration_s);
+}
+
+TEST(ResourceSampler, UnreadableRaplIsUnavailableThoughAGpuCounterReads) {
+  FakePowercap powercap("unreadable");
+  fs::remove(powercap.root() / "intel-rapl:0/energy_uj");
+  fs::create_directories(powercap.root() / "intel-rapl:0/energy_uj");  // unreadable even for root
+  auto target = powercap.target();
+  bool gpu_opened = false;
+  target.open_gpu_counter = [&gpu_opened](unsigned) {
+    gpu_opened = true;
+    return std::make_unique<FakeGpuCounter>();
+  };
+  ResourceSampler sampler(kPeriodS, target);
+  sampler.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const ResourceSummary summary = sampler.stop();
+  EXPECT_FALSE(summary.energy.available);
+  EXPECT_EQ(summary.energy.source,
+            "RAPL unreadable: " + (powercap.root() / "intel-rapl:0/energy_uj").string() + ": Is a directory");
+  EXPECT_EQ(summary.energy.device, "cpu");
+  EXPECT_TRUE(std::isnan(summary.energy.joules));
+  EXPECT_FALSE(gpu_opened) << "a CPU cell's energy must not come from a GPU's counter";
+  EXPECT_TRUE(to_json(summary).at("energy").at("joules").is_null());
+}
+
+TEST(ResourceSampler, GpuCellReadsItsGpuCounterNotRapl) {
+  FakePowercap powercap("gpu_cell");
+  auto target = energy_target_for_device("cuda:1");
+  target.powercap_root = powercap.root();
+  unsigned opened = 99;
+  target.open_gpu_counter = [&opened](unsigned index) {
+    opened = index;
+    return std::make_unique<FakeGpuCounter>();
+  };
+  ResourceSampler sampler(kPeriodS, target);
+  sampler.start();
+  powercap.add_uj(50'000'000);  // the CPU's energy: not this cell's
+  const ResourceSummary summary = sampler.stop();
+  ASSERT_TRUE(summary.energy.available);
+  EXPECT_EQ(opened, 1u);
+  EXPECT_EQ(summary.energy.source, "fake-nvml:gpu");
+  EXPECT_EQ(summary.energy.device, "gpu1");
+  EXPECT_LT(summary.energy.joules, 50.0);
+}
+
+TEST(EnergyTarget, DeviceNamesMapToTheirOwnCounter) {
+  EXPECT_EQ(energy_target_for_device("cpu").device, EnergyDevice::kCpu);
+  EXPECT_EQ(energy_target_for_device("CPU").device, EnergyDevice::kCpu);
+  for (const auto& [name, index] : std::vector<std::pair<std::string, unsigned>>{
+           {"cuda", 0}, {"cuda:1", 1}, {"gpu", 0}, {"GPU.2", 2}, {"gpu:3", 3}}) {
+    const auto target = energy_target_for_device(name);
+    EXPECT_EQ(target.device, EnergyDevice::kNvidiaGpu) << name;
+    EXPECT_EQ(target.gpu_index, index) << name;
+  }
+  for (const std::string name : {"npu", "cudax", "gpu:", "gpu:1a"}) {
+    const auto target = energy_target_for_device(name);
+    EXPECT_EQ(target.device, EnergyDevice::kWithoutCounter) << name;
+    const auto counter = open_energy_counter(target);
+    counter->start();
+    EXPECT_FALSE(counter->available());
+    EXPECT_EQ(counter->source(), "no energy counter for device '" + name + "' here (RAPL reads the CPU, NVML NVIDIA GPUs)");
+  }
+}
+
+TEST(EnergyTarget, AFrameworkThatRanOnTheCpuInsteadGetsTheCpusCounter) {
+  SessionOptions options;
+  options.device = "cuda";
+  EXPECT_EQ(harness::energy_target_for(options, {}).device, EnergyDevice::kNvidiaGpu);
+  const std::vector<EffectiveSetting> refused{
+      {"execution_provider", "cuda", "CPUExecutionProvider", SettingState::kNotApplied, "only the CPU provider is built"}};
+  EXPECT_EQ(harness::energy_target_for(options, refused).device, EnergyDevice::kCpu);
+}
+
+TEST(ResourceSummaryJson, EnergySpanAndDeviceRoundTripAndOlderFilesLoad) {
+  ResourceSummary summary;
+  summary.energy = {true, "rapl:package-0", 2.5, 0.5, "cpu"};
+  const auto back = resource_summary_from(to_json(summary));
+  EXPECT_DOUBLE_EQ(back.energy.joules, 2.5);
+  EXPECT_DOUBLE_EQ(back.energy.seconds, 0.5);
+  EXPECT_EQ(back.energy.device, "cpu");
+  EXPECT_DOUBLE_EQ(*mean_watts(back.energy, 10.0), 5.0);  // over the joules' own span, not the sampled one
+
+  const auto older = resource_summary_from(nlohmann::json::parse(
+      R"({"duration_s": 4, "energy": {"available": true, "source": "rapl:package-0", "joules": 8}})"));
+  EXPECT_TRUE(older.energy.available);
+  EXPECT_DOUBLE_EQ(older.energy.joules, 8.0);
+  EXPECT_TRUE(std::isnan(older.energy.seconds));
+  EXPECT_EQ(older.energy.device, "");
+  EXPECT_DOUBLE_EQ(*mean_watts(older.energy, older.duration_s), 2.0);
+}
+
+// A system whose every query uses 1 mJ of the fake package's energy: inferences/J is 1000 when
+// only the measured queries' energy is counted, whatever ran before them. (An edge the sampler
+// interpolates spreads a query's millijoule over the time between two reads: queries of 1 ms, far
+// longer than the time from a phase's last completion to the read at stop(), keep that small.)
+class MillijoulePerQuerySystem final : public loadgen::SystemUnderTest {
+ public:
+  explicit MillijoulePerQuerySystem(FakePowercap& powercap) : powercap_(powercap) {}
+  int lanes() const override { return 1; }
+  const loadgen::SampleLibrary& samples() const override { return single_; }
+  void issue(int, const loadgen::Query&, loadgen::Completion&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    powercap_.add_uj(1000);
+  }
+
+ private:
+  FakePowercap& powercap_;
+  loadgen::SingleSample single_;
+};
+
+double inferences_per_joule_of(const harness::SampledRun& run) {
+  double inferences = 0;
+  for (const auto& phase : run.outcome.phases) inferences += static_cast<double>(phase.recorder.completed());
+  EXPECT_TRUE(run.resources.energy.available) << run.resources.energy.source;
+  return inferences_per_joule(run.resources.energy, inferences).value_or(0.0);
+}
+
+TEST(SampledRunEnergy, LongWarmUpGivesTheSameInferencesPerJoule) {
+  FakePowercap powercap("warmup");
+  MillijoulePerQuerySystem system(powercap);
+  loadgen::ScenarioSpec spec;
+  spec.max_queries = 300;
+  spec.warmup_queries = 5;
+  const auto short_warmup = harness::run_sampled(system, spec, 1, nullptr, powercap.target());
+  spec.warmup_queries = 300;
+  const auto long_warmup = harness::run_sampled(system, spec, 1, nullptr, powercap.target());
+  EXPECT_NEAR(inferences_per_joule_of(short_warmup), 1000.0, 20.0);
+  EXPECT_NEAR(inferences_per_joule_of(long_warmup), 1000.0, 20.0);  // counted over the warm-up too: 500
+  // The span the joules cover is the measured phase's, which the inference count covers.
+  EXPECT_NEAR(long_warmup.resources.energy.seconds, long_warmup.outcome.phases.at(0).duration_s, 1e-6);
+}
+
+TEST(SampledRunEnergy, SoakCapacityProbeIsNotCounted) {
+  FakePowercap powercap("soak");
+  MillijoulePerQuerySystem system(powercap);
+  loadgen::ScenarioSpec spec;
+  spec.name = loadgen::Scenario::kSoak;
+  spec.warmup_queries = 5;
+  spec.capacity_probe_s = 0.3;  // at full speed: more queries, more joules than the soak's
+  spec.soak_share = 0.5;
+  spec.soak_duration_s = 0.4;
+  spec.soak_interval_s = 0.1;
+  // Reads every 10 ms: the probe-to-soak edge is interpolated across at most that.
+  const auto run = harness::run_sampled(system, spec, 1, nullptr, powercap.target(), 0.01);
+  ASSERT_EQ(run.outcome.phases.size(), 1u);
+  EXPECT_NEAR(inferences_per_joule_of(run), 1000.0, 100.0);
 }
 
 }  // namespace
