@@ -42,7 +42,8 @@ std::string energy_footnote(const std::vector<const RunResult*>& cells) {
   if (!first_missing) return "";
   return fmt::format(
       "inferences/J not measured here for {} of {} cells: {}; it needs readable RAPL counters "
-      "(/sys/class/powercap/intel-rapl:*/energy_uj, root on recent kernels) or an NVIDIA GPU with NVML energy",
+      "(/sys/class/powercap/intel-rapl:*/energy_uj, root on recent kernels) for a CPU cell, or the NVML energy "
+      "counter of the GPU a GPU cell ran on: no other device's counter stands in",
       missing, completed, why_not_measured(*first_missing));
 }
 

@@ -3,7 +3,10 @@
 # Runs the e2e energy test (EnergyCli) where /sys/class/powercap is a fake RAPL tree, in a private
 # mount namespace: two packages whose counters advance, core and uncore sub-domains that must not
 # be added, so the "energy measured" branch (joules > 0, inferences/J in the run and report
-# tables) is exercised on machines without readable RAPL. The machine's own /sys is untouched.
+# tables, the same inferences/J after a long warm-up) is exercised on machines without readable
+# RAPL. Then again with a tree whose counters cannot be read: the CPU cell's energy must be
+# unavailable with RAPL's reason, even where a GPU's NVML counter could be read. The machine's own
+# /sys is untouched.
 # Exit 77 (skipped) where no private mount namespace can be made (not root, no unshare).
 set -euo pipefail
 tests=$1
@@ -47,5 +50,20 @@ output=$("$tests" --gtest_filter='EnergyCli.*' 2>&1) || { echo "$output"; exit 1
 echo "$output"
 if grep -q SKIPPED <<<"$output"; then
   echo "FAILED: the energy test skipped although the fake RAPL tree is readable"
+  exit 1
+fi
+
+# The same tree with every counter unreadable (a directory where energy_uj should be: root reads
+# any file): no energy, RAPL's reason, and no other device's counter in its place.
+kill $writer 2>/dev/null || true
+wait $writer 2>/dev/null || true
+for id in intel-rapl:0 intel-rapl:0:0 intel-rapl:1; do
+  rm -f "$root/$id/energy_uj"
+  mkdir "$root/$id/energy_uj"
+done
+output=$("$tests" --gtest_filter='EnergyCli.RunRecordsEnergyAndTheTablesShowInferencesPerJoule' 2>&1) || { echo "$output"; exit 1; }
+echo "$output"
+if ! grep -q "no energy counter readable on this machine: RAPL unreadable: $root/intel-rapl:0/energy_uj: Is a directory" <<<"$output"; then
+  echo "FAILED: with RAPL unreadable the CPU cell's energy should be unavailable with RAPL's reason"
   exit 1
 fi
