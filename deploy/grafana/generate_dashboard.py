@@ -182,7 +182,7 @@ def panels():
     ])
     shadow = (8, [
         panel("Shadow disagreement ratio",
-              "Mirrored requests whose top-1 differed from the primary's, per compared request",
+              "Mirrored requests whose outputs disagreed with the primary's (top-1, tolerance or cosine, by output kind), per compared request",
               [target(f"sum by (variant, shadow) ({rate(SHADOW_DISAGREED)}) / "
                       f"sum by (variant, shadow) ({rate(SHADOW_COMPARED)})", "{{variant}} vs {{shadow}}")],
               unit="percentunit"),

@@ -50,7 +50,7 @@ ScenarioSpec share_for_rank(const ScenarioSpec& total, int rank, int ranks) {
       if (total.concurrency > 0) share.concurrency = split_clients(total.concurrency, rank, ranks, "--concurrency");
       if (total.max_queries > 0) {
         if (total.max_queries < static_cast<std::uint64_t>(ranks))
-          throw Error("--max-queries " + std::to_string(total.max_queries) + ": fewer queries than the " + ranks_text(ranks));
+          throw Error("--runs " + std::to_string(total.max_queries) + ": fewer queries than the " + ranks_text(ranks));
         share.max_queries = share_of_count(total.max_queries, rank, ranks);
       }
       share.min_queries = std::max<std::uint64_t>(1, share_of_count(total.min_queries, rank, ranks));

@@ -27,7 +27,7 @@ std::vector<std::string> shadow_notes(const std::vector<const LoadedResult*>& se
     for (const auto& [shadow, record] : p["shadow"].items()) {
       std::string shapes;
       for (const auto& s : record.value("by_shape", json::array()))
-        shapes += fmt::format("{}{}: {} of {} disagreed on top-1 (max abs error {:.3g})", shapes.empty() ? "" : "; ",
+        shapes += fmt::format("{}{}: {} of {} disagreed (max abs error {:.3g})", shapes.empty() ? "" : "; ",
                               s.value("shape", "?"), s.value("disagreed", 0), s.value("compared", 0),
                               s.value("max_abs_error", 0.0));
       notes.push_back(fmt::format("'{}' mirrored to '{}': {}{}", variant_of(c->result), shadow,

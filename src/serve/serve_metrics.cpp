@@ -100,7 +100,7 @@ ServeMetrics::ServeMetrics()
                            .Register(*registry_)),
       shadow_disagreed_(BuildCounter()
                             .Name("infermark_shadow_disagreements_total")
-                            .Help("Mirrored requests whose top-1 differed, by input shape")
+                            .Help("Mirrored requests whose outputs disagreed (by each output kind's rule: top-1, tolerance or cosine), by input shape")
                             .Register(*registry_)),
       shadow_max_error_(BuildGauge()
                             .Name("infermark_shadow_max_abs_error")

@@ -71,7 +71,7 @@ class ServeMetrics {
   void count_request(const std::string& model, const std::string& variant, int http_status);
   void count_rejection(const std::string& model, const std::string& variant, const std::string& reason);
   void count_routing(const std::string& model, const std::string& variant, RouteChoice how);
-  // One shadow comparison at an input shape: max abs error and whether top-1 agreed.
+  // One shadow comparison at an input shape: max abs error and whether the outputs agreed by their kind's rule.
   void count_shadow(const std::string& model, const std::string& variant, const std::string& shadow, const std::string& shape,
                     bool disagreed, double max_abs_error);
   void count_shadow_dropped(const std::string& model, const std::string& variant, const std::string& shadow);
