@@ -11,7 +11,8 @@ order rotated every round (tools/peers/rounds.py; the machines are shared and no
    the minimal Beast server (built as serve is, one io_context per io thread).
 3. Dynamic batching: ResNet-50 at concurrency 16 (perf_analyzer) with batching on and off.
 
-Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N (5)] [--skip-batching] [--cpu-idle default|poll]
+Usage: serve_overhead.py BUILD_DIR MODELS_DIR VENV [--rounds N (5)] [--parts http overhead batching] [--skip-batching]
+                         [--cpu-idle default|poll]
 Prints a Markdown table per part, with the commands it ran.
 
 --cpu-idle poll holds /dev/cpu_dma_latency at 0 for the whole run (Linux PM QoS, as tuned's
@@ -213,14 +214,18 @@ def main():
     parser.add_argument("models")
     parser.add_argument("venv")
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
-    parser.add_argument("--skip-batching", action="store_true")
+    parser.add_argument("--skip-batching", action="store_true", help="same as --parts http overhead")
+    parser.add_argument("--parts", nargs="+", choices=["http", "overhead", "batching"],
+                        default=["http", "overhead", "batching"], help="which measurements to run (default: all three)")
     parser.add_argument("--cpu-idle", choices=["default", "poll"], default="default")
     args = parser.parse_args()
     print(f"# infermark serve overhead ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores)")
     with cpu_idle(args.cpu_idle):
-        http_layer(args.build, args.models, args.rounds)
-        server_overhead(args.build, args.models, args.venv, args.rounds)
-        if not args.skip_batching:
+        if "http" in args.parts:
+            http_layer(args.build, args.models, args.rounds)
+        if "overhead" in args.parts:
+            server_overhead(args.build, args.models, args.venv, args.rounds)
+        if "batching" in args.parts and not args.skip_batching:
             batching(args.build, args.models, args.venv, args.rounds)
 
 
