@@ -11,6 +11,7 @@
 #include "harness/measure_generation.hpp"
 #include "loadgen/rank_outcome.hpp"
 #include "loadgen/rank_share.hpp"
+#include "probes/energy_target.hpp"
 #include "probes/resource_sampler.hpp"
 #include "remote/kserve_grpc_system.hpp"
 #include "remote/metrics_scraper.hpp"
@@ -278,7 +279,10 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         }
 
         enter("running");
-        probes::ResourceSampler sampler;  // this process: the client's own cost, not the server's
+        // CPU and memory of this process: the client's own cost, not the server's. The cell ran on
+        // the remote server, so its energy is unavailable: this machine's RAPL would count the
+        // client's joules against the server's inferences.
+        probes::ResourceSampler sampler(0.1, probes::energy_target_for_device("remote server"));
         sampler.start();
         const auto sampler_start_ns = mono_now_ns();
         const auto mark = [&] {

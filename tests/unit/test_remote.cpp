@@ -309,4 +309,24 @@ TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
   EXPECT_NE(plain.error.find("HTTP 404: no route for this path)"), std::string::npos) << plain.error;
 }
 
+// A remote cell ran on the server: this machine's RAPL would count the client's joules against the
+// server's inferences, so the cell's energy is unavailable and says why, whatever this machine reads.
+TEST(RemoteEnergy, ARemoteCellsEnergyIsUnavailableNotTheClients) {
+  OneAnswerServer server(http_answer("200 OK", "text/plain", "ok"));
+  remote::RemoteRequest request;
+  request.url = server.url();
+  request.protocol = remote::RemoteProtocol::kHttp;
+  request.timeout_s = 10;
+  request.cell.backend = "remote";
+  request.cell.scenario.warmup_queries = 0;
+  request.cell.scenario.max_queries = 3;
+  const auto result = remote::measure_remote(request, nullptr);
+  ASSERT_EQ(result.status, report::CellStatus::kOk) << result.error;
+  ASSERT_TRUE(result.resources);
+  EXPECT_FALSE(result.resources->summary.energy.available);
+  EXPECT_NE(result.resources->summary.energy.source.find("remote server"), std::string::npos)
+      << result.resources->summary.energy.source;
+  EXPECT_FALSE(result.resources->inferences_per_joule);
+}
+
 }  // namespace infermark
