@@ -1,5 +1,5 @@
 // `infermark pipeline FILE.yaml`: runs a multi-stage pipeline in each requested mode (serial,
-// threads, processes), writes one result per mode and a table comparing them with the seed's
+// threads, processes), writes one result per mode and a table comparing them with the field guides'
 // predictions. `infermark pipeline-stage` is the hidden per-stage worker of the processes mode.
 #include <fmt/core.h>
 

@@ -35,7 +35,7 @@ double measure_capacity(SystemUnderTest& system, int lanes, double seconds, cons
 // --- ramp --------------------------------------------------------------------------------------
 struct RampConfig {
   bool by_rate = false;  // steps of arrival rate (open loop) instead of concurrency (closed loop)
-  double step = 10;      // +10 clients per step, as the seed; or +step queries/s
+  double step = 10;      // +10 clients per step, as the panoramic-analysis guide's step ramp; or +step queries/s
   double start = 0;      // first level; 0: 1 client (then step, 2*step, ...) or `step` queries/s
   int steps = 5;
   double step_duration_s = 10;

@@ -1,5 +1,5 @@
 // From what each mode's requests did to figures: end-to-end latency and throughput, per-stage
-// service time and queue wait, timeouts and the breaker; the seed's predictions (serial latency
+// service time and queue wait, timeouts and the breaker; the field guides' predictions (serial latency
 // = sum of the stages, pipelined throughput = 1 / slowest stage); one RunResult per mode and a
 // table comparing the modes; the files a pipeline run writes.
 #pragma once
@@ -29,7 +29,7 @@ struct ModeFigures {
   std::optional<stats::LatencySummary> latency_ms;
   double wall_s = 0, throughput_qps = 0, goodput_qps = 0;  // completed / on-time requests per second
   std::vector<StageFigures> stages;
-  // The seed's predictions from the stage service means (the serial mode's where it ran).
+  // The field guides' predictions from the stage service means (the serial mode's where it ran).
   std::string predicted_from;
   double predicted_latency_ms = 0;               // sum of stage service times
   double predicted_qps = 0;                      // serial: 1 / sum; pipelined: 1 / max

@@ -1,4 +1,4 @@
-// The inferences/J column of the comparison tables (seed 000 §3.2): a figure only where a cell
+// The inferences/J column of the comparison tables (*AI model inference framework performance evaluation* §3.2): a figure only where a cell
 // measured energy, "-" elsewhere with one footnote saying why, never a zero.
 #pragma once
 

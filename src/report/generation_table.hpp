@@ -1,4 +1,4 @@
-// The LLM serving table (seed 003's: throughput req/s, P99 ms, memory GB, TTFT ms at each
+// The LLM serving table (*AI model inference framework performance testing, a panoramic analysis*: throughput req/s, P99 ms, memory GB, TTFT ms at each
 // concurrency), with time per output token and token rates, for results of the generation scenario.
 #pragma once
 
@@ -16,7 +16,7 @@ bool is_generation_result(const RunResult& result);
 // "parameters"); nullopt in results that lack it.
 std::optional<double> model_parameters(const RunResult& result);
 
-// Peak RSS in GB per billion parameters (seed 003's baseline: 1.2), where both are known.
+// Peak RSS in GB per billion parameters (the panoramic-analysis guide's baseline: 1.2), where both are known.
 std::optional<double> gb_per_billion_parameters(const RunResult& result);
 
 // One row per result, in the order given; results without generation metrics show their status.

@@ -21,7 +21,7 @@
 #include "report/machine.hpp"
 #include "report/markdown_table.hpp"
 #include "report/model_families.hpp"
-#include "report/seed_branch_verdicts.hpp"
+#include "report/decision_tree_verdicts.hpp"
 
 namespace infermark::report {
 namespace {
@@ -636,7 +636,7 @@ std::string model_markdown(const ModelRecommendation& m, const Recommendation& r
   }
   out += "\nWhy:\n";
   for (const auto& line : m.explanation) out += "- " + line + "\n";
-  return out + "\n" + seed_branches_markdown(m.seed_branches) + "\n";
+  return out + "\n" + decision_tree_branches_markdown(m.decision_tree_branches) + "\n";
 }
 
 json check_json(const ConstraintCheck& c) {
@@ -733,7 +733,7 @@ ModelRecommendation recommend_for(const std::string& model, const std::string& m
   for (const auto* list : {&m.ranked, &m.rejected})
     for (const auto& cell : *list)
       if (cell.completed) completed.push_back(&cell);
-  m.seed_branches = check_seed_branches({constraints, completed, cells, objective, m.origin});
+  m.decision_tree_branches = check_decision_tree_branches({constraints, completed, cells, objective, m.origin});
   m.explanation = explain(m, objective, constraints, completed);
   return m;
 }
@@ -944,7 +944,7 @@ json to_json(const Recommendation& rec) {
     json ranked = json::array(), rejected = json::array(), branches = json::array();
     for (const auto& cell : m.ranked) ranked.push_back(cell_json(cell));
     for (const auto& cell : m.rejected) rejected.push_back(cell_json(cell));
-    for (const auto& b : m.seed_branches) branches.push_back(to_json(b));
+    for (const auto& b : m.decision_tree_branches) branches.push_back(to_json(b));
     models.push_back({{"model", m.model},
                       {"machine", m.machine},
                       {"origin", name_of(m.origin)},

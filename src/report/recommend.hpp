@@ -12,7 +12,7 @@
 #include "probes/peak_flops.hpp"
 #include "report/recommend_constraints.hpp"
 #include "report/result_set.hpp"
-#include "report/seed_decision_trees.hpp"
+#include "report/decision_trees.hpp"
 
 namespace infermark::report {
 
@@ -84,11 +84,11 @@ struct CellAssessment {
   std::string binding() const;
 };
 
-// What a decision-tree branch says, closed set (seed_branch_verdicts.cpp has the names).
+// What a decision-tree branch says, closed set (decision_tree_verdicts.cpp has the names).
 enum class BranchVerdict { kAgrees, kAgreesTrivially, kContradicted, kNotMeasuredHere, kNotSelected };
 
-struct SeedBranchCheck {
-  SeedBranch branch;
+struct DecisionTreeCheck {
+  DecisionTreeBranch branch;
   bool selected = false;
   std::string selected_by;  // "--p99-ms", "LLM generation results", ...; "" when not selected
   BranchVerdict verdict = BranchVerdict::kNotSelected;
@@ -105,7 +105,7 @@ struct ModelRecommendation {
   std::string objective;                 // "lowest P99 latency", "highest throughput", "most inferences per joule"
   std::vector<CellAssessment> ranked;    // cells meeting every constraint, best first
   std::vector<CellAssessment> rejected;  // the others, each with its binding constraint
-  std::vector<SeedBranchCheck> seed_branches;  // every branch of every decision tree, in the table's order
+  std::vector<DecisionTreeCheck> decision_tree_branches;  // every branch of every decision tree, in the table's order
   std::vector<std::string> explanation;
 };
 

@@ -1,6 +1,6 @@
-// The "dynamic shape cliff" (seed/issue 8): a cell fed shapes drawn per query against the cell of
+// The "dynamic shape cliff" (issue 8): a cell fed shapes drawn per query against the cell of
 // the same model and backend fed one fixed shape. Shared by the study summary and `recommend`'s
-// check of seed 002's "dynamic shapes -> ONNX Runtime".
+// check of *AI model inference framework selection and practice guide*'s "dynamic shapes -> ONNX Runtime".
 #pragma once
 
 #include <optional>

@@ -44,7 +44,7 @@ std::string frontier(const std::vector<LoadedResult>& results) {
   return out + "\n";
 }
 
-// The seed's rule: about 1.5 x physical cores is usually the best intra-op thread count.
+// The performance-evaluation guide's rule: about 1.5 x physical cores is usually the best intra-op thread count.
 std::string threads_rule(const std::vector<LoadedResult>& results) {
   std::map<std::string, std::map<int, double>> by_backend;  // backend -> threads -> best inferences/s
   std::map<std::string, std::map<int, std::string>> overridden;  // backend -> threads asked -> threads the framework ran
@@ -116,7 +116,7 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
          "\n";
 }
 
-// Seed/issue 8: the slowdown ("cliff") of inputs whose shapes vary per query against one fixed
+// Issue 8: the slowdown ("cliff") of inputs whose shapes vary per query against one fixed
 // shape, per backend, with the work ratio (mean input elements per query over the fixed shape's)
 // so a range whose mean size differs from the fixed shape is not mistaken for a cliff.
 std::string shape_cliff(const std::vector<LoadedResult>& results) {

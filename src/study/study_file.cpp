@@ -37,7 +37,7 @@ Values scalars(const YAML::Node& node, const std::string& what, const std::strin
   return values;
 }
 
-// "1.5x" means 1.5 times the physical cores (the seed's rule of thumb is written this way).
+// "1.5x" means 1.5 times the physical cores (the performance-evaluation guide's rule of thumb is written this way).
 std::string resolve_multiple_of_cores(const std::string& value, const std::string& origin, const std::function<int()>& physical_cores) {
   if (value.size() < 2 || value.back() != 'x') return value;
   double factor = 0;

@@ -412,7 +412,7 @@ TEST_F(Cli, OnnxRuntimeProfileIsSavedBesideTheResult) {
   EXPECT_NE(infermark::report::effective_setting(all[0], "profile").find("onnxruntime_profile"), std::string::npos);
 }
 
-TEST_F(Cli, ReportPrintsSeedTablesPerModelAndCsv) {
+TEST_F(Cli, ReportPrintsGuideTablesPerModelAndCsv) {
   const auto tiny = (kModels / "tiny_cnn.onnx").string();
   ASSERT_EQ(infermark("run " + tiny + " --threads 1,2" + quick()).exit_code, 0);
   ASSERT_EQ(infermark("run " + (kModels / "tiny_cnn_int8.onnx").string() + quick()).exit_code, 0);

@@ -226,7 +226,7 @@ TEST(Ramp, KneeRulesOnSyntheticSteps) {
   steps.push_back(synthetic_phase(260, 2, 30'000'000));                            // throughput still rising, but P99 30 ms
   EXPECT_EQ(find_knee(steps, SloLimits{10}).step, 2u);                             // the SLA binds first
   EXPECT_FALSE(find_knee(steps, SloLimits{}).step.has_value());                    // without an SLA: no knee yet
-  EXPECT_EQ(ramp_levels(RampConfig{}), (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the seed
+  EXPECT_EQ(ramp_levels(RampConfig{}), (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the panoramic-analysis guide
 }
 
 TEST(FindMaxQps, StaysWithinThePlantedCapacity) {

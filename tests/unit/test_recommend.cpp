@@ -6,7 +6,7 @@
 #include <fstream>
 #include <regex>
 
-#include "report/seed_branch_verdicts.hpp"
+#include "report/decision_tree_verdicts.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark {
@@ -229,7 +229,7 @@ report::Constraints p99_within_100_ms() {
   return c;
 }
 
-bool compared(const report::SeedBranchCheck& check) {
+bool compared(const report::DecisionTreeCheck& check) {
   return check.verdict == report::BranchVerdict::kAgrees || check.verdict == report::BranchVerdict::kContradicted;
 }
 
@@ -264,11 +264,11 @@ TEST(RecommendOrigins, AServedAndAnInProcessCellAreRankedApartAndTheOutputSaysSo
   EXPECT_EQ(json["models"][1]["origin"], "served");
   EXPECT_TRUE(json["models"][1]["origin_named"].get<bool>());
 
-  // The seed branches of each section compare only that section's cells, and say whose.
-  for (const auto& branch : in_process.seed_branches)
+  // The decision-tree branches of each section compare only that section's cells, and say whose.
+  for (const auto& branch : in_process.decision_tree_branches)
     EXPECT_EQ(branch.detail.find(" serve"), std::string::npos) << branch.detail;
-  const auto judged = std::find_if(served.seed_branches.begin(), served.seed_branches.end(), compared);
-  ASSERT_NE(judged, served.seed_branches.end());
+  const auto judged = std::find_if(served.decision_tree_branches.begin(), served.decision_tree_branches.end(), compared);
+  ASSERT_NE(judged, served.decision_tree_branches.end());
   EXPECT_NE(judged->detail.find("measured lowest P99 latency among served results: openvino t2"), std::string::npos)
       << judged->detail;
 }
@@ -282,14 +282,14 @@ TEST(RecommendOrigins, ResultsOfOneOriginNameNone) {
 }
 
 // Given cells of several origins directly, the verdicts still compare only the inputs' origin.
-TEST(RecommendOrigins, SeedBranchVerdictsLeaveOtherOriginsOut) {
+TEST(RecommendOrigins, DecisionTreeVerdictsLeaveOtherOriginsOut) {
   const auto results = served_beside_in_process();
   const auto constraints = p99_within_100_ms();
   const auto rec = report::recommend(results, constraints);
   std::vector<const report::CellAssessment*> completed;
   for (const auto& m : rec.models)
     for (const auto& cell : m.ranked) completed.push_back(&cell);
-  const auto checks = report::check_seed_branches(
+  const auto checks = report::check_decision_tree_branches(
       {constraints, completed, results, report::Objective::kLatency, report::ResultOrigin::kInProcess});
   EXPECT_TRUE(std::any_of(checks.begin(), checks.end(), compared)) << "no branch compared the in-process cells";
   for (const auto& check : checks) EXPECT_EQ(check.detail.find(" serve"), std::string::npos) << check.detail;

@@ -10,7 +10,7 @@
 #include "report/generation_table.hpp"
 #include "report/machine.hpp"
 #include "report/recommend.hpp"
-#include "report/seed_branch_verdicts.hpp"
+#include "report/decision_tree_verdicts.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark {
@@ -25,8 +25,8 @@ constexpr auto kScenario = report::DecisionTree::kFrameworkForScenario;
 constexpr auto kPriority = report::DecisionTree::kFrameworkByPriority;
 constexpr auto kWorkload = report::DecisionTree::kEngineForWorkload;
 
-const report::SeedBranchCheck& branch(const report::ModelRecommendation& m, report::DecisionTree tree, const std::string& name) {
-  for (const auto& b : m.seed_branches)
+const report::DecisionTreeCheck& branch(const report::ModelRecommendation& m, report::DecisionTree tree, const std::string& name) {
+  for (const auto& b : m.decision_tree_branches)
     if (b.branch.tree == tree && b.branch.branch == name) return b;
   throw std::out_of_range(std::string(report::name_of(tree)) + " " + name);
 }
@@ -72,7 +72,7 @@ std::vector<report::LoadedResult> shape_pair(const std::string& backend, double 
 
 TEST(RecommendDecisionTrees, EveryBranchOfTheThreeTreesIsListedOnce) {
   const auto rec = report::recommend(three_backends(), {});
-  const auto& branches = rec.models[0].seed_branches;
+  const auto& branches = rec.models[0].decision_tree_branches;
   EXPECT_EQ(branches.size(), 13u);  // 000 §5: 5, 002 §6: 4, 003 §6: 4
   EXPECT_EQ(std::count_if(branches.begin(), branches.end(), [](const auto& b) { return b.branch.tree == kPriority; }), 4);
   EXPECT_EQ(branch(rec.models[0], kScenario, "latency-critical").branch.alternative, "FastDeploy, CUDA Graph on");

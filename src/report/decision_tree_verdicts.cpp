@@ -1,4 +1,4 @@
-#include "report/seed_branch_verdicts.hpp"
+#include "report/decision_tree_verdicts.hpp"
 
 #include <fmt/format.h>
 
@@ -32,7 +32,7 @@ struct Selection {
   std::string hint;  // how a user would select it
 };
 
-Selection selection(DeploymentSituation situation, const SeedBranchInputs& in) {
+Selection selection(DeploymentSituation situation, const DecisionTreeInputs& in) {
   const auto& c = in.constraints;
   const auto any = [&](auto predicate) { return std::any_of(in.results.begin(), in.results.end(), predicate); };
   const bool x86 = any([](const LoadedResult& r) { return is_x86(r.result); });
@@ -91,7 +91,7 @@ std::map<std::string, Contender> best_per_backend(const std::vector<Contender>& 
 }
 
 // Does the recommended backend's best come within the tolerance of every other backend's best?
-void judge(SeedBranchCheck& check, const std::string& metric, const std::vector<Contender>& contenders,
+void judge(DecisionTreeCheck& check, const std::string& metric, const std::vector<Contender>& contenders,
            const std::string& how_to_measure) {
   const auto best = best_per_backend(contenders);
   const std::string backend(check.branch.backend);
@@ -133,7 +133,7 @@ double objective_figure_key(const CellAssessment& cell, Objective o) {
   return 0.0;
 }
 
-std::vector<Contender> objective_contenders(const SeedBranchInputs& in) {
+std::vector<Contender> objective_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto* cell : in.completed)
     if (const double key = objective_figure_key(*cell, in.objective); key > 0)
@@ -141,7 +141,7 @@ std::vector<Contender> objective_contenders(const SeedBranchInputs& in) {
   return out;
 }
 
-std::vector<Contender> throughput_contenders(const SeedBranchInputs& in) {
+std::vector<Contender> throughput_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto* cell : in.completed)
     if (cell->figures.qps > 0)
@@ -149,7 +149,7 @@ std::vector<Contender> throughput_contenders(const SeedBranchInputs& in) {
   return out;
 }
 
-std::vector<Contender> shape_cliff_contenders(const SeedBranchInputs& in) {
+std::vector<Contender> shape_cliff_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto& loaded : in.results) {
     const auto& r = loaded.result;
@@ -176,7 +176,7 @@ bool is_four_bit(std::string precision) {
 }
 
 // What the recommendation adds beyond the framework (batch 32, 4-bit weights) and whether it was measured.
-std::string configuration_caveat(const SeedBranchCheck& check, const SeedBranchInputs& in) {
+std::string configuration_caveat(const DecisionTreeCheck& check, const DecisionTreeInputs& in) {
   std::vector<const RunResult*> own;
   for (const auto& r : in.results)
     if (r.result.backend.name == check.branch.backend) own.push_back(&r.result);
@@ -200,7 +200,7 @@ std::string configuration_caveat(const SeedBranchCheck& check, const SeedBranchI
 
 // ---- Context for branches infermark cannot test ---------------------------------------------
 
-std::string lowest_latency_context(const SeedBranchInputs& in) {
+std::string lowest_latency_context(const DecisionTreeInputs& in) {
   const CellAssessment* best = nullptr;
   for (const auto* c : in.completed)
     if (!best || c->figures.p99_ms < best->figures.p99_ms) best = c;
@@ -209,7 +209,7 @@ std::string lowest_latency_context(const SeedBranchInputs& in) {
                      format_number(best->figures.p99_ms));
 }
 
-std::string generation_context(const SeedBranchInputs& in) {
+std::string generation_context(const DecisionTreeInputs& in) {
   const CellAssessment* best = nullptr;
   for (const auto* c : in.completed)
     if (c->figures.ttft_p99_ms && (!best || *c->figures.ttft_p99_ms < *best->figures.ttft_p99_ms)) best = c;
@@ -222,7 +222,7 @@ std::string generation_context(const SeedBranchInputs& in) {
       quoted_citation(FieldGuide::kPerformanceTesting), kLlmServingBaselines);
 }
 
-std::string libtorch_context(const SeedBranchInputs& in) {
+std::string libtorch_context(const DecisionTreeInputs& in) {
   const auto contenders = best_per_backend(objective_contenders(in));
   const auto torch = contenders.find("libtorch");
   if (torch == contenders.end()) return "";
@@ -232,7 +232,7 @@ std::string libtorch_context(const SeedBranchInputs& in) {
                      torch->second.figure, best->second.label, best->second.figure);
 }
 
-std::string measured_context(MeasuredContext context, const SeedBranchInputs& in) {
+std::string measured_context(MeasuredContext context, const DecisionTreeInputs& in) {
   switch (context) {
     case MeasuredContext::kNone:
       return "";
@@ -253,7 +253,7 @@ std::string among(ResultOrigin origin) {
   return origin == ResultOrigin::kInProcess ? "" : fmt::format(" among {} results", name_of(origin));
 }
 
-void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
+void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {
   const auto& b = check.branch;
   const std::string cell_of = fmt::format("a cell of this model run with -b {}", b.backend);
   switch (b.evidence) {
@@ -288,11 +288,11 @@ void evaluate(SeedBranchCheck& check, const SeedBranchInputs& in) {
   if (check.verdict != BranchVerdict::kNotMeasuredHere) check.detail += configuration_caveat(check, in);
 }
 
-std::vector<SeedBranchCheck> checks_of_one_origin(const SeedBranchInputs& in) {
-  std::vector<SeedBranchCheck> checks;
+std::vector<DecisionTreeCheck> checks_of_one_origin(const DecisionTreeInputs& in) {
+  std::vector<DecisionTreeCheck> checks;
   std::map<DecisionTree, std::string_view> first_selected;  // priority-ordered tree -> its first selected branch
-  for (const auto& branch : seed_decision_trees()) {
-    SeedBranchCheck check{branch, false, "", BranchVerdict::kNotSelected, ""};
+  for (const auto& branch : all_decision_tree_branches()) {
+    DecisionTreeCheck check{branch, false, "", BranchVerdict::kNotSelected, ""};
     const auto chosen = selection(branch.situation, in);
     if (chosen.by.empty()) {
       check.detail = chosen.hint;
@@ -314,7 +314,7 @@ std::vector<SeedBranchCheck> checks_of_one_origin(const SeedBranchInputs& in) {
 
 std::string_view name_of(BranchVerdict verdict) { return name_in(kVerdictNames, verdict); }
 
-std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
+std::vector<DecisionTreeCheck> check_decision_tree_branches(const DecisionTreeInputs& in) {
   const auto of_origin = [&](const LoadedResult& r) { return r.result.origin == in.origin; };
   if (std::all_of(in.results.begin(), in.results.end(), of_origin)) return checks_of_one_origin(in);
   std::vector<LoadedResult> results;
@@ -333,7 +333,7 @@ std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& in) {
 namespace {
 
 // Each tree once, named by what it decides and cited by its guide's title and section.
-std::string trees_markdown(const std::vector<SeedBranchCheck>& checks) {
+std::string trees_markdown(const std::vector<DecisionTreeCheck>& checks) {
   std::string out;
   std::set<DecisionTree> listed;
   for (const auto& c : checks)
@@ -346,9 +346,9 @@ std::string trees_markdown(const std::vector<SeedBranchCheck>& checks) {
 
 }  // namespace
 
-std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks) {
+std::string decision_tree_branches_markdown(const std::vector<DecisionTreeCheck>& checks) {
   std::string out = "### Decision trees of the field guides\n\n" + trees_markdown(checks) + "\n";
-  const auto title = [](const SeedBranch& b) {
+  const auto title = [](const DecisionTreeBranch& b) {
     return fmt::format("{}: {} → {}{}", name_of(b.tree), b.branch, b.recommends,
                        b.alternative.empty() ? "" : fmt::format(" (alternative: {})", b.alternative));
   };
@@ -372,7 +372,7 @@ std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks) {
   return out;
 }
 
-nlohmann::json to_json(const SeedBranchCheck& c) {
+nlohmann::json to_json(const DecisionTreeCheck& c) {
   return {{"tree", std::string(name_of(c.branch.tree))},
           {"guide", std::string(title_of(guide_of(c.branch.tree)))},
           {"section", std::string(section_of(c.branch.tree))},

@@ -1,7 +1,7 @@
 // The field guides' framework decision trees as one constant table: which situation each branch
 // is for, what it recommends, and how infermark can check it against measured results. Each tree
 // is named by what it decides and cited by its guide's title and section. `recommend` selects
-// branches from the user's constraints and judges them (seed_branch_verdicts.hpp); nothing else
+// branches from the user's constraints and judges them (decision_tree_verdicts.hpp); nothing else
 // lists the branches.
 #pragma once
 
@@ -18,7 +18,7 @@ enum class DecisionTree {
   kEngineForWorkload,     // performance testing, LLM decision tree §6
 };
 
-// The situation a branch is for; what selects it is in seed_branch_verdicts.cpp.
+// The situation a branch is for; what selects it is in decision_tree_verdicts.cpp.
 enum class DeploymentSituation {
   kLatencyCritical,
   kHighThroughputBatch,
@@ -46,7 +46,7 @@ enum class BranchEvidence {
 // What measured here gives context to a branch that cannot be tested (shown as "measured here: ...").
 enum class MeasuredContext { kNone, kLowestLatency, kGeneration, kLibTorch };
 
-struct SeedBranch {
+struct DecisionTreeBranch {
   DecisionTree tree;
   DeploymentSituation situation;
   std::string_view branch;       // "latency-critical"
@@ -59,7 +59,7 @@ struct SeedBranch {
 };
 
 // Every branch, each tree's branches in its guide's order (the selection path is a priority order).
-std::span<const SeedBranch> seed_decision_trees();
+std::span<const DecisionTreeBranch> all_decision_tree_branches();
 
 // What the tree decides: "Which framework for the deployment scenario".
 std::string_view name_of(DecisionTree tree);

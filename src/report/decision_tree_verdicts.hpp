@@ -1,4 +1,4 @@
-// Each branch of the field guides' decision trees (seed_decision_trees.hpp) judged for one model on one
+// Each branch of the field guides' decision trees (decision_trees.hpp) judged for one model on one
 // machine: whether the user's constraints or the results select it, and whether the measurements
 // agree with what it recommends, contradict it, or cannot test it here (and what that would need).
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace infermark::report {
 
-struct SeedBranchInputs {
+struct DecisionTreeInputs {
   const Constraints& constraints;
   std::vector<const CellAssessment*> completed;  // the cells of this model and machine that completed
   const std::vector<LoadedResult>& results;      // the same cells' results (shapes, precisions, environment)
@@ -27,13 +27,13 @@ struct SeedBranchInputs {
 // measured counts as agreement (compare's practical threshold).
 inline constexpr double kBranchAgreementTolerance = 0.05;
 
-std::vector<SeedBranchCheck> check_seed_branches(const SeedBranchInputs& inputs);
+std::vector<DecisionTreeCheck> check_decision_tree_branches(const DecisionTreeInputs& inputs);
 
 std::string_view name_of(BranchVerdict verdict);  // "agrees", "agrees trivially", ...
 
 // The selected branches first, each with its verdict and detail, then the others in one table.
-std::string seed_branches_markdown(const std::vector<SeedBranchCheck>& checks);
+std::string decision_tree_branches_markdown(const std::vector<DecisionTreeCheck>& checks);
 
-nlohmann::json to_json(const SeedBranchCheck& check);
+nlohmann::json to_json(const DecisionTreeCheck& check);
 
 }  // namespace infermark::report

@@ -1,4 +1,4 @@
-#include "report/seed_decision_trees.hpp"
+#include "report/decision_trees.hpp"
 
 #include <array>
 
@@ -14,32 +14,32 @@ constexpr std::string_view kNvidia = "an NVIDIA GPU and a TensorRT backend (infe
 
 constexpr std::array kBranches{
     // Which framework for the deployment scenario
-    SeedBranch{kFrameworkForScenario, kLatencyCritical, "latency-critical", "TensorRT", "FastDeploy, CUDA Graph on",
+    DecisionTreeBranch{kFrameworkForScenario, kLatencyCritical, "latency-critical", "TensorRT", "FastDeploy, CUDA Graph on",
                kNotMeasurable, "", kNvidia, kLowestLatency},
-    SeedBranch{kFrameworkForScenario, kHighThroughputBatch, "high-throughput batch",
+    DecisionTreeBranch{kFrameworkForScenario, kHighThroughputBatch, "high-throughput batch",
                "ONNX Runtime + dynamic batching, max_batch_size 32", "", kHighestThroughput, "onnxruntime", "", kNone},
-    SeedBranch{kFrameworkForScenario, kDomesticHardware, "domestic hardware", "FastDeploy", "test on an Ascend NPU",
+    DecisionTreeBranch{kFrameworkForScenario, kDomesticHardware, "domestic hardware", "FastDeploy", "test on an Ascend NPU",
                kNotMeasurable, "", "an Ascend NPU and a FastDeploy backend (infermark has neither)", kNone},
-    SeedBranch{kFrameworkForScenario, kEdgeCpu, "edge CPU", "OpenVINO + 4-bit", "", kObjective, "openvino", "", kNone},
-    SeedBranch{kFrameworkForScenario, kArmGpu, "ARM GPU", "TensorRT", "", kNotMeasurable, "",
+    DecisionTreeBranch{kFrameworkForScenario, kEdgeCpu, "edge CPU", "OpenVINO + 4-bit", "", kObjective, "openvino", "", kNone},
+    DecisionTreeBranch{kFrameworkForScenario, kArmGpu, "ARM GPU", "TensorRT", "", kNotMeasurable, "",
                "an ARM board with an NVIDIA GPU (Jetson) and a TensorRT backend (infermark has none)", kNone},
     // Which framework to choose, in priority order
-    SeedBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kNotMeasurable, "",
+    DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kNotMeasurable, "",
                "domestic hardware and a Paddle Inference or MNN backend (infermark has neither)", kNone},
-    SeedBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "", kNone},
-    SeedBranch{kFrameworkByPriority, kMaximumPerformance, "maximum performance", "TensorRT", "", kNotMeasurable, "", kNvidia,
+    DecisionTreeBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "", kNone},
+    DecisionTreeBranch{kFrameworkByPriority, kMaximumPerformance, "maximum performance", "TensorRT", "", kNotMeasurable, "", kNvidia,
                kLowestLatency},
-    SeedBranch{kFrameworkByPriority, kFastIteration, "fast iteration", "PyTorch", "", kNotMeasurable, "",
+    DecisionTreeBranch{kFrameworkByPriority, kFastIteration, "fast iteration", "PyTorch", "", kNotMeasurable, "",
                "a measure of development time, which an inference benchmark does not take", kLibTorch},
     // Which engine for the model and workload
-    SeedBranch{kEngineForWorkload, kDynamicControlFlow, "dynamic control flow", "PyTorch / JAX", "", kNotMeasurable, "",
+    DecisionTreeBranch{kEngineForWorkload, kDynamicControlFlow, "dynamic control flow", "PyTorch / JAX", "", kNotMeasurable, "",
                "a model with data-dependent control flow run eagerly (infermark runs exported graphs; no JAX backend)",
                kLibTorch},
-    SeedBranch{kEngineForWorkload, kFixedInputSize, "fixed input size", "TensorRT", "", kNotMeasurable, "", kNvidia,
+    DecisionTreeBranch{kEngineForWorkload, kFixedInputSize, "fixed input size", "TensorRT", "", kNotMeasurable, "", kNvidia,
                kLowestLatency},
-    SeedBranch{kEngineForWorkload, kLongGeneration, "long generation", "vLLM", "", kNotMeasurable, "",
+    DecisionTreeBranch{kEngineForWorkload, kLongGeneration, "long generation", "vLLM", "", kNotMeasurable, "",
                "a vLLM server measured with `infermark load URL --protocol openai` (on a GPU)", kGeneration},
-    SeedBranch{kEngineForWorkload, kMultiBackend, "multi-backend", "ONNX Runtime", "", kRunsTheModel, "onnxruntime",
+    DecisionTreeBranch{kEngineForWorkload, kMultiBackend, "multi-backend", "ONNX Runtime", "", kRunsTheModel, "onnxruntime",
                "running on other hardware (execution providers) is not measured here", kNone},
 };
 
@@ -68,7 +68,7 @@ const TreeSource& source_of(DecisionTree tree) {
 
 }  // namespace
 
-std::span<const SeedBranch> seed_decision_trees() { return kBranches; }
+std::span<const DecisionTreeBranch> all_decision_tree_branches() { return kBranches; }
 
 std::string_view name_of(DecisionTree tree) { return source_of(tree).name; }
 
