@@ -24,7 +24,7 @@ namespace {
 // How long a worker may take to load its model and create its output ring.
 constexpr double kRingWaitS = 600;
 
-std::string ring_name(int k) { return "/infermark-pipeline-" + std::to_string(getpid()) + "-" + std::to_string(k); }
+std::string ring_name(int k) { return pipeline_ring_name(getpid(), k); }
 
 std::string last_line(const std::filesystem::path& log) {
   std::ifstream in(log);
@@ -90,6 +90,7 @@ class ProcessPipeline final : public PipelinedSystem {
   void start() {
     const auto n = spec_.stages.size();
     std::filesystem::create_directories(settings_.work_dir);
+    remove_orphaned_pipeline_rings();  // left by runs killed with SIGKILL
     tickets_ = ShmRing::create(ring_name(0), 1, encoded_size(PipelineMessage{}));
     for (std::size_t k = 0; k < n; ++k) {
       const auto config = write_worker_config(spec_, k, settings_.work_dir);

@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <string_view>
 #include <thread>
 
 #include "core/error.hpp"
@@ -205,6 +208,33 @@ std::size_t ShmRing::slot_bytes() const { return header_->slot_bytes; }
 std::size_t ShmRing::size() const {
   Lock lock(&header_->mutex);
   return header_->count;
+}
+
+namespace {
+constexpr std::string_view kPipelineRingPrefix = "infermark-pipeline-";
+}  // namespace
+
+std::string pipeline_ring_name(int owner_pid, int index) {
+  return "/" + std::string(kPipelineRingPrefix) + std::to_string(owner_pid) + "-" + std::to_string(index);
+}
+
+int remove_orphaned_pipeline_rings(const std::string& shm_dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(shm_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (!name.starts_with(kPipelineRingPrefix)) continue;
+    const auto pid_text = name.substr(kPipelineRingPrefix.size(), name.find('-', kPipelineRingPrefix.size()) - kPipelineRingPrefix.size());
+    int pid = 0;
+    try {
+      pid = std::stoi(pid_text);
+    } catch (const std::exception&) {
+      continue;  // not a name this module writes
+    }
+    if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    if (std::filesystem::remove(entry.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace infermark::pipeline

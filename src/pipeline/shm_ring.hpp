@@ -59,4 +59,12 @@ class ShmRing {
 // Bytes of shared memory a ring of `capacity` slots of `slot_bytes` takes.
 std::size_t ring_bytes(std::size_t capacity, std::size_t slot_bytes);
 
+// The name of ring `index` of the pipeline run by process `owner_pid`: "/<prefix><pid>-<index>".
+std::string pipeline_ring_name(int owner_pid, int index);
+
+// Removes the rings of pipeline runs whose process is gone (a run killed with SIGKILL unlinks
+// nothing: its stage workers die with it, and their rings would stay in `shm_dir` until reboot).
+// Returns how many were removed. Rings of live processes are left alone.
+int remove_orphaned_pipeline_rings(const std::string& shm_dir = "/dev/shm");
+
 }  // namespace infermark::pipeline

@@ -90,9 +90,18 @@ TEST_F(OrphanWorkers, PipelineKilledBySigkillTakesItsStageProcessesWithIt) {
   const pid_t pipeline =
       start("pipeline " + file.string() + " --scenario server --qps 20 --duration 60 --out " + (dir_ / "results").string());
   expect_children_die_with(pipeline, "pipeline-stage", 2);
-  // A pipeline killed by SIGKILL cannot unlink its shared-memory rings; the test does.
-  for (int ring = 0; ring <= 2; ++ring)
-    fs::remove("/dev/shm/infermark-pipeline-" + std::to_string(pipeline) + "-" + std::to_string(ring));
+  // A pipeline killed by SIGKILL cannot unlink its shared-memory rings; the next pipeline run
+  // removes them, since their owner is gone.
+  const auto ring = [&](int k) { return fs::path("/dev/shm/infermark-pipeline-" + std::to_string(pipeline) + "-" + std::to_string(k)); };
+  const auto short_run = dir_ / "short.yaml";
+  {
+    std::ifstream in(file);
+    std::ofstream(short_run) << in.rdbuf() << "requests: 3\n";
+  }
+  const auto next = infermark("pipeline " + short_run.string() + " --out " + (dir_ / "results").string());
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  for (int k = 0; k <= 2; ++k) EXPECT_FALSE(fs::exists(ring(k))) << ring(k) << " outlived its killed run";
+  for (int k = 0; k <= 2; ++k) fs::remove(ring(k));  // whatever the outcome, leave nothing behind
 }
 
 TEST_F(OrphanWorkers, AResumedSweepRefusesAStudyFolderAnEarlierSweepsWorkerHolds) {

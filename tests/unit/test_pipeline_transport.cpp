@@ -1,6 +1,8 @@
 // The pipeline's hand-over machinery: the in-process bounded queue, the message encoding and the
 // shared-memory ring between processes.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -188,6 +190,27 @@ TEST(ShmRing, TheCreatorRemovesTheSegment) {
   const auto name = unique_ring("unlink");
   { auto ring = ShmRing::create(name, 2, 64); }
   EXPECT_FALSE(std::filesystem::exists("/dev/shm" + name));
+}
+
+// A pipeline killed with SIGKILL unlinks none of its rings (its workers die with it): the next run
+// removes the rings of runs whose process is gone, and leaves a live run's alone.
+TEST(ShmRingCleanup, RingsOfADeadRunAreRemovedALiveRunsKept) {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // reaped: its pid names no process now
+  const auto make = [](const std::string& name) {
+    const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name;
+    close(fd);
+  };
+  const auto dead = pipeline_ring_name(child, 0), live = pipeline_ring_name(getpid(), 7);
+  make(dead);
+  make(live);
+  EXPECT_GE(remove_orphaned_pipeline_rings(), 1);
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + dead));
+  EXPECT_TRUE(std::filesystem::exists("/dev/shm" + live));
+  shm_unlink(live.c_str());
 }
 
 }  // namespace infermark::pipeline
