@@ -40,6 +40,12 @@ EffectiveSetting observed_threads(int requested, int observed, const std::string
   return read_back(key, count_or_empty(requested), std::to_string(observed), how);
 }
 
+EffectiveSetting counted_pool_threads(int requested, int started, const std::string& starter, const std::string& note) {
+  return observed_threads(requested, started + 1,
+                          "counted: " + starter + " started " + std::to_string(started) +
+                              " pool thread(s) beside the calling thread" + note);
+}
+
 EffectiveSetting unverified_threads(int requested, const std::string& effective, const std::string& why) {
   return {"intra_op_threads", count_or_empty(requested), effective, SettingState::kUnverified, why};
 }

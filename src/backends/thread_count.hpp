@@ -22,6 +22,11 @@ std::optional<int> threads_started_by(const std::function<void()>& call);
 EffectiveSetting observed_threads(int requested, int observed, const std::string& how,
                                   const std::string& key = "intra_op_threads");
 
+// intra_op_threads of a pool that `starter` ("the session") started with `started` threads beside the
+// calling thread, which works in it too (N - 1 workers for N, as ONNX Runtime's and XNNPACK's pools
+// are made): verified against the request by that count. `note` is added to the explanation.
+EffectiveSetting counted_pool_threads(int requested, int started, const std::string& starter, const std::string& note = "");
+
 // intra_op_threads set as asked where nothing can read the count back; `why` says so.
 EffectiveSetting unverified_threads(int requested, const std::string& effective, const std::string& why);
 

@@ -120,9 +120,7 @@ EffectiveSetting intra_op_threads_setting(int requested, const std::string& exec
                               "cannot be told apart; " + no_getter);
   if (!started)
     return unverified_threads(requested, configured, "/proc/self/task cannot be read to count the pool; " + no_getter);
-  return observed_threads(
-      requested, *started + 1,
-      "counted: the session started " + std::to_string(*started) + " pool thread(s) beside the calling thread");
+  return counted_pool_threads(requested, *started, "the session");
 }
 
 class OnnxRuntimeSession final : public Session {

@@ -157,9 +157,7 @@ class LiteRtSession final : public Session {
                                 std::to_string(threads_) + (asked > 0 ? "" : " (litert-benchmark's default, --num_threads=1)"),
                                 "/proc/self/task cannot be read to count XNNPACK's pool; LiteRT cannot report it");
     const std::string default_note = asked > 0 ? "" : "; litert-benchmark's default is 1";
-    return observed_threads(asked, *pool_started_ + 1,
-                            "counted: compiling the model started " + std::to_string(*pool_started_) +
-                                " pool thread(s) beside the calling thread" + default_note);
+    return counted_pool_threads(asked, *pool_started_, "compiling the model", default_note);
   }
 
   // One compiled model with its tensor buffers and their types.

@@ -131,9 +131,7 @@ class TfliteCSession final : public Session {
                                             "kernels' pool starts only when an operator needs it");
     if (!xnnpack_pool_started_)
       return unverified_threads(asked, set, "/proc/self/task cannot be read to count XNNPACK's pool");
-    return observed_threads(asked, *xnnpack_pool_started_ + 1,
-                            "counted: the XNNPACK delegate started " + std::to_string(*xnnpack_pool_started_) +
-                                " pool thread(s) beside the calling thread");
+    return counted_pool_threads(asked, *xnnpack_pool_started_, "the XNNPACK delegate");
   }
 
   // One interpreter with the delegate and error log it needs alive as long as it lives.
