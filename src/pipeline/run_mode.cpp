@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "harness/measure_cell.hpp"
 #include "loadgen/closed_loop.hpp"
 #include "pipeline/pipeline_run.hpp"
 
@@ -54,11 +55,12 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
     auto measured = scenario;
     measured.warmup_queries = 0;
     measured.warmup_s = 0;
-    probes::ResourceSampler sampler;
-    sampler.start();
-    outcome.sampler_start_ns = mono_now_ns();
-    outcome.load = loadgen::run_scenario(*system, measured, settings.logical_cores, &halt);
-    outcome.resources = sampler.stop();
+    // Sampled as every in-process cell is: energy over the measured phases only (a soak's or a
+    // pulse's capacity probe is not in the inference count, so not in the joules either).
+    auto run = harness::run_sampled(*system, measured, settings.logical_cores, &halt, probes::EnergyTarget{});
+    outcome.sampler_start_ns = run.sampler_start_ns;
+    outcome.load = std::move(run.outcome);
+    outcome.resources = std::move(run.resources);
     watch.request_stop();
     system->close();
   } catch (const std::exception& e) {
