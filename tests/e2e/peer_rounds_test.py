@@ -7,7 +7,6 @@ input file.
 import ast
 import contextlib
 import io
-import os
 import pathlib
 import sys
 import tempfile

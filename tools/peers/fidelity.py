@@ -21,6 +21,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -79,7 +80,7 @@ class Sides:
             run(command)
             result = json.load(open(sorted(glob.glob(str(folder / "*" / "*.json")))[-1]))
             figures = [result["latency_ms"]["percentiles"]["p50"]["value"], result["latency_ms"]["mean"]]
-            subprocess.run(["rm", "-rf", str(folder)])
+            shutil.rmtree(folder)
         self.commands[side] = shown(command, self.scratch, a.infermark)
         return tuple(figures)
 

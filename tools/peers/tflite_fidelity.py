@@ -86,13 +86,13 @@ def c_loop(model, threads, warmup, runs, library=None):
     return command, figures["p50_ms"], figures["mean_ms"]
 
 
-INFERMARK = str(ROOT / "build/release/infermark")  # --infermark replaces it
+INFERMARK = str(ROOT / "build/release/infermark")  # the default of --infermark
 
 
-def infermark(model, threads, warmup, runs, runtime, out):
-    """(command, P50 ms, mean ms, settings) of one `infermark run -b tflite`."""
+def infermark(binary, model, threads, warmup, runs, runtime, out):
+    """(command, P50 ms, mean ms, settings) of one `infermark run -b tflite` of `binary`."""
     folder = out / f"infermark-{runtime}"
-    command = [INFERMARK, "run", str(model), "-b", "tflite", "--threads", str(threads),
+    command = [binary, "run", str(model), "-b", "tflite", "--threads", str(threads),
                "--warmup", str(warmup), "--runs", str(runs), "--opt", f"runtime={runtime}", "--out", str(folder)]
     subprocess.run(command, check=True, capture_output=True)
     result = json.loads(sorted(folder.glob("*/*.json"))[-1].read_text())
@@ -101,8 +101,8 @@ def infermark(model, threads, warmup, runs, runtime, out):
     return command, latency["percentiles"]["p50"]["value"], latency["mean"], settings
 
 
-def shown(command):
-    return " ".join("infermark" if str(part) == INFERMARK else str(part).replace(str(ROOT) + "/", "") for part in command)
+def shown(command, binary=INFERMARK):
+    return " ".join("infermark" if str(part) == binary else str(part).replace(str(ROOT) + "/", "") for part in command)
 
 
 def main() -> None:
@@ -114,10 +114,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--other-library", type=pathlib.Path, help="another TfLite C library for a c-loop-other side")
     parser.add_argument("--sides", nargs="+", choices=SIDES, default=SIDES, help="sides to run (litert always runs)")
-    parser.add_argument("--infermark", help="the infermark binary (default: build/release's)")
+    parser.add_argument("--infermark", default=INFERMARK, help="the infermark binary (default: build/release's)")
     args = parser.parse_args()
-    if args.infermark:
-        globals()["INFERMARK"] = args.infermark
     sides = ["litert"] + [side for side in args.sides if side != "litert"] + (["c-loop-other"] if args.other_library else [])
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -144,11 +142,12 @@ def main() -> None:
                     elif side == "c-loop-other":
                         command, p50, mean = c_loop(model, threads, args.warmup, args.runs, args.other_library)
                     else:
-                        command, p50, mean, settings = infermark(model, threads, args.warmup, args.runs, RUNTIME_OF_SIDE[side], out)
+                        command, p50, mean, settings = infermark(args.infermark, model, threads, args.warmup,
+                                                                 args.runs, RUNTIME_OF_SIDE[side], out)
                         if settings["intra_op_threads"] != str(threads) or not settings["xnnpack"].startswith("on"):
                             sys.exit(f"runtime={side} ran {settings}, not {threads} thread(s) with XNNPACK")
                     figures[side] = (p50, mean)
-                    shown_commands[side] = shown(command).replace(str(out) + "/", "$OUT/")
+                    shown_commands[side] = shown(command, args.infermark).replace(str(out) + "/", "$OUT/")
                 rows.append(figures)
                 print(f"  t{threads} round {round_index + 1} ({' → '.join(order)}): P50 ms "
                       + ", ".join(f"{side} {figures[side][0]:.3f}" for side in sides), flush=True)
