@@ -446,6 +446,18 @@ std::vector<std::string> accuracy_judgement(const CellRefs& completed, double li
   return lines;
 }
 
+// Cells of several batch sizes are ranked together (the batch is one of the choices), but each
+// one's latency is per query of that many rows: the explanation says so.
+std::optional<std::string> batch_mix(const CellRefs& completed) {
+  std::set<long long> batches;
+  for (const auto* a : completed) batches.insert(a->batch);
+  if (batches.size() < 2) return std::nullopt;
+  return fmt::format("These cells ran different batch sizes ({}): latency is per query of that many rows and "
+                     "throughput counts rows, so a larger batch trades latency for throughput; each label names "
+                     "its batch.",
+                     fmt::join(batches, ", "));
+}
+
 std::vector<std::string> explain(const ModelRecommendation& m, Objective o, const Constraints& c, const CellRefs& completed) {
   std::vector<std::string> lines;
   const auto total = m.ranked.size() + m.rejected.size();
@@ -476,6 +488,7 @@ std::vector<std::string> explain(const ModelRecommendation& m, Objective o, cons
   for (auto& line : qualification(m, given)) lines.push_back(std::move(line));
   if (!m.ranked.empty())
     for (auto& line : pick_figures(m.ranked.front(), given)) lines.push_back(std::move(line));
+  if (auto line = batch_mix(completed)) lines.push_back(std::move(*line));
   if (o == Objective::kThroughput && std::all_of(completed.begin(), completed.end(), [](const CellAssessment* a) {
         return a->figures.qps_source == "measured inferences/s";
       }))

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -27,6 +28,19 @@ const report::CellAssessment& find(const report::ModelRecommendation& m, const s
 // openvino fastest, onnxruntime next, opencv slowest but smallest.
 std::vector<report::LoadedResult> three_backends() {
   return {narrow_cell("onnxruntime", 20.0, 300.0), narrow_cell("openvino", 10.0, 500.0), narrow_cell("opencv", 50.0, 100.0)};
+}
+
+// Cells of different batch sizes rank together, and the explanation says their latency is per
+// query of that many rows; cells of one batch size say nothing of it.
+TEST(RecommendBatches, AMixOfBatchSizesIsSaidInTheExplanation) {
+  const auto mixed = report::recommend({narrow_cell("onnxruntime", 20.0, 300.0, 1, 1), narrow_cell("openvino", 60.0, 300.0, 2, 7)}, {});
+  ASSERT_EQ(mixed.models.size(), 1u);
+  const auto& why = mixed.models[0].explanation;
+  EXPECT_TRUE(std::any_of(why.begin(), why.end(), [](const std::string& line) {
+    return line.starts_with("These cells ran different batch sizes (1, 7): latency is per query of that many rows");
+  })) << report::to_markdown(mixed);
+  const auto single = report::recommend(three_backends(), {});
+  for (const auto& line : single.models[0].explanation) EXPECT_EQ(line.find("batch sizes"), std::string::npos) << line;
 }
 
 TEST(RecommendConstraints, CellsPastALimitAreRuledOutWithTheConstraintNamed) {
