@@ -32,11 +32,14 @@ zone intel-rapl:0:0 core
 zone intel-rapl:0:1 uncore
 zone intel-rapl:1 package-1
 
-# Each counter advances about 1 mJ per 2 ms; renamed into place so a read never sees half a write.
+# Each counter reads 0.5 W: its value is computed from the clock (bash's $EPOCHREALTIME, no fork),
+# not counted per loop turn, so a loaded machine that starves this loop delays an update but never
+# changes the power the counters show. Renamed into place so a read never sees half a write.
 (
-  uj=0
+  start=${EPOCHREALTIME/./}
   while true; do
-    uj=$((uj + 1000))
+    now=${EPOCHREALTIME/./}
+    uj=$(((now - start) / 2))
     for id in intel-rapl:0 intel-rapl:0:0 intel-rapl:1; do
       echo "$uj" >"$root/$id/.next" && mv "$root/$id/.next" "$root/$id/energy_uj"
     done

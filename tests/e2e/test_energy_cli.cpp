@@ -22,8 +22,9 @@ class EnergyCli : public CliTest {
  protected:
   void SetUp() override { prepare({"onnxruntime"}, "infermark_energy_"); }
 
-  // Long enough for every RAPL counter to advance (they update about every millisecond).
-  CommandResult run_tiny_cnn(const std::string& warmup = "--warmup 5", const std::string& runs = "--runs 400",
+  // Long enough for every RAPL counter to advance (they update about every millisecond) and for the
+  // sampler's 0.1 s readings to bracket the measured phase several times over.
+  CommandResult run_tiny_cnn(const std::string& warmup = "--warmup 5", const std::string& runs = "--runs 400 --min-duration 0.5",
                              const std::string& out = "results") {
     return infermark("run " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime " + warmup + " " + runs + " --out " +
                      (dir_ / out).string());
