@@ -5,12 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace {
 
 using namespace infermark;
-using namespace infermark::serve;
+using namespace infermark::kserve;
 
 struct BinaryRequest {
   std::string body;

@@ -2,7 +2,7 @@
 # (infermark_declare_backend: name, framework, formats and their file extensions), finds the
 # framework and builds the plugin (infermark_add_backend). This file holds only the shared
 # functions: it includes every folder's fragment, and writes the table of all declared backends,
-# built or not, into infermark_core (declared_backends(), src/backends/declared.hpp; the table's
+# built or not, into infermark_backends (declared_backends(), src/backends/declared.hpp; the table's
 # functions are in cmake/BackendTable.cmake). Nothing else lists frameworks.
 
 include("${CMAKE_CURRENT_LIST_DIR}/BackendTable.cmake")
@@ -25,7 +25,7 @@ function(infermark_backend_decide name found out_var)
   endif()
 endfunction()
 
-# Builds the plugin libinfermark_backend_<name>.so, a MODULE linked to infermark_core, from the
+# Builds the plugin libinfermark_backend_<name>.so, a MODULE linked to infermark_backends, from the
 # SOURCES given or else every .cpp of the calling fragment's folder. Framework headers given as
 # SYSTEM_INCLUDES are included as system headers, so their warnings do not break -Werror.
 function(infermark_add_backend name)
@@ -37,7 +37,7 @@ function(infermark_add_backend name)
   add_library(${target} MODULE ${ARG_SOURCES})
   target_compile_options(${target} PRIVATE ${INFERMARK_WARNINGS})
   target_include_directories(${target} SYSTEM PRIVATE ${ARG_SYSTEM_INCLUDES})
-  target_link_libraries(${target} PRIVATE infermark_core ${ARG_LIBRARIES})
+  target_link_libraries(${target} PRIVATE infermark_backends ${ARG_LIBRARIES})
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${INFERMARK_BACKEND_OUTPUT_DIR}" PREFIX "lib")
   add_dependencies(${INFERMARK_BACKEND_BUILT_WITH} ${target})
 endfunction()
@@ -90,4 +90,4 @@ infermark_include_backend_folders("${CMAKE_SOURCE_DIR}/src/backends" PLUGIN_DIR 
 # Before tests/ declares its fixture backends into the same list.
 infermark_expected_backends(INFERMARK_BACKENDS_EXPECTED INFERMARK_BACKENDS_OPTED_OUT)
 infermark_write_backend_table(OUTPUT "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp" FUNCTION declared_backends)
-target_sources(infermark_core PRIVATE "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp")
+target_sources(infermark_backends PRIVATE "${CMAKE_BINARY_DIR}/generated/declared_backends.cpp")

@@ -52,15 +52,15 @@ nlohmann::json body_fields(const std::vector<std::string>& fields) {
   return extra;
 }
 
-std::string cell_file_name(const report::RunResult& result, int concurrency) {
+std::string cell_file_name(const result::RunResult& result, int concurrency) {
   std::string name = "remote-" + (result.model.name.empty() ? std::string("model") : result.model.name);
   for (auto& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
   return name + (concurrency > 0 ? "-c" + std::to_string(concurrency) : "") + ".json";
 }
 
-void print_cell(const report::RunResult& r, const std::string& destination) {
-  auto line = fmt::format("{} {} {}", r.backend.framework, r.model.name, report::name_of(r.status));
+void print_cell(const result::RunResult& r, const std::string& destination) {
+  auto line = fmt::format("{} {} {}", r.backend.framework, r.model.name, result::name_of(r.status));
   if (r.latency_ms)
     line += fmt::format("  P50 {:.3f} ms  P99 {:.3f} ms  {:.1f} req/s", r.latency_ms->at(50).value,
                         r.latency_ms->at(99).value, r.throughput.queries_per_s);
@@ -153,21 +153,21 @@ int run_load(LoadOptions& o) {
     }
     const auto result = remote::measure_remote(request, &stop, {}, launched_as_ranks(world) ? &ranks : nullptr);
     if (!root) {  // rank 0 prints and writes the merged result; the others speak only of their own failure
-      if (result.status != report::CellStatus::kOk) fmt::print(stderr, "infermark load: rank {}: {}\n", world.rank(), result.error);
-      failed = failed || result.status != report::CellStatus::kOk;
+      if (result.status != result::CellStatus::kOk) fmt::print(stderr, "infermark load: rank {}: {}\n", world.rank(), result.error);
+      failed = failed || result.status != result::CellStatus::kOk;
       continue;
     }
     const auto path = folder / cell_file_name(result, level);
     // A full disk loses the file, not the figures: they are printed, and the next level still runs.
     std::string save_error;
     try {
-      report::write_run_result(result, path.string());
+      result::write_run_result(result, path.string());
     } catch (const Error& e) {
       save_error = e.what();
     }
     print_cell(result, save_error.empty() ? path.string() : "NOT SAVED");
     if (!save_error.empty()) fmt::print(stderr, "infermark load: {}\n", save_error);
-    failed = failed || result.status != report::CellStatus::kOk || !save_error.empty();
+    failed = failed || result.status != result::CellStatus::kOk || !save_error.empty();
   }
   if (stop.load()) return 130;
   return failed ? 1 : 0;

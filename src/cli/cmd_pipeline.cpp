@@ -60,8 +60,8 @@ int run_pipeline(PipelineOptions o) {
     fmt::print("pipeline {}: {} ...\n", spec.name, mode);
     std::fflush(stdout);
     outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
-    if (outcomes.back().status != report::CellStatus::kOk)
-      fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, report::name_of(outcomes.back().status), outcomes.back().error);
+    if (outcomes.back().status != result::CellStatus::kOk)
+      fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, result::name_of(outcomes.back().status), outcomes.back().error);
   }
   std::vector<pipeline::ModeFigures> figures;
   for (const auto& outcome : outcomes) figures.push_back(pipeline::figures_of(outcome, spec.stages.size()));
@@ -70,7 +70,7 @@ int run_pipeline(PipelineOptions o) {
   bool failed = false;
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
     pipeline::write_mode_result(folder, spec, o.file, outcomes[i], figures[i], environment);
-    failed = failed || outcomes[i].status != report::CellStatus::kOk;
+    failed = failed || outcomes[i].status != result::CellStatus::kOk;
   }
   const auto summary = pipeline::pipeline_summary(spec, outcomes, figures, load);
   std::ofstream(folder / "summary.md") << summary;

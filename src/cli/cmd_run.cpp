@@ -50,7 +50,7 @@ std::vector<std::string> backends_for(const RunCommandOptions& o, const std::str
 void print_progress(std::size_t index, std::size_t total, const harness::CellOutcome& outcome) {
   if (isatty(STDOUT_FILENO)) fmt::print("\r\033[K");  // clear the live status line
   const auto& r = outcome.result;
-  auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, report::name_of(r.status));
+  auto line = fmt::format("[{}/{}] {:<12} {}", index, total, r.backend.name, result::name_of(r.status));
   if (r.latency_ms) line += fmt::format("  mean {:.3f} ms over {} runs", r.latency_ms->mean, r.latency_ms->count);
   fmt::print("{}  -> {}\n", line,
              outcome.save_error.empty() ? outcome.result_path.string() : "NOT SAVED (" + outcome.save_error + ")");
@@ -59,7 +59,7 @@ void print_progress(std::size_t index, std::size_t total, const harness::CellOut
 
 int run(const RunCommandOptions& o) {
   const auto& stop = install_stop_handler();
-  for (const auto& model : o.models) harness::check_model_file(model);
+  for (const auto& model : o.models) result::check_model_file(model);
   int exit_code = 0;
   BackendRegistry registry(default_plugin_dir());
   harness::ComparisonPlan plan;
@@ -101,10 +101,10 @@ int run(const RunCommandOptions& o) {
   const auto outcomes = harness::run_comparison(
       plan, registry, stop, [&](const harness::CellOutcome& outcome) { print_progress(++done, plan.cells.size(), outcome); });
 
-  std::vector<report::RunResult> results;
+  std::vector<result::RunResult> results;
   for (const auto& outcome : outcomes) {
     results.push_back(outcome.result);
-    if (outcome.result.status != report::CellStatus::kOk && exit_code == 0) exit_code = 1;
+    if (outcome.result.status != result::CellStatus::kOk && exit_code == 0) exit_code = 1;
   }
   fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results),
              plan.output_dir.string());

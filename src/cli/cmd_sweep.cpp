@@ -88,7 +88,7 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
       const auto& r = outcome.front().result;
       const auto score = study::score_of(r);
       fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]),
-                 report::name_of(r.status),
+                 result::name_of(r.status),
                  score.measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", score.throughput, score.p99_ms,
                                               score.p99_ms <= o.p99_ms ? "" : " (over the target)")
                                 : "");
@@ -101,14 +101,14 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   harness::cross_check_outputs(ran, plan.reference_backend);
   const auto results = loaded(ran);
   bool failed = results.empty();
-  for (const auto& r : results) failed = failed || r.result.status != report::CellStatus::kOk;
+  for (const auto& r : results) failed = failed || r.result.status != result::CellStatus::kOk;
   const auto summary =
       study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
   return finish(summary, plan.output_dir, ran, stop, failed || !report::search_found(results, o.p99_ms));
 }
 
 // A study server's part of its cells, checked as `infermark load` would check it.
-nlohmann::json server_cell(const study::StudyServer& server, const harness::CellRequest& cell) {
+nlohmann::json server_cell(const study::StudyServer& server, const result::CellRequest& cell) {
   const nlohmann::json remote{{"url", server.url}, {"protocol", server.protocol}, {"model", server.model}};
   auto probe = cell;
   probe.remote = remote;
@@ -207,12 +207,12 @@ int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study
         world, roster, sweep, registry, stop,
         [&](const std::string& cell_name, const scaleout::RankInfo& ran_on, const harness::CellOutcome& outcome) {
           fmt::print("[{} measured; rank {} on {}] {:<52} {}\n", ++done_cells, ran_on.rank, ran_on.host, cell_name,
-                     report::name_of(outcome.result.status));
+                     result::name_of(outcome.result.status));
           std::fflush(stdout);
         });
     if (world.is_root()) {
       bool failed = done.outcomes.empty();
-      for (const auto& outcome : done.outcomes) failed = failed || outcome.result.status != report::CellStatus::kOk;
+      for (const auto& outcome : done.outcomes) failed = failed || outcome.result.status != result::CellStatus::kOk;
       exit_code = finish(distributed_summary(study, done, sweep.spread), sweep.plan.output_dir, done.outcomes, stop, failed);
       if (done.stopped && exit_code != 130) {
         fmt::print(stderr, "infermark: a rank was stopped; rerun the same command to resume\n");
@@ -289,7 +289,7 @@ int sweep(const SweepOptions& o) {
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
     fmt::print("[{}/{}] {:<14} {:<40} {}\n", done, cells.size(), outcome.result.backend.name, study::settings_text(cell),
-               report::name_of(outcome.result.status));
+               result::name_of(outcome.result.status));
     std::fflush(stdout);
   });
 
@@ -297,7 +297,7 @@ int sweep(const SweepOptions& o) {
   std::vector<std::string> axis_flags;
   for (const auto& axis : study.axes) axis_flags.push_back(axis.flag);
   bool failed = false;
-  for (const auto& outcome : outcomes) failed = failed || outcome.result.status != report::CellStatus::kOk;
+  for (const auto& outcome : outcomes) failed = failed || outcome.result.status != result::CellStatus::kOk;
   return finish(study::summary_header(study) + report::study_summary(results, axis_flags) + report::markdown_report(results),
                 plan.output_dir, outcomes, stop, failed);
 }

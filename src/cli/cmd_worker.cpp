@@ -4,7 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
-#include "harness/cell_json.hpp"
+#include "result/cell_json.hpp"
 #include "harness/comparison.hpp"
 #include "loadgen/live_stats.hpp"
 #include "remote/measure_remote.hpp"
@@ -17,13 +17,13 @@
 namespace infermark::cli {
 namespace {
 
-report::RunResult measure_remote_cell(const harness::CellRequest& cell, const std::atomic<bool>* stop,
+result::RunResult measure_remote_cell(const result::CellRequest& cell, const std::atomic<bool>* stop,
                                       const harness::StageCallback& on_stage) {
   try {
     return remote::measure_remote(remote::request_for_cell(cell), stop, on_stage);
   } catch (const Error& e) {  // an incomplete cell: a failed result naming why, never a lost one
-    auto result = harness::result_for_cell(cell);
-    result.status = report::CellStatus::kFailed;
+    auto result = result::result_for_cell(cell);
+    result.status = result::CellStatus::kFailed;
     result.error = std::string("remote cell: ") + e.what();
     return result;
   }
@@ -39,7 +39,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--result", result_path, "Where to write the result JSON")->required();
   cmd->callback([&exit_code] {
     const auto& stop = install_stop_handler();
-    const auto cell = harness::read_cell(cell_path);
+    const auto cell = result::read_cell(cell_path);
     BackendRegistry registry(default_plugin_dir());
     // Once a second, the live figures for `run`'s progress line (read from this worker's log).
     std::atomic<bool> done{false};
@@ -61,7 +61,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                                               : measure_remote_cell(cell, &stop, on_stage);
     done = true;
     progress.join();
-    report::write_run_result(result, result_path);
+    result::write_run_result(result, result_path);
     exit_code = 0;  // the result file carries the cell's status
   });
 }

@@ -151,7 +151,7 @@ void add_measurement_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--opt", o.backend_opts, "Framework-specific option KEY=VALUE (see docs/backends.md; repeatable)");
   cmd.add_option("--sessions", o.sessions,
                  "Lanes share one session where the framework can (shared, the default) or each opens its own copy (separate)")
-      ->transform(CLI::CheckedTransformer(harness::session_sharing_names()));
+      ->transform(CLI::CheckedTransformer(result::session_sharing_names()));
   add_input_flags(cmd, o);
 }
 

@@ -10,6 +10,6 @@
 
 namespace infermark::cli {
 
-std::vector<std::string> worker_argv(const harness::CellRequest& cell, const std::filesystem::path& result_path);
+std::vector<std::string> worker_argv(const result::CellRequest& cell, const std::filesystem::path& result_path);
 
 }  // namespace infermark::cli

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "harness/child_process.hpp"
+#include "process/child_process.hpp"
 #include "harness/cross_check.hpp"
 #include "probes/environment.hpp"
 
@@ -25,12 +25,12 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 }
 
 // A result for a worker that ended without writing one (crash, hang, out of memory).
-report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOutcome& outcome, const std::filesystem::path& log) {
-  auto result = result_for_cell(cell);
-  result.status = outcome.kind == ChildOutcome::Kind::kTimedOut      ? report::CellStatus::kTimeout
-                  : outcome.kind == ChildOutcome::Kind::kMemoryLimit ? report::CellStatus::kMemoryLimit
-                  : outcome.kind == ChildOutcome::Kind::kSignaled    ? report::CellStatus::kCrashed
-                                                                     : report::CellStatus::kFailed;
+result::RunResult result_for_lost_worker(const result::CellRequest& cell, const process::ChildOutcome& outcome, const std::filesystem::path& log) {
+  auto result = result::result_for_cell(cell);
+  result.status = outcome.kind == process::ChildOutcome::Kind::kTimedOut      ? result::CellStatus::kTimeout
+                  : outcome.kind == process::ChildOutcome::Kind::kMemoryLimit ? result::CellStatus::kMemoryLimit
+                  : outcome.kind == process::ChildOutcome::Kind::kSignaled    ? result::CellStatus::kCrashed
+                                                                     : result::CellStatus::kFailed;
   const auto stage = last_stage(log);
   result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
@@ -38,25 +38,25 @@ report::RunResult result_for_lost_worker(const CellRequest& cell, const ChildOut
   return result;
 }
 
-report::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, const CellRequest& cell,
+result::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, const result::CellRequest& cell,
                                 const std::filesystem::path& path, const std::atomic<bool>& stop) {
   const auto log = std::filesystem::path(path).replace_extension(".log");
   std::filesystem::remove(log);
   std::filesystem::remove(path);
   std::function<void(double)> tick;
   if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
-  const ChildLimits limits{.timeout_s = plan.cell_timeout_s, .memory_mb = plan.worker_memory_limit_mb};
-  const auto outcome = run_child(plan.worker_argv(cell, path), log, limits, &stop, tick);
-  auto result = std::filesystem::exists(path) ? report::read_run_result(path.string()) : result_for_lost_worker(cell, outcome, log);
+  const process::ChildLimits limits{.timeout_s = plan.cell_timeout_s, .memory_mb = plan.worker_memory_limit_mb};
+  const auto outcome = process::run_child(plan.worker_argv(cell, path), log, limits, &stop, tick);
+  auto result = std::filesystem::exists(path) ? result::read_run_result(path.string()) : result_for_lost_worker(cell, outcome, log);
   if (limits.memory_mb > 0) result.memory.limit_mb = limits.memory_mb;
   if (!std::filesystem::exists(path)) return result;
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.
-  if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
+  if (outcome.kind == process::ChildOutcome::Kind::kTimedOut) {
     // A worker stopped at the time limit still writes what it measured until then.
-    result.status = report::CellStatus::kTimeout;
+    result.status = result::CellStatus::kTimeout;
     result.error =
         cell.backend + ": " + outcome.describe() + " while " + last_stage(log) + "; the measurements made until then are kept";
-  } else if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
+  } else if (outcome.kind == process::ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
     std::filesystem::remove(log);
   } else {
     result.error += (result.error.empty() ? "" : "; ") + ("worker " + outcome.describe() + " after writing this result");
@@ -80,7 +80,7 @@ std::string last_line_with(const std::filesystem::path& worker_log, const std::s
 
 void save_result(CellOutcome& outcome) {
   try {
-    report::write_run_result(outcome.result, outcome.result_path.string());
+    result::write_run_result(outcome.result, outcome.result_path.string());
     outcome.save_error.clear();
   } catch (const Error& e) {
     outcome.save_error = e.what();
@@ -90,7 +90,7 @@ void save_result(CellOutcome& outcome) {
 std::string last_stage(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kStagePrefix); }
 std::string last_progress(const std::filesystem::path& worker_log) { return last_line_with(worker_log, kProgressPrefix); }
 
-std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cells) {
+std::vector<std::string> default_cell_names(const std::vector<result::CellRequest>& cells) {
   std::vector<std::string> names;
   for (const auto& cell : cells) {
     const auto threads = cell.options.intra_op_threads;
@@ -120,8 +120,8 @@ std::vector<CellOutcome> run_comparison(const ComparisonPlan& plan, const Backen
     outcome.result_path = plan.output_dir / (stem + ".json");
     cell.outputs_dir = plan.output_dir / (stem + ".outputs");
     if (plan.resume && std::filesystem::exists(outcome.result_path)) {
-      auto previous = report::read_run_result(outcome.result_path.string());
-      if (previous.status == report::CellStatus::kOk) {
+      auto previous = result::read_run_result(outcome.result_path.string());
+      if (previous.status == result::CellStatus::kOk) {
         outcome.result = std::move(previous);
         if (on_cell) on_cell(outcome);
         outcomes.push_back(std::move(outcome));

@@ -17,7 +17,7 @@ using ProgressCallback =
     std::function<void(std::size_t cell, const std::string& stage, const std::string& live, double elapsed_s)>;
 
 struct ComparisonPlan {
-  std::vector<CellRequest> cells;
+  std::vector<result::CellRequest> cells;
   std::filesystem::path output_dir;
   bool in_process = false;
   double cell_timeout_s = 600.0;
@@ -30,11 +30,11 @@ struct ComparisonPlan {
   std::vector<std::string> cell_names;
   bool resume = false;
   // Builds the worker command line for a cell writing its result to `result_path`.
-  std::function<std::vector<std::string>(const CellRequest&, const std::filesystem::path& result_path)> worker_argv;
+  std::function<std::vector<std::string>(const result::CellRequest&, const std::filesystem::path& result_path)> worker_argv;
 };
 
 struct CellOutcome {
-  report::RunResult result;
+  result::RunResult result;
   std::filesystem::path result_path;
   std::string save_error;  // why result_path could not be written (disk full...), "" when it was
 };
@@ -46,7 +46,7 @@ void save_result(CellOutcome& outcome);
 // Result file stems of cells without names: <model>.<backend>.t<threads> ("tdefault" for 0), then
 // .c<concurrency> where cells differ only in that (a --concurrency list), then .<index> for any
 // still alike, so no cell overwrites another's file.
-std::vector<std::string> default_cell_names(const std::vector<CellRequest>& cells);
+std::vector<std::string> default_cell_names(const std::vector<result::CellRequest>& cells);
 
 // Called after each cell with its outcome (e.g. to print progress).
 using CellCallback = std::function<void(const CellOutcome&)>;

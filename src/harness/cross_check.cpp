@@ -10,18 +10,18 @@
 namespace infermark::harness {
 namespace {
 
-bool has_outputs(const report::RunResult& r) { return r.status == report::CellStatus::kOk && !r.outputs_dir.empty(); }
+bool has_outputs(const result::RunResult& r) { return r.status == result::CellStatus::kOk && !r.outputs_dir.empty(); }
 
-std::vector<Tensor> load_outputs(const report::RunResult& r, const std::filesystem::path& dir) {
+std::vector<Tensor> load_outputs(const result::RunResult& r, const std::filesystem::path& dir) {
   std::vector<Tensor> tensors;
-  for (const auto& spec : r.model.outputs) tensors.push_back(read_npy(output_file(dir, spec.name), spec.name));
+  for (const auto& spec : r.model.outputs) tensors.push_back(read_npy(result::output_file(dir, spec.name), spec.name));
   return tensors;
 }
 
-std::vector<Tensor> load_outputs(const report::RunResult& r) { return load_outputs(r, r.outputs_dir); }
+std::vector<Tensor> load_outputs(const result::RunResult& r) { return load_outputs(r, r.outputs_dir); }
 
 // The shape of each input set whose outputs were saved (varying shapes), else none.
-std::vector<std::string> set_shapes(const report::RunResult& r) {
+std::vector<std::string> set_shapes(const result::RunResult& r) {
   std::vector<std::string> shapes;
   if (!r.scenario.parameters.contains("varying_shapes")) return shapes;
   for (const auto& label : r.scenario.parameters["varying_shapes"].value("set_groups", nlohmann::json::array()))
@@ -30,10 +30,10 @@ std::vector<std::string> set_shapes(const report::RunResult& r) {
 }
 
 // Every input set compared, folded per shape: the worst error and cosine, the mean top-1 share.
-std::vector<report::ShapeAgreement> agreement_by_shape(const report::RunResult& reference, const report::RunResult& candidate) {
+std::vector<result::ShapeAgreement> agreement_by_shape(const result::RunResult& reference, const result::RunResult& candidate) {
   const auto shapes = set_shapes(candidate);
   if (shapes.empty() || shapes != set_shapes(reference)) return {};
-  std::map<std::string, report::ShapeAgreement> by_shape;
+  std::map<std::string, result::ShapeAgreement> by_shape;
   std::map<std::string, std::pair<double, int>> top1;  // sum and count per shape
   std::vector<std::string> order;
   for (std::uint32_t set = 0; set < shapes.size(); ++set) {
@@ -43,8 +43,8 @@ std::vector<report::ShapeAgreement> agreement_by_shape(const report::RunResult& 
       order.push_back(shapes[set]);
     }
     ++a.sets;
-    const auto agreement = stats::compare_outputs(load_outputs(reference, sample_outputs_dir(reference.outputs_dir, set)),
-                                                  load_outputs(candidate, sample_outputs_dir(candidate.outputs_dir, set)));
+    const auto agreement = stats::compare_outputs(load_outputs(reference, result::sample_outputs_dir(reference.outputs_dir, set)),
+                                                  load_outputs(candidate, result::sample_outputs_dir(candidate.outputs_dir, set)));
     for (const auto& o : agreement) {
       a.comparable = a.comparable && o.comparable;
       a.max_abs_error = std::max(a.max_abs_error, o.max_abs_error);
@@ -55,7 +55,7 @@ std::vector<report::ShapeAgreement> agreement_by_shape(const report::RunResult& 
       top1[shapes[set]].second += 1;
     }
   }
-  std::vector<report::ShapeAgreement> out;
+  std::vector<result::ShapeAgreement> out;
   for (const auto& shape : order) {
     auto a = by_shape[shape];
     if (top1[shape].second > 0) a.top1_agreement = top1[shape].first / top1[shape].second;
@@ -90,7 +90,7 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
   std::map<std::string, std::vector<CellOutcome*>> families;
   // Cells fed shapes drawn per query save their first input set's outputs: compare them only with
   // cells that drew the same sets (same ranges; the same seed gives the same draws everywhere).
-  const auto varying = [](const report::RunResult& r) {
+  const auto varying = [](const result::RunResult& r) {
     return r.scenario.parameters.contains("varying_shapes") ? " " + json_text(r.scenario.parameters["varying_shapes"]["ranges"]) : "";
   };
   for (auto& o : outcomes) families[model_family(o.result.model.name) + varying(o.result)].push_back(&o);
@@ -102,7 +102,7 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
     const auto reference_file = reference->result_path.filename().string();
     for (auto* o : members) {
       if (!has_outputs(o->result)) continue;
-      o->result.cross_check = report::CrossCheck{
+      o->result.cross_check = result::CrossCheck{
           reference_name, reference_file, o == reference, stats::compare_outputs(reference_outputs, load_outputs(o->result)), {}};
       try {
         o->result.cross_check->by_shape = agreement_by_shape(reference->result, o->result);

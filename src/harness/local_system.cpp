@@ -4,7 +4,7 @@ namespace infermark::harness {
 
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
                          std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
-                         SessionSharing sessions, bool few_shapes)
+                         result::SessionSharing sessions, bool few_shapes)
     : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0), library_(input_sets) {
   const auto bind = [&](Session& session, int slots) {
     if (set_count_ == 0)
@@ -12,7 +12,7 @@ LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, c
     else
       session.set_input_sets(input_sets, slots, few_shapes);
   };
-  const bool shared = sessions == SessionSharing::kShared && first->max_slots() >= lanes;
+  const bool shared = sessions == result::SessionSharing::kShared && first->max_slots() >= lanes;
   sessions_.push_back(std::move(first));
   if (shared) {
     bind(*sessions_.front(), lanes);

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "harness/input_set_library.hpp"
-#include "harness/session_sharing.hpp"
+#include "loadgen/input_set_library.hpp"
+#include "result/session_sharing.hpp"
 #include "loadgen/system_under_test.hpp"
 
 namespace infermark::harness {
@@ -21,16 +21,16 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   // Takes the already opened `first` session; opens more from `backend` when the framework's
   // session cannot serve `lanes` concurrent requests, or when `sessions` asks for separate copies.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
-              const std::vector<Tensor>& inputs, int lanes, SessionSharing sessions = SessionSharing::kShared)
+              const std::vector<Tensor>& inputs, int lanes, result::SessionSharing sessions = result::SessionSharing::kShared)
       : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes, sessions) {}
   // Varying shapes: more than one input set, each query running the set its sample names. Every set
   // runs once per lane before measuring, so the first sight of a shape (a kernel compiled for it)
   // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
-              const std::vector<std::vector<Tensor>>& input_sets, int lanes, SessionSharing sessions, bool few_shapes = false);
+              const std::vector<std::vector<Tensor>>& input_sets, int lanes, result::SessionSharing sessions, bool few_shapes = false);
 
   int lanes() const override { return lanes_; }
-  const InputSetLibrary& samples() const override { return library_; }
+  const loadgen::InputSetLibrary& samples() const override { return library_; }
   void issue(int lane, const loadgen::Query& query, loadgen::Completion&) override {
     const auto& route = routes_[static_cast<std::size_t>(lane)];
     if (set_count_ == 0) return route.session->run(route.slot);
@@ -50,7 +50,7 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   std::vector<Route> routes_;
   int lanes_;
   std::size_t set_count_ = 0;  // 0: one fixed input set bound with set_inputs
-  InputSetLibrary library_;
+  loadgen::InputSetLibrary library_;
 };
 
 }  // namespace infermark::harness

@@ -11,7 +11,7 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/output_kind.hpp"
-#include "harness/cell_json.hpp"
+#include "result/cell_json.hpp"
 #include "harness/label_check.hpp"
 #include "harness/local_system.hpp"
 #include "harness/measure_generation.hpp"
@@ -33,56 +33,21 @@ std::string failure_cause(std::string_view message) {
 }
 
 // Validates before anything is loaded: an impossible request fails fast, naming the flag.
-void check_request(const CellRequest& request) {
-  check_model_file(request.model);
+void check_request(const result::CellRequest& request) {
+  result::check_model_file(request.model);
   loadgen::validate(request.scenario);
 }
 
 void save_outputs(Session& session, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
-  for (const auto& tensor : session.outputs()) write_npy(tensor, output_file(dir, tensor.name));
-}
-
-// The phases the cell's headline numbers summarise: the headline phase, or all of them merged;
-// none when no phase ran (stopped during warm-up).
-std::optional<HeadlineFigures> headline_of(const loadgen::ScenarioOutcome& outcome) {
-  if (outcome.phases.empty()) return std::nullopt;
-  if (outcome.headline) {
-    const auto& phase = outcome.phases[*outcome.headline];
-    return HeadlineFigures{phase.recorder, phase.duration_s};
-  }
-  HeadlineFigures merged{outcome.phases.front().recorder, 0.0};
-  for (std::size_t i = 1; i < outcome.phases.size(); ++i) merged.recorder.merge(outcome.phases[i].recorder);
-  for (const auto& phase : outcome.phases) merged.duration_s += phase.duration_s;
-  return merged;
-}
-
-void fill_measurements(report::RunResult& result, const loadgen::ScenarioOutcome& outcome, const HeadlineFigures& headline) {
-  for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase, outcome.group_labels));
-  result.analysis = outcome.analysis;
-  fill_latency_and_throughput(result, headline.recorder, headline.duration_s);
-}
-
-void fill_resources(report::RunResult& result, const probes::ResourceSummary& summary, const loadgen::ScenarioOutcome& outcome,
-                    std::int64_t sampler_start_ns, loadgen::Scenario scenario) {
-  double inferences = 0;
-  for (const auto& phase : outcome.phases)
-    inferences += static_cast<double>(phase.recorder.completed()) * static_cast<double>(result.scenario.batch);
-  result.resources = report::ResourceRecord{summary, inferences, probes::inferences_per_joule(summary.energy, inferences)};
-  if (scenario != loadgen::Scenario::kSoak || outcome.phases.empty()) return;
-  // RSS samples from the soak phase only (after warm-up and the capacity probe).
-  const double soak_offset_s = static_cast<double>(outcome.measured_from_ns - sampler_start_ns) * 1e-9;
-  std::vector<loadgen::TimedValue> rss;
-  for (const auto& s : summary.samples)
-    if (s.t_s >= soak_offset_s) rss.push_back({s.t_s - soak_offset_s, s.rss_mb});
-  result.analysis.soak = loadgen::analyse_soak(outcome.phases.front(), rss);
+  for (const auto& tensor : session.outputs()) write_npy(tensor, result::output_file(dir, tensor.name));
 }
 
 // What a varying-shape run fed: its ranges, every distinct shape with the queries that ran on it
 // and their latency, and the mean input elements per query (the work per query, against a fixed
 // shape's). Counts and latency are the headline phase's (or every phase's).
-nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetLibrary& library,
-                                   const std::vector<std::string>& group_labels, const std::optional<HeadlineFigures>& headline) {
+nlohmann::json varying_shapes_json(const VaryingShapes& varying, const loadgen::InputSetLibrary& library,
+                                   const std::vector<std::string>& group_labels, const std::optional<result::HeadlineFigures>& headline) {
   nlohmann::json j{{"ranges", nlohmann::json::object()}, {"bucketed", bucketed(varying)}, {"sets", nlohmann::json::array()}};
   for (const auto& [name, range] : varying.ranges) j["ranges"][name] = format_shape_range(range);
   static const std::vector<stats::LatencyHistogram> kNone;
@@ -105,81 +70,9 @@ nlohmann::json varying_shapes_json(const VaryingShapes& varying, const InputSetL
 
 }  // namespace
 
-void fill_latency_and_throughput(report::RunResult& result, const loadgen::QueryRecorder& recorder, double duration_s) {
-  const auto& histogram = recorder.latency();
-  result.latency_histogram = histogram.to_json();
-  result.time_series = recorder.series().to_json();
-  if (histogram.count() == 0) return;
-  if (recorder.samples_complete()) {
-    result.percentile_method = "exact";
-    result.samples_ms = recorder.samples_ms();
-    result.latency_ms = stats::summarize(result.samples_ms);
-  } else {
-    result.percentile_method = "histogram";
-    result.latency_ms = stats::summarize_ranked(
-        histogram.count(), [&](std::size_t rank) { return static_cast<double>(histogram.value_at_rank(rank)) * 1e-6; },
-        histogram.mean() * 1e-6, histogram.stddev() * 1e-6);
-  }
-  const double completed = static_cast<double>(recorder.completed());
-  result.throughput.wall_s = duration_s;
-  result.throughput.queries_per_s = duration_s > 0 ? completed / duration_s : 0.0;
-  result.throughput.inferences_per_s = result.throughput.queries_per_s * static_cast<double>(result.scenario.batch);
-}
 
-
-void check_model_file(const std::filesystem::path& model) {
-  if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
-  if (std::filesystem::is_directory(model)) throw Error(model.string() + ": is a folder, not a model file");
-  if (model_format(model).empty())
-    throw Error(model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
-}
-
-report::RunResult result_for_cell(const CellRequest& request) {
-  report::RunResult result;
-  result.origin = report::ResultOrigin::kInProcess;  // measure_remote makes its results remote
-  result.started_at = utc_timestamp();
-  result.isolation = request.isolation;
-  result.model = describe_model(request.model);
-  result.requested = request.options;
-  result.backend.name = request.backend;
-  result.scenario.name = loadgen::name_of(request.scenario.name);
-  result.scenario.batch = request.inputs.batch;
-  result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
-  result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
-  result.scenario.seed = request.inputs.seed;
-  result.scenario.parameters = scenario_json(request.scenario);
-  return result;
-}
-
-report::ModelDescription describe_model(const std::filesystem::path& model) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(model, ec);
-  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {},
-          read_output_kinds(model)};
-}
-
-std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample) {
-  return dir / fmt::format("set-{:04}", sample);
-}
-
-std::filesystem::path output_file(const std::filesystem::path& dir, const std::string& name) {
-  std::string safe = name;
-  for (auto& c : safe)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
-  return dir / (safe + ".npy");
-}
-
-std::string utc_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
-report::RunResult measure_in_stages(const CellRequest& request, const StageCallback& on_stage, const CellBody& body) {
-  auto result = result_for_cell(request);
+result::RunResult measure_in_stages(const result::CellRequest& request, const StageCallback& on_stage, const CellBody& body) {
+  auto result = result::result_for_cell(request);
   std::string stage = "starting";
   const std::function<void(std::string)> enter = [&](std::string next) {
     stage = std::move(next);
@@ -189,43 +82,15 @@ report::RunResult measure_in_stages(const CellRequest& request, const StageCallb
   try {
     body(result, environment, enter);
   } catch (const std::exception& e) {
-    result.status = report::CellStatus::kFailed;
+    result.status = result::CellStatus::kFailed;
     result.error = request.backend + ": " + failure_cause(e.what()) + " (while " + stage + ")";
   } catch (...) {
     // Not a std::exception (a framework's own type): still this cell's failure, not the worker's end.
-    result.status = report::CellStatus::kFailed;
+    result.status = result::CellStatus::kFailed;
     result.error = request.backend + ": an exception that is not a std::exception (while " + stage + ")";
   }
   result.environment = probes::to_json(environment);
   return result;
-}
-
-void record_peak_memory(report::RunResult& result, const CellRequest& request, bool peak_was_reset) {
-  result.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
-  result.memory.peak_scope =
-      (request.isolation == "worker process" ? "worker process" : "this process") +
-      std::string(peak_was_reset ? ": model load, warm-up and measurement" : ": since process start (peak reset refused)");
-}
-
-std::optional<HeadlineFigures> record_outcome(report::RunResult& result, const CellRequest& request,
-                                              const loadgen::ScenarioOutcome& outcome, const probes::ResourceSummary& resources,
-                                              std::int64_t sampler_start_ns) {
-  for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
-  auto headline = headline_of(outcome);
-  if (headline) fill_measurements(result, outcome, *headline);
-  fill_resources(result, resources, outcome, sampler_start_ns, request.scenario.name);
-  if (outcome.interrupted) {
-    result.status = report::CellStatus::kInterrupted;
-    result.error = request.backend + ": stopped by the user; the measurements made until then are kept";
-  }
-  return headline;
-}
-
-std::vector<probes::TimeWindow> measured_windows(const loadgen::ScenarioOutcome& outcome) {
-  std::vector<probes::TimeWindow> windows;
-  for (const auto& phase : outcome.phases)
-    windows.push_back({phase.started_ns, phase.started_ns + static_cast<std::int64_t>(phase.duration_s * 1e9)});
-  return windows;
 }
 
 probes::EnergyTarget energy_target_for(const SessionOptions& options, const std::vector<EffectiveSetting>& settings) {
@@ -235,22 +100,11 @@ probes::EnergyTarget energy_target_for(const SessionOptions& options, const std:
   return probes::energy_target_for_device(refused ? "cpu" : options.device);
 }
 
-SampledRun run_sampled(loadgen::SystemUnderTest& system, const loadgen::ScenarioSpec& spec, int logical_cores,
-                       const std::atomic<bool>* stop, const probes::EnergyTarget& energy, double period_s) {
-  probes::ResourceSampler sampler(period_s, energy);
-  sampler.start();
-  const auto sampler_start_ns = mono_now_ns();
-  // The warm-up's last joules end here: read the counter at that instant.
-  auto outcome = loadgen::run_scenario(system, spec, logical_cores, stop, [&sampler] { sampler.mark(); });
-  auto resources = sampler.stop(measured_windows(outcome));
-  return {std::move(outcome), std::move(resources), sampler_start_ns};
-}
-
-report::RunResult measure_cell(const BackendRegistry& registry, const CellRequest& request, const std::atomic<bool>* stop,
+result::RunResult measure_cell(const BackendRegistry& registry, const result::CellRequest& request, const std::atomic<bool>* stop,
                                const StageCallback& on_stage) {
   if (model_format(request.model) == "gguf") return measure_generation_cell(registry, request, stop, on_stage);
   return measure_in_stages(
-      request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+      request, on_stage, [&](result::RunResult& result, probes::Environment& environment, const auto& enter) {
         enter("loading the backend plugin");
         check_request(request);
         auto backend = registry.load(request.backend);
@@ -299,14 +153,14 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
         loadgen::Completion unused;
         system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
         result.timing.first_inference_ms = ms_since(start);
-        const auto run = run_sampled(system, request.scenario, environment.logical_cores, stop,
+        const auto run = loadgen::run_sampled(system, request.scenario, environment.logical_cores, stop,
                                      energy_target_for(options, result.effective_settings));
         const auto& outcome = run.outcome;
-        const auto headline = record_outcome(result, request, outcome, run.resources, run.sampler_start_ns);
+        const auto headline = result::record_outcome(result, request, outcome, run.resources, run.sampler_start_ns);
         if (request.inputs.varying.active())
           result.scenario.parameters["varying_shapes"] =
               varying_shapes_json(request.inputs.varying, system.samples(), outcome.group_labels, headline);
-        record_peak_memory(result, request, peak_reset);
+        result::record_peak_memory(result, request, peak_reset);
         if (!request.outputs_dir.empty()) {
           enter("saving outputs");
           if (request.inputs.varying.active()) {
@@ -314,7 +168,7 @@ report::RunResult measure_cell(const BackendRegistry& registry, const CellReques
             nlohmann::json set_groups = nlohmann::json::array();
             for (std::uint32_t set = 0; set < system.samples().sample_count(); ++set) {
               system.primary().run_set(0, set);
-              save_outputs(system.primary(), sample_outputs_dir(request.outputs_dir, set));
+              save_outputs(system.primary(), result::sample_outputs_dir(request.outputs_dir, set));
               set_groups.push_back(system.samples().group_label(system.samples().group_of(set)));
             }
             result.scenario.parameters["varying_shapes"]["set_groups"] = set_groups;

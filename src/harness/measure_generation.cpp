@@ -29,7 +29,7 @@ int context_for(const loadgen::ScenarioSpec& s) {
 }
 
 // After the timed run (peak memory already recorded): a one-slot generator whose context holds one window.
-report::PerplexityResult perplexity_on_own_generator(Backend& backend, const CellRequest& request) {
+result::PerplexityResult perplexity_on_own_generator(Backend& backend, const result::CellRequest& request) {
   auto options = request.options;
   options.expected_concurrency = 1;
   options.extras["ctx"] = std::to_string(request.perplexity_window);
@@ -39,8 +39,8 @@ report::PerplexityResult perplexity_on_own_generator(Backend& backend, const Cel
 
 }  // namespace
 
-report::GenerationResult generation_result(const loadgen::GenerationMetrics& m, const loadgen::ScenarioSpec& spec, int lanes) {
-  report::GenerationResult g;
+result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, const loadgen::ScenarioSpec& spec, int lanes) {
+  result::GenerationResult g;
   g.concurrency = lanes;
   g.prompt_tokens = {spec.prompt_tokens, spec.prompt_tokens_stddev, m.prompt_tokens};
   g.output_tokens = {spec.output_tokens, spec.output_tokens_stddev, m.output_tokens};
@@ -58,12 +58,12 @@ report::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   return g;
 }
 
-report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
+result::RunResult measure_generation_cell(const BackendRegistry& registry, const result::CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage) {
   return measure_in_stages(
-      request, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
+      request, on_stage, [&](result::RunResult& result, probes::Environment& environment, const auto& enter) {
         enter("loading the backend plugin");
-        check_model_file(request.model);
+        result::check_model_file(request.model);
         const auto& spec = request.scenario;
         loadgen::validate(spec);
         auto backend = registry.load(request.backend);
@@ -92,8 +92,8 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
 
         enter("running");
         const auto run =
-            run_sampled(system, spec, environment.logical_cores, stop, energy_target_for(options, result.effective_settings));
-        const auto headline = record_outcome(result, request, run.outcome, run.resources, run.sampler_start_ns);
+            loadgen::run_sampled(system, spec, environment.logical_cores, stop, energy_target_for(options, result.effective_settings));
+        const auto headline = result::record_outcome(result, request, run.outcome, run.resources, run.sampler_start_ns);
         const double wall_s = headline ? headline->duration_s : 0.0;
         auto metrics =
             loadgen::summarize_requests(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
@@ -102,7 +102,7 @@ report::RunResult measure_generation_cell(const BackendRegistry& registry, const
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
         generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
         result.generation = generation;
-        record_peak_memory(result, request, peak_reset);
+        result::record_peak_memory(result, request, peak_reset);
         if (!request.perplexity_text.empty()) {
           enter("scoring the perplexity text");
           result.generation->perplexity = perplexity_on_own_generator(**backend, request);

@@ -8,11 +8,11 @@
 
 namespace infermark::harness {
 
-report::RunResult measure_generation_cell(const BackendRegistry& registry, const CellRequest& request,
+result::RunResult measure_generation_cell(const BackendRegistry& registry, const result::CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage);
 
 // The result's generation figures from the metrics (schema in docs/result-schema.md, "generation").
-report::GenerationResult generation_result(const loadgen::GenerationMetrics& metrics, const loadgen::ScenarioSpec& spec,
+result::GenerationResult generation_result(const loadgen::GenerationMetrics& metrics, const loadgen::ScenarioSpec& spec,
                                            int lanes);
 
 }  // namespace infermark::harness

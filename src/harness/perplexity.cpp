@@ -31,7 +31,7 @@ double perplexity_of(const std::vector<WindowScore>& scores) {
   return std::exp(nll / static_cast<double>(tokens));
 }
 
-report::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
+result::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
                                             const std::atomic<bool>* stop) {
   if (window < 4) throw Error("--perplexity-window " + std::to_string(window) + ": needs at least 4 tokens");
   const auto text = read_text(text_file);
@@ -40,7 +40,7 @@ report::PerplexityResult measure_perplexity(Generator& generator, const std::fil
   if (tokens.size() < size)
     throw Error("--perplexity-text " + text_file.string() + ": " + std::to_string(tokens.size()) +
                 " tokens, fewer than one window of " + std::to_string(window) + " (--perplexity-window)");
-  report::PerplexityResult result;
+  result::PerplexityResult result;
   result.source = text_file.string();
   result.text_bytes = static_cast<long long>(text.size());
   result.text_tokens = static_cast<long long>(tokens.size());

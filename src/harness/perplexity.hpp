@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "backends/generator.hpp"
-#include "report/perplexity_result.hpp"
+#include "result/perplexity_result.hpp"
 
 namespace infermark::harness {
 
@@ -16,7 +16,7 @@ constexpr int kDefaultPerplexityWindow = 256;
 
 // `generator` needs a context of at least `window` tokens and no busy slot. Throws infermark::Error
 // naming --perplexity-text when the file cannot be read or holds less than one window of tokens.
-report::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
+result::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
                                             const std::atomic<bool>* stop = nullptr);
 
 // exp(mean negative log-likelihood) of the windows' scores.

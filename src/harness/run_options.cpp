@@ -61,8 +61,8 @@ std::vector<int> thread_counts(const RunOptions& o) {
   return counts;
 }
 
-CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads, int concurrency) {
-  CellRequest cell;
+result::CellRequest to_cell(const RunOptions& o, const std::string& backend, int threads, int concurrency) {
+  result::CellRequest cell;
   cell.backend = backend;
   cell.model = o.model;
   cell.options.intra_op_threads = threads;
@@ -131,8 +131,8 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
   return scenario;
 }
 
-std::vector<CellRequest> model_cells(const RunOptions& options, const std::vector<std::string>& backends) {
-  std::vector<CellRequest> cells;
+std::vector<result::CellRequest> model_cells(const RunOptions& options, const std::vector<std::string>& backends) {
+  std::vector<result::CellRequest> cells;
   for (const auto& backend : backends)
     for (int t : thread_counts(options))
       for (int c : concurrency_levels(options)) cells.push_back(to_cell(options, backend, t, c));

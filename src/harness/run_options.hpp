@@ -30,7 +30,7 @@ struct RunOptions {
   unsigned long long seed = 42;
   long long int_high = 100;  // integer inputs drawn from [0, int_high)
   std::string pulse_times_text = "10,10,20";
-  SessionSharing sessions = SessionSharing::kShared;  // one session, N request slots; or N sessions
+  result::SessionSharing sessions = result::SessionSharing::kShared;  // one session, N request slots; or N sessions
   std::vector<int> concurrency;                       // one cell per level; empty: the scenario's default
   std::string prompt_tokens = "128";                  // LLMs: MEAN or MEAN:STDDEV tokens per request
   std::string output_tokens = "32";
@@ -48,7 +48,7 @@ std::vector<int> concurrency_levels(const RunOptions& options);
 // Builds the cell for `backend` at `threads` and `concurrency` (0: the first level given, or the
 // scenario's default); throws infermark::Error naming the flag for malformed or impossible values,
 // before anything runs.
-CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads, int concurrency = 0);
+result::CellRequest to_cell(const RunOptions& options, const std::string& backend, int threads, int concurrency = 0);
 
 // The scenario the flags describe at `concurrency` (0: the first level given, or the scenario's
 // default); throws infermark::Error naming the flag for malformed values. Not validated as a whole:
@@ -57,7 +57,7 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& options, int concurrency = 0
 
 // The cells of one model: for each backend, each thread count, each concurrency level (in that
 // nesting order, so the comparison table groups a backend's cells together).
-std::vector<CellRequest> model_cells(const RunOptions& options, const std::vector<std::string>& backends);
+std::vector<result::CellRequest> model_cells(const RunOptions& options, const std::vector<std::string>& backends);
 
 // The physical core count used when --threads is not given.
 int default_thread_count();

@@ -109,7 +109,7 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
 // The headline phase and the analysis (SLA verdict, ramp knee, pulse recovery) of an outcome whose
 // phases (and, for pulse, parameters["schedule"]) are filled: what each runner concludes, and what
 // rank 0 concludes again from the ranks' merged phases. Not for --find-max-qps (its trials decide
-// as they run). Soak verdicts need RSS samples: harness::record_outcome makes them.
+// as they run). Soak verdicts need RSS samples: result::record_outcome makes them.
 void analyse_outcome(ScenarioOutcome& outcome, const ScenarioSpec& spec);
 
 // A phase's figures; with more than one sample group, latency per group (labelled); with streamed

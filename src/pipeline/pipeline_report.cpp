@@ -7,9 +7,9 @@
 #include <fmt/core.h>
 
 #include "core/npy.hpp"
-#include "harness/cell_json.hpp"
-#include "harness/measure_cell.hpp"
-#include "report/markdown_table.hpp"
+#include "result/cell_json.hpp"
+#include "result/result_builders.hpp"
+#include "core/markdown_table.hpp"
 
 namespace infermark::pipeline {
 namespace {
@@ -47,10 +47,10 @@ nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outc
 }
 
 std::string cell(const std::optional<stats::LatencySummary>& s, double p) {
-  return s ? report::format_number(s->at(p).value) : "-";
+  return s ? format_number(s->at(p).value) : "-";
 }
 
-std::string mean_cell(const std::optional<stats::LatencySummary>& s) { return s ? report::format_number(s->mean) : "-"; }
+std::string mean_cell(const std::optional<stats::LatencySummary>& s) { return s ? format_number(s->mean) : "-"; }
 
 }  // namespace
 
@@ -135,12 +135,12 @@ void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutc
   }
 }
 
-report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
+result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
                                 const ModeFigures& f, const nlohmann::json& environment) {
-  report::RunResult r;
+  result::RunResult r;
   r.status = outcome.status;
   r.error = outcome.error;
-  r.started_at = harness::utc_timestamp();
+  r.started_at = result::utc_timestamp();
   r.isolation = outcome.mode == "processes" ? "worker process per stage" : "in-process";
   r.model = {spec_file, spec.name, "pipeline", 0, {}, {}, {}};
   std::string names, frameworks, versions;
@@ -168,15 +168,15 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.scenario.warmup_runs = spec.warmup;
   r.scenario.timed_runs = static_cast<int>(outcome.scenario.max_queries);
   r.scenario.seed = spec.inputs.seed;
-  r.scenario.parameters = harness::scenario_json(outcome.scenario);
+  r.scenario.parameters = result::scenario_json(outcome.scenario);
   const auto load = load_parameters(spec, outcome);
   for (const auto& [key, value] : load.items()) r.scenario.parameters[key] = value;
   // Latency, throughput, phases and analysis as the load generator measured them, like any cell's.
   if (outcome.load && !outcome.load->phases.empty()) {
-    harness::CellRequest cell;
+    result::CellRequest cell;
     cell.backend = names;
     cell.scenario = outcome.scenario;
-    harness::record_outcome(r, cell, *outcome.load, outcome.resources, outcome.sampler_start_ns);
+    result::record_outcome(r, cell, *outcome.load, outcome.resources, outcome.sampler_start_ns);
   }
   r.status = outcome.status;
   r.error = outcome.error;
@@ -230,7 +230,7 @@ report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
 }
 
 std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures) {
-  std::vector<report::MarkdownColumn> columns{{"mode"},
+  std::vector<MarkdownColumn> columns{{"mode"},
                                               {"completed", true},
                                               {"timed out", true},
                                               {"rejected", true},
@@ -243,15 +243,15 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : figures) {
     rows.push_back({f.mode, std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
-                    report::format_number(f.throughput_qps), f.predicted_qps > 0 ? report::format_number(f.predicted_qps) : "-",
+                    format_number(f.throughput_qps), f.predicted_qps > 0 ? format_number(f.predicted_qps) : "-",
                     cell(f.latency_ms, 50), cell(f.latency_ms, 99),
-                    f.predicted_latency_ms > 0 ? report::format_number(f.predicted_latency_ms) : "-",
+                    f.predicted_latency_ms > 0 ? format_number(f.predicted_latency_ms) : "-",
                     f.mode == "serial"         ? "(reference)"
                     : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial)
                                                : "-"});
   }
-  std::string out = report::markdown_table(columns, rows);
-  std::vector<report::MarkdownColumn> stage_columns{{"mode"},
+  std::string out = markdown_table(columns, rows);
+  std::vector<MarkdownColumn> stage_columns{{"mode"},
                                                     {"stage"},
                                                     {"backend"},
                                                     {"service ms (mean)", true},
@@ -267,11 +267,11 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
                             mean_cell(s.inference_ms), k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-",
                             std::to_string(s.dropped_here)});
     }
-  return out + "\n" + report::markdown_table(stage_columns, stage_rows);
+  return out + "\n" + markdown_table(stage_columns, stage_rows);
 }
 
 std::string load_table(const std::vector<ModeOutcome>& outcomes) {
-  std::vector<report::MarkdownColumn> columns{{"mode"},         {"scenario"},        {"phase"},        {"lanes", true},
+  std::vector<MarkdownColumn> columns{{"mode"},         {"scenario"},        {"phase"},        {"lanes", true},
                                               {"issued", true}, {"completed", true}, {"failed", true}, {"req/s", true},
                                               {"P50 ms", true}, {"P99 ms", true},    {"latency from"}};
   std::vector<std::vector<std::string>> rows;
@@ -281,15 +281,15 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
     const auto& phase = load.phases[load.headline.value_or(load.phases.size() - 1)];
     const auto& h = phase.recorder.latency();
     auto percentile = [&](double p) {
-      return h.count() ? report::format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-";
+      return h.count() ? format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-";
     };
     rows.push_back({o.mode, std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
                     std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
                     std::to_string(phase.recorder.errors() + phase.recorder.rejected()),
-                    report::format_number(phase.achieved_qps()), percentile(50), percentile(99),
+                    format_number(phase.achieved_qps()), percentile(50), percentile(99),
                     loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
   }
-  return rows.empty() ? "" : report::markdown_table(columns, rows);
+  return rows.empty() ? "" : markdown_table(columns, rows);
 }
 
 std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
@@ -337,10 +337,10 @@ void write_mode_result(const std::filesystem::path& folder, const PipelineSpec& 
   if (!outcome.last_outputs.empty()) {
     const auto dir = folder / "outputs" / outcome.mode;
     std::filesystem::create_directories(dir);
-    for (const auto& t : outcome.last_outputs) write_npy(t, harness::output_file(dir, t.name));
+    for (const auto& t : outcome.last_outputs) write_npy(t, result::output_file(dir, t.name));
     result.outputs_dir = dir.string();
   }
-  report::write_run_result(result, mode_result_path(folder, spec, outcome.mode).string());
+  result::write_run_result(result, mode_result_path(folder, spec, outcome.mode).string());
 }
 
 }  // namespace infermark::pipeline

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pipeline/pipeline_run.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::pipeline {
 
@@ -40,7 +40,7 @@ ModeFigures figures_of(const ModeOutcome& outcome, std::size_t stage_count);
 // Fills predictions and output agreement across modes.
 void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutcome>& outcomes);
 
-report::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
+result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spec_file, const ModeOutcome& outcome,
                                 const ModeFigures& figures, const nlohmann::json& environment);
 
 // Markdown: one row per mode with throughput, P50/P99 and predictions; then per-stage times.

@@ -14,13 +14,13 @@
 #include "loadgen/scenario.hpp"
 #include "pipeline/pipeline_system.hpp"
 #include "probes/resource_sampler.hpp"
-#include "report/cell_status.hpp"
+#include "result/cell_status.hpp"
 
 namespace infermark::pipeline {
 
 struct ModeOutcome {
   std::string mode;
-  report::CellStatus status = report::CellStatus::kOk;  // ok, failed or interrupted
+  result::CellStatus status = result::CellStatus::kOk;  // ok, failed or interrupted
   std::string error;
   std::vector<StageDescription> stages;
   std::vector<RequestRecord> records;            // admitted timed requests, in completion order

@@ -2,7 +2,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "harness/measure_cell.hpp"
+#include "result/result_builders.hpp"
 
 namespace infermark::pipeline {
 namespace {
@@ -62,7 +62,7 @@ PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& s
     : index_(index), previous_(std::move(previous)) {
   const std::string where = "stage '" + spec.name + "' (" + spec.model.string() + " on " + spec.backend + ")";
   try {
-    harness::check_model_file(spec.model);
+    result::check_model_file(spec.model);
     backend_ = registry.load(spec.backend);
     const auto start = mono_now_ns();
     session_ = (*backend_)->open(spec.model, spec.options);

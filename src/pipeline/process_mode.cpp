@@ -10,7 +10,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
-#include "harness/child_process.hpp"
+#include "process/child_process.hpp"
 #include "pipeline/pipeline_run.hpp"
 #include "pipeline/shm_ring.hpp"
 
@@ -98,8 +98,8 @@ class ProcessPipeline final : public PipelinedSystem {
       std::filesystem::remove(log);
       workers_.emplace_back([this, k, config, log] {
         const std::vector<std::string> argv{settings_.executable.string(), "pipeline-stage", "--config", config.string()};
-        const auto ended = harness::run_child(argv, log, {.timeout_s = settings_.worker_timeout_s}, &broken_);
-        if (ended.kind == harness::ChildOutcome::Kind::kExited && ended.exit_code == 0) return;
+        const auto ended = process::run_child(argv, log, {.timeout_s = settings_.worker_timeout_s}, &broken_);
+        if (ended.kind == process::ChildOutcome::Kind::kExited && ended.exit_code == 0) return;
         const auto& stage = spec_.stages[k];
         if (!broken_)
           break_down("stage '" + stage.name + "' (" + stage.backend + ") worker " + ended.describe() + ": " + last_line(log));

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "pipeline/circuit_breaker.hpp"
+#include "core/circuit_breaker.hpp"
 #include "pipeline/pipeline_spec.hpp"
 #include "pipeline/pipeline_stage.hpp"
 

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "core/clock.hpp"
-#include "harness/measure_cell.hpp"
+#include "loadgen/sampled_run.hpp"
 #include "loadgen/closed_loop.hpp"
 #include "pipeline/pipeline_run.hpp"
 
@@ -57,20 +57,20 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
     measured.warmup_s = 0;
     // Sampled as every in-process cell is: energy over the measured phases only (a soak's or a
     // pulse's capacity probe is not in the inference count, so not in the joules either).
-    auto run = harness::run_sampled(*system, measured, settings.logical_cores, &halt, probes::EnergyTarget{});
+    auto run = loadgen::run_sampled(*system, measured, settings.logical_cores, &halt, probes::EnergyTarget{});
     outcome.sampler_start_ns = run.sampler_start_ns;
     outcome.load = std::move(run.outcome);
     outcome.resources = std::move(run.resources);
     watch.request_stop();
     system->close();
   } catch (const std::exception& e) {
-    outcome.status = report::CellStatus::kFailed;
+    outcome.status = result::CellStatus::kFailed;
     outcome.error = e.what();
   }
   if (system) {
     system->close();
     if (const auto failure = system->failure(); !failure.empty()) {
-      outcome.status = report::CellStatus::kFailed;
+      outcome.status = result::CellStatus::kFailed;
       outcome.error = failure;
     }
     outcome.stages = system->stages();
@@ -83,8 +83,8 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
     outcome.last_outputs = system->take_last_outputs();
     outcome.breaker = system->breaker().to_json(outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
   }
-  if (outcome.status == report::CellStatus::kOk && settings.stop && settings.stop->load())
-    outcome.status = report::CellStatus::kInterrupted;
+  if (outcome.status == result::CellStatus::kOk && settings.stop && settings.stop->load())
+    outcome.status = result::CellStatus::kInterrupted;
   return outcome;
 }
 

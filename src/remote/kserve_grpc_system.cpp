@@ -5,8 +5,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/error.hpp"
-#include "serve/kserve_codec.hpp"
-#include "serve/proto/grpc_service.grpc.pb.h"
+#include "kserve/kserve_codec.hpp"
+#include "kserve/proto/grpc_service.grpc.pb.h"
 
 namespace infermark::remote {
 namespace {
@@ -22,7 +22,7 @@ std::vector<TensorSpec> tensor_specs(const google::protobuf::RepeatedPtrField<in
     const auto& t = tensors[i];
     TensorSpec spec;
     spec.name = t.name();
-    spec.dtype = serve::parse_v2_datatype(t.datatype(), field + "[" + std::to_string(i) + "]");
+    spec.dtype = kserve::parse_v2_datatype(t.datatype(), field + "[" + std::to_string(i) + "]");
     spec.shape.assign(t.shape().begin(), t.shape().end());
     spec.dim_names.assign(spec.shape.size(), "");
     specs.push_back(std::move(spec));
@@ -101,7 +101,7 @@ KServeModel KServeGrpcSystem::read_model(const std::string& model, const std::st
 }
 
 void KServeGrpcSystem::prepare(const KServeModel& model, const std::vector<std::vector<Tensor>>& sets, int lanes) {
-  library_ = std::make_unique<harness::InputSetLibrary>(sets);
+  library_ = std::make_unique<loadgen::InputSetLibrary>(sets);
   lanes_ = lanes;
   for (const auto& set : sets) {
     inference::ModelInferRequest request;
@@ -110,7 +110,7 @@ void KServeGrpcSystem::prepare(const KServeModel& model, const std::vector<std::
     for (const auto& tensor : set) {
       auto* input = request.add_inputs();
       input->set_name(tensor.name);
-      input->set_datatype(std::string(serve::v2_datatype(tensor.dtype)));
+      input->set_datatype(std::string(kserve::v2_datatype(tensor.dtype)));
       for (auto d : tensor.shape) input->add_shape(d);
       request.add_raw_input_contents(reinterpret_cast<const char*>(tensor.data.data()), tensor.data.size());
     }

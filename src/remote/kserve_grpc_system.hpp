@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/tensor.hpp"
-#include "harness/input_set_library.hpp"
+#include "loadgen/input_set_library.hpp"
 #include "loadgen/system_under_test.hpp"
 #include "remote/kserve_http.hpp"
 #include "remote/remote_errors.hpp"
@@ -42,7 +42,7 @@ class KServeGrpcSystem final : public loadgen::SystemUnderTest {
   std::unique_ptr<Connection> connection_;
   std::string target_;
   double timeout_s_;
-  std::unique_ptr<harness::InputSetLibrary> library_;
+  std::unique_ptr<loadgen::InputSetLibrary> library_;
   int lanes_ = 1;
   RemoteErrors& errors_;
 };

@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "remote/remote_errors.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::remote {
 namespace {
@@ -49,9 +49,9 @@ KServeModel read_kserve_model(net::HttpClient& client, const std::string& model,
     out.version = metadata["versions"].front().get<std::string>();
   out.platform = text_field(metadata, "platform");
   try {
-    out.inputs = serve::parse_tensor_metadata(metadata.value("inputs", json()), "inputs");
+    out.inputs = kserve::parse_tensor_metadata(metadata.value("inputs", json()), "inputs");
     if (metadata.contains("outputs") && metadata["outputs"].is_array())
-      out.outputs = serve::parse_tensor_metadata(metadata["outputs"], "outputs");
+      out.outputs = kserve::parse_tensor_metadata(metadata["outputs"], "outputs");
   } catch (const Error& e) {
     throw Error(client.endpoint().url + target + ": model metadata: " + e.what());
   }
@@ -86,7 +86,7 @@ std::vector<net::PreparedRequestPtr> prepare_kserve_requests(const net::HttpClie
   for (const auto& output : model.outputs) outputs.push_back(output.name);
   std::vector<net::PreparedRequestPtr> requests;
   for (const auto& set : sets) {
-    auto encoded = serve::encode_infer_request(set, outputs, binary);
+    auto encoded = kserve::encode_infer_request(set, outputs, binary);
     net::ClientRequest request{http::verb::post, target, std::move(encoded.body), {}};
     if (encoded.json_length) {
       request.headers.push_back({"Content-Type", "application/octet-stream"});

@@ -7,7 +7,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
-#include "harness/input_set_library.hpp"
+#include "loadgen/input_set_library.hpp"
 #include "harness/measure_generation.hpp"
 #include "loadgen/rank_outcome.hpp"
 #include "loadgen/rank_share.hpp"
@@ -35,8 +35,8 @@ json openai_identity(net::HttpClient& client) {
 }
 
 // Mean and standard deviation of the prompt tokens the server reported per request.
-report::TokenLengths measured_prompt_tokens(const std::vector<loadgen::RequestRecord>& requests) {
-  report::TokenLengths lengths;
+result::TokenLengths measured_prompt_tokens(const std::vector<loadgen::RequestRecord>& requests) {
+  result::TokenLengths lengths;
   if (requests.empty()) return lengths;
   double sum = 0, squares = 0;
   for (const auto& r : requests) {
@@ -60,7 +60,7 @@ struct PreparedRemote {
   int lanes = 0;
 };
 
-PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::ScenarioSpec& spec, report::RunResult& result,
+PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::ScenarioSpec& spec, result::RunResult& result,
                               probes::Environment& environment, const std::function<void(std::string)>& enter,
                               RemoteErrors& errors) {
   net::ClientOptions options;
@@ -116,7 +116,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     } else {
       auto requests = prepare_kserve_requests(*http, model, sets, tensors.binary);
       system = std::make_unique<PreparedHttpSystem>(*http, std::move(requests),
-                                                    std::make_unique<harness::InputSetLibrary>(sets), lanes, errors);
+                                                    std::make_unique<loadgen::InputSetLibrary>(sets), lanes, errors);
     }
   } else {
     if (request.model.empty()) throw Error("--model: an OpenAI server needs the model name requests carry");
@@ -229,7 +229,7 @@ std::string_view name_of(RemoteProtocol protocol) {
   return "kserve";
 }
 
-RemoteRequest request_for_cell(const harness::CellRequest& cell) {
+RemoteRequest request_for_cell(const result::CellRequest& cell) {
   const auto& remote = cell.remote;
   if (!remote.is_object() || !remote.contains("url") || !remote["url"].is_string())
     throw Error("cell: 'remote' needs a url");
@@ -250,12 +250,12 @@ RemoteRequest request_for_cell(const harness::CellRequest& cell) {
   return request;
 }
 
-report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
+result::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
                                  const harness::StageCallback& on_stage, const loadgen::RankCoordination* ranks) {
   const bool distributed = ranks != nullptr;  // launched as ranks (even one): each runs a share, rank 0 merges
   return harness::measure_in_stages(
-      request.cell, on_stage, [&](report::RunResult& result, probes::Environment& environment, const auto& enter) {
-        result.origin = report::ResultOrigin::kRemote;  // before connecting, so a failed connection is remote too
+      request.cell, on_stage, [&](result::RunResult& result, probes::Environment& environment, const auto& enter) {
+        result.origin = result::ResultOrigin::kRemote;  // before connecting, so a failed connection is remote too
         enter("connecting");
         const auto& total = request.cell.scenario;
         loadgen::validate(total);
@@ -320,7 +320,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           outcome = std::move(merged->outcome);
           client = merged->client;
         }
-        const auto headline = harness::record_outcome(result, request.cell, *outcome, resources, sampler_start_ns);
+        const auto headline = result::record_outcome(result, request.cell, *outcome, resources, sampler_start_ns);
         if (scraper) {
           remote["scrape"] = scraper->finish(outcome->measured_from_ns, result.model.name);
           remote["scrape"]["url"] = scraper->url();
@@ -350,7 +350,7 @@ report::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         }
         // A rank that failed or fell behind makes the merged figures describe less load than asked.
         if (result.scaleout.is_object() && !result.scaleout.value("valid", true)) {
-          result.status = report::CellStatus::kFailed;
+          result.status = result::CellStatus::kFailed;
           result.error = "remote: scale-out run invalid: " + result.scaleout.value("problems", std::string());
         }
       });

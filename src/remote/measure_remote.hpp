@@ -41,24 +41,24 @@ struct RemoteRequest {
   double scrape_interval_s = 1;
   double timeout_s = 60;
   int io_threads = 1;
-  harness::CellRequest cell;  // inputs (shapes, files, seed) and the scenario
+  result::CellRequest cell;  // inputs (shapes, files, seed) and the scenario
 };
 
 // An open loop against a server needs room for the requests its queue holds: in flight is cheap
 // here, so without --concurrency up to this many are.
 constexpr int kDefaultOpenLoopInFlight = 256;
 
-// A study's server cell (harness::CellRequest::remote: url, protocol, model) as a request, with the
+// A study's server cell (result::CellRequest::remote: url, protocol, model) as a request, with the
 // cell's inputs and scenario; the client's other settings keep their defaults. Throws
 // infermark::Error naming the field when the cell's remote part is incomplete or unknown.
-RemoteRequest request_for_cell(const harness::CellRequest& cell);
+RemoteRequest request_for_cell(const result::CellRequest& cell);
 
 // With `ranks` (an MPI job of several ranks), every rank runs its share of the scenario
 // (loadgen::share_for_rank) against the server and sends its outcome to rank 0, which merges them
 // exactly and returns the one result, with a "scaleout" section; a rank that failed or fell behind
 // makes it failed (invalid), with the figures kept. The other ranks return a result that only says
 // whether their own part failed. Every rank takes part in every collective, whatever fails.
-report::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
+result::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
                                  const harness::StageCallback& on_stage = {},
                                  const loadgen::RankCoordination* ranks = nullptr);
 

@@ -2,15 +2,15 @@
 
 #include <fmt/core.h>
 
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 
 namespace infermark::report {
 namespace {
 
 using nlohmann::json;
 
-std::string variant_of(const RunResult& r) { return r.scenario.parameters.value("variant", r.backend.name); }
-double weight_of(const RunResult& r) { return r.scenario.parameters.value("weight", 0.0); }
+std::string variant_of(const result::RunResult& r) { return r.scenario.parameters.value("variant", r.backend.name); }
+double weight_of(const result::RunResult& r) { return r.scenario.parameters.value("weight", 0.0); }
 
 std::string change_text(const MetricChange& m) {
   std::string text = fmt::format("{:+.1f}%", m.change_pct);
@@ -53,7 +53,7 @@ constexpr const char* kLatencyMeasured =
 AbComparison ab_comparison(const std::vector<LoadedResult>& cells) {
   std::vector<const LoadedResult*> served;
   for (const auto& c : cells)
-    if (c.result.origin == ResultOrigin::kServed && c.result.latency_ms) served.push_back(&c);
+    if (c.result.origin == result::ResultOrigin::kServed && c.result.latency_ms) served.push_back(&c);
   AbComparison ab;
   ab.shadow_notes = shadow_notes(served);
   if (served.size() < 2) return ab;

@@ -14,19 +14,19 @@ namespace {
 
 using nlohmann::json;
 
-std::string parameter_text(const RunResult& r, const char* key) {
+std::string parameter_text(const result::RunResult& r, const char* key) {
   const auto& p = r.scenario.parameters;
   if (!p.is_object() || !p.contains(key) || p[key].is_null()) return "";
   return p[key].is_string() ? p[key].get<std::string>() : p[key].dump();
 }
 
-double parameter_number(const RunResult& r, const char* key) {
+double parameter_number(const result::RunResult& r, const char* key) {
   const auto& p = r.scenario.parameters;
   return p.is_object() && p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0;
 }
 
 // "t2"; a framework's own choice is named as it put it, without the explanation.
-std::string threads(const RunResult& r) {
+std::string threads(const result::RunResult& r) {
   auto t = effective_setting(r, "intra_op_threads");
   if (t.empty() && r.requested.intra_op_threads > 0) t = std::to_string(r.requested.intra_op_threads);
   if (t.empty()) return "";
@@ -38,14 +38,14 @@ std::string threads(const RunResult& r) {
 
 // The precision asked for, unless the framework could not apply it: a GGUF file fixes its own
 // ("llama ?B F16" -> "F16").
-std::string precision(const RunResult& r) {
+std::string precision(const result::RunResult& r) {
   for (const auto& s : r.effective_settings)
     if (s.key == "precision" && !s.applied() && !s.effective.empty()) return s.effective.substr(s.effective.rfind(' ') + 1);
   return r.requested.precision;
 }
 
 // Sequences or clients in flight: what `--concurrency` set (0 means the scenario's default).
-std::string concurrency(const RunResult& r) {
+std::string concurrency(const result::RunResult& r) {
   if (r.generation && r.generation->concurrency > 0) return fmt::format("C={}", r.generation->concurrency);
   const auto c = parameter_number(r, "concurrency");
   return c > 0 ? fmt::format("C={:g}", c) : "";
@@ -53,41 +53,41 @@ std::string concurrency(const RunResult& r) {
 
 // Single-stream is the concurrency scenario at one client: a cell that names its concurrency
 // ("C=1") is called a concurrency cell, so a --concurrency 1,4,16 sweep reads as one curve.
-std::string scenario(const RunResult& r) {
+std::string scenario(const result::RunResult& r) {
   if (r.scenario.name == "generation") return "concurrency";  // older LLM files
   if (r.scenario.name == "single-stream" && !concurrency(r).empty()) return "concurrency";
   return r.scenario.name;
 }
 
-std::string lanes(const RunResult& r) {
+std::string lanes(const result::RunResult& r) {
   const auto n = parameter_number(r, "lanes");
   return n > 0 ? fmt::format("lanes {:g}", n) : "";
 }
 
-std::string sessions(const RunResult& r) {
+std::string sessions(const result::RunResult& r) {
   if (const auto n = parameter_number(r, "instances"); n > 0) return fmt::format("{:g} instances", n);  // serve
   return parameter_text(r, "session_sharing");
 }
 
-std::string variant(const RunResult& r) {
+std::string variant(const result::RunResult& r) {
   const auto v = parameter_text(r, "variant");
   return v.empty() ? "" : "variant " + v;
 }
 
 // The offered rate matters to the open-loop scenarios only (every setting is recorded).
-std::string rate(const RunResult& r) {
+std::string rate(const result::RunResult& r) {
   const auto open_loop = r.scenario.name == "server" || r.scenario.name == "soak" || r.scenario.name == "pulse";
   const auto qps = parameter_number(r, "qps");
   return open_loop && qps > 0 ? fmt::format("{:g} q/s", qps) : "";
 }
 
-std::string tokens(const RunResult& r) {
+std::string tokens(const result::RunResult& r) {
   if (!r.generation) return "";
   const auto prompt = parameter_number(r, "prompt_tokens"), output = parameter_number(r, "output_tokens");
   return prompt > 0 || output > 0 ? fmt::format("{:g}+{:g} tok", prompt, output) : "";
 }
 
-std::string shapes(const RunResult& r) {
+std::string shapes(const result::RunResult& r) {
   const auto& p = r.scenario.parameters;
   if (!p.is_object() || !p.contains("varying_shapes") || !p["varying_shapes"].is_object()) return "";
   std::string text;
@@ -98,12 +98,12 @@ std::string shapes(const RunResult& r) {
   return text;
 }
 
-std::string endpoint(const RunResult& r) {
+std::string endpoint(const result::RunResult& r) {
   if (!r.remote.is_object()) return "";
   return r.remote.value("protocol", std::string()) + " " + r.remote.value("url", r.model.path);
 }
 
-std::string options(const RunResult& r) {
+std::string options(const result::RunResult& r) {
   std::string text;
   for (const auto& [key, value] : r.requested.extras) text += (text.empty() ? "" : " ") + key + "=" + value;
   return text;

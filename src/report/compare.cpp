@@ -8,9 +8,9 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "report/cell_outcome.hpp"
+#include "result/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/result_set.hpp"
 #include "stats/significance.hpp"
 
@@ -69,7 +69,7 @@ void judge_by_intervals(MetricChange& m, const std::optional<stats::Interval>& b
 }
 
 // P50, P99 and mean latency of one matched pair.
-std::vector<MetricChange> latency_changes(const RunResult& base, const RunResult& cand, const CompareSettings& s) {
+std::vector<MetricChange> latency_changes(const result::RunResult& base, const result::RunResult& cand, const CompareSettings& s) {
   const auto& bl = *base.latency_ms;
   const auto& cl = *cand.latency_ms;
   auto p50 = metric("P50 latency", "ms", true, bl.at(50).value, cl.at(50).value);
@@ -103,7 +103,7 @@ bool closed_loop(const std::string& scenario) {
   return scenario == "single-stream" || scenario == "concurrency" || scenario == "offline";
 }
 
-MetricChange throughput_change(const RunResult& base, const RunResult& cand, const MetricChange& mean) {
+MetricChange throughput_change(const result::RunResult& base, const result::RunResult& cand, const MetricChange& mean) {
   auto m = metric("throughput", "inferences/s", false, base.throughput.inferences_per_s, cand.throughput.inferences_per_s);
   if (!closed_loop(base.scenario.name))
     not_judged(m, "open-loop scenario: throughput follows the arrival rate");
@@ -119,7 +119,7 @@ MetricChange throughput_change(const RunResult& base, const RunResult& cand, con
   return m;
 }
 
-MetricChange memory_change(const RunResult& base, const RunResult& cand) {
+MetricChange memory_change(const result::RunResult& base, const result::RunResult& cand) {
   auto m = metric("peak RSS", "MB", true, base.memory.peak_rss_mb, cand.memory.peak_rss_mb);
   if (base.memory.peak_rss_mb <= 0 || cand.memory.peak_rss_mb <= 0) {
     not_judged(m, "peak RSS not recorded on both sides");
@@ -131,7 +131,7 @@ MetricChange memory_change(const RunResult& base, const RunResult& cand) {
   return m;
 }
 
-std::string status_problem(const std::string& side, const RunResult& r) { return side + " " + failure_text(r); }
+std::string status_problem(const std::string& side, const result::RunResult& r) { return side + " " + result::failure_text(r); }
 
 // One result per key; a folder holding several runs of a cell uses the latest.
 std::map<CellKey, const LoadedResult*> index_by_key(const std::vector<LoadedResult>& results, const std::string& side,
@@ -156,7 +156,7 @@ std::string model_list(const std::vector<LoadedResult>& results) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-std::string machine_note(const CellComparison& cell, const RunResult& b, const RunResult& c) {
+std::string machine_note(const CellComparison& cell, const result::RunResult& b, const result::RunResult& c) {
   const auto base_cpu = b.environment.value("cpu_model", ""), cand_cpu = c.environment.value("cpu_model", "");
   if (base_cpu == cand_cpu && b.backend.version == c.backend.version) return "";
   std::string note = describe(cell.key) + ":";
@@ -168,7 +168,7 @@ std::string machine_note(const CellComparison& cell, const RunResult& b, const R
 }
 
 // Cores kept busy by other processes while the cell ran: the machine's busy share minus this process's.
-std::optional<double> other_load_cores(const RunResult& r) {
+std::optional<double> other_load_cores(const result::RunResult& r) {
   if (!r.resources || !r.environment.is_object()) return std::nullopt;
   const int cores = r.environment.value("logical_cores", 0);
   if (cores <= 0) return std::nullopt;
@@ -177,7 +177,7 @@ std::optional<double> other_load_cores(const RunResult& r) {
 }
 
 // A change measured while other work competed for the CPU may be the machine's, not the code's.
-std::string load_note(const CellComparison& cell, const RunResult& b, const RunResult& c) {
+std::string load_note(const CellComparison& cell, const result::RunResult& b, const result::RunResult& c) {
   const auto base = other_load_cores(b), cand = other_load_cores(c);
   if (!base || !cand || std::abs(*base - *cand) < 0.25) return "";
   return fmt::format(
@@ -207,8 +207,8 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
   CellComparison cell{key, base.path, cand.path, {}, {}};
   const auto& b = base.result;
   const auto& c = cand.result;
-  const bool base_ok = b.status == CellStatus::kOk && b.latency_ms;
-  const bool cand_ok = c.status == CellStatus::kOk && c.latency_ms;
+  const bool base_ok = b.status == result::CellStatus::kOk && b.latency_ms;
+  const bool cand_ok = c.status == result::CellStatus::kOk && c.latency_ms;
   if (!base_ok || !cand_ok) {
     if (!cand_ok) cell.problem = status_problem("candidate", c);
     if (!base_ok) cell.problem += (cell.problem.empty() ? "" : "; ") + status_problem("baseline", b);
@@ -222,7 +222,7 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
 }
 
 
-CellKey cell_key(const RunResult& r) {
+CellKey cell_key(const result::RunResult& r) {
   auto threads = effective_setting(r, "intra_op_threads");
   if (threads.empty() && r.requested.intra_op_threads > 0) threads = std::to_string(r.requested.intra_op_threads);
   return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch, r.scenario.name};

@@ -25,7 +25,7 @@ struct CellKey {
   auto operator<=>(const CellKey&) const = default;
 };
 
-CellKey cell_key(const RunResult& result);
+CellKey cell_key(const result::RunResult& result);
 std::string describe(const CellKey& key);  // "resnet50: onnxruntime t2" (+ precision, batch, scenario when not default)
 
 enum class Verdict { kRegression, kImprovement, kNoSignificantChange, kNotJudged };

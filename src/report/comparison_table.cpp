@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "report/agreement_measure.hpp"
+#include "stats/agreement_measure.hpp"
 #include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_column.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 
@@ -31,15 +31,15 @@ std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", valu
 // Agreement of the first output with the reference backend's: max abs error, and the figure its
 // kind calls for (report/agreement_measure): top-1 share of class scores, per step for per-step
 // scores, the mean and least cosine of an embedding's vectors.
-std::array<std::string, 2> agreement_cells(const RunResult& r) {
+std::array<std::string, 2> agreement_cells(const result::RunResult& r) {
   if (!r.cross_check || r.cross_check->outputs.empty()) return {"-", "-"};
   if (r.cross_check->is_reference) return {"(reference)", "(reference)"};
   const auto& first = r.cross_check->outputs.front();
   if (!first.comparable) return {"not comparable", "-"};
-  return {fmt::format("{:.2e}", first.max_abs_error), agreement_text(first, kind_of(r.model.output_kinds, first.output))};
+  return {fmt::format("{:.2e}", first.max_abs_error), stats::agreement_text(first, kind_of(r.model.output_kinds, first.output))};
 }
 
-std::vector<std::string> row_for(const RunResult& r, const std::string& relative) {
+std::vector<std::string> row_for(const result::RunResult& r, const std::string& relative) {
   std::vector<std::string> row{r.backend.name, r.backend.version.empty() ? "-" : r.backend.version, threads_cell(r)};
   if (r.latency_ms) {
     row.push_back(fixed(r.latency_ms->mean, 3) + " ± " + fixed(r.latency_ms->stddev, 3));
@@ -64,12 +64,12 @@ std::string shorten(std::string text, std::size_t width) {
 }
 
 // Cells are compared with the fastest of their own model only (one run may measure several).
-std::vector<std::string> relative_by_model(const std::vector<const RunResult*>& cells) {
+std::vector<std::string> relative_by_model(const std::vector<const result::RunResult*>& cells) {
   std::map<std::string, std::vector<std::size_t>> by_model;
   for (std::size_t i = 0; i < cells.size(); ++i) by_model[cells[i]->model.name + '\n' + cells[i]->model.path].push_back(i);
   std::vector<std::string> texts(cells.size(), "-");
   for (const auto& [model, indices] : by_model) {
-    std::vector<const RunResult*> group;
+    std::vector<const result::RunResult*> group;
     for (const auto i : indices) group.push_back(cells[i]);
     const auto speeds = relative_speeds(group);
     for (std::size_t k = 0; k < indices.size(); ++k) texts[indices[k]] = relative_text(speeds[k]);
@@ -79,19 +79,19 @@ std::vector<std::string> relative_by_model(const std::vector<const RunResult*>& 
 
 // The rows each query carried, unless every cell ran batch 1 (cells that differ cannot all be 1):
 // latency is per query, so a batch of 7 read as batch 1 misleads by 7x.
-bool batch_worth_showing(const std::vector<RunResult>& results) {
-  return std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.scenario.batch != 1; });
+bool batch_worth_showing(const std::vector<result::RunResult>& results) {
+  return std::any_of(results.begin(), results.end(), [](const result::RunResult& r) { return r.scenario.batch != 1; });
 }
 
 }  // namespace
 
-std::string effective_setting(const RunResult& result, const std::string& key) {
+std::string effective_setting(const result::RunResult& result, const std::string& key) {
   for (const auto& s : result.effective_settings)
     if (s.key == key) return s.effective;
   return "";
 }
 
-std::string threads_cell(const RunResult& result) {
+std::string threads_cell(const result::RunResult& result) {
   for (const auto& s : result.effective_settings) {
     if (s.key != "intra_op_threads") continue;
     if (s.effective.empty()) return "-";
@@ -102,12 +102,12 @@ std::string threads_cell(const RunResult& result) {
   return "-";
 }
 
-std::string comparison_table(const std::vector<RunResult>& results) {
+std::string comparison_table(const std::vector<result::RunResult>& results) {
   std::vector<std::string> models;
   for (const auto& r : results) models.push_back(r.model.path);
   if (!results.empty() && std::all_of(results.begin(), results.end(), is_generation_result))
     return generation_table(results) + zoo_accuracy_notes(models, "  ");
-  std::vector<const RunResult*> cells;
+  std::vector<const result::RunResult*> cells;
   for (const auto& r : results) cells.push_back(&r);
   const auto relative = relative_by_model(cells);
   const bool energy = any_energy_measured(cells);
@@ -160,7 +160,7 @@ std::string comparison_table(const std::vector<RunResult>& results) {
 
 namespace {
 
-std::string cell_name(const RunResult& r) {
+std::string cell_name(const result::RunResult& r) {
   const auto threads = effective_setting(r, "intra_op_threads");
   return r.backend.name + (threads.empty() ? "" : " (" + threads + " threads)");
 }
@@ -221,7 +221,7 @@ std::string pulse_note(const loadgen::PulseAnalysis& p) {
                                          : std::string("did not recover before the end"));
 }
 
-std::string energy_note(const RunResult& r) {
+std::string energy_note(const result::RunResult& r) {
   if (!r.resources || !r.resources->summary.energy.available || !r.resources->inferences_per_joule) return "";
   const auto& energy = r.resources->summary.energy;
   // Significant digits, not fixed decimals: a short run's 0.04 J must not print as "0.0 J".
@@ -231,9 +231,9 @@ std::string energy_note(const RunResult& r) {
 
 }  // namespace
 
-std::string scenario_notes(const std::vector<RunResult>& results) {
+std::string scenario_notes(const std::vector<result::RunResult>& results) {
   std::string notes;
-  auto add = [&](const RunResult& r, const std::string& text) {
+  auto add = [&](const result::RunResult& r, const std::string& text) {
     if (!text.empty()) notes += fmt::format("  {}: {}\n", cell_name(r), text);
   };
   for (const auto& r : results) {

@@ -6,21 +6,21 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::report {
 
 // The effective value of `key` in a result's settings, or "" when the backend did not report it.
-std::string effective_setting(const RunResult& result, const std::string& key);
+std::string effective_setting(const result::RunResult& result, const std::string& key);
 
 // The threads column: the intra-op count in force, marked "(unverified)" where nothing could read
 // it back, "(asked N)" where the framework ran another; "-" when the result has none.
-std::string threads_cell(const RunResult& result);
+std::string threads_cell(const result::RunResult& result);
 
-std::string comparison_table(const std::vector<RunResult>& results);
+std::string comparison_table(const std::vector<result::RunResult>& results);
 
 // What the scenario concluded for each result: SLA verdict, knee, highest rate within the SLA,
 // soak and pulse verdicts, energy per inference — one or two lines per result.
-std::string scenario_notes(const std::vector<RunResult>& results);
+std::string scenario_notes(const std::vector<result::RunResult>& results);
 
 }  // namespace infermark::report

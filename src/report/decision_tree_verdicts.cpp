@@ -9,7 +9,7 @@
 #include "core/named_enum.hpp"
 #include "report/comparison_table.hpp"
 #include "report/machine.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/shape_cliff.hpp"
 
 namespace infermark::report {
@@ -153,7 +153,7 @@ std::vector<Contender> shape_cliff_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto& loaded : in.results) {
     const auto& r = loaded.result;
-    if (!has_varying_shapes(r) || r.status != CellStatus::kOk || !r.latency_ms) continue;
+    if (!has_varying_shapes(r) || r.status != result::CellStatus::kOk || !r.latency_ms) continue;
     const auto* fixed = fixed_shape_counterpart(r, in.results);
     if (!fixed) continue;
     const auto cliff = shape_cliff(r, *fixed);
@@ -163,7 +163,7 @@ std::vector<Contender> shape_cliff_contenders(const DecisionTreeInputs& in) {
   return out;
 }
 
-std::string precision_of(const RunResult& r) {
+std::string precision_of(const result::RunResult& r) {
   const auto effective = effective_setting(r, "precision");
   return effective.empty() ? r.requested.precision : effective;
 }
@@ -177,7 +177,7 @@ bool is_four_bit(std::string precision) {
 
 // What the recommendation adds beyond the framework (batch 32, 4-bit weights) and whether it was measured.
 std::string configuration_caveat(const DecisionTreeCheck& check, const DecisionTreeInputs& in) {
-  std::vector<const RunResult*> own;
+  std::vector<const result::RunResult*> own;
   for (const auto& r : in.results)
     if (r.result.backend.name == check.branch.backend) own.push_back(&r.result);
   if (own.empty()) return "";
@@ -249,8 +249,8 @@ std::string measured_context(MeasuredContext context, const DecisionTreeInputs& 
 // ---- One branch -----------------------------------------------------------------------------
 
 // " among served results": in-process comparisons, what the field guides measured, need no qualifier.
-std::string among(ResultOrigin origin) {
-  return origin == ResultOrigin::kInProcess ? "" : fmt::format(" among {} results", name_of(origin));
+std::string among(result::ResultOrigin origin) {
+  return origin == result::ResultOrigin::kInProcess ? "" : fmt::format(" among {} results", name_of(origin));
 }
 
 void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {

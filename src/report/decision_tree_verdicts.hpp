@@ -20,7 +20,7 @@ struct DecisionTreeInputs {
   Objective objective;                           // what the recommendation ranks by
   // Only cells of this origin are compared: a served or remote latency includes spans an
   // in-process one does not (results of other origins in `results` or `completed` are left out).
-  ResultOrigin origin = ResultOrigin::kInProcess;
+  result::ResultOrigin origin = result::ResultOrigin::kInProcess;
 };
 
 // Agreement tolerance: the recommended framework's best figure within this fraction of the best

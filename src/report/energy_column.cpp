@@ -4,15 +4,15 @@
 
 #include <algorithm>
 
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 
 namespace infermark::report {
 namespace {
 
-bool measured(const RunResult& r) { return r.resources && r.resources->inferences_per_joule; }
+bool measured(const result::RunResult& r) { return r.resources && r.resources->inferences_per_joule; }
 
 // The sampler's reason, or what is missing from the result itself.
-std::string why_not_measured(const RunResult& r) {
+std::string why_not_measured(const result::RunResult& r) {
   if (!r.resources) return "the result has no resource record";
   const auto& energy = r.resources->summary.energy;
   if (!energy.available) return energy.source.empty() ? "no energy counter was readable" : energy.source;
@@ -21,18 +21,18 @@ std::string why_not_measured(const RunResult& r) {
 
 }  // namespace
 
-bool any_energy_measured(const std::vector<const RunResult*>& cells) {
-  return std::any_of(cells.begin(), cells.end(), [](const RunResult* r) { return measured(*r); });
+bool any_energy_measured(const std::vector<const result::RunResult*>& cells) {
+  return std::any_of(cells.begin(), cells.end(), [](const result::RunResult* r) { return measured(*r); });
 }
 
-std::string inferences_per_joule_cell(const RunResult& r) {
+std::string inferences_per_joule_cell(const result::RunResult& r) {
   return measured(r) ? format_number(*r.resources->inferences_per_joule) : "-";
 }
 
-std::string energy_footnote(const std::vector<const RunResult*>& cells) {
+std::string energy_footnote(const std::vector<const result::RunResult*>& cells) {
   std::size_t completed = 0, missing = 0;
-  const RunResult* first_missing = nullptr;
-  for (const RunResult* r : cells) {
+  const result::RunResult* first_missing = nullptr;
+  for (const result::RunResult* r : cells) {
     if (!r->latency_ms) continue;
     ++completed;
     if (measured(*r)) continue;

@@ -5,18 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::report {
 
 // True when at least one cell measured energy, so the column is worth a place in the table.
-bool any_energy_measured(const std::vector<const RunResult*>& cells);
+bool any_energy_measured(const std::vector<const result::RunResult*>& cells);
 
 // "412.3", or "-" where the cell did not measure energy.
-std::string inferences_per_joule_cell(const RunResult& result);
+std::string inferences_per_joule_cell(const result::RunResult& result);
 
 // One line, "" when every completed cell measured energy: "inferences/J not measured here for 2 of
 // 3 cells: <the sampler's reason>; it needs ...". Failed cells are not counted: they measured nothing.
-std::string energy_footnote(const std::vector<const RunResult*>& cells);
+std::string energy_footnote(const std::vector<const result::RunResult*>& cells);
 
 }  // namespace infermark::report

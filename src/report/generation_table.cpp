@@ -7,7 +7,7 @@
 
 #include "report/comparison_table.hpp"
 #include "report/field_guides.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 
 namespace infermark::report {
 namespace {
@@ -26,7 +26,7 @@ std::string percentile(const std::optional<stats::LatencySummary>& summary, doub
 
 std::string mean_of(const std::optional<stats::LatencySummary>& summary) { return summary ? format_number(summary->mean) : "-"; }
 
-std::string lengths(const RunResult& r) {
+std::string lengths(const result::RunResult& r) {
   const auto& p = r.scenario.parameters;
   auto length = [&](const char* mean, const char* stddev) {
     const double m = p.value(mean, 0.0), s = p.value(stddev, 0.0);
@@ -35,7 +35,7 @@ std::string lengths(const RunResult& r) {
   return length("prompt_tokens", "prompt_tokens_stddev") + "+" + length("output_tokens", "output_tokens_stddev");
 }
 
-std::vector<std::string> row_for(const RunResult& r) {
+std::vector<std::string> row_for(const result::RunResult& r) {
   std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
                                std::to_string(r.scenario.parameters.value("concurrency", 1)), lengths(r)};
   if (r.generation && r.latency_ms) {
@@ -62,9 +62,9 @@ std::vector<std::string> row_for(const RunResult& r) {
 
 }  // namespace
 
-bool is_generation_result(const RunResult& result) { return result.generation.has_value(); }
+bool is_generation_result(const result::RunResult& result) { return result.generation.has_value(); }
 
-std::optional<double> model_parameters(const RunResult& result) {
+std::optional<double> model_parameters(const result::RunResult& result) {
   const auto text = effective_setting(result, "parameters");
   char* end = nullptr;
   const double count = std::strtod(text.c_str(), &end);
@@ -72,16 +72,16 @@ std::optional<double> model_parameters(const RunResult& result) {
   return count;
 }
 
-std::optional<double> gb_per_billion_parameters(const RunResult& result) {
+std::optional<double> gb_per_billion_parameters(const result::RunResult& result) {
   const auto parameters = model_parameters(result);
   if (!parameters || result.memory.peak_rss_mb <= 0) return std::nullopt;
   return (result.memory.peak_rss_mb / 1024) / (*parameters / 1e9);
 }
 
-bool has_perplexity(const RunResult& r) { return r.generation && r.generation->perplexity; }
+bool has_perplexity(const result::RunResult& r) { return r.generation && r.generation->perplexity; }
 
 // With --perplexity-text: a perplexity column before the status, and a note on the text it was measured on.
-std::string perplexity_note(const std::vector<RunResult>& results, std::vector<MarkdownColumn>& columns,
+std::string perplexity_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
                             std::vector<std::vector<std::string>>& rows) {
   if (std::none_of(results.begin(), results.end(), has_perplexity)) return "";
   columns.insert(columns.end() - 1, {"perplexity", true});
@@ -96,7 +96,7 @@ std::string perplexity_note(const std::vector<RunResult>& results, std::vector<M
   return note;
 }
 
-std::string generation_table(const std::vector<RunResult>& results) {
+std::string generation_table(const std::vector<result::RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) rows.push_back(row_for(r));
   auto columns = kColumns;

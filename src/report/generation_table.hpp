@@ -6,20 +6,20 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::report {
 
-bool is_generation_result(const RunResult& result);
+bool is_generation_result(const result::RunResult& result);
 
 // The model's parameter count, where the backend recorded it (llama.cpp's effective setting
 // "parameters"); nullopt in results that lack it.
-std::optional<double> model_parameters(const RunResult& result);
+std::optional<double> model_parameters(const result::RunResult& result);
 
 // Peak RSS in GB per billion parameters (the panoramic-analysis guide's baseline: 1.2), where both are known.
-std::optional<double> gb_per_billion_parameters(const RunResult& result);
+std::optional<double> gb_per_billion_parameters(const result::RunResult& result);
 
 // One row per result, in the order given; results without generation metrics show their status.
-std::string generation_table(const std::vector<RunResult>& results);
+std::string generation_table(const std::vector<result::RunResult>& results);
 
 }  // namespace infermark::report

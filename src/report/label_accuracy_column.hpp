@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::report {
 
 // True when at least one cell was judged against labels, so the column is worth a place.
-bool any_label_accuracy(const std::vector<const RunResult*>& cells);
+bool any_label_accuracy(const std::vector<const result::RunResult*>& cells);
 
 // "top-1 85.7%, top-5 100% (7)", or "n/a" where the cell's inputs had no labels.
-std::string label_accuracy_cell(const RunResult& result);
+std::string label_accuracy_cell(const result::RunResult& result);
 
 inline constexpr const char* kLabelAccuracyTitle = "vs labels";
 

@@ -10,7 +10,7 @@
 namespace infermark::report {
 namespace {
 
-bool full_precision(const RunResult& r) {
+bool full_precision(const result::RunResult& r) {
   const auto precision = parse_variant_name(r.model.name).precision;
   return precision == ZooPrecision::kAsExported || precision == ZooPrecision::kFp32;
 }
@@ -21,7 +21,7 @@ bool same_labels(const stats::LabelAccuracy& a, const stats::LabelAccuracy& b) {
          a.samples == b.samples;
 }
 
-bool same_family(const RunResult& a, const RunResult& b) {
+bool same_family(const result::RunResult& a, const result::RunResult& b) {
   return parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family &&
          machine_key(a) == machine_key(b);
 }

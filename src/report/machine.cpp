@@ -3,7 +3,7 @@
 namespace infermark::report {
 namespace {
 
-std::string environment_text(const RunResult& r, const char* field, const char* missing) {
+std::string environment_text(const result::RunResult& r, const char* field, const char* missing) {
   const auto& env = r.environment;
   if (!env.is_object() || !env.contains(field) || !env[field].is_string()) return missing;
   const auto value = env[field].get<std::string>();
@@ -13,23 +13,23 @@ std::string environment_text(const RunResult& r, const char* field, const char* 
 
 }  // namespace
 
-std::string machine_key(const RunResult& result) {
+std::string machine_key(const result::RunResult& result) {
   return environment_text(result, "hostname", "unknown host") + " (" + environment_text(result, "cpu_model", "unknown CPU") +
          ")";
 }
 
-bool is_x86(const RunResult& r) {
+bool is_x86(const result::RunResult& r) {
   const auto vendor = environment_text(r, "cpu_vendor", ""), flags = environment_text(r, "cpu_flags_simd", "");
   return vendor == "GenuineIntel" || vendor == "AuthenticAMD" || flags.find("avx") != std::string::npos ||
          flags.find("sse4") != std::string::npos;
 }
 
-bool is_arm(const RunResult& r) {
+bool is_arm(const result::RunResult& r) {
   const auto flags = environment_text(r, "cpu_flags_simd", "");
   return flags.find("asimd") != std::string::npos || flags.find("sve") != std::string::npos;  // aarch64 SIMD
 }
 
-bool has_gpu(const RunResult& r) { return r.resources && r.resources->summary.gpu.available; }
+bool has_gpu(const result::RunResult& r) { return r.resources && r.resources->summary.gpu.available; }
 
 std::map<std::string, std::vector<LoadedResult>> group_by_machine(const std::vector<LoadedResult>& results) {
   std::map<std::string, std::vector<LoadedResult>> groups;

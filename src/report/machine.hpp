@@ -11,12 +11,12 @@
 namespace infermark::report {
 
 // "vm (AMD EPYC 7B13)"; a part the result did not record reads "unknown host" / "unknown CPU".
-std::string machine_key(const RunResult& result);
+std::string machine_key(const result::RunResult& result);
 
 // What the recorded environment says about the machine's hardware.
-bool is_x86(const RunResult& result);
-bool is_arm(const RunResult& result);
-bool has_gpu(const RunResult& result);  // the resource sampler read a GPU during the run
+bool is_x86(const result::RunResult& result);
+bool is_arm(const result::RunResult& result);
+bool has_gpu(const result::RunResult& result);  // the resource sampler read a GPU during the run
 
 // Results grouped by machine_key, each group in the order given.
 std::map<std::string, std::vector<LoadedResult>> group_by_machine(const std::vector<LoadedResult>& results);

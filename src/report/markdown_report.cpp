@@ -14,7 +14,7 @@
 #include "report/ab_table.hpp"
 #include "report/energy_column.hpp"
 #include "report/machine.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 
@@ -33,27 +33,27 @@ std::string table(const Row& header, const std::vector<Row>& rows) {
 std::string ms(double v) { return fmt::format("{:.2f}", v); }
 std::string dash_or(bool present, const std::function<std::string()>& value) { return present ? value() : "-"; }
 
-std::string p50(const RunResult& r) {
+std::string p50(const result::RunResult& r) {
   return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(50).value); });
 }
-std::string p99(const RunResult& r) {
+std::string p99(const result::RunResult& r) {
   return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->at(99).value); });
 }
-std::string throughput(const RunResult& r) {
+std::string throughput(const result::RunResult& r) {
   return dash_or(r.throughput.inferences_per_s > 0, [&] { return fmt::format("{:.1f}", r.throughput.inferences_per_s); });
 }
-std::string memory(const RunResult& r) {
+std::string memory(const result::RunResult& r) {
   return dash_or(r.memory.peak_rss_mb > 0, [&] { return fmt::format("{:.0f}", r.memory.peak_rss_mb); });
 }
 
 // Energy per inference in millijoules, or why it is missing.
-std::string energy_per_inference(const RunResult& r) {
+std::string energy_per_inference(const result::RunResult& r) {
   if (!r.resources) return "-";
   if (!r.resources->inferences_per_joule) return "unavailable";
   return fmt::format("{:.2f} mJ", 1000.0 / *r.resources->inferences_per_joule);
 }
 
-std::string accuracy(const RunResult& r) {
+std::string accuracy(const result::RunResult& r) {
   if (!r.cross_check || r.cross_check->outputs.empty()) return "-";
   if (r.cross_check->is_reference) return "reference";
   const auto& o = r.cross_check->outputs.front();
@@ -63,20 +63,20 @@ std::string accuracy(const RunResult& r) {
 }
 
 template <typename Key>
-std::set<Key> distinct(const std::vector<LoadedResult>& cells, const std::function<Key(const RunResult&)>& key) {
+std::set<Key> distinct(const std::vector<LoadedResult>& cells, const std::function<Key(const result::RunResult&)>& key) {
   std::set<Key> keys;
   for (const auto& c : cells) keys.insert(key(c.result));
   return keys;
 }
 
-std::string threads_of(const RunResult& r) {
+std::string threads_of(const result::RunResult& r) {
   const auto t = effective_setting(r, "intra_op_threads");
   return t.empty() ? "-" : t;
 }
 
 // The shapes a cell fed: its fixed shapes, or the ranges it drew from per query (its recorded
 // inputs are only the first draw, which does not describe the cell).
-std::string shape_of(const RunResult& r) {
+std::string shape_of(const result::RunResult& r) {
   std::string out;
   if (r.scenario.parameters.contains("varying_shapes")) {
     for (const auto& range : r.scenario.parameters["varying_shapes"]["ranges"])
@@ -87,13 +87,13 @@ std::string shape_of(const RunResult& r) {
   return out.empty() ? "-" : out;
 }
 
-std::string mean_and_spread(const RunResult& r) {
+std::string mean_and_spread(const result::RunResult& r) {
   return dash_or(r.latency_ms.has_value(), [&] { return ms(r.latency_ms->mean) + " ± " + ms(r.latency_ms->stddev); });
 }
 
 // Cells of one model on one machine: the relative column compares them with their fastest.
 std::string summary_table(const std::vector<LoadedResult>& cells) {
-  std::vector<const RunResult*> results;
+  std::vector<const result::RunResult*> results;
   for (const auto& c : cells) results.push_back(&c.result);
   const auto speeds = relative_speeds(results);
   const bool energy = any_energy_measured(results);
@@ -144,8 +144,8 @@ std::string machine_matrix(const std::map<std::string, std::vector<LoadedResult>
 
 // A pivot: one row per backend, one column per value of `axis`, `value` in the cells.
 std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axis_title,
-                  const std::function<std::string(const RunResult&)>& axis,
-                  const std::function<std::string(const RunResult&)>& value) {
+                  const std::function<std::string(const result::RunResult&)>& axis,
+                  const std::function<std::string(const result::RunResult&)>& value) {
   std::vector<std::string> columns;
   std::map<std::string, std::map<std::string, std::string>> by_backend;
   for (const auto& c : cells) {
@@ -164,7 +164,7 @@ std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axi
   return table(header, rows);
 }
 
-std::string lanes_of(const RunResult& r) {
+std::string lanes_of(const result::RunResult& r) {
   return r.scenario.parameters.contains("lanes") ? json_text(r.scenario.parameters["lanes"]) : "1";
 }
 
@@ -179,13 +179,13 @@ std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std
     out += heading + " Threads × throughput (inferences/s)\n\n" + pivot(cells, "threads", threads_cell, throughput);
   if (distinct<std::string>(cells, shape_of).size() > 1)
     out += heading + " Input shapes × latency (P50 ms / inferences/s)\n\n" +
-           pivot(cells, "input shape", shape_of, [](const RunResult& r) { return p50(r) + " / " + throughput(r); });
+           pivot(cells, "input shape", shape_of, [](const result::RunResult& r) { return p50(r) + " / " + throughput(r); });
   if (distinct<std::string>(cells, lanes_of).size() > 1)
     out += heading + " Instances × peak memory (MB)\n\n" + pivot(cells, "instances (lanes)", lanes_of, memory);
-  const auto precision = [](const RunResult& r) { return r.requested.precision; };
+  const auto precision = [](const result::RunResult& r) { return r.requested.precision; };
   if (distinct<std::string>(cells, precision).size() > 1)
     out += heading + " Precision × latency and accuracy (P50 ms; agreement with the reference)\n\n" +
-           pivot(cells, "precision", precision, [](const RunResult& r) { return p50(r) + "; " + accuracy(r); });
+           pivot(cells, "precision", precision, [](const result::RunResult& r) { return p50(r) + "; " + accuracy(r); });
   return out;
 }
 
@@ -193,7 +193,7 @@ std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std
 std::string generation_section(const std::map<std::string, std::vector<LoadedResult>>& machines) {
   std::string out;
   for (const auto& [machine, cells] : machines) {
-    std::vector<RunResult> results;
+    std::vector<result::RunResult> results;
     for (const auto& c : cells) results.push_back(c.result);
     out += "### LLM serving (generation scenario) on " + machine + "\n\n" + generation_table(results) + "\n";
   }

@@ -13,13 +13,13 @@
 #include <tuple>
 
 #include "core/model_manifest.hpp"
-#include "report/agreement_measure.hpp"
-#include "report/cell_outcome.hpp"
+#include "stats/agreement_measure.hpp"
+#include "result/cell_outcome.hpp"
 #include "report/comparison_table.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_loss.hpp"
 #include "report/machine.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/model_families.hpp"
 #include "report/decision_tree_verdicts.hpp"
 
@@ -31,7 +31,7 @@ using CellRefs = std::vector<const CellAssessment*>;
 
 // ---- What was measured ----------------------------------------------------------------------
 
-void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
+void fill_agreement_accuracy(const result::RunResult& r, CellFigures& f) {
   if (!r.cross_check) {
     f.accuracy_source = "no cross-check in the result (no reference backend ran)";
     return;
@@ -51,11 +51,11 @@ void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
       return;
     }
     // By the output's kind where the manifest gave one (report/agreement_measure), as the table shows.
-    const auto figure = agreement_figure(o, kind_of(r.model.output_kinds, o.output));
+    const auto figure = stats::agreement_figure(o, kind_of(r.model.output_kinds, o.output));
     const double loss = 1.0 - figure.agreement;
     if (!worst || loss > *worst) {
       worst = loss;
-      measure = "1 - " + agreement_measure_name(figure.measure);
+      measure = "1 - " + stats::agreement_measure_name(figure.measure);
     }
   }
   if (!worst) {
@@ -69,7 +69,7 @@ void fill_agreement_accuracy(const RunResult& r, CellFigures& f) {
 
 // Against labels where the cell and its family's FP32 reference were judged on the same labelled
 // inputs; otherwise by agreement with the cross-check reference.
-void fill_accuracy(const RunResult& r, const LabelAccuracyLoss* labels, CellFigures& f) {
+void fill_accuracy(const result::RunResult& r, const LabelAccuracyLoss* labels, CellFigures& f) {
   if (r.label_accuracy) {
     f.label_top1 = r.label_accuracy->top1;
     f.label_samples = r.label_accuracy->samples;
@@ -96,7 +96,7 @@ const char* accuracy_measure_name(AccuracyMeasure measure) {
   return "";
 }
 
-void fill_energy(const RunResult& r, CellFigures& f) {
+void fill_energy(const result::RunResult& r, CellFigures& f) {
   if (!r.resources) {
     f.energy_source = f.power_source = "no resource samples in the result";
     return;
@@ -107,7 +107,7 @@ void fill_energy(const RunResult& r, CellFigures& f) {
   f.average_watts = probes::mean_watts(summary.energy, summary.duration_s);  // over the span the joules cover
 }
 
-void fill_generation(const RunResult& r, CellFigures& f) {
+void fill_generation(const result::RunResult& r, CellFigures& f) {
   if (!r.generation) return;
   f.generation = true;
   if (r.generation->ttft_ms) f.ttft_p99_ms = r.generation->ttft_ms->at(99).value;
@@ -118,7 +118,7 @@ void fill_generation(const RunResult& r, CellFigures& f) {
 
 // FLOPs of one inference: --model-gflops, else the zoo manifest beside the model file (found
 // from the recorded model path, so relative to where `run` was started).
-void fill_model_gflops(const RunResult& r, const Constraints& c, CellFigures& f) {
+void fill_model_gflops(const result::RunResult& r, const Constraints& c, CellFigures& f) {
   if (c.model_gflops) {
     f.model_gflops = *c.model_gflops;
     f.gflops_source = "--model-gflops";
@@ -133,7 +133,7 @@ void fill_model_gflops(const RunResult& r, const Constraints& c, CellFigures& f)
   f.gflops_source = "zoo manifest " + manifest.string();
 }
 
-CellFigures figures_of(const RunResult& r, const Constraints& c, const LabelAccuracyLoss* labels) {
+CellFigures figures_of(const result::RunResult& r, const Constraints& c, const LabelAccuracyLoss* labels) {
   CellFigures f;
   f.p99_ms = r.latency_ms->at(99).value;
   f.inferences_per_s = r.throughput.inferences_per_s;
@@ -224,9 +224,9 @@ std::optional<ConstraintCheck> check_of(const GivenConstraint& g, const CellFigu
   return std::nullopt;
 }
 
-std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const RunResult& r, const Constraints& c) {
+std::vector<ConstraintCheck> checks_for(const CellAssessment& cell, const result::RunResult& r, const Constraints& c) {
   if (!cell.completed) {
-    return {{"status", Outcome::kFailed, failure_text(r), std::numeric_limits<double>::infinity(), true}};
+    return {{"status", Outcome::kFailed, result::failure_text(r), std::numeric_limits<double>::infinity(), true}};
   }
   std::vector<ConstraintCheck> checks;
   for (const auto& g : given_constraints(c))
@@ -257,7 +257,7 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   cell.model_format = r.model.format;
   cell.batch = r.scenario.batch;
   cell.performance_hint = effective_setting(r, "performance_hint");
-  cell.completed = r.status == CellStatus::kOk && r.latency_ms.has_value();
+  cell.completed = r.status == result::CellStatus::kOk && r.latency_ms.has_value();
   const auto labels = label_losses.find(loaded.path);
   if (cell.completed) cell.figures = figures_of(r, c, labels == label_losses.end() ? nullptr : &labels->second);
   cell.checks = checks_for(cell, r, c);
@@ -776,7 +776,7 @@ MachineMatrix machine_matrix(const std::vector<ModelRecommendation>& models, con
 std::vector<FamilyRecommendation> family_recommendations(const std::vector<ModelRecommendation>& models,
                                                          const Constraints& constraints) {
   std::vector<FamilyRecommendation> families;
-  std::map<std::tuple<std::string, std::string, ResultOrigin>, std::set<std::string>> members;
+  std::map<std::tuple<std::string, std::string, result::ResultOrigin>, std::set<std::string>> members;
   for (const auto& m : models)
     for (const auto* list : {&m.ranked, &m.rejected})
       for (const auto& cell : *list) {
@@ -845,7 +845,7 @@ std::string machine_matrix_markdown(const MachineMatrix& matrix) {
 
 // Results of several origins: each section names its origin and says the others are ranked apart.
 void name_mixed_origins(Recommendation& rec) {
-  std::set<ResultOrigin> origins;
+  std::set<result::ResultOrigin> origins;
   for (const auto& m : rec.models) origins.insert(m.origin);
   if (origins.size() < 2) return;
   std::vector<std::string_view> names;
@@ -857,7 +857,7 @@ void name_mixed_origins(Recommendation& rec) {
   for (auto& m : rec.models) {
     m.origin_named = true;
     m.explanation.push_back(fmt::format("Only {} results are ranked here ({}); other origins are ranked in their own sections.",
-                                        name_of(m.origin), origin_description(m.origin)));
+                                        name_of(m.origin), result::origin_description(m.origin)));
   }
 }
 
@@ -870,7 +870,7 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
   for (const auto& r : results) machine_keys.insert(machine_key(r.result));
   const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
   const auto label_losses = label_accuracy_losses(results);
-  std::map<ResultOrigin, std::vector<LoadedResult>> origins;  // never ranked against each other
+  std::map<result::ResultOrigin, std::vector<LoadedResult>> origins;  // never ranked against each other
   for (const auto& [model, of_model] : group_by_model(results)) {
     origins.clear();
     for (const auto& r : of_model) origins[r.result.origin].push_back(r);

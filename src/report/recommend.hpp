@@ -100,7 +100,7 @@ struct ModelRecommendation {
   std::string machine;                   // machine_key(); "" when every result comes from one machine
   // Only cells of one origin are ranked together: in-process, served and remote latencies time
   // different spans. `origin_named`: the results mixed origins, so the title names this one.
-  ResultOrigin origin = ResultOrigin::kInProcess;
+  result::ResultOrigin origin = result::ResultOrigin::kInProcess;
   bool origin_named = false;
   std::string objective;                 // "lowest P99 latency", "highest throughput", "most inferences per joule"
   std::vector<CellAssessment> ranked;    // cells meeting every constraint, best first
@@ -115,7 +115,7 @@ struct ModelRecommendation {
 struct FamilyRecommendation {
   std::string family;
   std::string machine;  // as ModelRecommendation's
-  ResultOrigin origin = ResultOrigin::kInProcess;
+  result::ResultOrigin origin = result::ResultOrigin::kInProcess;
   bool origin_named = false;
   std::string objective;
   std::vector<CellAssessment> ranked;    // cells of every member meeting every constraint, best first

@@ -7,13 +7,13 @@
 namespace infermark::report {
 namespace {
 
-bool completed(const RunResult& r) { return r.status == CellStatus::kOk && r.latency_ms && r.latency_ms->at(50).value > 0; }
+bool completed(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.latency_ms->at(50).value > 0; }
 
 }  // namespace
 
-std::vector<std::optional<RelativeSpeed>> relative_speeds(const std::vector<const RunResult*>& cells) {
-  const RunResult* fastest = nullptr;
-  for (const RunResult* r : cells)
+std::vector<std::optional<RelativeSpeed>> relative_speeds(const std::vector<const result::RunResult*>& cells) {
+  const result::RunResult* fastest = nullptr;
+  for (const result::RunResult* r : cells)
     if (completed(*r) && (!fastest || r->latency_ms->at(50).value < fastest->latency_ms->at(50).value)) fastest = r;
   std::vector<std::optional<RelativeSpeed>> speeds(cells.size());
   if (!fastest) return speeds;

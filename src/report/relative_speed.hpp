@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 #include "stats/latency_summary.hpp"
 
 namespace infermark::report {
@@ -19,7 +19,7 @@ struct RelativeSpeed {
 
 // One entry per result; empty for a cell that did not complete with latencies (failed, crashed,
 // ...), which is neither compared nor the fastest. Callers pass cells of one model on one machine.
-std::vector<std::optional<RelativeSpeed>> relative_speeds(const std::vector<const RunResult*>& cells);
+std::vector<std::optional<RelativeSpeed>> relative_speeds(const std::vector<const result::RunResult*>& cells);
 
 // "1.00×", "1.62× slower (1.55–1.70)", or "-" for a cell that was not compared.
 std::string relative_text(const std::optional<RelativeSpeed>& speed);

@@ -16,11 +16,11 @@ namespace fs = std::filesystem;
 
 // Folders hold other JSON too (framework profiles, study files): a file counts when its
 // "schema" says it is a run result; a result that then fails validation is an error.
-std::optional<RunResult> read_if_result(const fs::path& path) {
+std::optional<result::RunResult> read_if_result(const fs::path& path) {
   std::ifstream in(path);
   const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (text(json, "schema") != kSchemaName) return std::nullopt;
-  return run_result_from_json(json, path.string());
+  if (text(json, "schema") != result::kSchemaName) return std::nullopt;
+  return result::run_result_from_json(json, path.string());
 }
 
 void load_folder(const fs::path& folder, std::vector<LoadedResult>& out) {
@@ -50,7 +50,7 @@ std::vector<LoadedResult> load_results(const std::vector<std::string>& paths) {
       load_folder(p, results);
       if (results.size() == before) throw Error(p + ": no infermark result files in this folder");
     } else {
-      results.push_back({read_run_result(p), p});
+      results.push_back({result::read_run_result(p), p});
     }
   }
   if (results.empty()) throw Error("no result files given");
@@ -74,19 +74,19 @@ std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vecto
   return groups;
 }
 
-std::string backend_label(const RunResult& r) {
+std::string backend_label(const result::RunResult& r) {
   // A remote server is named by what it is (Triton, llama.cpp, infermark), not only "remote".
   if (r.backend.name == "remote" && !r.backend.framework.empty()) return "remote " + r.backend.framework;
   return r.backend.name;
 }
 
-std::string requested_but_not_applied(const RunResult& r, const std::string& key) {
+std::string requested_but_not_applied(const result::RunResult& r, const std::string& key) {
   for (const auto& s : r.effective_settings)
     if (s.key == key && !s.applied() && !s.requested.empty() && s.requested != s.effective) return s.requested;
   return "";
 }
 
-std::string cell_label(const RunResult& r) {
+std::string cell_label(const result::RunResult& r) {
   std::string label = backend_label(r);
   const auto threads = effective_setting(r, "intra_op_threads");
   if (!threads.empty()) label += " t" + threads;

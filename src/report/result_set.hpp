@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::report {
 
 struct LoadedResult {
-  RunResult result;
+  result::RunResult result;
   std::string path;
 };
 
@@ -26,12 +26,12 @@ std::vector<LoadedResult> load_results(const std::vector<std::string>& paths);
 std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results);
 
 // The backend as tables name it: "onnxruntime", or "remote triton" for a remote server.
-std::string backend_label(const RunResult& result);
+std::string backend_label(const result::RunResult& result);
 
 // The value the user asked for `key` when the framework applied another, else "".
-std::string requested_but_not_applied(const RunResult& result, const std::string& key);
+std::string requested_but_not_applied(const result::RunResult& result, const std::string& key);
 
 // "onnxruntime t2" or "openvino t1 fp16 batch 8 server": what distinguishes the cell in a table.
-std::string cell_label(const RunResult& result);
+std::string cell_label(const result::RunResult& result);
 
 }  // namespace infermark::report

@@ -3,13 +3,13 @@
 namespace infermark::report {
 namespace {
 
-bool measured(const RunResult& r) { return r.status == CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
+bool measured(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
 
 }  // namespace
 
-bool has_varying_shapes(const RunResult& result) { return result.scenario.parameters.contains("varying_shapes"); }
+bool has_varying_shapes(const result::RunResult& result) { return result.scenario.parameters.contains("varying_shapes"); }
 
-const RunResult* fixed_shape_counterpart(const RunResult& varying, const std::vector<LoadedResult>& results) {
+const result::RunResult* fixed_shape_counterpart(const result::RunResult& varying, const std::vector<LoadedResult>& results) {
   for (const auto& f : results)
     if (!has_varying_shapes(f.result) && measured(f.result) && f.result.model.name == varying.model.name &&
         f.result.backend.name == varying.backend.name)
@@ -17,13 +17,13 @@ const RunResult* fixed_shape_counterpart(const RunResult& varying, const std::ve
   return nullptr;
 }
 
-double input_elements(const RunResult& fixed) {
+double input_elements(const result::RunResult& fixed) {
   double elements = 0;
   for (const auto& t : fixed.scenario.inputs) elements += static_cast<double>(t.element_count());
   return elements;
 }
 
-ShapeCliff shape_cliff(const RunResult& varying, const RunResult& fixed) {
+ShapeCliff shape_cliff(const result::RunResult& varying, const result::RunResult& fixed) {
   ShapeCliff cliff;
   const double fixed_elements = input_elements(fixed);
   const double varying_elements = varying.scenario.parameters["varying_shapes"].value("mean_input_elements", 0.0);

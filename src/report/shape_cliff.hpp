@@ -10,13 +10,13 @@
 
 namespace infermark::report {
 
-bool has_varying_shapes(const RunResult& result);
+bool has_varying_shapes(const result::RunResult& result);
 
 // The first measured fixed-shape cell of the same model and backend, or nullptr.
-const RunResult* fixed_shape_counterpart(const RunResult& varying, const std::vector<LoadedResult>& results);
+const result::RunResult* fixed_shape_counterpart(const result::RunResult& varying, const std::vector<LoadedResult>& results);
 
 // Mean input elements per query of a fixed-shape cell.
-double input_elements(const RunResult& fixed);
+double input_elements(const result::RunResult& fixed);
 
 struct ShapeCliff {
   double slowdown = 0;  // varying mean latency / fixed mean latency
@@ -24,6 +24,6 @@ struct ShapeCliff {
   std::optional<double> per_unit_of_work;  // slowdown / work: the cost of the shape changes themselves
 };
 
-ShapeCliff shape_cliff(const RunResult& varying, const RunResult& fixed);
+ShapeCliff shape_cliff(const result::RunResult& varying, const result::RunResult& fixed);
 
 }  // namespace infermark::report

@@ -10,19 +10,19 @@
 
 #include "report/comparison_table.hpp"
 #include "report/field_guides.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/shape_cliff.hpp"
 #include "stats/trend.hpp"
 
 namespace infermark::report {
 namespace {
 
-bool measured(const RunResult& r) { return r.status == CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
-double p99(const RunResult& r) { return r.latency_ms->at(99).value; }
-double qps(const RunResult& r) { return r.throughput.inferences_per_s; }
+bool measured(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
+double p99(const result::RunResult& r) { return r.latency_ms->at(99).value; }
+double qps(const result::RunResult& r) { return r.throughput.inferences_per_s; }
 
 std::string best_per_backend(const std::vector<LoadedResult>& results) {
-  std::map<std::string, const RunResult*> best;
+  std::map<std::string, const result::RunResult*> best;
   for (const auto& c : results) {
     if (!measured(c.result)) continue;
     auto& slot = best[c.result.backend.name];
@@ -91,7 +91,7 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
   std::map<std::string, Span> spans;  // "backend, shared|separate"
   for (const auto& c : results) {
     const auto& r = c.result;
-    if (r.status != CellStatus::kOk || r.memory.peak_rss_mb <= 0) continue;
+    if (r.status != result::CellStatus::kOk || r.memory.peak_rss_mb <= 0) continue;
     const int lanes = r.scenario.parameters.value("lanes", 1);
     auto& s = spans[r.backend.name + ", " + r.scenario.parameters.value("sessions", std::string("shared"))];
     if (lanes < s.min_lanes) s.min_lanes = lanes, s.rss_at_min = r.memory.peak_rss_mb;
@@ -124,14 +124,14 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
   for (const auto& c : results) {
     const auto& r = c.result;
     if (!has_varying_shapes(r) || !measured(r)) continue;
-    const RunResult* fixed = fixed_shape_counterpart(r, results);
+    const result::RunResult* fixed = fixed_shape_counterpart(r, results);
     const auto& shapes = r.scenario.parameters["varying_shapes"];
     std::string ranges;
     for (const auto& [name, range] : shapes["ranges"].items())
       ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
     auto preparation = effective_setting(r, "shape_mode");
     if (preparation.empty()) preparation = effective_setting(r, "shape_preparation");
-    const auto cliff = fixed ? shape_cliff(r, *fixed) : ShapeCliff{};
+    const auto cliff = fixed ? report::shape_cliff(r, *fixed) : ShapeCliff{};
     const double work = cliff.work, slowdown = cliff.slowdown;
     rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.value("distinct_shapes", 0)),
                     fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured",
@@ -174,7 +174,7 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
     if (!has_varying_shapes(r) || !measured(r)) continue;
     const auto& sets = r.scenario.parameters["varying_shapes"].value("sets", nlohmann::json::array());
     if (sets.empty() || !sets[0].contains("group")) continue;  // results from before per-shape latency
-    const RunResult* fixed = fixed_shape_counterpart(r, results);
+    const result::RunResult* fixed = fixed_shape_counterpart(r, results);
     const double fixed_per_element =
         fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
     std::vector<nlohmann::json> rows;
@@ -230,7 +230,7 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
 
 std::string file_stem(const LoadedResult& c) { return std::filesystem::path(c.path).stem().string(); }
 
-bool meets(const RunResult& r, double target) { return measured(r) && p99(r) <= target; }
+bool meets(const result::RunResult& r, double target) { return measured(r) && p99(r) <= target; }
 
 // The highest-throughput cell meeting the target among `cells` (indices into `ran`), or none.
 std::optional<std::size_t> best_meeting(const std::vector<LoadedResult>& ran, const std::vector<std::size_t>& cells,

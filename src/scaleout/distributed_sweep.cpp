@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "harness/cross_check.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "scaleout/cpu_binding.hpp"
 #include "study/cell_assignment.hpp"
 
@@ -38,7 +38,7 @@ std::filesystem::path result_path(const DistributedSweep& sweep, const RankInfo&
 
 bool holds_ok_result(const std::filesystem::path& path) {
   try {
-    return std::filesystem::exists(path) && report::read_run_result(path.string()).status == report::CellStatus::kOk;
+    return std::filesystem::exists(path) && result::read_run_result(path.string()).status == result::CellStatus::kOk;
   } catch (const Error&) {
     return false;  // unreadable: measure it again
   }
@@ -74,7 +74,7 @@ harness::CellOutcome run_cell(const DistributedSweep& sweep, std::size_t cell, c
   return std::move(outcomes.front());
 }
 
-void record_rank(report::RunResult& result, const RankInfo& rank, int ranks, SweepSpread spread) {
+void record_rank(result::RunResult& result, const RankInfo& rank, int ranks, SweepSpread spread) {
   if (!result.environment.is_object()) result.environment = nlohmann::json::object();
   const auto binding = this_process_binding();
   result.environment["scaleout"] = {{"rank", rank.rank},        {"ranks", ranks},
@@ -99,7 +99,7 @@ std::vector<harness::CellOutcome> saved_outcomes(const DistributedSweep& sweep, 
     harness::CellOutcome outcome;
     outcome.result_path = path;
     try {
-      outcome.result = report::read_run_result(path.string());
+      outcome.result = result::read_run_result(path.string());
     } catch (const Error& e) {
       fmt::print(stderr, "infermark: {}\n", e.what());
       continue;
@@ -198,7 +198,7 @@ DistributedSweepOutcome run_distributed_sweep(World& world, const std::vector<Ra
       if (!outcome.result_path.empty()) {
         record_rank(outcome.result, me, world.size(), sweep.spread);
         harness::save_result(outcome);  // again, with the rank recorded (a staged copy for a rerun)
-        sent = nlohmann::json{{"cell", todo[round]}, {"result", report::to_json(outcome.result)}}.dump();
+        sent = nlohmann::json{{"cell", todo[round]}, {"result", result::to_json(outcome.result)}}.dump();
         if (world.is_root()) {
           if (!outcome.save_error.empty()) fmt::print(stderr, "infermark: {}\n", outcome.save_error);
           ++result.shares[0].ran;
@@ -215,7 +215,7 @@ DistributedSweepOutcome run_distributed_sweep(World& world, const std::vector<Ra
       const auto cell = message.at("cell").get<std::size_t>();
       harness::CellOutcome outcome;
       outcome.result_path = result_path(sweep, roster[r], cell);
-      outcome.result = report::run_result_from_json(message.at("result"), "rank " + std::to_string(r) + "'s result");
+      outcome.result = result::run_result_from_json(message.at("result"), "rank " + std::to_string(r) + "'s result");
       std::filesystem::create_directories(outcome.result_path.parent_path());
       harness::save_result(outcome);
       if (!outcome.save_error.empty()) fmt::print(stderr, "infermark: {}\n", outcome.save_error);
@@ -251,7 +251,7 @@ std::string ranks_summary(const std::vector<RankShare>& shares, SweepSpread spre
   return fmt::format("## Ranks\n\n{} MPI ranks, {}: {}.\n\n{}\n", shares.size(), name_of(spread),
                      spread == SweepSpread::kPerHost ? "every rank ran the whole study; each host's results are in its own folder"
                                                      : "each cell ran once, on one rank (longest estimate first, dealt round-robin)",
-                     report::markdown_table({{"rank", true}, {"host"}, {"cells", true}, {"measured now", true},
+                     markdown_table({{"rank", true}, {"host"}, {"cells", true}, {"measured now", true},
                                              {"measured before", true}},
                                             rows));
 }

@@ -5,7 +5,7 @@
 #include "core/clock.hpp"
 #include "core/output_kind.hpp"
 #include "core/random.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 
@@ -38,28 +38,28 @@ int retry_after_s(const ModelSpec& model) { return std::max(1, static_cast<int>(
 
 ServedModel& InferenceRouter::model(std::string_view name) {
   auto* model = repository_.find(name);
-  if (!model) throw RequestError(404, "unknown model '" + std::string(name) + "' (served: " + repository_.model_names() + ")");
+  if (!model) throw kserve::RequestError(404, "unknown model '" + std::string(name) + "' (served: " + repository_.model_names() + ")");
   return *model;
 }
 
 ServedModel& InferenceRouter::tensor_model(std::string_view name) {
   auto& found = model(name);
   if (found.is_language_model())
-    throw RequestError(400, "model '" + found.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
+    throw kserve::RequestError(400, "model '" + found.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
   return found;
 }
 
 Variant& InferenceRouter::version_variant(ServedModel& model, std::string_view version) {
   auto* variant = model.variant(version);
   if (!variant)
-    throw RequestError(404, "model '" + model.spec.name + "' has no version '" + std::string(version) +
+    throw kserve::RequestError(404, "model '" + model.spec.name + "' has no version '" + std::string(version) +
                                 "' (versions: 1, or a variant: " + model.variant_names() + ")");
   return *variant;
 }
 
 Variant& InferenceRouter::described_variant(ServedModel& model, std::string_view version) {
   if (model.is_language_model())
-    throw RequestError(400, "model '" + model.spec.name +
+    throw kserve::RequestError(400, "model '" + model.spec.name +
                                 "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
   if (version.empty() || version == "1") return *model.variants.front();
   return version_variant(model, version);
@@ -76,7 +76,7 @@ RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> i
     routed.variant = model.variant(hints.variant);
     how = RouteChoice::kHeader;
     if (!routed.variant)
-      throw RequestError(400, std::string(hints.variant_source) + ": model '" + model.spec.name + "' has no variant '" +
+      throw kserve::RequestError(400, std::string(hints.variant_source) + ": model '" + model.spec.name + "' has no variant '" +
                                   std::string(hints.variant) + "' (variants: " + model.variant_names() + ")");
   } else if (!hints.version.empty() && hints.version != "1") {
     routed.variant = &version_variant(model, hints.version);
@@ -87,18 +87,18 @@ RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> i
   }
   Variant& variant = *routed.variant;
   variant.metrics().routed[static_cast<std::size_t>(how)]->Increment();
-  routed.inputs = match_inputs(std::move(inputs), variant.inputs());
+  routed.inputs = kserve::match_inputs(std::move(inputs), variant.inputs());
   routed.rows = routed.inputs.front().shape.empty() ? 1 : routed.inputs.front().shape.front();
   if (variant.max_batch_rows() > 1) {
     for (const auto& tensor : routed.inputs)
       if (tensor.shape.front() != routed.rows)
-        throw RequestError(400, "input '" + tensor.name + "': dimension 0 is " + std::to_string(tensor.shape.front()) +
+        throw kserve::RequestError(400, "input '" + tensor.name + "': dimension 0 is " + std::to_string(tensor.shape.front()) +
                                     ", other inputs have " + std::to_string(routed.rows) + " rows");
     if (routed.rows > variant.max_batch_rows())
-      throw RequestError(400, "batch of " + std::to_string(routed.rows) + " rows exceeds max_batch_size " +
+      throw kserve::RequestError(400, "batch of " + std::to_string(routed.rows) + " rows exceeds max_batch_size " +
                                   std::to_string(variant.max_batch_rows()) + " of model '" + model.spec.name + "'");
   }
-  check_requested_outputs(outputs, variant.outputs());
+  kserve::check_requested_outputs(outputs, variant.outputs());
   // Shadow: decided now, so only mirrored requests keep a copy of their inputs.
   const auto& shadow_spec = variant.spec().shadow;
   if (shadow_spec && SeededRandom(shadow_draws_.fetch_add(1) + 0x5ad0).uniform() < shadow_spec->share)

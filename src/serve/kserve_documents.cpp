@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -35,8 +35,8 @@ json model_metadata(const ServedModel& model, const Variant& variant) {
   return {{"name", model.spec.name},
           {"versions", {"1"}},
           {"platform", "infermark_" + variant.backend().name},
-          {"inputs", tensor_metadata(variant.inputs())},
-          {"outputs", tensor_metadata(variant.outputs())},
+          {"inputs", kserve::tensor_metadata(variant.inputs())},
+          {"outputs", kserve::tensor_metadata(variant.outputs())},
           {"parameters", {{"variants", variants}}}};
 }
 

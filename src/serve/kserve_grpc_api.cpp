@@ -9,10 +9,10 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 #include "serve/kserve_documents.hpp"
-#include "serve/kserve_grpc_codec.hpp"
-#include "serve/proto/grpc_service.grpc.pb.h"
+#include "kserve/kserve_grpc_codec.hpp"
+#include "kserve/proto/grpc_service.grpc.pb.h"
 #include "serve/triton_model_config.hpp"
 
 namespace infermark::serve {
@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::string_view kVariantKey = "x-model-variant";  // gRPC metadata keys are lower case
 
-grpc::Status error_status(const RequestError& error) { return {grpc_status_code(error.status()), error.what()}; }
+grpc::Status error_status(const kserve::RequestError& error) { return {kserve::grpc_status_code(error.status()), error.what()}; }
 
 // A metadata value the client sent, "" when absent (gRPC keys are lower case).
 std::string_view metadata_value(const grpc::CallbackServerContext& context, std::string key) {
@@ -66,14 +66,14 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
 
   grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
                                            inference::ServerMetadataResponse* response) override {
-    return answer(context, [&] { fill_from_json(server_metadata(), *response); });
+    return answer(context, [&] { kserve::fill_from_json(server_metadata(), *response); });
   }
 
   grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
                                           inference::ModelMetadataResponse* response) override {
     return answer(context, [&] {
       auto& model = router_.model(request->name());
-      fill_from_json(model_metadata(model, router_.described_variant(model, request->version())), *response);
+      kserve::fill_from_json(model_metadata(model, router_.described_variant(model, request->version())), *response);
     });
   }
 
@@ -81,7 +81,7 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
                                         inference::ModelConfigResponse* response) override {
     return answer(context, [&] {
       auto& model = router_.model(request->name());
-      fill_from_json(triton_model_config(model.spec, router_.described_variant(model, request->version())),
+      kserve::fill_from_json(triton_model_config(model.spec, router_.described_variant(model, request->version())),
                      *response->mutable_config());
     });
   }
@@ -98,13 +98,13 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
         router_.described_variant(model, request->version());
         stats.push_back(model_statistics(model));
       }
-      fill_from_json({{"model_stats", stats}}, *response);
+      kserve::fill_from_json({{"model_stats", stats}}, *response);
     });
   }
 
   grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest*,
                                             inference::RepositoryIndexResponse* response) override {
-    return answer(context, [&] { fill_from_json({{"models", repository_index(router_.repository())}}, *response); });
+    return answer(context, [&] { kserve::fill_from_json({{"models", repository_index(router_.repository())}}, *response); });
   }
 
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context, const inference::ModelInferRequest* request,
@@ -114,8 +114,8 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
     auto in_flight = std::make_shared<InFlightRequest>(metrics_);
     try {
       auto& model = router_.tensor_model(request->model_name());
-      auto inputs = decode_infer_inputs(*request);
-      auto outputs = requested_outputs(*request);
+      auto inputs = kserve::decode_infer_inputs(*request);
+      auto outputs = kserve::requested_outputs(*request);
       const RouteHints hints{metadata_value(*context, std::string(kVariantKey)), kVariantKey, request->model_version(),
                              metadata_value(*context, model.spec.sticky_header)};
       auto routed = std::make_shared<RoutedInference>(
@@ -131,13 +131,13 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
             response->set_model_name(routed->model->spec.name);
             response->set_model_version("1");
             response->set_id(request->id());
-            encode_infer_outputs(result.outputs, outputs, *response);
-          } catch (const RequestError& e) {
+            kserve::encode_infer_outputs(result.outputs, outputs, *response);
+          } catch (const kserve::RequestError& e) {
             status = error_status(e);
           }
         } else {
           const int http = http_status(result.status);
-          status = grpc::Status(grpc_status_code(http), result.error);
+          status = grpc::Status(kserve::grpc_status_code(http), result.error);
           if (http == 429 || http == 503)
             context->AddTrailingMetadata("retry-after", std::to_string(retry_after_s(routed->model->spec)));
         }
@@ -145,7 +145,7 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
         --infers_in_flight_;
         reactor->Finish(status);
       });
-    } catch (const RequestError& e) {
+    } catch (const kserve::RequestError& e) {
       reactor->Finish(error_status(e));
     } catch (const std::exception& e) {
       reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));
@@ -162,7 +162,7 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
     try {
       fill();
       reactor->Finish(grpc::Status::OK);
-    } catch (const RequestError& e) {
+    } catch (const kserve::RequestError& e) {
       reactor->Finish(error_status(e));
     } catch (const std::exception& e) {
       reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, e.what()));

@@ -3,9 +3,9 @@
 #include "core/clock.hpp"
 #include "core/json_text.hpp"
 #include "net/completion.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 #include "serve/kserve_documents.hpp"
-#include "serve/kserve_http_fields.hpp"
+#include "kserve/kserve_http_fields.hpp"
 #include "serve/triton_model_config.hpp"
 
 namespace infermark::serve {
@@ -23,7 +23,7 @@ net::Response json_response(const json& body, http::status status = http::status
 net::Response empty_ok() { return net::make_response(http::status::ok, "", "text/plain"); }
 
 std::optional<std::size_t> header_length(const net::Request& request) {
-  return parse_header_length(net::field_of(request, "Inference-Header-Content-Length"));
+  return kserve::parse_header_length(net::field_of(request, "Inference-Header-Content-Length"));
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ boost::asio::awaitable<void> KServeHttpApi::handle(net::Request& request, net::R
   std::string error_message;
   try {
     co_await route(request, responder);
-  } catch (const RequestError& e) {
+  } catch (const kserve::RequestError& e) {
     error_status = e.status();
     error_message = e.what();
   }
@@ -46,7 +46,7 @@ boost::asio::awaitable<void> KServeHttpApi::handle(net::Request& request, net::R
 }
 
 boost::asio::awaitable<void> KServeHttpApi::route(net::Request& request, net::Responder& responder) {
-  const std::vector<std::string> parts = split_path(net::target_of(request));
+  const std::vector<std::string> parts = kserve::split_path(net::target_of(request));
   // POST /v2/models/{m}[/versions/{v}]/infer is the one route that waits for inference.
   const bool is_infer = parts.size() >= 4 && parts[0] == "v2" && parts[1] == "models" && parts.back() == "infer" &&
                         (parts.size() == 4 || (parts.size() == 6 && parts[3] == "versions"));
@@ -118,9 +118,9 @@ boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Re
                                                   std::string version) {
   const auto started = mono_now_ns();
   if (!net::field_of(request, http::field::content_encoding).empty() && net::field_of(request, http::field::content_encoding) != "identity")
-    throw RequestError(400, "Content-Encoding '" + std::string(net::field_of(request, http::field::content_encoding)) +
+    throw kserve::RequestError(400, "Content-Encoding '" + std::string(net::field_of(request, http::field::content_encoding)) +
                                 "' is not supported; send the body uncompressed");
-  auto parsed = parse_infer_request(request.body(), header_length(request));
+  auto parsed = kserve::parse_infer_request(request.body(), header_length(request));
   request.body().clear();  // the tensors hold their own copies now
   std::vector<std::string> outputs;
   for (const auto& output : parsed.outputs) outputs.push_back(output.name);
@@ -131,7 +131,7 @@ boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Re
   auto result = co_await net::await_completion<InferenceResult>(std::move(submit));
   net::Response response;
   if (result.status == InferStatus::kOk) {
-    auto encoded = encode_infer_response({model.spec.name, "1", parsed.id}, result.outputs, parsed);
+    auto encoded = kserve::encode_infer_response({model.spec.name, "1", parsed.id}, result.outputs, parsed);
     const bool binary = encoded.json_length.has_value();
     response = net::make_response(http::status::ok, std::move(encoded.body),
                                   binary ? "application/octet-stream" : "application/json");

@@ -7,7 +7,7 @@
 #include "core/json_text.hpp"
 #include "core/random.hpp"
 #include "net/completion.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -58,7 +58,7 @@ boost::asio::awaitable<void> OpenAiHttpApi::handle(net::Request& request, net::R
     status = 404;
     message = "no route for " + std::string(request.method_string()) + " " + target +
               " (OpenAI routes: GET /v1/models, POST /v1/completions, POST /v1/chat/completions)";
-  } catch (const RequestError& e) {
+  } catch (const kserve::RequestError& e) {
     status = e.status();
     message = e.what();
   }
@@ -75,10 +75,10 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     std::string names;
     for (const auto& m : repository_.models())
       if (m->is_language_model()) names += (names.empty() ? "" : ", ") + m->spec.name;
-    throw RequestError(404, "model: '" + parsed.model + "' is not served (language models: " + names + ")");
+    throw kserve::RequestError(404, "model: '" + parsed.model + "' is not served (language models: " + names + ")");
   }
   if (!model->is_language_model())
-    throw RequestError(400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" +
+    throw kserve::RequestError(400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" +
                                 parsed.model + "/infer)");
   GenerationEngine* engine = nullptr;
   RouteChoice how = RouteChoice::kWeighted;
@@ -86,7 +86,7 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     engine = model->generator(named);
     how = RouteChoice::kHeader;
     if (!engine)
-      throw RequestError(400, std::string(kVariantHeader) + ": model '" + model->spec.name + "' has no variant '" +
+      throw kserve::RequestError(400, std::string(kVariantHeader) + ": model '" + model->spec.name + "' has no variant '" +
                                   std::string(named) + "' (variants: " + model->variant_names() + ")");
   } else {
     const auto key = net::field_of(request, model->spec.sticky_header);
@@ -99,10 +99,10 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   try {
     work.prompt = engine->generator().tokenize(prompt_text);
   } catch (const std::exception& e) {
-    throw RequestError(400, std::string("prompt: ") + e.what());
+    throw kserve::RequestError(400, std::string("prompt: ") + e.what());
   }
   if (static_cast<int>(work.prompt.size()) + parsed.max_tokens > engine->context_length())
-    throw RequestError(400, "max_tokens: the prompt's " + std::to_string(work.prompt.size()) + " tokens + " +
+    throw kserve::RequestError(400, "max_tokens: the prompt's " + std::to_string(work.prompt.size()) + " tokens + " +
                                 std::to_string(parsed.max_tokens) + " output tokens exceed the context of " +
                                 std::to_string(engine->context_length()) + " tokens per sequence");
   work.max_tokens = parsed.max_tokens;

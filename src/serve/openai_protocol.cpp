@@ -3,14 +3,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 namespace {
 
 using nlohmann::json;
 
-RequestError bad_request(const std::string& message) { return RequestError(400, message); }
+kserve::RequestError bad_request(const std::string& message) { return kserve::RequestError(400, message); }
 
 // Model output may hold invalid UTF-8 (random-weight models do): replaced, never a failure.
 std::string dump(const json& j) { return json_text(j); }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
-#include "harness/measure_cell.hpp"
+#include "result/result_builders.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
 
@@ -62,12 +62,12 @@ std::uint64_t ServedTraffic::requests() const {
   return recorder_.completed();
 }
 
-report::RunResult ServedTraffic::result(const ServedVariant& variant, const nlohmann::json& environment) const {
-  report::RunResult r;
-  r.origin = report::ResultOrigin::kServed;
+result::RunResult ServedTraffic::result(const ServedVariant& variant, const nlohmann::json& environment) const {
+  result::RunResult r;
+  r.origin = result::ResultOrigin::kServed;
   r.started_at = utc_now();
   r.isolation = "in-process (infermark serve: every variant in one server process)";
-  r.model = harness::describe_model(variant.model_file);
+  r.model = result::describe_model(variant.model_file);
   r.model.name = variant.model_name;
   r.model.inputs = variant.inputs;
   r.model.outputs = variant.outputs;
@@ -92,13 +92,13 @@ report::RunResult ServedTraffic::result(const ServedVariant& variant, const nloh
   }
   for (const auto& [shadow, dropped] : shadow_dropped_)
     if (!shadow_.count(shadow)) r.scenario.parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
-  harness::fill_latency_and_throughput(r, recorder_, static_cast<double>(last_ns_ - first_ns_) * 1e-9);
+  result::fill_latency_and_throughput(r, recorder_, static_cast<double>(last_ns_ - first_ns_) * 1e-9);
   // Rows per request can exceed 1 (clients send batches): inferences/s counts rows.
   if (r.throughput.wall_s > 0) r.throughput.inferences_per_s = static_cast<double>(rows_) / r.throughput.wall_s;
   r.memory.peak_rss_mb = probes::read_process_memory().peak_rss_mb;
   r.memory.peak_scope = "the whole server process (every variant it served)";
   if (recorder_.completed() == 0) {
-    r.status = report::CellStatus::kFailed;
+    r.status = result::CellStatus::kFailed;
     r.error = "no successful request was served by this variant";
   }
   r.environment = environment;
@@ -112,7 +112,7 @@ std::vector<std::filesystem::path> write_served_results(const std::filesystem::p
   const auto environment = probes::to_json(probes::capture_environment());
   for (const auto& [variant, traffic] : variants) {
     const auto path = folder / (variant.model_name + "-" + variant.variant + ".json");
-    report::write_run_result(traffic->result(variant, environment), path.string());
+    result::write_run_result(traffic->result(variant, environment), path.string());
     written.push_back(path);
   }
   return written;

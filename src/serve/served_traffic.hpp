@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "loadgen/query_recorder.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark::serve {
 
@@ -43,7 +43,7 @@ class ServedTraffic {
   // One result: scenario "serve" (live traffic, not a load pattern infermark chose), latency of
   // every successful request, throughput over the time from the first request to the last.
   // `environment`: the machine's, captured once for every variant written together.
-  report::RunResult result(const ServedVariant& variant, const nlohmann::json& environment) const;
+  result::RunResult result(const ServedVariant& variant, const nlohmann::json& environment) const;
 
  private:
   mutable std::mutex mutex_;

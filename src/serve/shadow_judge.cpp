@@ -3,20 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/agreement_measure.hpp"
+#include "stats/agreement_measure.hpp"
 
 namespace infermark::serve {
 
 bool disagrees(const stats::OutputAgreement& agreement, std::optional<OutputKind> kind, const ShadowTolerance& tolerance) {
   if (!agreement.comparable) return true;
-  const auto figure = report::agreement_figure(agreement, kind);
+  const auto figure = stats::agreement_figure(agreement, kind);
   switch (figure.measure) {
-    case report::AgreementMeasure::kTop1:
-    case report::AgreementMeasure::kStepTop1:
+    case stats::AgreementMeasure::kTop1:
+    case stats::AgreementMeasure::kStepTop1:
       return !(figure.agreement >= 1.0);  // any row (or step) whose top class differs
-    case report::AgreementMeasure::kVectorCosine:
+    case stats::AgreementMeasure::kVectorCosine:
       return !(figure.agreement >= tolerance.min_cosine);  // written so a NaN disagrees
-    case report::AgreementMeasure::kCosine:
+    case stats::AgreementMeasure::kCosine:
       break;
   }
   // Whole-tensor cosine: meaningful for an embedding of one vector per row; for scores it hides

@@ -1,6 +1,6 @@
 #include "serve/triton_model_config.hpp"
 
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -10,7 +10,7 @@ nlohmann::json config_tensors(const std::vector<TensorSpec>& specs, bool batched
   auto out = nlohmann::json::array();
   for (const auto& spec : specs) {
     std::vector<std::int64_t> dims(spec.shape.begin() + (batched && !spec.shape.empty() ? 1 : 0), spec.shape.end());
-    out.push_back({{"name", spec.name}, {"data_type", triton_config_type(spec.dtype)}, {"dims", dims}});
+    out.push_back({{"name", spec.name}, {"data_type", kserve::triton_config_type(spec.dtype)}, {"dims", dims}});
   }
   return out;
 }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends/registry.hpp"
-#include "pipeline/circuit_breaker.hpp"
+#include "core/circuit_breaker.hpp"
 #include "serve/dynamic_batcher.hpp"
 #include "serve/inference_statistics.hpp"
 #include "serve/serve_config.hpp"
@@ -77,7 +77,7 @@ class Variant {
   double load_ms_ = 0;
   std::string batching_note_;
   std::unique_ptr<DynamicBatcher> batcher_;  // made once the model's inputs say whether it batches
-  pipeline::CircuitBreaker breaker_;
+  CircuitBreaker breaker_;
   InferenceStatistics statistics_;
   ServedTraffic traffic_;
   std::vector<std::thread> workers_;

@@ -96,8 +96,8 @@ std::vector<SearchAxis> search_axes(const Study& study) {
   return axes;
 }
 
-PointScore score_of(const report::RunResult& r) {
-  const bool measured = r.status == report::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0;
+PointScore score_of(const result::RunResult& r) {
+  const bool measured = r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0;
   return {measured, measured ? r.throughput.inferences_per_s : 0, measured ? r.latency_ms->at(99).value : 0};
 }
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "loadgen/scenario.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 #include "study/config_search.hpp"
 #include "study/study_file.hpp"
 
@@ -43,7 +43,7 @@ std::string settings_text(const StudyCell& cell);
 std::vector<SearchAxis> search_axes(const Study& study);
 
 // A measured cell as the guided search scores it: measured when ok with a latency and throughput.
-PointScore score_of(const report::RunResult& result);
+PointScore score_of(const result::RunResult& result);
 
 // Upper bound of one cell's time: the scenario's planned length plus loading and warm-up.
 double cell_estimate_s(const loadgen::ScenarioSpec& scenario);

@@ -10,7 +10,7 @@
 #include "core/npy.hpp"
 #include "e2e/cli_test_support.hpp"
 #include "report/comparison_table.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace {
 
@@ -21,12 +21,12 @@ class Cli : public CliTest {
   // These tests compare the two ONNX-family backends.
   void SetUp() override { prepare({"onnxruntime", "openvino"}, "infermark_e2e_"); }
 
-  std::vector<infermark::report::RunResult> results() const {
-    std::vector<infermark::report::RunResult> all;
+  std::vector<infermark::result::RunResult> results() const {
+    std::vector<infermark::result::RunResult> all;
     // results/<run folder>/<cell>.json; the cells' .outputs folders hold other files.
     for (const auto& run : fs::directory_iterator(dir_ / "results"))
       for (const auto& entry : fs::directory_iterator(run.path()))
-        if (entry.path().extension() == ".json") all.push_back(infermark::report::read_run_result(entry.path().string()));
+        if (entry.path().extension() == ".json") all.push_back(infermark::result::read_run_result(entry.path().string()));
     std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.backend.name < b.backend.name; });
     return all;
   }
@@ -63,7 +63,7 @@ TEST_F(Cli, RunComparesBothBackendsAndWritesValidResults) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
     EXPECT_EQ(result.isolation, "worker process");
     ASSERT_TRUE(result.latency_ms.has_value());
     EXPECT_EQ(result.latency_ms->count, 15u);
@@ -120,7 +120,7 @@ TEST_F(Cli, AThreadListGivesOneCellPerBackendAndCount) {
   ASSERT_EQ(all.size(), 4u);
   int references = 0;
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
     EXPECT_EQ(result.requested.intra_op_threads, infermark::report::effective_setting(result, "intra_op_threads") == "1" ? 1 : 2);
     ASSERT_TRUE(result.cross_check.has_value());
     references += result.cross_check->is_reference;
@@ -138,7 +138,7 @@ TEST_F(Cli, AConcurrencyListKeepsOneResultPerLevel) {
   ASSERT_EQ(all.size(), 2u) << r.out;
   std::set<int> levels;
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
     levels.insert(result.scenario.parameters.at("lanes").get<int>());
   }
   EXPECT_EQ(levels, (std::set<int>{1, 2}));
@@ -153,7 +153,7 @@ TEST_F(Cli, ATruncatedModelFailsWithTheFrameworksReason) {
   const auto r = infermark("run " + truncated.string() + quick());
   EXPECT_EQ(r.exit_code, 1);
   for (const auto& result : results()) {
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kFailed);
     EXPECT_NE(result.error.find("truncated.onnx"), std::string::npos) << result.error;
     EXPECT_NE(result.error.find("while loading the model"), std::string::npos) << result.error;
   }
@@ -166,7 +166,7 @@ TEST_F(Cli, InProcessModeGivesTheSameShapeOfResult) {
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
     EXPECT_EQ(result.isolation, "in-process");
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
   }
 }
 
@@ -185,7 +185,7 @@ TEST_F(Cli, FileThatIsNotAModelFailsEachBackendWithItsReason) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   for (const auto& result : all) {
-    EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
+    EXPECT_EQ(result.status, infermark::result::CellStatus::kFailed);
     EXPECT_NE(result.error.find("notes.onnx"), std::string::npos) << result.error;
     EXPECT_NE(result.error.find(result.backend.name), std::string::npos) << result.error;
   }
@@ -197,7 +197,7 @@ TEST_F(Cli, UnknownBackendIsReportedAndTheOthersStillRun) {
   EXPECT_NE(r.err.find("unknown backend 'tensorflowz'"), std::string::npos) << r.err;
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
-  for (const auto& result : all) EXPECT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+  for (const auto& result : all) EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
 }
 
 TEST_F(Cli, ImpossibleFlagValuesAreRejectedBeforeAnythingRuns) {
@@ -230,10 +230,10 @@ TEST_F(Cli, ACrashingFrameworkDoesNotTakeDownTheComparison) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].backend.name, "onnxruntime");
-  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kCrashed);
+  EXPECT_EQ(all[0].status, infermark::result::CellStatus::kCrashed);
   EXPECT_NE(all[0].error.find("SIGSEGV while loading the model"), std::string::npos) << all[0].error;
   EXPECT_EQ(all[1].backend.name, "openvino");
-  EXPECT_EQ(all[1].status, infermark::report::CellStatus::kOk) << all[1].error;
+  EXPECT_EQ(all[1].status, infermark::result::CellStatus::kOk) << all[1].error;
 }
 
 TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
@@ -243,9 +243,9 @@ TEST_F(Cli, AHungFrameworkIsStoppedAtTheTimeoutAndTheOthersStillRun) {
   const auto all = results();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].backend.name, "onnxruntime");
-  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kOk) << all[0].error;
+  EXPECT_EQ(all[0].status, infermark::result::CellStatus::kOk) << all[0].error;
   EXPECT_EQ(all[1].backend.name, "openvino");
-  EXPECT_EQ(all[1].status, infermark::report::CellStatus::kTimeout);
+  EXPECT_EQ(all[1].status, infermark::result::CellStatus::kTimeout);
   EXPECT_NE(all[1].error.find("timed out after 3 s while loading the model"), std::string::npos) << all[1].error;
 }
 
@@ -257,7 +257,7 @@ TEST_F(Cli, AWorkerOverTheMemoryLimitIsStoppedAndReportedAsSuch) {
   EXPECT_NE(limited.out.find("memory_limit"), std::string::npos) << limited.out;  // the table is printed
   auto all = results();
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kMemoryLimit);
+  EXPECT_EQ(all[0].status, infermark::result::CellStatus::kMemoryLimit);
   EXPECT_NE(all[0].error.find("over the limit of 20 MiB"), std::string::npos) << all[0].error;
   EXPECT_EQ(all[0].memory.limit_mb, 20.0);
 
@@ -266,7 +266,7 @@ TEST_F(Cli, AWorkerOverTheMemoryLimitIsStoppedAndReportedAsSuch) {
   EXPECT_EQ(roomy.exit_code, 0) << roomy.out << roomy.err;
   all = results();
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].status, infermark::report::CellStatus::kOk) << all[0].error;
+  EXPECT_EQ(all[0].status, infermark::result::CellStatus::kOk) << all[0].error;
   EXPECT_EQ(all[0].memory.limit_mb, 4096.0);
 
   EXPECT_EQ(infermark("run " + model + " --memory-limit 12Q").exit_code, 2);
@@ -388,7 +388,7 @@ TEST_F(Cli, CtrlCKeepsWhatWasMeasuredMarkedInterrupted) {
     EXPECT_NE(r.out.find("| onnxruntime"), std::string::npos) << r.out;  // the table is still printed
     const auto all = results();
     ASSERT_EQ(all.size(), 1u);
-    EXPECT_EQ(all[0].status, infermark::report::CellStatus::kInterrupted) << all[0].error;
+    EXPECT_EQ(all[0].status, infermark::result::CellStatus::kInterrupted) << all[0].error;
     ASSERT_TRUE(all[0].latency_ms.has_value());
     EXPECT_GT(all[0].latency_ms->count, 10u);
   }

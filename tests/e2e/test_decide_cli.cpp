@@ -39,11 +39,11 @@ void write_scaled_copy(const fs::path& from, const fs::path& to, const std::func
   auto samples = json["samples_ms"].get<std::vector<double>>();
   for (std::size_t i = 0; i < samples.size(); ++i) samples[i] *= scale(i);
   json["samples_ms"] = samples;
-  auto result = infermark::report::run_result_from_json(json, from.string());
+  auto result = infermark::result::run_result_from_json(json, from.string());
   result.samples_ms = samples;
   result.latency_ms = infermark::stats::summarize(samples);
   fs::create_directories(to.parent_path());
-  infermark::report::write_run_result(result, to.string());
+  infermark::result::write_run_result(result, to.string());
 }
 
 }  // namespace

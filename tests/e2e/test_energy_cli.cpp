@@ -11,7 +11,7 @@
 
 #include "e2e/cli_test_support.hpp"
 #include "probes/rapl.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/result_set.hpp"
 
 namespace {
@@ -30,7 +30,7 @@ class EnergyCli : public CliTest {
                      (dir_ / out).string());
   }
 
-  infermark::report::RunResult only_result(const std::string& out = "results") const { return only_loaded(out).result; }
+  infermark::result::RunResult only_result(const std::string& out = "results") const { return only_loaded(out).result; }
   std::string only_result_path() const { return only_loaded("results").path; }
 
  private:
@@ -95,7 +95,7 @@ TEST_F(EnergyCli, RunRecordsEnergyAndTheTablesShowInferencesPerJoule) {
   EXPECT_TRUE(std::isfinite(per_joule));
   EXPECT_GT(per_joule, 0.0);
   EXPECT_DOUBLE_EQ(per_joule, result.resources->inferences / energy.joules);
-  const auto shown = infermark::report::format_number(per_joule);
+  const auto shown = infermark::format_number(per_joule);
   for (const auto* out : {&r.out, &report.out}) {
     EXPECT_NE(out->find("inferences/J"), std::string::npos) << *out;
     EXPECT_NE(out->find(" " + shown + " |"), std::string::npos) << shown << "\n" << *out;

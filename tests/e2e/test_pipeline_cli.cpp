@@ -7,12 +7,12 @@
 
 #include "core/npy.hpp"
 #include "e2e/cli_test_support.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace {
 
 using namespace infermark::testing;
-namespace report = infermark::report;
+namespace result = infermark::result;
 
 class Pipeline : public CliTest {
  protected:
@@ -28,10 +28,10 @@ class Pipeline : public CliTest {
                         << extra;
     return path;
   }
-  report::RunResult result(const std::string& mode) {
-    return report::read_run_result((dir_ / "results" / "pipeline-tiny" / ("tiny." + mode + ".json")).string());
+  result::RunResult result(const std::string& mode) {
+    return result::read_run_result((dir_ / "results" / "pipeline-tiny" / ("tiny." + mode + ".json")).string());
   }
-  std::vector<double> logits(const report::RunResult& r) {
+  std::vector<double> logits(const result::RunResult& r) {
     return infermark::to_doubles(infermark::read_npy(fs::path(r.outputs_dir) / "logits.npy", "logits"));
   }
 };
@@ -56,7 +56,7 @@ TEST_F(Pipeline, EveryModeCompletesEveryRequestAndComputesTheWholeModel) {
 
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
-    ASSERT_EQ(res.status, infermark::report::CellStatus::kOk) << mode << ": " << res.error;
+    ASSERT_EQ(res.status, infermark::result::CellStatus::kOk) << mode << ": " << res.error;
     EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
     const auto& counts = res.pipeline.at("requests");
     EXPECT_EQ(counts.at("completed"), 30) << mode;
@@ -118,7 +118,7 @@ TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   for (const std::string mode : {"threads", "processes"}) {
     const auto res = result(mode);
-    EXPECT_EQ(res.status, infermark::report::CellStatus::kFailed) << mode;
+    EXPECT_EQ(res.status, infermark::result::CellStatus::kFailed) << mode;
     EXPECT_NE(res.error.find("stage 'head'"), std::string::npos) << mode << ": " << res.error;
     EXPECT_NE(res.error.find("stage 'encoder'"), std::string::npos) << mode << ": " << res.error;
   }
@@ -133,7 +133,7 @@ TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
   EXPECT_NE(r.out.find("scheduled arrival"), std::string::npos) << r.out;  // the load table says where latency starts
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
-    ASSERT_EQ(res.status, infermark::report::CellStatus::kOk) << mode << ": " << res.error;
+    ASSERT_EQ(res.status, infermark::result::CellStatus::kOk) << mode << ": " << res.error;
     EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
     EXPECT_EQ(res.scenario.parameters.at("name"), "server") << mode;
     EXPECT_EQ(res.scenario.parameters.at("lanes"), mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth

@@ -40,7 +40,7 @@ TEST_F(Sweep, RunsEveryCellWritesASummaryAndResumes) {
   const auto folder = out / "study-small";
   auto results = infermark::report::load_results({folder.string()});
   ASSERT_EQ(results.size(), 4u);
-  for (const auto& c : results) EXPECT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
+  for (const auto& c : results) EXPECT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.result.error;
   EXPECT_TRUE(fs::exists(folder / "summary.md"));
   EXPECT_NE(r.out.find("Highest throughput per backend"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rule of thumb"), std::string::npos) << r.out;
@@ -72,10 +72,10 @@ TEST_F(Sweep, SigtermMidSweepKeepsFinishedCellsAndTheResumeCompletes) {
   EXPECT_NE(r.err.find("rerun the same command to resume"), std::string::npos) << r.err;
   std::map<std::string, std::vector<double>> finished;  // ok cells of the stopped sweep, by file
   for (const auto& c : infermark::report::load_results({folder.string()})) {
-    EXPECT_TRUE(c.result.status == infermark::report::CellStatus::kOk ||
-                c.result.status == infermark::report::CellStatus::kInterrupted)
+    EXPECT_TRUE(c.result.status == infermark::result::CellStatus::kOk ||
+                c.result.status == infermark::result::CellStatus::kInterrupted)
         << c.path << ": " << c.result.error;
-    if (c.result.status == infermark::report::CellStatus::kOk) finished[c.path] = c.result.samples_ms;
+    if (c.result.status == infermark::result::CellStatus::kOk) finished[c.path] = c.result.samples_ms;
   }
 
   r = infermark("sweep " + file.string() + " --out " + out.string());
@@ -83,7 +83,7 @@ TEST_F(Sweep, SigtermMidSweepKeepsFinishedCellsAndTheResumeCompletes) {
   const auto results = infermark::report::load_results({folder.string()});
   ASSERT_EQ(results.size(), 4u);
   for (const auto& c : results) {
-    EXPECT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.path << ": " << c.result.error;
+    EXPECT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.path << ": " << c.result.error;
     if (finished.count(c.path)) {
       EXPECT_EQ(finished[c.path], c.result.samples_ms) << c.path << " was measured again";
     }
@@ -153,7 +153,7 @@ TEST_F(Sweep, SearchAgreesWithTheFullMatrixAndRunsFewerCells) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::map<std::string, study::PointScore> measured;
   for (const auto& c : infermark::report::load_results({folder.string()})) {
-    ASSERT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
+    ASSERT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.result.error;
     measured[fs::path(c.path).stem().string()] = {true, c.result.throughput.inferences_per_s, c.result.latency_ms->at(99).value};
   }
   ASSERT_EQ(measured.size(), 14u);
@@ -210,7 +210,7 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
   ASSERT_EQ(results.size(), 3u);
   int varying = 0;
   for (const auto& c : results) {
-    ASSERT_EQ(c.result.status, infermark::report::CellStatus::kOk) << c.result.error;
+    ASSERT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.result.error;
     if (!c.result.scenario.parameters.contains("varying_shapes")) {
       EXPECT_EQ(c.result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 32, 32}));
       continue;

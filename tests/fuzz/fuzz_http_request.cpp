@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "net/request_parser.hpp"
-#include "serve/kserve_http_fields.hpp"
+#include "kserve/kserve_http_fields.hpp"
 
 namespace {
 
@@ -18,10 +18,10 @@ namespace http = infermark::net::http;
 // What the routes read from a parsed request.
 void interpret(const http::request<http::string_body>& request) {
   const auto target = request.target();
-  (void)infermark::serve::split_path({target.data(), target.size()});
+  (void)infermark::kserve::split_path({target.data(), target.size()});
   const auto length = request["Inference-Header-Content-Length"];
   try {
-    (void)infermark::serve::parse_header_length({length.data(), length.size()});
+    (void)infermark::kserve::parse_header_length({length.data(), length.size()});
   } catch (const infermark::Error&) {
   }
   (void)request.keep_alive();

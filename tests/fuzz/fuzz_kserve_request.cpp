@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::optional<std::size_t> json_length = declared == 0xFFFF ? std::nullopt : std::optional<std::size_t>(declared);
   const std::string_view body(reinterpret_cast<const char*>(data) + 2, size - 2);
   try {
-    const auto request = infermark::serve::parse_infer_request(body, json_length);
+    const auto request = infermark::kserve::parse_infer_request(body, json_length);
     (void)request;
   } catch (const infermark::Error&) {
   }

@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return 0;
   try {
-    const auto result = infermark::report::run_result_from_json(json, "fuzz.json");
+    const auto result = infermark::result::run_result_from_json(json, "fuzz.json");
     (void)result;
   } catch (const infermark::Error&) {
   }

@@ -157,7 +157,7 @@ TEST_P(RealBackend, RejectsUnknownFrameworkOptions) {
 }
 
 TEST_P(RealBackend, MeasureCellProducesACompleteResult) {
-  harness::CellRequest request;
+  result::CellRequest request;
   request.backend = GetParam();
   request.model = kModels / "tiny_cnn.onnx";
   request.options.intra_op_threads = 1;
@@ -165,7 +165,7 @@ TEST_P(RealBackend, MeasureCellProducesACompleteResult) {
   request.scenario.max_queries = 30;
   std::vector<std::string> stages;
   const auto result = harness::measure_cell(registry(), request, nullptr, [&](const std::string& s) { stages.push_back(s); });
-  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+  ASSERT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
   ASSERT_TRUE(result.latency_ms.has_value());
   EXPECT_EQ(result.latency_ms->count, 30u);
   EXPECT_EQ(result.samples_ms.size(), 30u);
@@ -197,11 +197,11 @@ TEST(DeclaredBackends, EveryBuiltPluginReportsItsDeclaration) {
 }
 
 TEST(MeasureCell, AFailureIsRecordedNotThrown) {
-  harness::CellRequest request;
+  result::CellRequest request;
   request.backend = "onnxruntime";
   request.model = kModels / "tiny_cnn_dynamic_hw.onnx";
   const auto result = harness::measure_cell(registry(), request);
-  EXPECT_EQ(result.status, infermark::report::CellStatus::kFailed);
+  EXPECT_EQ(result.status, infermark::result::CellStatus::kFailed);
   EXPECT_NE(result.error.find("--shape input="), std::string::npos) << result.error;
   EXPECT_NE(result.error.find("while generating inputs"), std::string::npos) << result.error;
   EXPECT_FALSE(result.latency_ms.has_value());
@@ -419,14 +419,14 @@ TEST_P(VaryingShapes, BucketedShapesArePreparedOneByOneOnlyWhereTheFrameworkCan)
 }
 
 TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
-  harness::CellRequest request;
+  result::CellRequest request;
   request.backend = GetParam();
   request.model = model_for(GetParam());
   request.inputs = varying("1x3x24-40/8x24-40/8", 6);
   request.scenario.max_queries = 30;
   request.scenario.warmup_queries = 2;
   const auto result = harness::measure_cell(registry(), request);
-  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+  ASSERT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
   const auto& shapes = result.scenario.parameters.at("varying_shapes");
   EXPECT_EQ(shapes.at("ranges").at("input"), "1x3x24-40/8x24-40/8");
   EXPECT_TRUE(shapes.at("bucketed").get<bool>());

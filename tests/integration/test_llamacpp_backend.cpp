@@ -233,7 +233,7 @@ TEST_F(LlamaCppBackendTest, TensorSessionsAreRefusedWithAPointerToGeneration) {
 }
 
 TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
-  harness::CellRequest cell;
+  result::CellRequest cell;
   cell.backend = "llamacpp";
   cell.model = kTinyLlama;
   cell.options.intra_op_threads = 1;
@@ -244,7 +244,7 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
   cell.scenario.prompt_tokens = 24;
   cell.scenario.output_tokens = 6;
   const auto result = harness::measure_cell(registry(), cell);
-  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+  ASSERT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
   ASSERT_TRUE(result.generation.has_value());
   const auto& g = *result.generation;
   EXPECT_EQ(g.requests, 7u);
@@ -264,7 +264,7 @@ TEST_F(LlamaCppBackendTest, MeasuresAGenerationCellWithServingMetrics) {
 // The real generator under open-loop load: Poisson arrivals wait for one of two sequence slots,
 // TTFT runs from the scheduled arrival, and the SLO verdict and goodput are computed.
 TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
-  harness::CellRequest cell;
+  result::CellRequest cell;
   cell.backend = "llamacpp";
   cell.model = kTinyLlama;
   cell.options.intra_op_threads = 1;
@@ -278,7 +278,7 @@ TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
   cell.scenario.ttft_ms = 10'000;
   cell.scenario.tpot_ms = 10'000;
   const auto result = harness::measure_cell(registry(), cell);
-  ASSERT_EQ(result.status, infermark::report::CellStatus::kOk) << result.error;
+  ASSERT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
   ASSERT_EQ(result.phases.size(), 1u);
   const auto& phase = result.phases[0];
   EXPECT_GT(phase.at("completed").get<int>(), 3);

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 
@@ -12,7 +12,7 @@ template <typename Fn>
 std::string request_error(Fn fn, int* status = nullptr) {
   try {
     fn();
-  } catch (const RequestError& e) {
+  } catch (const kserve::RequestError& e) {
     if (status) *status = e.status();
     return e.what();
   }

@@ -33,14 +33,14 @@ struct CellSpec {
   std::string started_at = "2026-12-02T10:00:00Z";
   double peak_rss_mb = 300.0;
   // served: an `infermark serve` variant's result (scenario "serve", the backend as its variant).
-  report::ResultOrigin origin = report::ResultOrigin::kInProcess;
+  result::ResultOrigin origin = result::ResultOrigin::kInProcess;
   double weight = 1.0;  // served only: the variant's routing weight
 };
 
 // A completed single-stream result whose latency summary, throughput and samples agree.
 inline report::LoadedResult synthetic_result(const std::vector<double>& samples_ms, const CellSpec& spec = {},
                                              const std::string& path = "") {
-  report::RunResult r;
+  result::RunResult r;
   r.started_at = spec.started_at;
   r.model.name = spec.model;
   r.model.format = "onnx";
@@ -55,12 +55,12 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
   r.memory.peak_rss_mb = spec.peak_rss_mb;
   r.environment = {{"cpu_model", "Test CPU"}, {"cpu_vendor", "GenuineIntel"}, {"cpu_flags_simd", "avx2 fma"}};
   r.origin = spec.origin;
-  if (spec.origin == report::ResultOrigin::kServed) {
+  if (spec.origin == result::ResultOrigin::kServed) {
     r.scenario.name = "serve";
     r.scenario.timed_runs = static_cast<int>(samples_ms.size());
     r.scenario.parameters = {{"variant", spec.backend}, {"weight", spec.weight}};
   }
-  const auto folder = spec.origin == report::ResultOrigin::kInProcess ? std::string("/results/")
+  const auto folder = spec.origin == result::ResultOrigin::kInProcess ? std::string("/results/")
                                                                      : "/results/" + std::string(name_of(spec.origin)) + "/";
   return {r, path.empty() ? folder + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
 }
@@ -80,13 +80,13 @@ inline report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_m
                                  {.backend = "llamacpp", .threads = threads, .model = "llama-tiny", .peak_rss_mb = rss_mb});
   auto& r = loaded.result;
   r.model.format = "gguf";
-  r.generation = report::generation_from(
+  r.generation = result::generation_from(
       {{"concurrency", 1},
        {"prompt_tokens", {{"mean", 128}, {"stddev", 0}, {"total", 8192}}},
        {"output_tokens", {{"mean", 32}, {"stddev", 0}, {"total", 2048}}},
        {"requests", 64},
-       {"ttft_ms", report::latency_json(stats::summarize(latency_samples(64, ttft_median_ms, 4, 0.02)))},
-       {"tpot_ms", report::latency_json(stats::summarize(latency_samples(64, tpot_median_ms, 5, 0.02)))}});
+       {"ttft_ms", result::latency_json(stats::summarize(latency_samples(64, ttft_median_ms, 4, 0.02)))},
+       {"tpot_ms", result::latency_json(stats::summarize(latency_samples(64, tpot_median_ms, 5, 0.02)))}});
   if (!parameters.empty()) {
     EffectiveSetting count;  // as llama.cpp records it: no request, the effective count
     count.key = "parameters";

@@ -19,7 +19,7 @@ LoadedResult llm_cell(int concurrency, const std::string& path) {
   cell.result.scenario.name = "concurrency";
   cell.result.scenario.parameters = {{"concurrency", concurrency}, {"lanes", concurrency},
                                      {"prompt_tokens", 16}, {"output_tokens", 8}};
-  cell.result.generation = GenerationResult{};
+  cell.result.generation = result::GenerationResult{};
   cell.result.generation->concurrency = concurrency;
   return cell;
 }

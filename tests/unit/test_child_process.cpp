@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/child_process.hpp"
+#include "process/child_process.hpp"
 #include "harness/comparison.hpp"
 #include "unit/process_watch.hpp"
 
@@ -19,49 +19,49 @@ std::filesystem::path temp_log(const std::string& name) {
   return path;
 }
 
-ChildOutcome sh(const std::string& script, double timeout_s = 10, const std::string& log = "sh") {
-  return run_child({"/bin/sh", "-c", script}, temp_log(log), {timeout_s});
+process::ChildOutcome sh(const std::string& script, double timeout_s = 10, const std::string& log = "sh") {
+  return process::run_child({"/bin/sh", "-c", script}, temp_log(log), {timeout_s});
 }
 
 }  // namespace
 
 TEST(ChildProcess, ReportsExitCodes) {
-  EXPECT_EQ(sh("exit 0").kind, ChildOutcome::Kind::kExited);
+  EXPECT_EQ(sh("exit 0").kind, process::ChildOutcome::Kind::kExited);
   const auto failed = sh("exit 3");
-  EXPECT_EQ(failed.kind, ChildOutcome::Kind::kExited);
+  EXPECT_EQ(failed.kind, process::ChildOutcome::Kind::kExited);
   EXPECT_EQ(failed.exit_code, 3);
   EXPECT_EQ(failed.describe(), "exited with code 3");
 }
 
 TEST(ChildProcess, ClassifiesACrashBySignal) {
   const auto crashed = sh("kill -SEGV $$");
-  EXPECT_EQ(crashed.kind, ChildOutcome::Kind::kSignaled);
+  EXPECT_EQ(crashed.kind, process::ChildOutcome::Kind::kSignaled);
   EXPECT_EQ(crashed.describe(), "crashed: SIGSEGV");
   EXPECT_EQ(sh("kill -ABRT $$").describe(), "crashed: SIGABRT");
 }
 
 TEST(ChildProcess, StopsAHangAtTheTimeout) {
   const auto hung = sh("sleep 30", 0.3);
-  EXPECT_EQ(hung.kind, ChildOutcome::Kind::kTimedOut);
+  EXPECT_EQ(hung.kind, process::ChildOutcome::Kind::kTimedOut);
   EXPECT_NE(hung.describe().find("timed out"), std::string::npos);
 }
 
 TEST(ChildProcess, StopsAChildOverItsMemoryLimitAndSaysSo) {
   // 400 MiB touched (bytearray zero-fills) against a 100 MiB limit; it would sleep long after.
-  const auto outcome = run_child({"/usr/bin/python3", "-c", "b = bytearray(400 << 20); import time; time.sleep(30)"},
+  const auto outcome = process::run_child({"/usr/bin/python3", "-c", "b = bytearray(400 << 20); import time; time.sleep(30)"},
                                  temp_log("memory"), {.timeout_s = 20, .memory_mb = 100});
-  EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kMemoryLimit);
+  EXPECT_EQ(outcome.kind, process::ChildOutcome::Kind::kMemoryLimit);
   EXPECT_GT(outcome.rss_mb, 100);
   EXPECT_NE(outcome.describe().find("over the limit of 100 MiB"), std::string::npos) << outcome.describe();
   // Under the limit nothing happens.
-  EXPECT_EQ(run_child({"/usr/bin/python3", "-c", "b = bytearray(1 << 20)"}, temp_log("small"), {.timeout_s = 20, .memory_mb = 200})
+  EXPECT_EQ(process::run_child({"/usr/bin/python3", "-c", "b = bytearray(1 << 20)"}, temp_log("small"), {.timeout_s = 20, .memory_mb = 200})
                 .kind,
-            ChildOutcome::Kind::kExited);
+            process::ChildOutcome::Kind::kExited);
 }
 
 TEST(ChildProcess, ReportsAProgramThatCannotStart) {
-  const auto outcome = run_child({"/nonexistent/program"}, temp_log("missing"), {5});
-  EXPECT_EQ(outcome.kind, ChildOutcome::Kind::kFailedToStart);
+  const auto outcome = process::run_child({"/nonexistent/program"}, temp_log("missing"), {5});
+  EXPECT_EQ(outcome.kind, process::ChildOutcome::Kind::kFailedToStart);
 }
 
 TEST(ChildProcess, DiesWithAParentKilledBySigkill) {
@@ -72,7 +72,7 @@ TEST(ChildProcess, DiesWithAParentKilledBySigkill) {
   const pid_t parent = fork();
   ASSERT_GE(parent, 0);
   if (parent == 0) {
-    run_child({"/bin/sh", "-c", command}, temp_log("orphan"), {60});
+    process::run_child({"/bin/sh", "-c", command}, temp_log("orphan"), {60});
     _exit(0);
   }
   pid_t child = 0;
@@ -90,7 +90,7 @@ TEST(ChildProcess, DiesWithAParentKilledBySigkill) {
 
 TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {
   const auto log = temp_log("stages");
-  run_child({"/bin/sh", "-c",
+  process::run_child({"/bin/sh", "-c",
              "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
              "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
             log, {10});

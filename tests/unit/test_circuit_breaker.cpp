@@ -1,7 +1,7 @@
 // The pipeline's circuit breaker and the figures a pipeline run reports.
 #include <gtest/gtest.h>
 
-#include "pipeline/circuit_breaker.hpp"
+#include "core/circuit_breaker.hpp"
 #include "pipeline/pipeline_report.hpp"
 
 namespace infermark::pipeline {

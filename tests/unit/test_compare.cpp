@@ -197,10 +197,10 @@ TEST(CompareMatching, CompetingLoadOnTheMachineIsPointedOut) {
   auto quiet = synthetic_result(s), busy = synthetic_result(s);
   quiet.result.environment["logical_cores"] = 2;
   busy.result.environment["logical_cores"] = 2;
-  quiet.result.resources = report::ResourceRecord{};
+  quiet.result.resources = result::ResourceRecord{};
   quiet.result.resources->summary.mean_process_cpu_percent = 199.0;
   quiet.result.resources->summary.mean_system_cpu_percent = 100.0;
-  busy.result.resources = report::ResourceRecord{};
+  busy.result.resources = result::ResourceRecord{};
   busy.result.resources->summary.mean_process_cpu_percent = 98.0;  // another process had a core
   busy.result.resources->summary.mean_system_cpu_percent = 100.0;
   const auto c = report::compare_results({quiet}, {busy});
@@ -225,7 +225,7 @@ TEST(CompareMatching, NothingInCommonIsAnErrorThatNamesTheModels) {
 
 TEST(CompareMatching, ACandidateThatNoLongerCompletesIsARegression) {
   auto crashed = synthetic_result(latency_samples(100, 10.0, 1));
-  crashed.result.status = infermark::report::CellStatus::kCrashed;
+  crashed.result.status = infermark::result::CellStatus::kCrashed;
   crashed.result.error = "crashed: SIGSEGV while running";
   crashed.result.latency_ms.reset();
   const auto c = report::compare_results({synthetic_result(latency_samples(100, 10.0, 1))}, {crashed});

@@ -12,8 +12,8 @@
 namespace infermark::report {
 namespace {
 
-RunResult cell(const std::string& backend, long long batch) {
-  RunResult r;
+result::RunResult cell(const std::string& backend, long long batch) {
+  result::RunResult r;
   r.backend.name = backend;
   r.backend.version = "1.0";
   r.model.name = "tiny_cnn";

@@ -9,13 +9,13 @@
 namespace {
 
 using infermark::report::comparison_table;
-using infermark::report::RunResult;
+using infermark::result::RunResult;
 
 RunResult failed_cell(const std::string& backend, const std::string& model) {
   RunResult r;
   r.backend.name = backend;
   r.model.name = model;
-  r.status = infermark::report::CellStatus::kFailed;
+  r.status = infermark::result::CellStatus::kFailed;
   r.error = backend + ": cannot load " + model + ".onnx: Protobuf parsing failed. (while loading the model)";
   return r;
 }

@@ -87,7 +87,7 @@ TEST(ThreadCount, CountsTheThreadsACallLeavesRunning) {
 }
 
 TEST(ThreadsColumn, MarksUnverifiedAndUnappliedCounts) {
-  report::RunResult r;
+  result::RunResult r;
   EXPECT_EQ(report::threads_cell(r), "-");
   r.effective_settings = {{"intra_op_threads", "2", "2", SettingState::kVerified, "counted"}};
   EXPECT_EQ(report::threads_cell(r), "2");

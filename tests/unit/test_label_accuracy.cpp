@@ -12,7 +12,7 @@
 #include "harness/label_check.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_report.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 #include "stats/label_accuracy.hpp"
 #include "unit/synthetic_results.hpp"
 
@@ -123,11 +123,11 @@ TEST(LabelAccuracy, SurvivesTheResultFileAndShowsAsAColumnOnlyWhenSomeCellHasIt)
   auto plain = testing::synthetic_result(testing::latency_samples(100, 3.0, 2), testing::CellSpec{"openvino"});
   EXPECT_EQ(report::comparison_table({plain.result}).find("vs labels"), std::string::npos);
   labelled.result.label_accuracy = stats::LabelAccuracy{"images.labels.json", "logits", 7, 6.0 / 7, 1.0};
-  const auto back = report::run_result_from_json(report::to_json(labelled.result), "test");
+  const auto back = result::run_result_from_json(result::to_json(labelled.result), "test");
   ASSERT_TRUE(back.label_accuracy.has_value());
   EXPECT_EQ(back.label_accuracy->samples, 7);
   EXPECT_DOUBLE_EQ(back.label_accuracy->top1, 6.0 / 7);
-  EXPECT_FALSE(report::run_result_from_json(report::to_json(plain.result), "test").label_accuracy.has_value());
+  EXPECT_FALSE(result::run_result_from_json(result::to_json(plain.result), "test").label_accuracy.has_value());
   const auto table = report::comparison_table({labelled.result, plain.result});
   EXPECT_NE(table.find("vs labels"), std::string::npos) << table;
   EXPECT_NE(table.find("top-1 85.7%, top-5 100.0% (7)"), std::string::npos) << table;

@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/pipeline_file.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 #include "serve/serve_config.hpp"
 
 namespace infermark {
@@ -64,23 +64,23 @@ TEST(MalformedFiles, ResultSchemaFieldsOfTheWrongTypeAreErrors) {
   // {"schema": 1}: nlohmann's value("schema", "") threw type_error.302 before the reader's catch.
   for (const auto* text : {R"({"schema": 1})", R"({"schema": "infermark.run-result", "schema_version": "x"})",
                            R"({"schema": "infermark.run-result", "schema_version": 1e300})"})
-    expect_error_naming("r.json", [&] { report::run_result_from_json(nlohmann::json::parse(text), "r.json"); });
+    expect_error_naming("r.json", [&] { result::run_result_from_json(nlohmann::json::parse(text), "r.json"); });
 }
 
 TEST(MalformedFiles, ResultIntegersOutOfRangeAreErrorsNotUndefinedCasts) {
   // fuzz_result_json (3-minute run): "size_bytes": 7.6e107 went through nlohmann's get<long long>(),
   // a float-to-integer cast out of range (UBSan: undefined behaviour).
-  auto result = report::to_json(report::RunResult{});
-  EXPECT_NO_THROW(report::run_result_from_json(result, "r.json"));
+  auto result = result::to_json(result::RunResult{});
+  EXPECT_NO_THROW(result::run_result_from_json(result, "r.json"));
   for (const auto* pointer : {"/model/size_bytes", "/scenario/batch", "/scenario/seed", "/settings/requested/intra_op_threads"})
     for (const double value : {7.6e107, -1e300, -2.5}) {
       if (value == -2.5 && std::string(pointer) != "/scenario/seed") continue;  // negative is in range of the signed fields
       auto broken = result;
       broken[nlohmann::json::json_pointer(pointer)] = value;
-      expect_error_naming("r.json", [&] { report::run_result_from_json(broken, "r.json"); });
+      expect_error_naming("r.json", [&] { result::run_result_from_json(broken, "r.json"); });
     }
   result["scenario"]["batch"] = 8.0;  // an integral float still reads
-  EXPECT_EQ(report::run_result_from_json(result, "r.json").scenario.batch, 8);
+  EXPECT_EQ(result::run_result_from_json(result, "r.json").scenario.batch, 8);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 namespace {
 
-using infermark::harness::CellRequest;
+using infermark::result::CellRequest;
 using infermark::harness::measure_in_stages;
-using infermark::report::CellStatus;
+using infermark::result::CellStatus;
 
 CellRequest request() {
   CellRequest r;
@@ -20,7 +20,7 @@ CellRequest request() {
   return r;
 }
 
-infermark::report::RunResult failing_with(const std::function<void()>& raise) {
+infermark::result::RunResult failing_with(const std::function<void()>& raise) {
   return measure_in_stages(request(), {}, [&](auto&, auto&, const auto& enter) {
     enter("loading the model");
     raise();

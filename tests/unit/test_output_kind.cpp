@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/output_kind.hpp"
-#include "report/agreement_measure.hpp"
+#include "stats/agreement_measure.hpp"
 #include "report/recommend.hpp"
 #include "synthetic_results.hpp"
 
@@ -28,31 +28,31 @@ stats::OutputAgreement per_step_scores() {
 }
 
 TEST(OutputKind, EachKindPicksItsMeasureAndNoKindKeepsTheChoiceByRank) {
-  using report::AgreementMeasure;
+  using stats::AgreementMeasure;
   const auto o = per_step_scores();
-  EXPECT_EQ(report::agreement_figure(o, OutputKind::kSequenceClassScores).measure, AgreementMeasure::kStepTop1);
-  EXPECT_DOUBLE_EQ(report::agreement_figure(o, OutputKind::kSequenceClassScores).agreement, 0.90);
-  EXPECT_EQ(report::agreement_figure(o, OutputKind::kClassScores).measure, AgreementMeasure::kTop1);
-  EXPECT_EQ(report::agreement_figure(o, OutputKind::kEmbedding).measure, AgreementMeasure::kVectorCosine);
-  EXPECT_EQ(report::agreement_figure(o, OutputKind::kOther).measure, AgreementMeasure::kCosine);
-  EXPECT_EQ(report::agreement_figure(o, std::nullopt).measure, AgreementMeasure::kVectorCosine);
+  EXPECT_EQ(stats::agreement_figure(o, OutputKind::kSequenceClassScores).measure, AgreementMeasure::kStepTop1);
+  EXPECT_DOUBLE_EQ(stats::agreement_figure(o, OutputKind::kSequenceClassScores).agreement, 0.90);
+  EXPECT_EQ(stats::agreement_figure(o, OutputKind::kClassScores).measure, AgreementMeasure::kTop1);
+  EXPECT_EQ(stats::agreement_figure(o, OutputKind::kEmbedding).measure, AgreementMeasure::kVectorCosine);
+  EXPECT_EQ(stats::agreement_figure(o, OutputKind::kOther).measure, AgreementMeasure::kCosine);
+  EXPECT_EQ(stats::agreement_figure(o, std::nullopt).measure, AgreementMeasure::kVectorCosine);
 
-  EXPECT_EQ(report::agreement_text(o, OutputKind::kSequenceClassScores), "90.0% per step");
-  EXPECT_EQ(report::agreement_text(o, OutputKind::kClassScores), "90.0%");
-  EXPECT_EQ(report::agreement_text(o, OutputKind::kEmbedding), "cos 0.99900 (min 0.9500)");
-  EXPECT_EQ(report::agreement_text(o, std::nullopt), "cos 0.99900 (min 0.9500)");
-  EXPECT_EQ(report::agreement_text(o, OutputKind::kOther), "cos 0.99800");
+  EXPECT_EQ(stats::agreement_text(o, OutputKind::kSequenceClassScores), "90.0% per step");
+  EXPECT_EQ(stats::agreement_text(o, OutputKind::kClassScores), "90.0%");
+  EXPECT_EQ(stats::agreement_text(o, OutputKind::kEmbedding), "cos 0.99900 (min 0.9500)");
+  EXPECT_EQ(stats::agreement_text(o, std::nullopt), "cos 0.99900 (min 0.9500)");
+  EXPECT_EQ(stats::agreement_text(o, OutputKind::kOther), "cos 0.99800");
 
   auto plain = o;  // rank 2 without classes' meaning: no vectors; without a kind, top-1 as before
   plain.vector_cosine_mean.reset();
-  EXPECT_EQ(report::agreement_figure(plain, std::nullopt).measure, AgreementMeasure::kTop1);
-  EXPECT_EQ(report::agreement_figure(plain, OutputKind::kEmbedding).measure, AgreementMeasure::kCosine);
+  EXPECT_EQ(stats::agreement_figure(plain, std::nullopt).measure, AgreementMeasure::kTop1);
+  EXPECT_EQ(stats::agreement_figure(plain, OutputKind::kEmbedding).measure, AgreementMeasure::kCosine);
 }
 
 TEST(OutputKind, RecommendJudgesOcrByPerStepTop1) {
   auto cell = testing::narrow_cell("openvino", 10.0, 200.0);
   cell.result.model.output_kinds["softmax_11.tmp_0"] = OutputKind::kSequenceClassScores;
-  cell.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {per_step_scores()}, {}};
+  cell.result.cross_check = result::CrossCheck{"onnxruntime", "ref.json", false, {per_step_scores()}, {}};
   report::Constraints c;
   c.max_accuracy_loss_pct = 5.0;
   const auto rec = report::recommend({cell}, c);

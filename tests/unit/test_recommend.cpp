@@ -70,7 +70,7 @@ TEST(RecommendConstraints, TheBindingConstraintIsTheOneFurthestPastItsLimit) {
 
 TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithoutOne) {
   auto fp16 = narrow_cell("openvino", 10.0, 200.0);
-  fp16.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
+  fp16.result.cross_check = result::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
   stats::OutputAgreement logits;
   logits.output = "logits";
   logits.cosine_similarity = 0.9999;
@@ -90,7 +90,7 @@ TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithout
 
 TEST(RecommendConstraints, TokenEmbeddingsAreJudgedByTheirVectorsCosineNotATop1OverHiddenUnits) {
   auto int8 = narrow_cell("onnxruntime", 10.0, 200.0);
-  int8.result.cross_check = report::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
+  int8.result.cross_check = result::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
   // A top-1 (argmax over hidden units) of 80% means nothing for an embedding; its vectors' cosine does.
   int8.result.cross_check->outputs.push_back({"last_hidden_state", true, "", 0.5, 0.03, 0.987, 0.80, 0.99, 0.95});
   report::Constraints c;
@@ -104,7 +104,7 @@ TEST(RecommendConstraints, TokenEmbeddingsAreJudgedByTheirVectorsCosineNotATop1O
 
 TEST(RecommendConstraints, EnergyWithoutAMeasurementIsReportedButExcludesNothing) {
   auto r = narrow_cell("onnxruntime", 10.0, 100.0);
-  report::ResourceRecord resources;
+  result::ResourceRecord resources;
   resources.summary.energy = {false, "RAPL not readable", 0.0};
   r.result.resources = resources;
   report::Constraints c;
@@ -218,7 +218,7 @@ TEST(RecommendNoneMeet, EmptyRankingWithAReasonForEveryCell) {
 
 TEST(RecommendNoneMeet, AFailedCellIsRuledOutByItsStatus) {
   auto crashed = narrow_cell("openvino", 10.0, 100.0);
-  crashed.result.status = infermark::report::CellStatus::kCrashed;
+  crashed.result.status = infermark::result::CellStatus::kCrashed;
   crashed.result.error = "crashed: SIGSEGV while running";
   crashed.result.latency_ms.reset();
   const auto rec = report::recommend({crashed, narrow_cell("onnxruntime", 20.0, 100.0)}, {});
@@ -231,7 +231,7 @@ TEST(RecommendNoneMeet, AFailedCellIsRuledOutByItsStatus) {
 std::vector<report::LoadedResult> served_beside_in_process() {
   const auto served = [](const std::string& backend, double median_ms) {
     return synthetic_result(latency_samples(500, median_ms, 7, 0.02),
-                            {.backend = backend, .origin = report::ResultOrigin::kServed});
+                            {.backend = backend, .origin = result::ResultOrigin::kServed});
   };
   return {narrow_cell("onnxruntime", 20.0, 300.0), narrow_cell("openvino", 10.0, 500.0), served("onnxruntime", 5.0),
           served("openvino", 6.0)};
@@ -247,7 +247,7 @@ bool compared(const report::DecisionTreeCheck& check) {
   return check.verdict == report::BranchVerdict::kAgrees || check.verdict == report::BranchVerdict::kContradicted;
 }
 
-const report::ModelRecommendation& of_origin(const report::Recommendation& rec, report::ResultOrigin origin) {
+const report::ModelRecommendation& of_origin(const report::Recommendation& rec, result::ResultOrigin origin) {
   for (const auto& m : rec.models)
     if (m.origin == origin) return m;
   throw std::out_of_range(std::string(name_of(origin)));
@@ -256,8 +256,8 @@ const report::ModelRecommendation& of_origin(const report::Recommendation& rec, 
 TEST(RecommendOrigins, AServedAndAnInProcessCellAreRankedApartAndTheOutputSaysSo) {
   const auto rec = report::recommend(served_beside_in_process(), p99_within_100_ms());
   ASSERT_EQ(rec.models.size(), 2u);
-  const auto& in_process = of_origin(rec, report::ResultOrigin::kInProcess);
-  const auto& served = of_origin(rec, report::ResultOrigin::kServed);
+  const auto& in_process = of_origin(rec, result::ResultOrigin::kInProcess);
+  const auto& served = of_origin(rec, result::ResultOrigin::kServed);
   ASSERT_EQ(in_process.ranked.size(), 2u);
   EXPECT_EQ(in_process.ranked.front().backend, "openvino");
   EXPECT_TRUE(in_process.rejected.empty());
@@ -304,7 +304,7 @@ TEST(RecommendOrigins, DecisionTreeVerdictsLeaveOtherOriginsOut) {
   for (const auto& m : rec.models)
     for (const auto& cell : m.ranked) completed.push_back(&cell);
   const auto checks = report::check_decision_tree_branches(
-      {constraints, completed, results, report::Objective::kLatency, report::ResultOrigin::kInProcess});
+      {constraints, completed, results, report::Objective::kLatency, result::ResultOrigin::kInProcess});
   EXPECT_TRUE(std::any_of(checks.begin(), checks.end(), compared)) << "no branch compared the in-process cells";
   for (const auto& check : checks) EXPECT_EQ(check.detail.find(" serve"), std::string::npos) << check.detail;
 }

@@ -46,8 +46,8 @@ std::vector<report::LoadedResult> three_backends() {
 }
 
 // The "resources" object of a run: `joules` over `duration_s` when energy was measured.
-report::ResourceRecord resources(bool energy_measured, double joules, double duration_s) {
-  return report::resources_from({{"duration_s", duration_s},
+result::ResourceRecord resources(bool energy_measured, double joules, double duration_s) {
+  return result::resources_from({{"duration_s", duration_s},
                                  {"peak_rss_mb", 300.0},
                                  {"energy",
                                   {{"available", energy_measured},
@@ -116,7 +116,7 @@ TEST(RecommendDecisionTrees, ConstraintsSelectBranches) {
 }
 
 TEST(RecommendDecisionTrees, TheRecordedHardwareSelectsEdgeCpuOrArmGpu) {
-  auto gpu_resources = report::resources_from(
+  auto gpu_resources = result::resources_from(
       {{"duration_s", 10.0}, {"gpu", {{"available", true}, {"reason", ""}, {"peak_memory_mb", 900.0}, {"mean_power_w", 80.0}}}});
   auto x86_gpu = narrow_cell("onnxruntime", 10.0, 300.0);
   x86_gpu.result.resources = gpu_resources;

@@ -20,7 +20,7 @@ report::LoadedResult labelled(const std::string& model, const std::string& backe
   cell.result.label_accuracy = stats::LabelAccuracy{"models/inputs/imagenet_labelled.labels.json", "logits", 7, correct / 7.0, 1.0};
   if (!reference.empty()) {
     const bool is_reference = backend == reference && model == "efficientnet-lite0";
-    cell.result.cross_check = report::CrossCheck{reference, "ref.json", is_reference, {}, {}};
+    cell.result.cross_check = result::CrossCheck{reference, "ref.json", is_reference, {}, {}};
     stats::OutputAgreement logits;
     logits.output = "logits";
     logits.cosine_similarity = 0.99;

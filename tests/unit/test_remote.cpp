@@ -22,7 +22,7 @@
 #include "remote/metrics_scraper.hpp"
 #include "remote/remote_errors.hpp"
 #include "remote/sse_parser.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark {
 namespace {
@@ -123,9 +123,9 @@ TEST(KServeRequest, BinaryAndJsonBodiesRoundTripThroughTheServersParser) {
   input.data.resize(sizeof values);
   std::memcpy(input.data.data(), values, sizeof values);
   for (const bool binary : {true, false}) {
-    const auto encoded = serve::encode_infer_request({input}, {"logits"}, binary);
+    const auto encoded = kserve::encode_infer_request({input}, {"logits"}, binary);
     EXPECT_EQ(encoded.json_length.has_value(), binary);
-    const auto parsed = serve::parse_infer_request(encoded.body, encoded.json_length);
+    const auto parsed = kserve::parse_infer_request(encoded.body, encoded.json_length);
     ASSERT_EQ(parsed.inputs.size(), 1u);
     EXPECT_EQ(parsed.inputs[0].shape, input.shape);
     EXPECT_EQ(parsed.inputs[0].data, input.data);
@@ -136,20 +136,20 @@ TEST(KServeRequest, BinaryAndJsonBodiesRoundTripThroughTheServersParser) {
 }
 
 TEST(KServeMetadata, ReadsDynamicDimsAndNamesTheBadField) {
-  const auto specs = serve::parse_tensor_metadata(
+  const auto specs = kserve::parse_tensor_metadata(
       nlohmann::json::parse(R"([{"name":"input","datatype":"FP32","shape":[-1,3,224,224]}])"), "inputs");
   ASSERT_EQ(specs.size(), 1u);
   EXPECT_EQ(specs[0].shape, (std::vector<std::int64_t>{-1, 3, 224, 224}));
   EXPECT_EQ(specs[0].dtype, DType::kFloat32);
   try {
-    serve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"FP32","shape":[1,-2]}])"), "inputs");
+    kserve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"FP32","shape":[1,-2]}])"), "inputs");
     FAIL() << "a shape of -2 was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("inputs[0].shape"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"BYTES","shape":[1]}])"), "inputs"),
+  EXPECT_THROW(kserve::parse_tensor_metadata(nlohmann::json::parse(R"([{"name":"x","datatype":"BYTES","shape":[1]}])"), "inputs"),
                Error);
-  EXPECT_THROW(serve::parse_tensor_metadata(nlohmann::json::object(), "inputs"), Error);
+  EXPECT_THROW(kserve::parse_tensor_metadata(nlohmann::json::object(), "inputs"), Error);
 }
 
 TEST(PrometheusText, KeepsTheServersSeriesAndSkipsWhatItCannotRead) {
@@ -288,7 +288,7 @@ TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
     request.cell.scenario.warmup_queries = 0;
     request.cell.scenario.max_queries = 2;
     const auto result = remote::measure_remote(request, nullptr);
-    EXPECT_EQ(result.status, report::CellStatus::kFailed);
+    EXPECT_EQ(result.status, result::CellStatus::kFailed);
     return result;
   };
   const auto openai = failed_load(
@@ -321,7 +321,7 @@ TEST(RemoteEnergy, ARemoteCellsEnergyIsUnavailableNotTheClients) {
   request.cell.scenario.warmup_queries = 0;
   request.cell.scenario.max_queries = 3;
   const auto result = remote::measure_remote(request, nullptr);
-  ASSERT_EQ(result.status, report::CellStatus::kOk) << result.error;
+  ASSERT_EQ(result.status, result::CellStatus::kOk) << result.error;
   ASSERT_TRUE(result.resources);
   EXPECT_FALSE(result.resources->summary.energy.available);
   EXPECT_NE(result.resources->summary.energy.source.find("remote server"), std::string::npos)

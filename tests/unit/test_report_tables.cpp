@@ -16,7 +16,7 @@
 #include "report/comparison_table.hpp"
 #include "report/html_report.hpp"
 #include "report/markdown_report.hpp"
-#include "report/markdown_table.hpp"
+#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "unit/synthetic_results.hpp"
 
@@ -24,8 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace report = infermark::report;
+namespace result = infermark::result;
 namespace stats = infermark::stats;
-using infermark::report::RunResult;
+using infermark::result::RunResult;
 using infermark::testing::CellSpec;
 using infermark::testing::latency_samples;
 using infermark::testing::synthetic_result;
@@ -38,7 +39,7 @@ RunResult failed(const std::string& backend) {
   RunResult r;
   r.backend.name = backend;
   r.model.name = "resnet50";
-  r.status = report::CellStatus::kFailed;
+  r.status = result::CellStatus::kFailed;
   r.error = backend + ": cannot load the model";
   return r;
 }
@@ -259,7 +260,7 @@ namespace {
 std::vector<report::LoadedResult> serve_session() {
   const auto variant = [](const std::string& name, double median_ms, double weight, std::uint64_t seed) {
     return synthetic_result(latency_samples(400, median_ms, seed, 0.05),
-                            {.backend = name, .origin = report::ResultOrigin::kServed, .weight = weight});
+                            {.backend = name, .origin = result::ResultOrigin::kServed, .weight = weight});
   };
   return {variant("ort", 2.0, 0.9, 1), variant("ov", 3.0, 0.1, 2),
           synthetic_result(latency_samples(400, 1.0, 3, 0.05), CellSpec{"openvino"})};

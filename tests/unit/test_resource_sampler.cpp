@@ -461,7 +461,7 @@ class MillijoulePerQuerySystem final : public loadgen::SystemUnderTest {
   loadgen::SingleSample single_;
 };
 
-double inferences_per_joule_of(const harness::SampledRun& run) {
+double inferences_per_joule_of(const loadgen::SampledRun& run) {
   double inferences = 0;
   for (const auto& phase : run.outcome.phases) inferences += static_cast<double>(phase.recorder.completed());
   EXPECT_TRUE(run.resources.energy.available) << run.resources.energy.source;
@@ -474,9 +474,9 @@ TEST(SampledRunEnergy, LongWarmUpGivesTheSameInferencesPerJoule) {
   loadgen::ScenarioSpec spec;
   spec.max_queries = 300;
   spec.warmup_queries = 5;
-  const auto short_warmup = harness::run_sampled(system, spec, 1, nullptr, powercap.target());
+  const auto short_warmup = loadgen::run_sampled(system, spec, 1, nullptr, powercap.target());
   spec.warmup_queries = 300;
-  const auto long_warmup = harness::run_sampled(system, spec, 1, nullptr, powercap.target());
+  const auto long_warmup = loadgen::run_sampled(system, spec, 1, nullptr, powercap.target());
   EXPECT_NEAR(inferences_per_joule_of(short_warmup), 1000.0, 20.0);
   EXPECT_NEAR(inferences_per_joule_of(long_warmup), 1000.0, 20.0);  // counted over the warm-up too: 500
   // The span the joules cover is the measured phase's, which the inference count covers.
@@ -494,7 +494,7 @@ TEST(SampledRunEnergy, SoakCapacityProbeIsNotCounted) {
   spec.soak_duration_s = 0.4;
   spec.soak_interval_s = 0.1;
   // Reads every 10 ms: the probe-to-soak edge is interpolated across at most that.
-  const auto run = harness::run_sampled(system, spec, 1, nullptr, powercap.target(), 0.01);
+  const auto run = loadgen::run_sampled(system, spec, 1, nullptr, powercap.target(), 0.01);
   ASSERT_EQ(run.outcome.phases.size(), 1u);
   EXPECT_NEAR(inferences_per_joule_of(run), 1000.0, 100.0);
 }

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
 namespace infermark {
 namespace {
@@ -14,10 +14,10 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(INFERMARK_SOURCE_DIR) / "tests" / "fixtures" / "results";
 
-report::RunResult read_fixture(const std::string& name) { return report::read_run_result((kFixtures / name).string()); }
+result::RunResult read_fixture(const std::string& name) { return result::read_run_result((kFixtures / name).string()); }
 
-void expect_measured(const report::RunResult& r) {
-  EXPECT_EQ(r.status, report::CellStatus::kOk) << r.error;
+void expect_measured(const result::RunResult& r) {
+  EXPECT_EQ(r.status, result::CellStatus::kOk) << r.error;
   ASSERT_TRUE(r.latency_ms);
   EXPECT_GT(r.latency_ms->count, 0u);
   EXPECT_GT(r.latency_ms->mean, 0.0);
@@ -30,7 +30,7 @@ TEST(ResultFixtures, InProcessCellsReadWithTheirSettingsAndCrossCheck) {
     SCOPED_TRACE(name);
     const auto r = read_fixture(name);
     expect_measured(r);
-    EXPECT_EQ(r.origin, report::ResultOrigin::kInProcess);
+    EXPECT_EQ(r.origin, result::ResultOrigin::kInProcess);
     EXPECT_EQ(r.scenario.batch, 1);
     EXPECT_FALSE(r.effective_settings.empty());
     EXPECT_TRUE(r.resources);
@@ -42,10 +42,10 @@ TEST(ResultFixtures, InProcessCellsReadWithTheirSettingsAndCrossCheck) {
 TEST(ResultFixtures, ServedRemoteGenerationAndPipelineCellsReadWithTheirSections) {
   const auto served = read_fixture("served.onnxruntime.json");
   expect_measured(served);
-  EXPECT_EQ(served.origin, report::ResultOrigin::kServed);
+  EXPECT_EQ(served.origin, result::ResultOrigin::kServed);
   const auto remote = read_fixture("remote.kserve.json");
   expect_measured(remote);
-  EXPECT_EQ(remote.origin, report::ResultOrigin::kRemote);
+  EXPECT_EQ(remote.origin, result::ResultOrigin::kRemote);
   EXPECT_TRUE(remote.remote.is_object());
   const auto llm = read_fixture("generation.llamacpp.json");
   expect_measured(llm);
@@ -62,10 +62,10 @@ TEST(ResultFixtures, WhatIsReadWritesBackTheSame) {
   for (const auto& entry : fs::directory_iterator(kFixtures)) {
     if (entry.path().extension() != ".json") continue;
     SCOPED_TRACE(entry.path().filename().string());
-    const auto once = report::to_json(report::read_run_result(entry.path().string()));
+    const auto once = result::to_json(result::read_run_result(entry.path().string()));
     const auto copy = fs::temp_directory_path() / ("infermark_fixture_" + entry.path().filename().string());
     std::ofstream(copy) << once.dump();
-    EXPECT_EQ(report::to_json(report::read_run_result(copy.string())), once);
+    EXPECT_EQ(result::to_json(result::read_run_result(copy.string())), once);
     fs::remove(copy);
   }
 }

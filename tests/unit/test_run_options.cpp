@@ -92,7 +92,7 @@ TEST(RunOptions, DefaultsAreThePhysicalCoresAndTheScenariosOwnConcurrency) {
   EXPECT_EQ(cells[0].scenario.concurrency, 0);
   EXPECT_EQ(cells[0].inputs.batch, 1);
   EXPECT_EQ(cells[0].options.precision, "fp32");
-  EXPECT_EQ(cells[0].sessions, harness::SessionSharing::kShared);
+  EXPECT_EQ(cells[0].sessions, result::SessionSharing::kShared);
   EXPECT_EQ(harness::default_cell_names(cells),
             std::vector<std::string>{"m.onnxruntime.t" + std::to_string(harness::default_thread_count())});
 }
@@ -117,7 +117,7 @@ TEST(RunOptions, FlagsReachTheirPlaceInTheCell) {
                  "--precision",   "bf16",     "--int-high",      "9"});
   const auto cell = harness::to_cell(options, "onnxruntime", 3);
   EXPECT_EQ(cell.options.extras, (std::map<std::string, std::string>{{"a", "b"}, {"c", "d=e"}}));
-  EXPECT_EQ(cell.sessions, harness::SessionSharing::kSeparate);
+  EXPECT_EQ(cell.sessions, result::SessionSharing::kSeparate);
   EXPECT_EQ(cell.scenario.arrivals, loadgen::Arrivals::kConstant);
   EXPECT_EQ(cell.scenario.prompt_tokens, 512);
   EXPECT_EQ(cell.scenario.prompt_tokens_stddev, 64);

@@ -6,13 +6,13 @@
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 #include "report/comparison_table.hpp"
-#include "report/run_result.hpp"
+#include "result/run_result.hpp"
 
-namespace infermark::report {
+namespace infermark::result {
 namespace {
 
-RunResult sample_result() {
-  RunResult r;
+result::RunResult sample_result() {
+  result::RunResult r;
   r.started_at = "2026-12-02T10:00:00Z";
   r.isolation = "worker process";
   r.model = {"models/m.onnx",
@@ -39,7 +39,7 @@ RunResult sample_result() {
 
 std::string error_of(const nlohmann::json& j) {
   try {
-    run_result_from_json(j, "r.json");
+    result::run_result_from_json(j, "r.json");
   } catch (const Error& e) {
     return e.what();
   }
@@ -51,9 +51,9 @@ std::string error_of(const nlohmann::json& j) {
 TEST(RunResult, JsonRoundTripKeepsEveryField) {
   const auto original = sample_result();
   const auto json = to_json(original);
-  EXPECT_EQ(json["schema"], kSchemaName);
-  EXPECT_EQ(json["schema_version"], kSchemaVersion);
-  const auto back = run_result_from_json(json, "test");
+  EXPECT_EQ(json["schema"], result::kSchemaName);
+  EXPECT_EQ(json["schema_version"], result::kSchemaVersion);
+  const auto back = result::run_result_from_json(json, "test");
   EXPECT_EQ(to_json(back), json);
   ASSERT_TRUE(back.latency_ms.has_value());
   EXPECT_DOUBLE_EQ(back.latency_ms->at(50).value, 2.0);
@@ -69,31 +69,31 @@ TEST(RunResult, AMalformedAnalysisDoesNotRejectTheFile) {
   auto json = to_json(sample_result());
   json["analysis"]["pulse"] = "recovered";
   json["analysis"]["soak"] = {{"memory", {{"verdict", "sideways"}}}};
-  RunResult back;
-  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  result::RunResult back;
+  ASSERT_NO_THROW(back = result::run_result_from_json(json, "r.json"));
   EXPECT_TRUE(back.analysis.sla.has_value());
   EXPECT_FALSE(back.analysis.pulse || back.analysis.soak);
   json["analysis"] = "none";
-  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  ASSERT_NO_THROW(back = result::run_result_from_json(json, "r.json"));
   EXPECT_FALSE(back.analysis.sla.has_value());
   json.erase("analysis");
-  ASSERT_NO_THROW(back = run_result_from_json(json, "r.json"));
+  ASSERT_NO_THROW(back = result::run_result_from_json(json, "r.json"));
   EXPECT_EQ(to_json(back)["analysis"], nlohmann::json::object());
 }
 
 TEST(RunResult, FailedResultHasNullLatency) {
-  RunResult failed;
-  failed.status = infermark::report::CellStatus::kCrashed;
+  result::RunResult failed;
+  failed.status = infermark::result::CellStatus::kCrashed;
   failed.error = "crashed: SIGSEGV while loading the model";
   const auto json = to_json(failed);
   EXPECT_TRUE(json["latency_ms"].is_null());
-  EXPECT_FALSE(run_result_from_json(json, "x").latency_ms.has_value());
+  EXPECT_FALSE(result::run_result_from_json(json, "x").latency_ms.has_value());
 }
 
 TEST(RunResult, RejectsWhatIsNotAResult) {
   EXPECT_NE(error_of({{"hello", 1}}).find("r.json: not an infermark run result"), std::string::npos);
   auto newer = to_json(sample_result());
-  newer["schema_version"] = kSchemaVersion + 1;
+  newer["schema_version"] = result::kSchemaVersion + 1;
   EXPECT_NE(error_of(newer).find("newer than this infermark reads"), std::string::npos);
   auto missing = to_json(sample_result());
   missing.erase("memory");
@@ -101,12 +101,12 @@ TEST(RunResult, RejectsWhatIsNotAResult) {
 }
 
 TEST(RunResult, OriginRoundTrips) {
-  for (const auto origin : {ResultOrigin::kInProcess, ResultOrigin::kServed, ResultOrigin::kRemote}) {
+  for (const auto origin : {result::ResultOrigin::kInProcess, result::ResultOrigin::kServed, result::ResultOrigin::kRemote}) {
     auto r = sample_result();
     r.origin = origin;
     const auto json = to_json(r);
     EXPECT_EQ(json["origin"], std::string(name_of(origin)));
-    EXPECT_EQ(run_result_from_json(json, "r.json").origin, origin);
+    EXPECT_EQ(result::run_result_from_json(json, "r.json").origin, origin);
   }
   auto unknown = to_json(sample_result());
   unknown["origin"] = "elsewhere";
@@ -116,37 +116,37 @@ TEST(RunResult, OriginRoundTrips) {
 
 // Files written before "origin" existed read with the origin their other fields imply.
 TEST(RunResult, AnOlderFileWithoutOriginReadsWithTheOriginItsFieldsImply) {
-  const auto origin_of = [](RunResult r) {
+  const auto origin_of = [](result::RunResult r) {
     auto json = to_json(r);
     json.erase("origin");
-    return run_result_from_json(json, "old.json").origin;
+    return result::run_result_from_json(json, "old.json").origin;
   };
   auto served = sample_result();
-  served.origin = ResultOrigin::kRemote;  // not written: must not leak into the derivation
+  served.origin = result::ResultOrigin::kRemote;  // not written: must not leak into the derivation
   served.scenario.name = "serve";
-  EXPECT_EQ(origin_of(served), ResultOrigin::kServed);
+  EXPECT_EQ(origin_of(served), result::ResultOrigin::kServed);
   auto remote = sample_result();
   remote.backend.name = "remote";
-  EXPECT_EQ(origin_of(remote), ResultOrigin::kRemote);
+  EXPECT_EQ(origin_of(remote), result::ResultOrigin::kRemote);
   auto scraped = sample_result();
   scraped.remote = {{"protocol", "kserve_http"}};
-  EXPECT_EQ(origin_of(scraped), ResultOrigin::kRemote);
+  EXPECT_EQ(origin_of(scraped), result::ResultOrigin::kRemote);
   auto in_process = sample_result();
-  in_process.origin = ResultOrigin::kServed;
-  EXPECT_EQ(origin_of(in_process), ResultOrigin::kInProcess);
+  in_process.origin = result::ResultOrigin::kServed;
+  EXPECT_EQ(origin_of(in_process), result::ResultOrigin::kInProcess);
 }
 
 TEST(RunResult, FileRoundTripAndBadFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "infermark_run_result_test";
   std::filesystem::create_directories(dir);
   const auto path = (dir / "r.json").string();
-  write_run_result(sample_result(), path);
+  result::write_run_result(sample_result(), path);
   EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
-  EXPECT_EQ(read_run_result(path).backend.version, "1.30.0");
+  EXPECT_EQ(result::read_run_result(path).backend.version, "1.30.0");
 
   std::ofstream(dir / "garbage.json") << "{not json";
-  EXPECT_THROW(read_run_result((dir / "garbage.json").string()), Error);
-  EXPECT_THROW(read_run_result((dir / "absent.json").string()), Error);
+  EXPECT_THROW(result::read_run_result((dir / "garbage.json").string()), Error);
+  EXPECT_THROW(result::read_run_result((dir / "absent.json").string()), Error);
   std::filesystem::remove_all(dir);
 }
 
@@ -156,11 +156,11 @@ TEST(RunResult, TextThatIsNotUtf8IsReplacedNotAFailureToWrite) {
   std::filesystem::create_directories(dir);
   const auto path = (dir / "r.json").string();
   auto r = sample_result();
-  r.status = CellStatus::kFailed;
+  r.status = result::CellStatus::kFailed;
   r.error = "cannot parse model: unexpected byte \xff\xfe at 12";
   r.model.name = "m\xc3";  // cut inside a two-byte character
-  ASSERT_NO_THROW(write_run_result(r, path));
-  const auto back = read_run_result(path);
+  ASSERT_NO_THROW(result::write_run_result(r, path));
+  const auto back = result::read_run_result(path);
   EXPECT_EQ(back.error, "cannot parse model: unexpected byte \xEF\xBF\xBD\xEF\xBF\xBD at 12");
   EXPECT_EQ(back.model.name, "m\xEF\xBF\xBD");
   std::filesystem::remove_all(dir);
@@ -174,17 +174,17 @@ TEST(JsonText, ReplacesInvalidUtf8AndKeepsValidText) {
 
 TEST(ComparisonTable, ShowsRowsAndFailures) {
   auto ok = sample_result();
-  RunResult failed;
+  result::RunResult failed;
   failed.backend.name = "openvino";
-  failed.status = infermark::report::CellStatus::kCrashed;
+  failed.status = infermark::result::CellStatus::kCrashed;
   failed.error = "openvino: crashed: SIGSEGV while loading the model";
-  const auto table = comparison_table({ok, failed});
+  const auto table = report::comparison_table({ok, failed});
   EXPECT_NE(table.find("| onnxruntime |"), std::string::npos) << table;
   EXPECT_NE(table.find("400.0"), std::string::npos) << table;
   EXPECT_NE(table.find("crashed"), std::string::npos) << table;
   EXPECT_NE(table.find("openvino: crashed: SIGSEGV while loading the model"), std::string::npos) << table;
-  EXPECT_EQ(effective_setting(ok, "intra_op_threads"), "2");
-  EXPECT_EQ(effective_setting(ok, "absent"), "");
+  EXPECT_EQ(report::effective_setting(ok, "intra_op_threads"), "2");
+  EXPECT_EQ(report::effective_setting(ok, "absent"), "");
 }
 
 // The notes under the table read the typed analysis: SLA verdict, ramp knee and pulse recovery.
@@ -200,7 +200,7 @@ TEST(ComparisonTable, ScenarioNotesReadTheAnalysis) {
       .knee_reason = "throughput flat"};
   auto pulse = sample_result();
   pulse.analysis = {.pulse = loadgen::PulseAnalysis{1.0, 40.0, 3, 1.5, 10, 15, 2.5}};
-  const auto notes = scenario_notes({sla, ramp, pulse});
+  const auto notes = report::scenario_notes({sla, ramp, pulse});
   EXPECT_NE(notes.find("SLO P99 <= 50 ms, TTFT P99 <= 200 ms: PASSED (P99 4.000 ms, TTFT P99 150.500 ms); goodput 400.00/s "
                        "(4 queries within every target)"),
             std::string::npos)
@@ -214,7 +214,7 @@ TEST(ComparisonTable, ScenarioNotesReadTheAnalysis) {
 // The typed generation section round-trips through JSON, and a file written before TTFT's origin
 // and goodput were recorded still reads (those fields absent).
 TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
-  GenerationResult g;
+  result::GenerationResult g;
   g.concurrency = 4;
   g.prompt_tokens = {64, 8, 640};
   g.output_tokens = {16, 0, 160};
@@ -226,7 +226,7 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   g.requests_per_s = 4;
   g.ttft_from = "issue";
   g.goodput_rps = 3.5;
-  const auto back = generation_from(to_json(g));
+  const auto back = result::generation_from(to_json(g));
   EXPECT_EQ(back.concurrency, 4);
   EXPECT_EQ(back.prompt_tokens.total, 640);
   EXPECT_EQ(back.prompt_tokens.stddev, 8);
@@ -240,35 +240,35 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   auto older = to_json(g);
   older.erase("ttft_from");
   older.erase("goodput_rps");
-  const auto old = generation_from(older);
+  const auto old = result::generation_from(older);
   EXPECT_TRUE(old.ttft_from.empty());
   EXPECT_FALSE(old.goodput_rps.has_value());
   EXPECT_EQ(old.requests, 10u);
 }
 
-}  // namespace infermark::report
+}  // namespace infermark::result
 
-namespace infermark::report {
+namespace infermark::result {
 
 TEST(RunResult, VectorCosineOfTokenEmbeddingsRoundTripsAndShowsInTheAgreementColumn) {
   auto r = sample_result();
-  r.cross_check = CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
+  r.cross_check = result::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
   stats::OutputAgreement hidden{"last_hidden_state", true, "", 0.5, 0.03, 0.99, 0.2, std::nullopt, std::nullopt};
   hidden.vector_cosine_mean = 0.98934;
   hidden.vector_cosine_min = 0.9618;
   r.cross_check->outputs.push_back(hidden);
   const auto json = to_json(r);
   EXPECT_EQ(json["cross_check"]["outputs"][0]["vector_cosine_mean"], 0.98934);
-  const auto back = run_result_from_json(json, "test");
+  const auto back = result::run_result_from_json(json, "test");
   EXPECT_EQ(to_json(back), json);
-  const auto table = comparison_table({back});
+  const auto table = report::comparison_table({back});
   EXPECT_NE(table.find("cos 0.98934 (min 0.9618)"), std::string::npos) << table;
   EXPECT_EQ(table.find("20.0%"), std::string::npos) << table;  // not the meaningless top-1 over hidden units
 
   auto logits = json;  // older result files carry no vector cosine
   logits["cross_check"]["outputs"][0].erase("vector_cosine_mean");
   logits["cross_check"]["outputs"][0].erase("vector_cosine_min");
-  EXPECT_FALSE(run_result_from_json(logits, "test").cross_check->outputs[0].vector_cosine_mean.has_value());
+  EXPECT_FALSE(result::run_result_from_json(logits, "test").cross_check->outputs[0].vector_cosine_mean.has_value());
 }
 
-}  // namespace infermark::report
+}  // namespace infermark::result

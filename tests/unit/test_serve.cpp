@@ -12,7 +12,7 @@
 #include "serve/dynamic_batcher.hpp"
 #include "serve/generation_engine.hpp"
 #include "serve/openai_protocol.hpp"
-#include "serve/kserve_codec.hpp"
+#include "kserve/kserve_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
 #include "unit/request_errors.hpp"
@@ -28,7 +28,7 @@ Tensor floats(const std::string& name, std::vector<std::int64_t> shape, float fi
 }
 
 TEST(KServeCodec, ParsesJsonTensorsNestedOrFlat) {
-  const auto request = parse_infer_request(
+  const auto request = kserve::parse_infer_request(
       R"({"id":"r1","inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4.5]]},
                              {"name":"n","shape":[2],"datatype":"INT64","data":[7,-8]}],
           "outputs":[{"name":"y","parameters":{"binary_data":true}}]})",
@@ -47,63 +47,63 @@ TEST(KServeCodec, ParsesBinaryTensorsAfterTheJsonHeader) {
       R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]})";
   const float values[3] = {1.5f, -2.f, 3.25f};
   std::string body = header + std::string(reinterpret_cast<const char*>(values), sizeof(values));
-  const auto request = parse_infer_request(body, header.size());
+  const auto request = kserve::parse_infer_request(body, header.size());
   ASSERT_EQ(request.inputs.size(), 1u);
   EXPECT_EQ(std::memcmp(request.inputs[0].data.data(), values, sizeof(values)), 0);
 }
 
 TEST(KServeCodec, HalfPrecisionJsonIsEncoded) {
   const auto request =
-      parse_infer_request(R"({"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1.0,-0.5,65504]}]})", std::nullopt);
+      kserve::parse_infer_request(R"({"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1.0,-0.5,65504]}]})", std::nullopt);
   const auto decoded = to_doubles(request.inputs[0]);
   EXPECT_EQ(decoded, (std::vector<double>{1.0, -0.5, 65504.0}));
 }
 
 TEST(KServeCodec, BadBodiesNameTheField) {
   int status = 0;
-  EXPECT_NE(request_error([] { parse_infer_request("{", std::nullopt); }, &status).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(request_error([] { kserve::parse_infer_request("{", std::nullopt); }, &status).find("not a JSON object"), std::string::npos);
   EXPECT_EQ(status, 400);
   EXPECT_NE(request_error([] {
-              parse_infer_request(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})", std::nullopt);
+              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})", std::nullopt);
             }).find("input 'x'.data: 1 values for shape 2"),
             std::string::npos);
   EXPECT_NE(request_error([] {
-              parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]})", std::nullopt);
+              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]})", std::nullopt);
             }).find("'BYTES' is not supported"),
             std::string::npos);
   EXPECT_NE(request_error([] {
-              parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]})", std::nullopt);
+              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]})", std::nullopt);
             }).find("must be integers"),
             std::string::npos);
   const std::string header = R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
-  EXPECT_NE(request_error([&] { parse_infer_request(header + "1234", header.size()); }).find("binary data ends after 4 of 8"),
+  EXPECT_NE(request_error([&] { kserve::parse_infer_request(header + "1234", header.size()); }).find("binary data ends after 4 of 8"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { parse_infer_request(header, header.size() + 10); }).find("exceeds the body"),
+  EXPECT_NE(request_error([&] { kserve::parse_infer_request(header, header.size() + 10); }).find("exceeds the body"),
             std::string::npos);
 }
 
 TEST(KServeCodec, InputsAreCheckedAgainstTheModel) {
   const std::vector<TensorSpec> specs{{"a", DType::kFloat32, {-1, 3}, {"batch", ""}}, {"b", DType::kInt64, {-1}, {"", ""}}};
   std::vector<Tensor> given{Tensor{"b", DType::kInt64, {2}, std::vector<std::byte>(16)}, floats("a", {2, 3}, 0)};
-  const auto ordered = match_inputs(given, specs);
+  const auto ordered = kserve::match_inputs(given, specs);
   EXPECT_EQ(ordered[0].name, "a");
   EXPECT_EQ(ordered[1].name, "b");
-  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 4}, 0), given[0]}, specs); }).find("dimension 1"),
+  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 4}, 0), given[0]}, specs); }).find("dimension 1"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0)}, specs); }).find("input 'b': missing"),
+  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0)}, specs); }).find("input 'b': missing"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0), given[0], floats("c", {1}, 0)}, specs); })
+  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0), given[0], floats("c", {1}, 0)}, specs); })
                 .find("input 'c': the model has no such input"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { match_inputs({floats("a", {2, 3}, 0), floats("b", {2}, 0)}, specs); })
+  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0), floats("b", {2}, 0)}, specs); })
                 .find("datatype FP32, the model expects INT64"),
             std::string::npos);
 }
 
 TEST(KServeCodec, ResponseCarriesBinaryOutputsAfterTheJson) {
-  InferRequest request;
+  kserve::InferRequest request;
   request.outputs = {{"y", true}};
-  const auto encoded = encode_infer_response({"m", "1", "id7"}, {floats("y", {1, 2}, 1)}, request);
+  const auto encoded = kserve::encode_infer_response({"m", "1", "id7"}, {floats("y", {1, 2}, 1)}, request);
   ASSERT_TRUE(encoded.json_length.has_value());
   const auto header = nlohmann::json::parse(encoded.body.substr(0, *encoded.json_length));
   EXPECT_EQ(header["id"], "id7");
@@ -112,7 +112,7 @@ TEST(KServeCodec, ResponseCarriesBinaryOutputsAfterTheJson) {
   std::memcpy(back, encoded.body.data() + *encoded.json_length, 8);
   EXPECT_FLOAT_EQ(back[1], 2.f);
   request.outputs = {{"nope", false}};
-  EXPECT_NE(request_error([&] { encode_infer_response({"m", "1", ""}, {floats("y", {1}, 0)}, request); })
+  EXPECT_NE(request_error([&] { kserve::encode_infer_response({"m", "1", ""}, {floats("y", {1}, 0)}, request); })
                 .find("output 'nope'"),
             std::string::npos);
 }

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "serve/kserve_codec.hpp"
-#include "serve/kserve_grpc_codec.hpp"
+#include "kserve/kserve_codec.hpp"
+#include "kserve/kserve_grpc_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "unit/request_errors.hpp"
 
@@ -26,13 +26,13 @@ ModelInferRequest::InferInputTensor& add_input(ModelInferRequest& request, const
 }
 
 TEST(KServeGrpcCodec, StatusCodesFollowTheHttpStatus) {
-  EXPECT_EQ(grpc_status_code(200), grpc::StatusCode::OK);
-  EXPECT_EQ(grpc_status_code(400), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(grpc_status_code(404), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(grpc_status_code(429), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(grpc_status_code(503), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(grpc_status_code(504), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_EQ(grpc_status_code(500), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(kserve::grpc_status_code(200), grpc::StatusCode::OK);
+  EXPECT_EQ(kserve::grpc_status_code(400), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(kserve::grpc_status_code(404), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(kserve::grpc_status_code(429), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(kserve::grpc_status_code(503), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(kserve::grpc_status_code(504), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(kserve::grpc_status_code(500), grpc::StatusCode::INTERNAL);
 }
 
 TEST(KServeGrpcCodec, RawInputsKeepTheirBytes) {
@@ -43,7 +43,7 @@ TEST(KServeGrpcCodec, RawInputsKeepTheirBytes) {
   const std::int64_t n[2] = {7, -8};
   request.add_raw_input_contents(reinterpret_cast<const char*>(x), sizeof(x));
   request.add_raw_input_contents(reinterpret_cast<const char*>(n), sizeof(n));
-  const auto tensors = decode_infer_inputs(request);
+  const auto tensors = kserve::decode_infer_inputs(request);
   ASSERT_EQ(tensors.size(), 2u);
   EXPECT_EQ(tensors[0].name, "x");
   EXPECT_EQ(tensors[0].shape, (std::vector<std::int64_t>{1, 3}));
@@ -65,7 +65,7 @@ TEST(KServeGrpcCodec, TypedContentsAreNarrowedToTheDatatype) {
   auto& b = add_input(request, "b", "BOOL", {2});
   b.mutable_contents()->add_bool_contents(true);
   b.mutable_contents()->add_bool_contents(false);
-  const auto tensors = decode_infer_inputs(request);
+  const auto tensors = kserve::decode_infer_inputs(request);
   EXPECT_FLOAT_EQ(tensors[0].as<float>()[1], -1.f);
   EXPECT_EQ(tensors[1].data.size(), 2u);
   EXPECT_EQ(tensors[1].as<std::int8_t>()[0], -3);
@@ -76,7 +76,7 @@ TEST(KServeGrpcCodec, TypedContentsAreNarrowedToTheDatatype) {
 
 TEST(KServeGrpcCodec, BadInputsNameTheInputAndField) {
   int status = 0;
-  EXPECT_NE(request_error([] { decode_infer_inputs(ModelInferRequest()); }, &status).find("inputs: none given"),
+  EXPECT_NE(request_error([] { kserve::decode_infer_inputs(ModelInferRequest()); }, &status).find("inputs: none given"),
             std::string::npos);
   EXPECT_EQ(status, 400);
   {
@@ -84,50 +84,50 @@ TEST(KServeGrpcCodec, BadInputsNameTheInputAndField) {
     add_input(request, "x", "FP32", {2});
     request.add_raw_input_contents(std::string(4, '\0'));
     EXPECT_NE(request_error([&] {
-                decode_infer_inputs(request);
+                kserve::decode_infer_inputs(request);
               }).find("input 'x': raw_input_contents[0] holds 4 bytes, but shape 2 of FP32 needs 8"),
               std::string::npos);
     add_input(request, "y", "FP32", {2});
-    EXPECT_NE(request_error([&] { decode_infer_inputs(request); }).find("raw_input_contents: 1 entries for 2 inputs"),
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("raw_input_contents: 1 entries for 2 inputs"),
               std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "x", "FP32", {3}).mutable_contents()->add_fp32_contents(1.f);
     EXPECT_NE(request_error([&] {
-                decode_infer_inputs(request);
+                kserve::decode_infer_inputs(request);
               }).find("input 'x'.contents.fp32_contents: 1 values for shape 3 (3 elements)"),
               std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "x", "INT32", {1}).mutable_contents()->add_fp32_contents(1.f);  // the wrong list
-    EXPECT_NE(request_error([&] { decode_infer_inputs(request); }).find("input 'x'.contents.int_contents: 0 values"),
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("input 'x'.contents.int_contents: 0 values"),
               std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "h", "FP16", {1}).mutable_contents()->add_fp32_contents(1.f);
-    EXPECT_NE(request_error([&] { decode_infer_inputs(request); }).find("FP16 has no typed contents field"), std::string::npos);
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("FP16 has no typed contents field"), std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "s", "BYTES", {1});
-    EXPECT_NE(request_error([&] { decode_infer_inputs(request); }).find("input 's'.datatype: 'BYTES' is not supported"),
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("input 's'.datatype: 'BYTES' is not supported"),
               std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "x", "FP32", {-1, 2});
     EXPECT_NE(
-        request_error([&] { decode_infer_inputs(request); }).find("input 'x'.shape: dimensions must be non-negative, got [-1,2]"),
+        request_error([&] { kserve::decode_infer_inputs(request); }).find("input 'x'.shape: dimensions must be non-negative, got [-1,2]"),
         std::string::npos);
   }
   {
     ModelInferRequest request;
     add_input(request, "x", "FP32", {1}).mutable_contents()->add_fp32_contents(1.f);
     request.add_raw_input_contents(std::string(4, '\0'));
-    EXPECT_NE(request_error([&] { decode_infer_inputs(request); }).find("contents and raw_input_contents both given"),
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("contents and raw_input_contents both given"),
               std::string::npos);
   }
 }
@@ -136,9 +136,9 @@ TEST(KServeGrpcCodec, RequestedOutputsRefuseClassification) {
   ModelInferRequest request;
   request.add_outputs()->set_name("logits");
   request.add_outputs()->set_name("probs");
-  EXPECT_EQ(requested_outputs(request), (std::vector<std::string>{"logits", "probs"}));
+  EXPECT_EQ(kserve::requested_outputs(request), (std::vector<std::string>{"logits", "probs"}));
   (*request.mutable_outputs(1)->mutable_parameters())["classification"].set_int64_param(3);
-  EXPECT_NE(request_error([&] { requested_outputs(request); }).find("output 'probs': the classification extension"),
+  EXPECT_NE(request_error([&] { kserve::requested_outputs(request); }).find("output 'probs': the classification extension"),
             std::string::npos);
 }
 
@@ -148,7 +148,7 @@ TEST(KServeGrpcCodec, OutputsGoToRawContentsInTheOrderAsked) {
   std::memcpy(a.data.data(), values, sizeof(values));
   Tensor b{"b", DType::kInt64, {1}, std::vector<std::byte>(8)};
   inference::ModelInferResponse all;
-  encode_infer_outputs({a, b}, {}, all);
+  kserve::encode_infer_outputs({a, b}, {}, all);
   ASSERT_EQ(all.outputs_size(), 2);
   ASSERT_EQ(all.raw_output_contents_size(), 2);
   EXPECT_EQ(all.outputs(0).name(), "a");
@@ -158,22 +158,22 @@ TEST(KServeGrpcCodec, OutputsGoToRawContentsInTheOrderAsked) {
   EXPECT_EQ(std::memcmp(all.raw_output_contents(0).data(), values, sizeof(values)), 0);
   EXPECT_EQ(all.outputs(1).datatype(), "INT64");
   inference::ModelInferResponse one;
-  encode_infer_outputs({a, b}, {"b"}, one);
+  kserve::encode_infer_outputs({a, b}, {"b"}, one);
   ASSERT_EQ(one.outputs_size(), 1);
   EXPECT_EQ(one.outputs(0).name(), "b");
   EXPECT_EQ(one.raw_output_contents(0).size(), 8u);
   inference::ModelInferResponse none;
   EXPECT_NE(request_error([&] {
-              encode_infer_outputs({a, b}, {"c"}, none);
+              kserve::encode_infer_outputs({a, b}, {"c"}, none);
             }).find("output 'c': the model has no such output (outputs: a, b)"),
             std::string::npos);
 }
 
 TEST(KServeGrpcCodec, RequestedOutputsAreCheckedAgainstTheModel) {
   const std::vector<TensorSpec> specs{{"logits", DType::kFloat32, {-1, 10}, {}}};
-  EXPECT_NO_THROW(check_requested_outputs({"logits"}, specs));
+  EXPECT_NO_THROW(kserve::check_requested_outputs({"logits"}, specs));
   EXPECT_NE(request_error([&] {
-              check_requested_outputs({"logits", "probs"}, specs);
+              kserve::check_requested_outputs({"logits", "probs"}, specs);
             }).find("output 'probs': the model has no such output (outputs: logits)"),
             std::string::npos);
 }
@@ -188,7 +188,7 @@ TEST(KServeGrpcCodec, ModelConfigFromTheTritonJson) {
     "dynamic_batching": {"preferred_batch_size": [4, 8], "max_queue_delay_microseconds": 500},
     "parameters": {"batching_note": {"string_value": "why not"}}})");
   inference::ModelConfig config;
-  fill_from_json(json, config);
+  kserve::fill_from_json(json, config);
   EXPECT_EQ(config.name(), "tiny");
   EXPECT_EQ(config.backend(), "onnxruntime");
   EXPECT_EQ(config.max_batch_size(), 8);
@@ -206,7 +206,7 @@ TEST(KServeGrpcCodec, ModelConfigFromTheTritonJson) {
   for (const auto dtype : {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
                            DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
     inference::ModelInput input;
-    EXPECT_NO_THROW(fill_from_json({{"data_type", triton_config_type(dtype)}}, input)) << triton_config_type(dtype);
+    EXPECT_NO_THROW(kserve::fill_from_json({{"data_type", kserve::triton_config_type(dtype)}}, input)) << kserve::triton_config_type(dtype);
     EXPECT_NE(input.data_type(), inference::TYPE_INVALID);
   }
 }
@@ -219,7 +219,7 @@ TEST(KServeGrpcCodec, StatisticsFromTheHttpJson) {
                         "cache_hit": {"count": 0, "ns": 0}},
     "batch_stats": []}]})");
   inference::ModelStatisticsResponse response;
-  fill_from_json(json, response);
+  kserve::fill_from_json(json, response);
   ASSERT_EQ(response.model_stats_size(), 1);
   const auto& stats = response.model_stats(0);
   EXPECT_EQ(stats.last_inference(), 1700000000000u);
@@ -232,7 +232,7 @@ TEST(KServeGrpcCodec, StatisticsFromTheHttpJson) {
 
 TEST(KServeGrpcCodec, MetadataSkipsWhatTheMessageLacks) {
   inference::ModelMetadataResponse metadata;
-  fill_from_json({{"name", "tiny"},
+  kserve::fill_from_json({{"name", "tiny"},
                   {"versions", {"1"}},
                   {"platform", "infermark_openvino"},
                   {"inputs", {{{"name", "input"}, {"datatype", "FP32"}, {"shape", {-1, 3}}}}},
@@ -243,7 +243,7 @@ TEST(KServeGrpcCodec, MetadataSkipsWhatTheMessageLacks) {
   ASSERT_EQ(metadata.inputs_size(), 1);
   EXPECT_EQ(metadata.inputs(0).shape(0), -1);
   inference::ServerLiveResponse live;
-  EXPECT_THROW(fill_from_json({{"live", "not a bool"}}, live), Error);
+  EXPECT_THROW(kserve::fill_from_json({{"live", "not a bool"}}, live), Error);
 }
 
 TEST(ServeConfig, GrpcPortFromTheServerSection) {

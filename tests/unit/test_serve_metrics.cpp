@@ -10,7 +10,7 @@
 
 #include "remote/prometheus_text.hpp"
 #include "serve/kserve_documents.hpp"
-#include "serve/kserve_grpc_codec.hpp"
+#include "kserve/kserve_grpc_codec.hpp"
 #include "serve/model_repository.hpp"
 
 namespace infermark::serve {
@@ -123,7 +123,7 @@ TEST(ServeMetrics, OneDynamicBatchOfEightCountsAsTritonDoes) {
 
   // The gRPC front answers the same document.
   inference::ModelStatisticsResponse response;
-  fill_from_json({{"model_stats", {stats}}}, response);
+  kserve::fill_from_json({{"model_stats", {stats}}}, response);
   ASSERT_EQ(response.model_stats(0).batch_stats_size(), 1);
   EXPECT_EQ(response.model_stats(0).batch_stats(0).batch_size(), static_cast<std::uint64_t>(kBatch));
   EXPECT_EQ(response.model_stats(0).inference_stats().compute_infer().ns(), ns_of(inference.at("compute_infer")));

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
-#include "harness/cell_json.hpp"
+#include "result/cell_json.hpp"
 
 namespace infermark {
 namespace {
@@ -129,16 +129,16 @@ TEST(ShapeRange, RangesThatDoNotFitTheModelAreRefused) {
 
 // A worker gets its cell as JSON: the ranges and the set count must survive the trip.
 TEST(ShapeRange, CellRequestsCarryTheRangesToTheWorker) {
-  harness::CellRequest cell;
+  result::CellRequest cell;
   cell.backend = "onnxruntime";
   cell.model = "m.onnx";
   cell.inputs.varying = {{{"input", parse_shape_range("1x3x160-288/32x160-288", "x")}}, 12};
-  const auto back = harness::cell_from_json(harness::to_json(cell));
+  const auto back = result::cell_from_json(result::to_json(cell));
   EXPECT_EQ(back.inputs.varying.ranges, cell.inputs.varying.ranges);
   EXPECT_EQ(back.inputs.varying.sets, 12);
-  auto fixed = harness::to_json(harness::CellRequest{});
+  auto fixed = result::to_json(result::CellRequest{});
   fixed["inputs"].erase("shape_ranges");  // a cell written before --shape-range existed
-  EXPECT_FALSE(harness::cell_from_json(fixed).inputs.varying.active());
+  EXPECT_FALSE(result::cell_from_json(fixed).inputs.varying.active());
 }
 
 }  // namespace

@@ -174,8 +174,8 @@ TEST(Study, SearchAxesAreOrderedWhereEveryValueIsANumber) {
 }
 
 TEST(Study, ScoresOnlyMeasuredCells) {
-  report::RunResult r;
-  r.status = infermark::report::CellStatus::kOk;
+  result::RunResult r;
+  r.status = infermark::result::CellStatus::kOk;
   EXPECT_FALSE(score_of(r).measured);  // no latency
   r.latency_ms = stats::summarize(std::vector<double>{1, 2, 3, 4, 100});
   r.throughput.inferences_per_s = 250;
@@ -184,7 +184,7 @@ TEST(Study, ScoresOnlyMeasuredCells) {
   EXPECT_EQ(score.throughput, 250);
   EXPECT_EQ(score.p99_ms, r.latency_ms->at(99).value);
   EXPECT_GT(score.p99_ms, 4);
-  r.status = infermark::report::CellStatus::kCrashed;
+  r.status = infermark::result::CellStatus::kCrashed;
   EXPECT_FALSE(score_of(r).measured);
   EXPECT_EQ(score_of(r).throughput, 0);
 }

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "harness/child_process.hpp"
+#include "process/child_process.hpp"
 #include "unit/process_watch.hpp"
 
 namespace infermark::study {
@@ -72,7 +72,7 @@ TEST(StudyFolderLock, StaysHeldByAWorkerThatOutlivesTheSweepsOwnHold) {
   std::size_t started = 0;
   {
     const StudyFolderLock lock(folder);
-    worker = std::thread([&] { harness::run_child({"/bin/sleep", "30"}, folder / "worker.log", {30}, &stop); });
+    worker = std::thread([&] { process::run_child({"/bin/sleep", "30"}, folder / "worker.log", {30}, &stop); });
     started = testing::wait_for_children(getpid(), "30", 1, 10).size();  // "30": the first argument once execv ran
   }
   if (started != 1) {

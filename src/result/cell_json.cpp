@@ -1,0 +1,181 @@
+#include "result/cell_json.hpp"
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/json_text.hpp"
+
+namespace infermark::result {
+namespace {
+
+using nlohmann::json;
+
+}  // namespace
+
+json scenario_json(const loadgen::ScenarioSpec& s) {
+  return {{"name", loadgen::name_of(s.name)},
+          {"concurrency", s.concurrency},
+          {"warmup_queries", s.warmup_queries},
+          {"warmup_s", s.warmup_s},
+          {"min_queries", s.min_queries},
+          {"min_duration_s", s.min_duration_s},
+          {"max_queries", s.max_queries},
+          {"max_duration_s", s.max_duration_s},
+          {"qps", s.qps},
+          {"arrivals", loadgen::name_of(s.arrivals)},
+          {"pacing", loadgen::name_of(s.pacing)},
+          {"duration_s", s.duration_s},
+          {"sla_p99_ms", s.sla_p99_ms},
+          {"ttft_ms", s.ttft_ms},
+          {"tpot_ms", s.tpot_ms},
+          {"find_max_qps", s.find_max_qps},
+          {"max_queue", s.max_queue},
+          {"seed", s.seed},
+          {"ramp_by", loadgen::name_of(s.ramp_by)},
+          {"ramp_step", s.ramp_step},
+          {"ramp_start", s.ramp_start},
+          {"ramp_steps", s.ramp_steps},
+          {"step_duration_s", s.step_duration_s},
+          {"capacity_probe_s", s.capacity_probe_s},
+          {"soak_share", s.soak_share},
+          {"soak_duration_s", s.soak_duration_s},
+          {"soak_interval_s", s.soak_interval_s},
+          {"pulse_baseline_share", s.pulse_baseline_share},
+          {"pulse_burst_share", s.pulse_burst_share},
+          {"pulse_baseline_s", s.pulse_baseline_s},
+          {"pulse_burst_s", s.pulse_burst_s},
+          {"pulse_recovery_s", s.pulse_recovery_s},
+          {"prompt_tokens", s.prompt_tokens},
+          {"prompt_tokens_stddev", s.prompt_tokens_stddev},
+          {"output_tokens", s.output_tokens},
+          {"output_tokens_stddev", s.output_tokens_stddev}};
+}
+
+namespace {
+
+loadgen::ScenarioSpec scenario_from(const json& j) {
+  loadgen::ScenarioSpec s;
+  s.name = loadgen::parse_scenario(j.at("name").get<std::string>(), "scenario.name");
+  s.concurrency = j.at("concurrency");
+  s.warmup_queries = j.at("warmup_queries");
+  s.warmup_s = j.at("warmup_s");
+  s.min_queries = j.at("min_queries");
+  s.min_duration_s = j.at("min_duration_s");
+  s.max_queries = j.at("max_queries");
+  s.max_duration_s = j.at("max_duration_s");
+  s.qps = j.at("qps");
+  s.arrivals = loadgen::parse_arrivals(j.at("arrivals").get<std::string>(), "scenario.arrivals");
+  s.pacing = loadgen::parse_pacing(j.value("pacing", std::string("spin")), "scenario.pacing");
+  s.duration_s = j.at("duration_s");
+  s.sla_p99_ms = j.at("sla_p99_ms");
+  s.ttft_ms = j.value("ttft_ms", 0.0);
+  s.tpot_ms = j.value("tpot_ms", 0.0);
+  s.find_max_qps = j.at("find_max_qps");
+  s.max_queue = j.at("max_queue");
+  s.seed = j.at("seed");
+  s.ramp_by = loadgen::parse_ramp_by(j.at("ramp_by").get<std::string>(), "scenario.ramp_by");
+  s.ramp_step = j.at("ramp_step");
+  s.ramp_start = j.at("ramp_start");
+  s.ramp_steps = j.at("ramp_steps");
+  s.step_duration_s = j.at("step_duration_s");
+  s.capacity_probe_s = j.at("capacity_probe_s");
+  s.soak_share = j.at("soak_share");
+  s.soak_duration_s = j.at("soak_duration_s");
+  s.soak_interval_s = j.at("soak_interval_s");
+  s.pulse_baseline_share = j.at("pulse_baseline_share");
+  s.pulse_burst_share = j.at("pulse_burst_share");
+  s.pulse_baseline_s = j.at("pulse_baseline_s");
+  s.pulse_burst_s = j.at("pulse_burst_s");
+  s.pulse_recovery_s = j.at("pulse_recovery_s");
+  s.prompt_tokens = j.value("prompt_tokens", s.prompt_tokens);
+  s.prompt_tokens_stddev = j.value("prompt_tokens_stddev", s.prompt_tokens_stddev);
+  s.output_tokens = j.value("output_tokens", s.output_tokens);
+  s.output_tokens_stddev = j.value("output_tokens_stddev", s.output_tokens_stddev);
+  return s;
+}
+
+}  // namespace
+
+json to_json(const CellRequest& c) {
+  json shapes = json::object();
+  for (const auto& [name, shape] : c.inputs.shape_overrides) shapes[name] = shape;
+  json ranges = json::object();
+  for (const auto& [name, range] : c.inputs.varying.ranges) ranges[name] = format_shape_range(range);
+  return {{"backend", c.backend},
+          {"model", c.model.string()},
+          {"remote", c.remote},
+          {"isolation", c.isolation},
+          {"outputs_dir", c.outputs_dir.string()},
+          {"perplexity_text", c.perplexity_text.string()},
+          {"perplexity_window", c.perplexity_window},
+          {"sessions", name_of(c.sessions)},
+          {"options",
+           {{"intra_op_threads", c.options.intra_op_threads},
+            {"inter_op_threads", c.options.inter_op_threads},
+            {"device", c.options.device},
+            {"precision", c.options.precision},
+            {"expected_concurrency", c.options.expected_concurrency},
+            {"artifacts_dir", c.options.artifacts_dir},
+            {"extras", c.options.extras}}},
+          {"inputs",
+           {{"batch", c.inputs.batch},
+            {"shape_overrides", shapes},
+            {"files", c.inputs.files},
+            {"seed", c.inputs.seed},
+            {"int_high", c.inputs.int_high},
+            {"int_ranges", c.inputs.int_ranges},
+            {"shape_ranges", ranges},
+            {"shape_sets", c.inputs.varying.sets}}},
+          {"scenario", scenario_json(c.scenario)}};
+}
+
+CellRequest cell_from_json(const json& j) {
+  try {
+    CellRequest c;
+    c.backend = j.at("backend");
+    c.model = j.at("model").get<std::string>();
+    c.isolation = j.at("isolation");
+    c.outputs_dir = j.at("outputs_dir").get<std::string>();
+    c.sessions = parse_session_sharing(j.value("sessions", "shared"), "sessions");
+    if (j.contains("remote")) c.remote = j["remote"];
+    c.perplexity_text = j.value("perplexity_text", "");
+    c.perplexity_window = j.value("perplexity_window", 256);
+    const auto& o = j.at("options");
+    c.options = {o.at("intra_op_threads"),     o.at("inter_op_threads"), o.at("device"), o.at("precision"),
+                 o.at("expected_concurrency"), o.at("artifacts_dir"),    o.at("extras")};
+    const auto& i = j.at("inputs");
+    c.inputs.batch = i.at("batch");
+    for (const auto& [name, shape] : i.at("shape_overrides").items())
+      c.inputs.shape_overrides[name] = shape.get<std::vector<std::int64_t>>();
+    c.inputs.files = i.at("files").get<std::map<std::string, std::string>>();
+    c.inputs.seed = i.at("seed");
+    c.inputs.int_high = i.at("int_high");
+    c.inputs.int_ranges = i.at("int_ranges").get<std::map<std::string, std::pair<std::int64_t, std::int64_t>>>();
+    const auto ranges = i.value("shape_ranges", json::object());
+    for (const auto& [name, range] : ranges.items())
+      c.inputs.varying.ranges[name] = parse_shape_range(range.get<std::string>(), "cell request shape range of " + name);
+    c.inputs.varying.sets = i.value("shape_sets", c.inputs.varying.sets);
+    c.scenario = scenario_from(j.at("scenario"));
+    return c;
+  } catch (const json::exception& e) {
+    throw Error(std::string("malformed cell request: ") + e.what());
+  }
+}
+
+void write_cell(const CellRequest& cell, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  out << json_text(to_json(cell), 2) << '\n';
+  if (!out) throw Error(path.string() + ": cannot write the cell request");
+}
+
+CellRequest read_cell(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot read the cell request");
+  try {
+    return cell_from_json(json::parse(in));
+  } catch (const json::parse_error& e) {
+    throw Error(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace infermark::result
