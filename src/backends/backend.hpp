@@ -44,9 +44,21 @@ struct SessionOptions {
   std::map<std::string, std::string> extras;  // framework-specific --opt key=value
 };
 
+// What a session can do beyond the required calls, declared by the session itself (it may depend
+// on how it was opened: LibTorch feeds inputs in place only at fp32). Callers ask before they call
+// an optional method; a session is never called for a capability it does not declare.
+struct SessionCapabilities {
+  bool in_place_inputs = false;  // overwrite_input(): the bound input buffers are the framework's inputs
+  bool varying_shapes = false;   // set_input_sets() and run_set(): inputs whose shapes change between queries
+};
+
+// The contract every framework implements. Required: the pure virtual methods. Optional: the
+// methods a capability in capabilities() enables; their defaults throw an Error naming the missing
+// declaration, which only a caller that skipped the check can meet.
 class Session {
  public:
   virtual ~Session() = default;
+  virtual SessionCapabilities capabilities() const = 0;
   virtual const std::vector<TensorSpec>& input_specs() const = 0;
   virtual const std::vector<TensorSpec>& output_specs() const = 0;
   // Copies/binds the inputs into framework tensors for `slots` independent request contexts
@@ -60,49 +72,56 @@ class Session {
   virtual int max_slots() const = 0;
   // Host copies of slot 0's last outputs; not timed.
   virtual std::vector<Tensor> outputs() = 0;
-  // Overwrites the data of bound input `index` in place (same dtype and byte size as bound), so
-  // a pipeline stage feeds each request without binding again. Returns false where the
-  // framework copied the inputs at binding time; the caller then calls set_inputs again.
-  virtual bool overwrite_input(std::size_t /*index*/, std::span<const std::byte> /*data*/) { return false; }
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
-  // The version of the framework library this session runs, where a backend can run more than
-  // one (TFLite: LiteRT's CompiledModel or TfLite's C API); results then name it
-  // instead of the backend's default. Empty: the backend's own version.
-  virtual std::string library_version() const { return ""; }
-  // Serving (`infermark serve`): one inference on `inputs` (any batch size the model accepts),
-  // returning the outputs; new inputs every call. The default binds and runs slot 0; frameworks
-  // whose binding recompiles for a new shape override it to keep one preparation per shape.
+
+  // Optional, capability `in_place_inputs`: overwrites the data of bound input `index` in place
+  // (same dtype and byte size as bound) for every slot, so a pipeline stage feeds each request
+  // without binding again. Throws an Error when the data does not fit the bound input. Sessions
+  // without the capability copied their inputs at binding time: callers call set_inputs again.
+  virtual void overwrite_input(std::size_t index, std::span<const std::byte> data);
+  // Optional, capability `varying_shapes`: binds every input set, each with its own shapes, for
+  // `slots` request contexts; not timed. `few_shapes`: the sets hold a few bucketed shapes, which a
+  // framework that can prepare shapes one by one (a static compilation each) should prepare.
+  // run_set(slot, set) is then the timed call; outputs() gives slot 0's last run.
+  virtual void set_input_sets(const std::vector<std::vector<Tensor>>& sets, int slots, bool few_shapes);
+  virtual void run_set(int slot, std::size_t set);
+
+  // Always available, overriding is optional. Serving (`infermark serve`): one inference on
+  // `inputs` (any batch size the model accepts), returning the outputs; new inputs every call. The
+  // default binds and runs slot 0; frameworks whose binding recompiles for a new shape override it
+  // to keep one preparation per shape.
   virtual std::vector<Tensor> infer(const std::vector<Tensor>& inputs) {
     set_inputs(inputs, 1);
     run(0);
     return outputs();
   }
-  // Varying shapes (--shape-range): binds every input set, each with its own shapes, for `slots`
-  // request contexts; not timed. `few_shapes`: the sets hold a few bucketed shapes, which a
-  // framework that can prepare shapes one by one (a static compilation each) should prepare.
-  // run_set(slot, set) is then the timed call; outputs() gives slot 0's last run. Frameworks that
-  // cannot change shapes between calls keep these defaults, which say so.
-  virtual void set_input_sets(const std::vector<std::vector<Tensor>>& /*sets*/, int /*slots*/, bool /*few_shapes*/) {
-    throw Error("this backend cannot run inputs whose shapes change between queries (--shape-range)");
-  }
-  virtual void run_set(int /*slot*/, std::size_t /*set*/) {
-    throw Error("this backend cannot run inputs whose shapes change between queries (--shape-range)");
-  }
+  // The version of the framework library this session runs, where a backend can run more than
+  // one (TFLite: LiteRT's CompiledModel or TfLite's C API); results then name it
+  // instead of the backend's default. Empty (the default): the backend's own version.
+  virtual std::string library_version() const { return ""; }
 };
 
 class Generator;  // backends/generator.hpp
+
+// What a backend opens besides sessions.
+struct BackendCapabilities {
+  bool generators = false;  // open_generator(): language models decoded token by token (llama.cpp)
+};
 
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual BackendInfo info() const = 0;
+  virtual BackendCapabilities capabilities() const = 0;
   // Throws infermark::Error naming the model file and the framework's own reason on failure.
   virtual std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) = 0;
-  // LLM backends (llama.cpp) also open generators; the others leave this default, which throws.
-  virtual std::unique_ptr<Generator> open_generator(const std::filesystem::path& model, const SessionOptions& /*options*/) {
-    throw Error(info().framework + " cannot generate text (" + model.string() + "): it is not an LLM backend");
-  }
+  // Optional, capability `generators`. Throws infermark::Error like open().
+  virtual std::unique_ptr<Generator> open_generator(const std::filesystem::path& model, const SessionOptions& options);
 };
+
+// Throws infermark::Error naming the framework and the model when `backend` does not declare
+// generators: the check callers make before open_generator().
+void require_generators(const Backend& backend, const std::filesystem::path& model);
 
 // Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf", or "".
 std::string model_format(const std::filesystem::path& model);

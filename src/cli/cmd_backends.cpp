@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/backend_listing.hpp"
+#include "cli/backends_command.hpp"
 #include "cli/commands.hpp"
 #include "core/json_text.hpp"
 
@@ -60,14 +61,18 @@ nlohmann::json to_json(const std::vector<BackendListing>& listing) {
 
 }  // namespace
 
+void define_backends_flags(CLI::App& cmd, BackendsOptions& o) {
+  cmd.add_flag("--json", o.as_json, "Print JSON instead of a table");
+}
+
 void add_backends_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("backends", "List the frameworks built into infermark, with versions and formats");
-  static bool as_json = false;
-  cmd->add_flag("--json", as_json, "Print JSON instead of a table");
+  static BackendsOptions o;
+  define_backends_flags(*cmd, o);
   cmd->callback([&exit_code] {
     BackendRegistry registry(default_plugin_dir());
     const auto listing = list_backends(registry);
-    as_json ? fmt::print("{}\n", json_text(to_json(listing), 2)) : print_table(listing);
+    o.as_json ? fmt::print("{}\n", json_text(to_json(listing), 2)) : print_table(listing);
     for (const auto& b : listing)
       if (b.built && !b.error.empty()) exit_code = 1;
   });

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/pipeline_command.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
@@ -17,29 +18,8 @@
 namespace infermark::cli {
 namespace {
 
-struct PipelineOptions {
-  std::string file;
-  std::string out = "results";
-  pipeline::PipelineOverrides overrides;
-  harness::RunOptions load;       // the scenario flags, shared with `run`
-  const CLI::App* cmd = nullptr;  // which of them were given
-};
-
-bool given(const PipelineOptions& o, const std::string& flag) { return o.cmd && o.cmd->count(flag) > 0; }
-
-pipeline::LoadRequest load_request(const PipelineOptions& o) {
-  if (o.load.concurrency.size() > 1) throw Error("--concurrency: a pipeline runs one level per invocation");
-  pipeline::LoadRequest load;
-  load.scenario = harness::scenario_of(o.load);
-  load.scenario_given = given(o, "--scenario");
-  load.runs_given = given(o, "--runs");
-  load.concurrency_given = !o.load.concurrency.empty();
-  return load;
-}
-
-int run_pipeline(PipelineOptions o) {
+int run_pipeline(const PipelineOptions& o) {
   auto spec = pipeline::load_pipeline_file(o.file);
-  if (given(o, "--warmup")) o.overrides.warmup = static_cast<int>(o.load.scenario.warmup_queries);
   pipeline::apply_overrides(o.overrides, spec, o.file);
   const auto load = load_request(o);
   const auto& stop = install_stop_handler();
@@ -57,11 +37,11 @@ int run_pipeline(PipelineOptions o) {
   std::vector<pipeline::ModeOutcome> outcomes;
   for (const auto& mode : spec.modes) {
     if (stop.load()) break;
-    fmt::print("pipeline {}: {} ...\n", spec.name, mode);
+    fmt::print("pipeline {}: {} ...\n", spec.name, result::name_of(mode));
     std::fflush(stdout);
     outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
     if (outcomes.back().status != result::CellStatus::kOk)
-      fmt::print(stderr, "infermark: {} mode {}: {}\n", mode, result::name_of(outcomes.back().status), outcomes.back().error);
+      fmt::print(stderr, "infermark: {} mode {}: {}\n", result::name_of(mode), result::name_of(outcomes.back().status), outcomes.back().error);
   }
   std::vector<pipeline::ModeFigures> figures;
   for (const auto& outcome : outcomes) figures.push_back(pipeline::figures_of(outcome, spec.stages.size()));
@@ -81,6 +61,16 @@ int run_pipeline(PipelineOptions o) {
 
 }  // namespace
 
+pipeline::LoadRequest load_request(const PipelineOptions& o) {
+  if (o.scenario_flags.concurrency.size() > 1) throw Error("--concurrency: a pipeline runs one level per invocation");
+  pipeline::LoadRequest load;
+  load.scenario = harness::scenario_of(o.scenario_flags);
+  load.scenario_given = o.scenario_given;
+  load.runs_given = o.runs_given;
+  load.concurrency_given = !o.scenario_flags.concurrency.empty();
+  return load;
+}
+
 int run_pipeline_study(const std::string& file, const std::string& out) {
   PipelineOptions options;
   options.file = file;
@@ -88,26 +78,39 @@ int run_pipeline_study(const std::string& file, const std::string& out) {
   return run_pipeline(options);
 }
 
+void define_pipeline_flags(CLI::App& cmd, PipelineOptions& o) {
+  cmd.add_option("file", o.file, "Pipeline file (YAML with a 'pipeline:' section; see docs/studies.md)")->required();
+  cmd.add_option("--out", o.out, "Results folder (results go to <out>/pipeline-<name>/)");
+  cmd.add_option("--modes", o.overrides.modes, "Modes to run: serial, threads, processes (default: the file's)")
+      ->delimiter(',')
+      ->transform(CLI::CheckedTransformer(result::pipeline_mode_names()));
+  cmd.add_option("--requests", o.overrides.requests,
+                 "Timed requests per mode in closed-loop scenarios (default: the file's; --runs too)");
+  cmd.add_option("--queue-depth", o.overrides.queue_depth, "Capacity of each queue between stages (default: the file's)");
+  cmd.add_option("--timeout-ms", o.overrides.timeout_ms, "Per-request timeout, end to end; 0 = none (default: the file's)");
+  cmd.add_option("--breaker-after", o.overrides.breaker_after, "Consecutive timeouts that open the circuit breaker; 0 = never");
+  // The load: any scenario of `run` (default: a closed loop of `requests` at each mode's pipeline
+  // depth); --warmup is the pipeline's untimed requests (default: the file's).
+  add_scenario_flags(cmd, o.scenario_flags);
+  cmd.get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
+  cmd.get_option("--runs")->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")->default_str("");
+  cmd.get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
+  // Which of the shared flags were given: the file's settings hold where they were not.
+  cmd.parse_complete_callback([&cmd, &o] {
+    if (cmd.count("--warmup") > 0) o.overrides.warmup = static_cast<int>(o.scenario_flags.scenario.warmup_queries);
+    o.scenario_given = cmd.count("--scenario") > 0;
+    o.runs_given = cmd.count("--runs") > 0;
+  });
+}
+
+void define_pipeline_stage_flags(CLI::App& cmd, PipelineStageOptions& o) {
+  cmd.add_option("--config", o.config, "The stage configuration (JSON written by `pipeline`)")->required();
+}
+
 void add_pipeline_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("pipeline", "Run a multi-stage pipeline serially and pipelined (threads, processes)");
   static PipelineOptions o;
-  cmd->add_option("file", o.file, "Pipeline file (YAML with a 'pipeline:' section; see docs/studies.md)")->required();
-  cmd->add_option("--out", o.out, "Results folder (results go to <out>/pipeline-<name>/)");
-  cmd->add_option("--modes", o.overrides.modes, "Modes to run: serial, threads, processes (default: the file's)")->delimiter(',');
-  cmd->add_option("--requests", o.overrides.requests,
-                  "Timed requests per mode in closed-loop scenarios (default: the file's; --runs too)");
-  cmd->add_option("--queue-depth", o.overrides.queue_depth, "Capacity of each queue between stages (default: the file's)");
-  cmd->add_option("--timeout-ms", o.overrides.timeout_ms, "Per-request timeout, end to end; 0 = none (default: the file's)");
-  cmd->add_option("--breaker-after", o.overrides.breaker_after, "Consecutive timeouts that open the circuit breaker; 0 = never");
-  // The load: any scenario of `run` (default: a closed loop of `requests` at each mode's pipeline
-  // depth); --warmup is the pipeline's untimed requests (default: the file's).
-  add_scenario_flags(*cmd, o.load);
-  cmd->get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
-  cmd->get_option("--runs")
-      ->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")
-      ->default_str("");
-  cmd->get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
-  o.cmd = cmd;
+  define_pipeline_flags(*cmd, o);
   cmd->callback([&exit_code] {
     scaleout::refuse_several_ranks("pipeline");
     exit_code = run_pipeline(o);
@@ -117,13 +120,13 @@ void add_pipeline_command(CLI::App& app, int& exit_code) {
 void add_pipeline_stage_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("pipeline-stage", "Serve one pipeline stage (used by `pipeline`)");
   cmd->group("");  // internal: hidden from --help
-  static std::string config;
-  cmd->add_option("--config", config, "The stage configuration (JSON written by `pipeline`)")->required();
+  static PipelineStageOptions o;
+  define_pipeline_stage_flags(*cmd, o);
   cmd->callback([&exit_code] {
     const auto& stop = install_stop_handler();
     const BackendRegistry registry(default_plugin_dir());
     try {
-      exit_code = pipeline::run_stage_worker(registry, config, &stop) ? 0 : 3;
+      exit_code = pipeline::run_stage_worker(registry, o.config, &stop) ? 0 : 3;
       if (exit_code) fmt::print(stderr, "stopped before the end of the request stream\n");
     } catch (const std::exception& e) {
       fmt::print(stderr, "{}\n", e.what());

@@ -9,6 +9,7 @@
 
 #include "backends/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_command.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/unsaved_results.hpp"
@@ -18,21 +19,11 @@
 #include "harness/planned_batch.hpp"
 #include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
+#include "result/results_folder.hpp"
 #include "scaleout/single_process_guard.hpp"
 
 namespace infermark::cli {
 namespace {
-
-struct RunCommandOptions {
-  std::vector<std::string> models;  // one comparison over all of them (e.g. a GGUF model's quantisations)
-  harness::RunOptions measurement;
-  std::vector<std::string> backends;
-  std::string out = "results";
-  bool in_process = false;
-  double timeout_s = 0;  // 0: the scenario's planned duration plus 10 minutes for loading and warm-up
-  double memory_limit_mb = 0;  // 0: none
-  std::string reference = "onnxruntime";
-};
 
 // -b's backends for `model`, or every built one that reads it; names that cannot run are reported
 // now and skipped (exit code 2 at the end), the others still run.
@@ -70,7 +61,7 @@ int run(const RunCommandOptions& o) {
     for (auto& cell : harness::model_cells(measurement, backends_for(o, model, registry, exit_code)))
       plan.cells.push_back(std::move(cell));
   }
-  plan.output_dir = harness::run_folder(o.out, o.models, std::time(nullptr));
+  plan.output_dir = result::create_results_folder(o.out, result::models_label(o.models), std::time(nullptr));
   plan.in_process = o.in_process;
   plan.cell_timeout_s = o.timeout_s > 0 ? o.timeout_s : harness::default_cell_timeout_s(o.measurement.scenario);
   plan.worker_memory_limit_mb = o.memory_limit_mb;
@@ -118,28 +109,30 @@ int run(const RunCommandOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("run", "Measure a model on every capable backend and compare them");
-  static RunCommandOptions options;
-  cmd->add_option("models", options.models,
-                  "Model file(s) (" + declared_backends().extensions_text() + "); several are compared in one table")
+void define_run_flags(CLI::App& cmd, RunCommandOptions& o) {
+  cmd.add_option("models", o.models,
+                 "Model file(s) (" + declared_backends().extensions_text() + "); several are compared in one table")
       ->required();
   std::string names;
   for (const auto& name : known_backend_names()) names += (names.empty() ? "" : ", ") + name;
-  cmd->add_option("-b,--backends", options.backends,
-                  "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
+  cmd.add_option("-b,--backends", o.backends, "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
       ->delimiter(',');
-  cmd->add_option("--out", options.out, "Folder for result files")->capture_default_str();
+  cmd.add_option("--out", o.out, "Folder for result files")->capture_default_str();
   auto* in_process =
-      cmd->add_flag("--in-process", options.in_process, "Measure every backend in this process (debugging; no crash isolation)");
-  add_memory_limit_flag(*cmd, options.memory_limit_mb)->excludes(in_process);
-  cmd->add_option("--timeout", options.timeout_s,
-                  "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
+      cmd.add_flag("--in-process", o.in_process, "Measure every backend in this process (debugging; no crash isolation)");
+  add_memory_limit_flag(cmd, o.memory_limit_mb)->excludes(in_process);
+  cmd.add_option("--timeout", o.timeout_s, "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
       ->check(above_zero());
-  cmd->add_option("--reference", options.reference,
-                  "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")
+  cmd.add_option("--reference", o.reference,
+                 "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")
       ->capture_default_str();
-  add_measurement_flags(*cmd, options.measurement);
+  add_measurement_flags(cmd, o.measurement);
+}
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "Measure a model on every capable backend and compare them");
+  static RunCommandOptions options;
+  define_run_flags(*cmd, options);
   cmd->callback([&exit_code] {
     scaleout::refuse_several_ranks("run");
     exit_code = run(options);

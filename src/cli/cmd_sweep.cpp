@@ -12,13 +12,14 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/unsaved_results.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "harness/cross_check.hpp"
 #include "pipeline/pipeline_file.hpp"
-#include "remote/measure_remote.hpp"
+#include "remote/load_request.hpp"
 #include "report/markdown_report.hpp"
 #include "report/study_summary.hpp"
 #include "scaleout/cpu_binding.hpp"
@@ -28,21 +29,10 @@
 #include "study/config_search.hpp"
 #include "study/study.hpp"
 #include "study/study_lock.hpp"
+#include "study/study_search.hpp"
 
 namespace infermark::cli {
 namespace {
-
-struct SweepOptions {
-  std::string study_file;
-  std::string out = "results";
-  bool dry_run = false;
-  bool fresh = false;
-  double max_duration_s = 0;  // 0: no limit
-  bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
-  double p99_ms = 0;
-  double memory_limit_mb = 0;  // per worker; 0: none
-  bool per_host = false;       // every rank runs the whole study, results kept per host
-};
 
 scaleout::SweepSpread spread_of(const SweepOptions& o) {
   return o.per_host ? scaleout::SweepSpread::kPerHost : scaleout::SweepSpread::kShareCells;
@@ -67,36 +57,27 @@ std::vector<report::LoadedResult> loaded(const std::vector<harness::CellOutcome>
   return results;
 }
 
-// Cells of one (model, backend) form the grid of the axes, laid out by expand() in odometer
-// order; the search walks each grid, running a visited cell exactly as the sweep would (same
-// worker, same result file, so results are resumed and shared with a full sweep of the study).
+// The guided search (study/study_search.hpp), each visited cell run exactly as the sweep runs it.
 int search(const SweepOptions& o, const study::Study& study, const std::vector<study::StudyCell>& cells,
            const harness::ComparisonPlan& plan, const BackendRegistry& registry, const std::atomic<bool>& stop) {
-  const auto axes = study::search_axes(study);
-  std::size_t grid = 1;
-  for (const auto& axis : axes) grid *= axis.size;
   std::vector<harness::CellOutcome> ran;
-  for (std::size_t group = 0; group * grid < cells.size() && !stop.load(); ++group) {
-    const auto evaluate = [&](const study::GridPoint& point) -> study::PointScore {
-      const auto index = group * grid + study::grid_index(axes, point);
-      auto one = plan;
-      one.cells = {plan.cells[index]};
-      one.cell_names = {plan.cell_names[index]};
-      const auto outcome = harness::run_comparison(one, registry, stop);
-      if (outcome.empty()) return {};  // interrupted
-      ran.push_back(outcome.front());
-      const auto& r = outcome.front().result;
-      const auto score = study::score_of(r);
-      fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]),
-                 result::name_of(r.status),
-                 score.measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", score.throughput, score.p99_ms,
-                                              score.p99_ms <= o.p99_ms ? "" : " (over the target)")
-                                : "");
-      std::fflush(stdout);
-      return score;
-    };
-    study::guided_search(axes, o.p99_ms, evaluate);
-  }
+  study::search_study(study, cells.size(), o.p99_ms, [&](std::size_t index) -> std::optional<result::RunResult> {
+    auto one = plan;
+    one.cells = {plan.cells[index]};
+    one.cell_names = {plan.cell_names[index]};
+    const auto outcome = harness::run_comparison(one, registry, stop);
+    if (outcome.empty()) return std::nullopt;  // interrupted
+    ran.push_back(outcome.front());
+    const auto& r = outcome.front().result;
+    const auto score = study::score_of(r);
+    fmt::print("[search {}] {:<14} {:<40} {}{}\n", ran.size(), r.backend.name, study::settings_text(cells[index]),
+               result::name_of(r.status),
+               score.measured ? fmt::format(", {:.1f} inferences/s, P99 {:.2f} ms{}", score.throughput, score.p99_ms,
+                                            score.p99_ms <= o.p99_ms ? "" : " (over the target)")
+                              : "");
+    std::fflush(stdout);
+    return r;
+  });
   // Agreement against one reference across every cell run (each single-cell run checked only itself).
   harness::cross_check_outputs(ran, plan.reference_backend);
   const auto results = loaded(ran);
@@ -105,21 +86,6 @@ int search(const SweepOptions& o, const study::Study& study, const std::vector<s
   const auto summary =
       study::summary_header(study) + report::search_summary(results, cells.size(), o.p99_ms) + report::markdown_report(results);
   return finish(summary, plan.output_dir, ran, stop, failed || !report::search_found(results, o.p99_ms));
-}
-
-// A study server's part of its cells, checked as `infermark load` would check it.
-nlohmann::json server_cell(const study::StudyServer& server, const result::CellRequest& cell) {
-  const nlohmann::json remote{{"url", server.url}, {"protocol", server.protocol}, {"model", server.model}};
-  auto probe = cell;
-  probe.remote = remote;
-  try {
-    const auto request = remote::request_for_cell(probe);
-    if (request.protocol != remote::RemoteProtocol::kKServeGrpc) net::parse_http_url(request.url, "url");
-    if (request.model.empty() && request.protocol != remote::RemoteProtocol::kHttp) throw Error("the server needs a 'model'");
-  } catch (const Error& e) {
-    throw Error(server.origin + ": server " + server.url + ": " + e.what());
-  }
-  return remote;
 }
 
 // Which rank runs which cell, for --dry-run.
@@ -252,7 +218,9 @@ int sweep(const SweepOptions& o) {
     if (!cell.server && !registry.is_available(cell.backend))
       throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
     plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
-    if (cell.server) plan.cells.back().remote = server_cell(*cell.server, plan.cells.back());
+    if (const auto& server = cell.server)
+      plan.cells.back().remote =
+          remote::server_cell_remote(server->url, server->protocol, server->model, server->origin, plan.cells.back());
     plan.cell_names.push_back(cell.name);
     estimates_s.push_back(study::cell_estimate_s(options.scenario));
     estimate_s += estimates_s.back();
@@ -304,24 +272,27 @@ int sweep(const SweepOptions& o) {
 
 }  // namespace
 
+void define_sweep_flags(CLI::App& cmd, SweepOptions& o) {
+  cmd.add_option("study", o.study_file, "Study YAML file (see studies/)")->required();
+  cmd.add_option("--out", o.out, "Folder for the study's results (a study-<name> folder inside)")->capture_default_str();
+  cmd.add_flag("--dry-run", o.dry_run, "Print the matrix and an upper bound of its duration; run nothing");
+  cmd.add_flag("--fresh", o.fresh, "Measure every cell again instead of resuming");
+  add_memory_limit_flag(cmd, o.memory_limit_mb);
+  cmd.add_option("--max-duration", o.max_duration_s, "Refuse a matrix that could take longer than this (s)")->check(above_zero());
+  auto* search = cmd.add_flag("--search", o.search,
+                              "Find the highest-throughput cell meeting --p99-ms by a guided walk over the axes, "
+                              "running only the cells it visits");
+  cmd.add_option("--p99-ms", o.p99_ms, "The P99 latency target (ms) of --search")->check(above_zero())->needs(search);
+  search->needs(cmd.get_option("--p99-ms"));
+  cmd.add_flag("--per-host", o.per_host,
+               "Under mpirun: every rank runs the whole study on its own host, results in <study folder>/<host>/ "
+               "(without it the ranks share the cells out)");
+}
+
 void add_sweep_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("sweep", "Run a study: every combination of its axes, isolated and resumable");
   static SweepOptions options;
-  cmd->add_option("study", options.study_file, "Study YAML file (see studies/)")->required();
-  cmd->add_option("--out", options.out, "Folder for the study's results (a study-<name> folder inside)")->capture_default_str();
-  cmd->add_flag("--dry-run", options.dry_run, "Print the matrix and an upper bound of its duration; run nothing");
-  cmd->add_flag("--fresh", options.fresh, "Measure every cell again instead of resuming");
-  add_memory_limit_flag(*cmd, options.memory_limit_mb);
-  cmd->add_option("--max-duration", options.max_duration_s, "Refuse a matrix that could take longer than this (s)")
-      ->check(above_zero());
-  auto* search = cmd->add_flag("--search", options.search,
-                               "Find the highest-throughput cell meeting --p99-ms by a guided walk over the axes, "
-                               "running only the cells it visits");
-  cmd->add_option("--p99-ms", options.p99_ms, "The P99 latency target (ms) of --search")->check(above_zero())->needs(search);
-  search->needs(cmd->get_option("--p99-ms"));
-  cmd->add_flag("--per-host", options.per_host,
-                "Under mpirun: every rank runs the whole study on its own host, results in <study folder>/<host>/ "
-                "(without it the ranks share the cells out)");
+  define_sweep_flags(*cmd, options);
   cmd->callback([&exit_code] { exit_code = sweep(options); });
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/worker_command.hpp"
 #include "result/cell_json.hpp"
 #include "harness/comparison.hpp"
 #include "loadgen/live_stats.hpp"
@@ -31,15 +32,19 @@ result::RunResult measure_remote_cell(const result::CellRequest& cell, const std
 
 }  // namespace
 
+void define_worker_flags(CLI::App& cmd, WorkerOptions& o) {
+  cmd.add_option("--cell", o.cell_path, "The cell request (JSON written by `run`)")->required();
+  cmd.add_option("--result", o.result_path, "Where to write the result JSON")->required();
+}
+
 void add_worker_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("worker", "Measure one cell in this process (used by `run`)");
   cmd->group("");  // internal: hidden from --help
-  static std::string cell_path, result_path;
-  cmd->add_option("--cell", cell_path, "The cell request (JSON written by `run`)")->required();
-  cmd->add_option("--result", result_path, "Where to write the result JSON")->required();
+  static WorkerOptions o;
+  define_worker_flags(*cmd, o);
   cmd->callback([&exit_code] {
     const auto& stop = install_stop_handler();
-    const auto cell = result::read_cell(cell_path);
+    const auto cell = result::read_cell(o.cell_path);
     BackendRegistry registry(default_plugin_dir());
     // Once a second, the live figures for `run`'s progress line (read from this worker's log).
     std::atomic<bool> done{false};
@@ -61,7 +66,7 @@ void add_worker_command(CLI::App& app, int& exit_code) {
                                               : measure_remote_cell(cell, &stop, on_stage);
     done = true;
     progress.join();
-    result::write_run_result(result, result_path);
+    result::write_run_result(result, o.result_path);
     exit_code = 0;  // the result file carries the cell's status
   });
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/zoo_command.hpp"
 #include "core/error.hpp"
 
 namespace infermark::cli {
@@ -57,45 +58,46 @@ fs::path zoo_python(const fs::path& zoo) {
 
 }  // namespace
 
-void add_zoo_command(CLI::App& app, int& /*exit_code*/) {
-  auto* cmd = app.add_subcommand("zoo", "Standard models in every format and precision, with accuracy figures (tools/zoo)");
-  cmd->require_subcommand(1);
-  static std::string models_dir;
-  cmd->add_option("--models-dir", models_dir, "Where the zoo keeps models and manifests (default: the repository's models/)");
-  const auto common = [] {
-    return models_dir.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--models-dir", models_dir};
-  };
-
-  auto* list = cmd->add_subcommand("list", "Every model x format x precision, and which are built (checksums verified)");
-  static bool as_json = false;
-  list->add_flag("--json", as_json, "Print JSON instead of a table");
-  list->callback([common] {
-    auto args = common();
-    args.push_back("list");
-    if (as_json) args.push_back("--json");
-    exec_driver(args);
-  });
-
-  auto* build = cmd->add_subcommand("build", "Export what is missing of models NAME... (cached variants are skipped)");
-  static std::vector<std::string> names, formats, precisions;
-  static bool force = false;
-  build->add_option("names", names, "Catalog names (see `infermark zoo list`)")->required();
-  build->add_option("--formats", formats, "onnx, torchscript, openvino-ir, tflite, gguf (default: all the model offers)")
+void define_zoo_flags(CLI::App& cmd, ZooOptions& o) {
+  cmd.require_subcommand(1);
+  cmd.add_option("--models-dir", o.models_dir, "Where the zoo keeps models and manifests (default: the repository's models/)");
+  auto* list = cmd.add_subcommand("list", "Every model x format x precision, and which are built (checksums verified)");
+  list->preparse_callback([&o](std::size_t) { o.action = ZooAction::kList; });
+  list->add_flag("--json", o.as_json, "Print JSON instead of a table");
+  auto* build = cmd.add_subcommand("build", "Export what is missing of models NAME... (cached variants are skipped)");
+  build->preparse_callback([&o](std::size_t) { o.action = ZooAction::kBuild; });
+  build->add_option("names", o.names, "Catalog names (see `infermark zoo list`)")->required();
+  build->add_option("--formats", o.formats, "onnx, torchscript, openvino-ir, tflite, gguf (default: all the model offers)")
       ->delimiter(',');
-  build->add_option("--precisions", precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")->delimiter(',');
-  build->add_flag("--force", force, "Rebuild even what is cached");
-  build->callback([common] {
-    auto args = common();
+  build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")
+      ->delimiter(',');
+  build->add_flag("--force", o.force, "Rebuild even what is cached");
+}
+
+std::vector<std::string> zoo_driver_arguments(const ZooOptions& o) {
+  std::vector<std::string> args;
+  if (!o.models_dir.empty()) args = {"--models-dir", o.models_dir};
+  if (o.action == ZooAction::kList) {
+    args.push_back("list");
+    if (o.as_json) args.push_back("--json");
+  } else if (o.action == ZooAction::kBuild) {
     args.push_back("build");
-    args.insert(args.end(), names.begin(), names.end());
-    for (const auto& [flag, values] : {std::pair{"--formats", &formats}, std::pair{"--precisions", &precisions}}) {
+    args.insert(args.end(), o.names.begin(), o.names.end());
+    for (const auto& [flag, values] : {std::pair{"--formats", &o.formats}, std::pair{"--precisions", &o.precisions}}) {
       if (values->empty()) continue;
       args.push_back(flag);
       args.insert(args.end(), values->begin(), values->end());
     }
-    if (force) args.push_back("--force");
-    exec_driver(args);
-  });
+    if (o.force) args.push_back("--force");
+  }
+  return args;
+}
+
+void add_zoo_command(CLI::App& app, int& /*exit_code*/) {
+  auto* cmd = app.add_subcommand("zoo", "Standard models in every format and precision, with accuracy figures (tools/zoo)");
+  static ZooOptions o;
+  define_zoo_flags(*cmd, o);
+  cmd->callback([] { exec_driver(zoo_driver_arguments(o)); });  // after the subcommand's flags are parsed
 }
 
 }  // namespace infermark::cli

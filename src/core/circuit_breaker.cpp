@@ -1,16 +1,22 @@
 #include "core/circuit_breaker.hpp"
 
+#include "core/named_enum.hpp"
+
 namespace infermark {
 namespace {
-const char* state_name(int state) {
-  static const char* names[] = {"closed", "open", "half-open"};
-  return names[state];
-}
+
+constexpr NamedValue<BreakerState> kStates[] = {
+    {BreakerState::kClosed, "closed"}, {BreakerState::kOpen, "open"}, {BreakerState::kHalfOpen, "half-open"}};
+
 }  // namespace
+
+std::string_view name_of(BreakerState state) { return name_in(kStates, state); }
+
+BreakerState parse_breaker_state(const std::string& text, const std::string& what) { return parse_in(kStates, text, what); }
 
 void CircuitBreaker::enter(State state, std::int64_t now_ns) {
   state_ = state;
-  events_.push_back({now_ns, state_name(static_cast<int>(state))});
+  events_.push_back({now_ns, state});
   if (state == State::kOpen) {
     opened_at_ns_ = now_ns;
     ++times_opened_;
@@ -48,9 +54,9 @@ void CircuitBreaker::release() {
   if (state_ == State::kHalfOpen) trial_in_flight_ = false;
 }
 
-std::string CircuitBreaker::state() const {
+BreakerState CircuitBreaker::state() const {
   std::lock_guard lock(mutex_);
-  return state_name(static_cast<int>(state_));
+  return state_;
 }
 
 int CircuitBreaker::rejected() const {
@@ -72,10 +78,10 @@ nlohmann::json CircuitBreaker::to_json(std::int64_t origin_ns) const {
   std::lock_guard lock(mutex_);
   auto events = nlohmann::json::array();
   for (const auto& e : events_)
-    events.push_back({{"at_ms", static_cast<double>(e.at_ns - origin_ns) * 1e-6}, {"state", e.state}});
+    events.push_back({{"at_ms", static_cast<double>(e.at_ns - origin_ns) * 1e-6}, {"state", name_of(e.state)}});
   return {{"trip_after", settings_.trip_after},
           {"cooldown_ms", settings_.cooldown_ms},
-          {"final_state", state_name(static_cast<int>(state_))},
+          {"final_state", name_of(state_)},
           {"times_opened", times_opened_},
           {"rejected", rejected_},
           {"events", events}};

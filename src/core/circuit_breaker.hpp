@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,9 +18,15 @@ struct BreakerSettings {
   double cooldown_ms = 1000;  // how long it stays open before a trial request
 };
 
+enum class BreakerState { kClosed, kOpen, kHalfOpen };
+
+std::string_view name_of(BreakerState state);  // "closed", "open", "half-open"
+// Throws infermark::Error "`what` `text`: unknown (expected closed, open, half-open)".
+BreakerState parse_breaker_state(const std::string& text, const std::string& what);
+
 struct BreakerEvent {
   std::int64_t at_ns = 0;
-  std::string state;  // the state entered: "open", "half-open", "closed"
+  BreakerState state = BreakerState::kClosed;  // the state entered
 };
 
 class CircuitBreaker {
@@ -34,7 +41,7 @@ class CircuitBreaker {
   // the service's health; a half-open breaker's trial slot is freed for the next request.
   void release();
 
-  std::string state() const;
+  BreakerState state() const;
   int rejected() const;
   int times_opened() const;
   std::vector<BreakerEvent> events() const;
@@ -42,7 +49,7 @@ class CircuitBreaker {
   nlohmann::json to_json(std::int64_t origin_ns) const;
 
  private:
-  enum class State { kClosed, kOpen, kHalfOpen };
+  using State = BreakerState;
   void enter(State state, std::int64_t now_ns);
 
   BreakerSettings settings_;

@@ -22,11 +22,8 @@ std::vector<Tensor> load_outputs(const result::RunResult& r) { return load_outpu
 
 // The shape of each input set whose outputs were saved (varying shapes), else none.
 std::vector<std::string> set_shapes(const result::RunResult& r) {
-  std::vector<std::string> shapes;
-  if (!r.scenario.parameters.contains("varying_shapes")) return shapes;
-  for (const auto& label : r.scenario.parameters["varying_shapes"].value("set_groups", nlohmann::json::array()))
-    shapes.push_back(label.get<std::string>());
-  return shapes;
+  const auto& varying = r.scenario.parameters.varying_shapes;
+  return varying ? varying->set_groups : std::vector<std::string>{};
 }
 
 // Every input set compared, folded per shape: the worst error and cosine, the mean top-1 share.
@@ -91,7 +88,8 @@ void cross_check_outputs(std::vector<CellOutcome>& outcomes, const std::string& 
   // Cells fed shapes drawn per query save their first input set's outputs: compare them only with
   // cells that drew the same sets (same ranges; the same seed gives the same draws everywhere).
   const auto varying = [](const result::RunResult& r) {
-    return r.scenario.parameters.contains("varying_shapes") ? " " + json_text(r.scenario.parameters["varying_shapes"]["ranges"]) : "";
+    const auto& shapes = r.scenario.parameters.varying_shapes;
+    return shapes ? " " + json_text(nlohmann::json(shapes->ranges)) : "";
   };
   for (auto& o : outcomes) families[model_family(o.result.model.name) + varying(o.result)].push_back(&o);
   for (auto& [family, members] : families) {

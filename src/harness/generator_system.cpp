@@ -1,101 +1,57 @@
 #include "harness/generator_system.hpp"
 
-#include "core/clock.hpp"
+#include <future>
+
 #include "core/error.hpp"
 
 namespace infermark::harness {
+namespace {
 
-GeneratorSystem::GeneratorSystem(Generator& generator, const PromptLibrary& prompts, int lanes)
-    : generator_(generator), prompts_(prompts), slots_(static_cast<std::size_t>(std::max(lanes, 1))) {
+// One lane's query: stamps each token's arrival on its completion and is complete at the prompt's
+// output length (end-of-sequence is ignored, so output lengths are what was asked).
+class TimedSequence final : public generation::Sequence {
+ public:
+  TimedSequence(const PromptSample& prompt, loadgen::Completion& completion, std::promise<std::string> outcome)
+      : prompt_(prompt), completion_(completion), outcome_(std::move(outcome)) {}
+
+  const std::vector<TokenId>& prompt() const override { return prompt_.tokens; }
+  int max_tokens() const override { return prompt_.output_tokens; }
+  bool on_token(TokenId /*token*/, std::int64_t now_ns) override {
+    completion_.token_ns.push_back(now_ns);
+    return static_cast<int>(completion_.token_ns.size()) >= prompt_.output_tokens;
+  }
+  void on_end(generation::SequenceEnd end, const std::string& error) override {
+    outcome_.set_value(end == generation::SequenceEnd::kStepFailed ? "generation step failed: " + error : error);
+  }
+
+ private:
+  const PromptSample& prompt_;
+  loadgen::Completion& completion_;
+  std::promise<std::string> outcome_;  // "" when every token came
+};
+
+int checked_lanes(const Generator& generator, int lanes) {
   if (lanes > generator.max_slots())
     throw Error("--concurrency " + std::to_string(lanes) + ": the generator was opened with " +
                 std::to_string(generator.max_slots()) + " sequence slots");
-  stepper_ = std::thread([this] { step_loop(); });
+  return std::max(lanes, 1);
 }
 
-GeneratorSystem::~GeneratorSystem() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  work_.notify_all();
-  stepper_.join();
-}
+}  // namespace
 
-std::uint64_t GeneratorSystem::steps() const {
-  std::lock_guard lock(mutex_);
-  return steps_;
-}
+GeneratorSystem::GeneratorSystem(Generator& generator, const PromptLibrary& prompts, int lanes)
+    : prompts_(prompts), lanes_(checked_lanes(generator, lanes)), scheduler_(generator) {}
 
-void GeneratorSystem::issue(int lane, const loadgen::Query& query, loadgen::Completion& completion) {
+void GeneratorSystem::issue(int /*lane*/, const loadgen::Query& query, loadgen::Completion& completion) {
   const auto& prompt = prompts_.at(query.sample);
   completion.prompt_tokens = static_cast<int>(prompt.tokens.size());
   completion.token_ns.reserve(static_cast<std::size_t>(prompt.output_tokens));
-  auto& slot = slots_.at(static_cast<std::size_t>(lane));
-  std::unique_lock lock(mutex_);
-  if (slot.state != SlotState::kFree) throw Error("internal error: lane " + std::to_string(lane) + " issued while busy");
-  slot = {SlotState::kQueued, &prompt, &completion, {}};
-  work_.notify_one();
-  done_.wait(lock, [&] { return slot.state == SlotState::kDone; });
-  slot.state = SlotState::kFree;
-  slot.completion = nullptr;
-  if (!slot.error.empty()) throw Error(slot.error);
-}
-
-bool GeneratorSystem::has_work() const {
-  for (const auto& slot : slots_)
-    if (slot.state == SlotState::kQueued || slot.state == SlotState::kRunning) return true;
-  return false;
-}
-
-void GeneratorSystem::step_loop() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    work_.wait(lock, [&] { return stopping_ || has_work(); });
-    if (!has_work()) return;  // stopping, nothing in flight
-    // Queued requests join the batch now; their prefill runs in this step.
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      auto& slot = slots_[i];
-      if (slot.state != SlotState::kQueued) continue;
-      try {
-        generator_.start(static_cast<int>(i), slot.prompt->tokens, slot.prompt->output_tokens);
-        slot.state = SlotState::kRunning;
-      } catch (const std::exception& e) {
-        slot.error = e.what();
-        slot.state = SlotState::kDone;
-      }
-    }
-    if (!has_work()) {
-      done_.notify_all();
-      continue;
-    }
-    // The forward pass runs unlocked so lanes can queue the next requests meanwhile. Running slots
-    // (and the completions they point at) belong to this thread until marked done.
-    std::string step_error;
-    lock.unlock();
-    try {
-      generator_.step([&](const GeneratedToken& token) {
-        auto* completion = slots_[static_cast<std::size_t>(token.slot)].completion;
-        if (completion) completion->token_ns.push_back(mono_now_ns());
-      });
-    } catch (const std::exception& e) {
-      step_error = e.what();
-    }
-    lock.lock();
-    ++steps_;
-    bool finished = false;
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      auto& slot = slots_[i];
-      if (slot.state != SlotState::kRunning) continue;
-      const bool complete = static_cast<int>(slot.completion->token_ns.size()) >= slot.prompt->output_tokens;
-      if (!complete && step_error.empty()) continue;
-      if (!step_error.empty()) slot.error = "generation step failed: " + step_error;
-      generator_.finish(static_cast<int>(i));
-      slot.state = SlotState::kDone;
-      finished = true;
-    }
-    if (finished) done_.notify_all();
-  }
+  std::promise<std::string> outcome;
+  auto error = outcome.get_future();
+  // Lanes never outnumber slots, so the queue holds at most one request per lane and never refuses.
+  if (!scheduler_.submit(std::make_unique<TimedSequence>(prompt, completion, std::move(outcome))))
+    throw Error("internal error: the generation scheduler refused a request");
+  if (const auto message = error.get(); !message.empty()) throw Error(message);
 }
 
 }  // namespace infermark::harness

@@ -1,11 +1,16 @@
 #include "harness/local_system.hpp"
 
+#include "core/error.hpp"
+
 namespace infermark::harness {
 
 LocalSystem::LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options,
                          std::unique_ptr<Session> first, const std::vector<std::vector<Tensor>>& input_sets, int lanes,
                          result::SessionSharing sessions, bool few_shapes)
     : lanes_(lanes), set_count_(input_sets.size() > 1 ? input_sets.size() : 0), library_(input_sets) {
+  if (set_count_ > 0 && !first->capabilities().varying_shapes)
+    throw Error("backend '" + backend.info().name + "' (" + backend.info().framework +
+                ") cannot run inputs whose shapes change between queries (--shape-range)");
   const auto bind = [&](Session& session, int slots) {
     if (set_count_ == 0)
       session.set_inputs(input_sets.front(), slots);

@@ -25,7 +25,8 @@ class LocalSystem final : public loadgen::SystemUnderTest {
       : LocalSystem(backend, model, options, std::move(first), std::vector<std::vector<Tensor>>{inputs}, lanes, sessions) {}
   // Varying shapes: more than one input set, each query running the set its sample names. Every set
   // runs once per lane before measuring, so the first sight of a shape (a kernel compiled for it)
-  // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session.
+  // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session. Throws
+  // infermark::Error, before binding anything, when the session does not declare varying shapes.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
               const std::vector<std::vector<Tensor>>& input_sets, int lanes, result::SessionSharing sessions, bool few_shapes = false);
 

@@ -46,26 +46,40 @@ void save_outputs(Session& session, const std::filesystem::path& dir) {
 // What a varying-shape run fed: its ranges, every distinct shape with the queries that ran on it
 // and their latency, and the mean input elements per query (the work per query, against a fixed
 // shape's). Counts and latency are the headline phase's (or every phase's).
-nlohmann::json varying_shapes_json(const VaryingShapes& varying, const loadgen::InputSetLibrary& library,
-                                   const std::vector<std::string>& group_labels, const std::optional<result::HeadlineFigures>& headline) {
-  nlohmann::json j{{"ranges", nlohmann::json::object()}, {"bucketed", bucketed(varying)}, {"sets", nlohmann::json::array()}};
-  for (const auto& [name, range] : varying.ranges) j["ranges"][name] = format_shape_range(range);
+result::VaryingShapesRecord varying_shapes_record(const VaryingShapes& varying, const loadgen::InputSetLibrary& library,
+                                                  const std::vector<std::string>& group_labels,
+                                                  const std::optional<result::HeadlineFigures>& headline) {
+  result::VaryingShapesRecord record;
+  record.bucketed = bucketed(varying);
+  for (const auto& [name, range] : varying.ranges) record.ranges[name] = format_shape_range(range);
   static const std::vector<stats::LatencyHistogram> kNone;
   const auto& groups = headline ? headline->recorder.latency_by_group() : kNone;
-  const auto by_group = headline ? loadgen::latency_by_group_json(headline->recorder, group_labels) : nlohmann::json::array();
+  const auto ms = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-6; };
   double elements = 0, total = 0;
   for (std::uint32_t g = 0; g < library.group_count(); ++g) {
-    const auto count = g < groups.size() ? groups[g].count() : 0;
-    elements += library.elements_of_group(g) * static_cast<double>(count);
-    total += static_cast<double>(count);
-    auto row = g < by_group.size() ? by_group[g] : nlohmann::json{{"group", library.group_label(g)}, {"queries", 0}};
-    row["input_elements"] = library.elements_of_group(g);
-    j["sets"].push_back(row);
+    result::ShapeSetRecord row;
+    row.input_elements = library.elements_of_group(g);
+    if (g < groups.size()) {
+      const auto& h = groups[g];
+      row.group = g < group_labels.size() ? group_labels[g] : std::to_string(g);
+      row.queries = h.count();
+      if (h.count()) {
+        row.p50_ms = ms(h.value_at_percentile(50));
+        row.p90_ms = ms(h.value_at_percentile(90));
+        row.p99_ms = ms(h.value_at_percentile(99));
+        row.mean_ms = h.mean() * 1e-6;
+      }
+    } else {
+      row.group = library.group_label(g);
+    }
+    elements += row.input_elements * static_cast<double>(row.queries);
+    total += static_cast<double>(row.queries);
+    record.sets.push_back(std::move(row));
   }
-  j["distinct_shapes"] = library.group_count();
-  j["input_sets"] = library.sample_count();
-  j["mean_input_elements"] = total > 0 ? elements / total : 0.0;
-  return j;
+  record.distinct_shapes = library.group_count();
+  record.input_sets = library.sample_count();
+  record.mean_input_elements = total > 0 ? elements / total : 0.0;
+  return record;
 }
 
 }  // namespace
@@ -144,9 +158,9 @@ result::RunResult measure_cell(const BackendRegistry& registry, const result::Ce
                            bucketed(request.inputs.varying));
         result.timing.prepare_ms = ms_since(start);
         result.effective_settings = system.primary().effective_settings();
-        result.scenario.parameters["lanes"] = lanes;
-        result.scenario.parameters["session_sharing"] = system.sharing();
-        result.scenario.parameters["sessions"] = name_of(request.sessions);
+        result.scenario.parameters.lanes = lanes;
+        result.scenario.parameters.session_sharing = system.sharing();
+        result.scenario.parameters.sessions = request.sessions;
 
         enter("running");
         start = mono_now_ns();
@@ -158,20 +172,20 @@ result::RunResult measure_cell(const BackendRegistry& registry, const result::Ce
         const auto& outcome = run.outcome;
         const auto headline = result::record_outcome(result, request, outcome, run.resources, run.sampler_start_ns);
         if (request.inputs.varying.active())
-          result.scenario.parameters["varying_shapes"] =
-              varying_shapes_json(request.inputs.varying, system.samples(), outcome.group_labels, headline);
+          result.scenario.parameters.varying_shapes =
+              varying_shapes_record(request.inputs.varying, system.samples(), outcome.group_labels, headline);
         result::record_peak_memory(result, request, peak_reset);
         if (!request.outputs_dir.empty()) {
           enter("saving outputs");
           if (request.inputs.varying.active()) {
             // Every input set's outputs, so the cross-check compares backends on every shape drawn.
-            nlohmann::json set_groups = nlohmann::json::array();
+            std::vector<std::string> set_groups;
             for (std::uint32_t set = 0; set < system.samples().sample_count(); ++set) {
               system.primary().run_set(0, set);
               save_outputs(system.primary(), result::sample_outputs_dir(request.outputs_dir, set));
               set_groups.push_back(system.samples().group_label(system.samples().group_of(set)));
             }
-            result.scenario.parameters["varying_shapes"]["set_groups"] = set_groups;
+            result.scenario.parameters.varying_shapes->set_groups = std::move(set_groups);
             system.primary().run_set(0, 0);  // the top-level outputs are the first set's, as before
           }
           save_outputs(system.primary(), request.outputs_dir);

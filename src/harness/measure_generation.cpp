@@ -68,6 +68,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         loadgen::validate(spec);
         auto backend = registry.load(request.backend);
         result.backend = (*backend)->info();
+        require_generators(**backend, request.model);
         environment.libraries[result.backend.framework] = result.backend.version;
         const int lanes = loadgen::lanes_needed(spec, environment.logical_cores);
         auto options = request.options;
@@ -87,8 +88,8 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         enter("drawing prompts");
         const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed);
         GeneratorSystem system(*generator, prompts, lanes);
-        result.scenario.parameters["lanes"] = lanes;
-        result.scenario.parameters["batching"] = "continuous: requests join and leave one running batch";
+        result.scenario.parameters.lanes = lanes;
+        result.scenario.parameters.batching = "continuous: requests join and leave one running batch";
 
         enter("running");
         const auto run =

@@ -166,15 +166,6 @@ BackendSelection select_backends(const std::vector<std::string>& requested, cons
   return selection;
 }
 
-std::filesystem::path run_folder(const std::filesystem::path& out, const std::vector<std::string>& models, std::time_t now) {
-  const auto extra = models.size() > 1 ? "-and-" + std::to_string(models.size() - 1) + "-more" : std::string();
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return out / (std::string(stamp) + "-" + std::filesystem::path(models.front()).stem().string() + extra);
-}
-
 double default_cell_timeout_s(const loadgen::ScenarioSpec& scenario) { return loadgen::planned_duration_s(scenario) + 600; }
 
 std::string thread_list_text(const std::vector<int>& threads) {

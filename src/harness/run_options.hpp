@@ -74,9 +74,6 @@ struct BackendSelection {
 BackendSelection select_backends(const std::vector<std::string>& requested, const std::string& model,
                                  const std::vector<std::string>& available);
 
-// <out>/<YYYYmmdd-HHMMSS>-<first model's stem>[-and-N-more]: one folder per `run`, local time.
-std::filesystem::path run_folder(const std::filesystem::path& out, const std::vector<std::string>& models, std::time_t now);
-
 // A worker's time limit when none is given: the scenario's planned duration plus 10 minutes
 // for loading and warm-up.
 double default_cell_timeout_s(const loadgen::ScenarioSpec& scenario);

@@ -11,7 +11,7 @@
 namespace infermark::pipeline {
 
 std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                const std::string& mode, int lanes);
+                                                PipelineMode mode, int lanes);
 
 namespace {
 
@@ -140,8 +140,8 @@ class ThreadedPipeline final : public PipelinedSystem {
 }  // namespace
 
 std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                const std::string& mode, int lanes) {
-  if (mode == "serial") return std::make_unique<SerialPipeline>(registry, spec, lanes);
+                                                PipelineMode mode, int lanes) {
+  if (mode == PipelineMode::kSerial) return std::make_unique<SerialPipeline>(registry, spec, lanes);
   return std::make_unique<ThreadedPipeline>(registry, spec, lanes);
 }
 

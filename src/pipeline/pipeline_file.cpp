@@ -46,10 +46,13 @@ PipelineSpec pipeline_from(const YAML::Node& root, const std::filesystem::path& 
   for (std::size_t i = 0; i < section["stages"].size(); ++i) spec.stages.push_back(parse_stage(section["stages"][i], i, where));
   if (root["modes"]) {
     spec.modes.clear();
+    const auto mode_of = [&](const YAML::Node& node) {
+      return result::parse_pipeline_mode(yaml_scalar(node, where + ": modes"), where + ": modes: mode");
+    };
     if (!root["modes"].IsSequence())
-      spec.modes.push_back(yaml_scalar(root["modes"], where + ": modes"));
+      spec.modes.push_back(mode_of(root["modes"]));
     else
-      for (const auto& m : root["modes"]) spec.modes.push_back(yaml_scalar(m, where + ": modes"));
+      for (const auto& m : root["modes"]) spec.modes.push_back(mode_of(m));
   }
   spec.requests = yaml_value<int>(root, "requests", spec.requests, where);
   spec.warmup = yaml_value<int>(root, "warmup", spec.warmup, where);

@@ -22,7 +22,7 @@ bool is_pipeline_file(const std::filesystem::path& file);
 
 // Settings given on the command line in place of the file's; the defaults leave the file's alone.
 struct PipelineOverrides {
-  std::vector<std::string> modes;  // empty: the file's
+  std::vector<PipelineMode> modes;  // empty: the file's
   int requests = 0;                // 0: the file's
   int warmup = -1;                 // negative: the file's
   int queue_depth = 0;             // 0: the file's

@@ -9,6 +9,7 @@
 #include "core/npy.hpp"
 #include "result/cell_json.hpp"
 #include "result/result_builders.hpp"
+#include "result/results_folder.hpp"
 #include "core/markdown_table.hpp"
 
 namespace infermark::pipeline {
@@ -21,17 +22,19 @@ std::optional<stats::LatencySummary> summary_of(const std::vector<double>& sampl
   return stats::summarize(samples);
 }
 
-nlohmann::json summary_json(const std::optional<stats::LatencySummary>& s) {
-  if (!s) return nullptr;
-  return {{"count", s->count}, {"mean", s->mean}, {"p50", s->at(50).value}, {"p99", s->at(99).value}, {"max", s->max}};
+std::optional<result::BriefLatency> brief_latency(const std::optional<stats::LatencySummary>& s) {
+  if (!s) return std::nullopt;
+  return result::BriefLatency{s->count, s->mean, s->at(50).value, s->at(99).value, s->max};
 }
 
-bool pipelined(const std::string& mode) { return mode != "serial"; }
+bool pipelined(PipelineMode mode) { return mode != PipelineMode::kSerial; }
+
+std::string mode_name(PipelineMode mode) { return std::string(result::name_of(mode)); }
 
 // How the mode was loaded: lanes, where latency starts, what the default stands for.
 nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outcome) {
   const bool open = loadgen::is_open_loop(outcome.scenario);
-  nlohmann::json j{{"mode", outcome.mode},
+  nlohmann::json j{{"mode", mode_name(outcome.mode)},
                    {"queue_depth", spec.queue_depth},
                    {"pipeline_depth", pipeline_depth(spec, outcome.mode)},
                    {"handoff", spec.handoff},
@@ -100,7 +103,7 @@ void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutc
   const ModeFigures* serial = nullptr;
   const ModeOutcome* serial_outcome = nullptr;
   for (std::size_t i = 0; i < figures.size(); ++i)
-    if (figures[i].mode == "serial") {
+    if (figures[i].mode == PipelineMode::kSerial) {
       serial = &figures[i];
       serial_outcome = &outcomes[i];
     }
@@ -141,7 +144,7 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.status = outcome.status;
   r.error = outcome.error;
   r.started_at = result::utc_timestamp();
-  r.isolation = outcome.mode == "processes" ? "worker process per stage" : "in-process";
+  r.isolation = outcome.mode == PipelineMode::kProcesses ? "worker process per stage" : "in-process";
   r.model = {spec_file, spec.name, "pipeline", 0, {}, {}, {}};
   std::string names, frameworks, versions;
   for (std::size_t k = 0; k < spec.stages.size(); ++k) {
@@ -163,14 +166,14 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.backend.name = names;
   r.backend.framework = "pipeline: " + frameworks;
   r.backend.version = versions;
-  r.scenario.name = "pipeline-" + outcome.mode;
+  r.scenario.name = outcome.scenario.name;
+  r.scenario.pipeline_mode = outcome.mode;
   r.scenario.batch = spec.inputs.batch;
   r.scenario.warmup_runs = spec.warmup;
   r.scenario.timed_runs = static_cast<int>(outcome.scenario.max_queries);
   r.scenario.seed = spec.inputs.seed;
-  r.scenario.parameters = result::scenario_json(outcome.scenario);
-  const auto load = load_parameters(spec, outcome);
-  for (const auto& [key, value] : load.items()) r.scenario.parameters[key] = value;
+  r.scenario.parameters.request = outcome.scenario;
+  result::merge_resolved(r.scenario.parameters, load_parameters(spec, outcome));
   // Latency, throughput, phases and analysis as the load generator measured them, like any cell's.
   if (outcome.load && !outcome.load->phases.empty()) {
     result::CellRequest cell;
@@ -182,49 +185,36 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   r.error = outcome.error;
   r.memory.peak_scope = "not measured for pipelines";
 
-  auto stages = nlohmann::json::array();
+  result::PipelineRecord& pipeline = r.pipeline.emplace();
+  pipeline.mode = outcome.mode;
   for (std::size_t k = 0; k < spec.stages.size(); ++k) {
-    nlohmann::json stage = k < outcome.stages.size() ? to_json(outcome.stages[k]) : to_json(spec.stages[k]);
     const auto& s = f.stages[k];
-    stage["processed"] = s.processed;
-    stage["dropped_here"] = s.dropped_here;
-    stage["service_ms"] = summary_json(s.service_ms);
-    stage["inference_ms"] = summary_json(s.inference_ms);
-    stage["queue_wait_ms"] = summary_json(s.queue_wait_ms);
-    stages.push_back(stage);
+    pipeline.stages.push_back({k < outcome.stages.size() ? to_json(outcome.stages[k]) : to_json(spec.stages[k]),
+                               static_cast<std::uint64_t>(s.processed), static_cast<std::uint64_t>(s.dropped_here),
+                               brief_latency(s.service_ms), brief_latency(s.inference_ms), brief_latency(s.queue_wait_ms)});
   }
-  const std::string transport = outcome.mode == "serial"    ? "none: one thread runs the stages in turn"
-                                : outcome.mode == "threads" ? "in-process bounded queues; tensors moved, not copied"
-                                                            : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
+  pipeline.handoff = spec.handoff;
+  pipeline.transport = outcome.mode == PipelineMode::kSerial    ? "none: one thread runs the stages in turn"
+                       : outcome.mode == PipelineMode::kThreads ? "in-process bounded queues; tensors moved, not copied"
+                                                   : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
+  pipeline.queue_depth = spec.queue_depth;
   // Requested in a closed loop; an open loop's count follows from its rate and duration.
-  const nlohmann::json timed_requests =
-      loadgen::is_open_loop(outcome.scenario) ? nlohmann::json(nullptr) : nlohmann::json(outcome.scenario.max_queries);
-  nlohmann::json diff = nullptr;
-  if (f.max_abs_diff_vs_serial) diff = *f.max_abs_diff_vs_serial;
-  r.pipeline = {{"mode", outcome.mode},
-                {"stages", stages},
-                {"handoff", spec.handoff},
-                {"transport", transport},
-                {"queue_depth", spec.queue_depth},
-                {"requests",
-                 {{"timed", timed_requests},
-                  {"admitted", f.admitted},
-                  {"completed", f.completed},
-                  {"completed_on_time", f.on_time},
-                  {"completed_late", f.late},
-                  {"dropped", f.dropped},
-                  {"rejected_by_breaker", f.rejected}}},
-                {"timeout_ms", spec.timeout_ms},
-                {"in_pipeline_latency_ms", summary_json(f.latency_ms)},
-                {"in_pipeline_throughput_qps", f.throughput_qps},
-                {"goodput_qps", f.goodput_qps},
-                {"breaker", outcome.breaker},
-                {"prediction",
-                 {{"from_mode", f.predicted_from},
-                  {"latency_ms", f.predicted_latency_ms},
-                  {"queries_per_s", f.predicted_qps},
-                  {"rule", pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"}}},
-                {"max_abs_diff_vs_serial", diff}};
+  if (!loadgen::is_open_loop(outcome.scenario)) pipeline.requests.timed = outcome.scenario.max_queries;
+  const auto count = [](int n) { return static_cast<std::uint64_t>(n); };
+  pipeline.requests.admitted = count(f.admitted);
+  pipeline.requests.completed = count(f.completed);
+  pipeline.requests.completed_on_time = count(f.on_time);
+  pipeline.requests.completed_late = count(f.late);
+  pipeline.requests.dropped = count(f.dropped);
+  pipeline.requests.rejected_by_breaker = count(f.rejected);
+  pipeline.timeout_ms = spec.timeout_ms;
+  pipeline.in_pipeline_latency_ms = brief_latency(f.latency_ms);
+  pipeline.in_pipeline_throughput_qps = f.throughput_qps;
+  pipeline.goodput_qps = f.goodput_qps;
+  if (outcome.breaker.is_object()) pipeline.breaker = result::breaker_record_from(outcome.breaker, "pipeline breaker");
+  pipeline.prediction = {f.predicted_from, f.predicted_latency_ms, f.predicted_qps,
+                         pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"};
+  pipeline.max_abs_diff_vs_serial = f.max_abs_diff_vs_serial;
   r.environment = environment;
   return r;
 }
@@ -242,11 +232,11 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
                                               {"max abs diff vs serial", true}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : figures) {
-    rows.push_back({f.mode, std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
+    rows.push_back({mode_name(f.mode), std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
                     format_number(f.throughput_qps), f.predicted_qps > 0 ? format_number(f.predicted_qps) : "-",
                     cell(f.latency_ms, 50), cell(f.latency_ms, 99),
                     f.predicted_latency_ms > 0 ? format_number(f.predicted_latency_ms) : "-",
-                    f.mode == "serial"         ? "(reference)"
+                    f.mode == PipelineMode::kSerial ? "(reference)"
                     : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial)
                                                : "-"});
   }
@@ -263,7 +253,7 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
   for (const auto& f : figures)
     for (std::size_t k = 0; k < f.stages.size(); ++k) {
       const auto& s = f.stages[k];
-      stage_rows.push_back({f.mode, spec.stages[k].name, spec.stages[k].backend, mean_cell(s.service_ms),
+      stage_rows.push_back({mode_name(f.mode), spec.stages[k].name, spec.stages[k].backend, mean_cell(s.service_ms),
                             mean_cell(s.inference_ms), k ? mean_cell(s.queue_wait_ms) : "-", k ? cell(s.queue_wait_ms, 99) : "-",
                             std::to_string(s.dropped_here)});
     }
@@ -283,7 +273,7 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
     auto percentile = [&](double p) {
       return h.count() ? format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-";
     };
-    rows.push_back({o.mode, std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
+    rows.push_back({mode_name(o.mode), std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
                     std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
                     std::to_string(phase.recorder.errors() + phase.recorder.rejected()),
                     format_number(phase.achieved_qps()), percentile(50), percentile(99),
@@ -298,7 +288,7 @@ std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) 
   std::string text = fmt::format(
       "- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
       "{} request(s) rejected, final state {}",
-      outcome.mode, spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0), b.value("rejected", 0),
+      mode_name(outcome.mode), spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0), b.value("rejected", 0),
       b.value("final_state", "closed"));
   for (const auto& e : b.value("events", nlohmann::json::array()))
     text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
@@ -324,18 +314,18 @@ std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOut
 }
 
 std::filesystem::path pipeline_folder(const std::filesystem::path& out, const PipelineSpec& spec) {
-  return out / ("pipeline-" + spec.name);
+  return result::stable_results_folder(out, "pipeline", spec.name);
 }
 
-std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& mode) {
-  return folder / (spec.name + "." + mode + ".json");
+std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, PipelineMode mode) {
+  return folder / (spec.name + "." + mode_name(mode) + ".json");
 }
 
 void write_mode_result(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& spec_file,
                        const ModeOutcome& outcome, const ModeFigures& figures, const nlohmann::json& environment) {
   auto result = to_run_result(spec, spec_file, outcome, figures, environment);
   if (!outcome.last_outputs.empty()) {
-    const auto dir = folder / "outputs" / outcome.mode;
+    const auto dir = folder / "outputs" / mode_name(outcome.mode);
     std::filesystem::create_directories(dir);
     for (const auto& t : outcome.last_outputs) write_npy(t, result::output_file(dir, t.name));
     result.outputs_dir = dir.string();

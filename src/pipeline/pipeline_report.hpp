@@ -23,14 +23,14 @@ struct StageFigures {
 };
 
 struct ModeFigures {
-  std::string mode;
+  PipelineMode mode = PipelineMode::kSerial;
   int admitted = 0, completed = 0, on_time = 0, late = 0, dropped = 0, rejected = 0;
   std::vector<double> latency_samples_ms;  // completed requests, end to end
   std::optional<stats::LatencySummary> latency_ms;
   double wall_s = 0, throughput_qps = 0, goodput_qps = 0;  // completed / on-time requests per second
   std::vector<StageFigures> stages;
   // The field guides' predictions from the stage service means (the serial mode's where it ran).
-  std::string predicted_from;
+  PipelineMode predicted_from = PipelineMode::kSerial;
   double predicted_latency_ms = 0;               // sum of stage service times
   double predicted_qps = 0;                      // serial: 1 / sum; pipelined: 1 / max
   std::optional<double> max_abs_diff_vs_serial;  // last outputs against the serial mode's
@@ -62,7 +62,7 @@ std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOut
 std::filesystem::path pipeline_folder(const std::filesystem::path& out, const PipelineSpec& spec);
 
 // <folder>/<name>.<mode>.json
-std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, const std::string& mode);
+std::filesystem::path mode_result_path(const std::filesystem::path& folder, const PipelineSpec& spec, PipelineMode mode);
 
 // Writes the mode's result to mode_result_path(), with the last request's outputs as .npy files
 // under <folder>/outputs/<mode>/ (recorded in the result) when there are any.

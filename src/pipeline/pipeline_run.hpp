@@ -19,7 +19,7 @@
 namespace infermark::pipeline {
 
 struct ModeOutcome {
-  std::string mode;
+  PipelineMode mode = PipelineMode::kSerial;
   result::CellStatus status = result::CellStatus::kOk;  // ok, failed or interrupted
   std::string error;
   std::vector<StageDescription> stages;
@@ -50,23 +50,23 @@ struct LoadRequest {
 
 // Requests a mode holds when every stage is busy and every queue between stages is full: serial 1;
 // threads and processes: stages + (stages - 1) x queue_depth. The default number of lanes.
-int pipeline_depth(const PipelineSpec& spec, const std::string& mode);
+int pipeline_depth(const PipelineSpec& spec, PipelineMode mode);
 
 // The scenario `mode` runs: the default is a closed loop of `requests` queries at the mode's depth,
 // which keeps every stage busy as the pipeline's own loop did. Throws infermark::Error naming the
 // flag for an impossible combination.
-loadgen::ScenarioSpec scenario_for_mode(const PipelineSpec& spec, const LoadRequest& load, const std::string& mode);
+loadgen::ScenarioSpec scenario_for_mode(const PipelineSpec& spec, const LoadRequest& load, PipelineMode mode);
 
 // Loads the stages (serial, threads) or starts the stage workers (processes) and returns the
 // pipeline as a system under test with `lanes` lanes. Throws infermark::Error when a stage cannot
 // load or a handoff cannot work.
-std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
+std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode,
                                               int lanes, const RunSettings& settings);
 
 // Warms the pipeline up (`spec.warmup` untimed requests, no breaker, no timeout), then runs the
 // scenario over it. Never throws for a failure while measuring: it becomes the outcome's status and
 // error, and what was measured before is kept.
-ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode, const LoadRequest& load,
+ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode, const LoadRequest& load,
                      const RunSettings& settings);
 
 // The stage worker (`infermark pipeline-stage --config FILE`): loads one stage, then serves the

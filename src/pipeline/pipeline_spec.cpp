@@ -17,9 +17,6 @@ void validate(const PipelineSpec& spec, const std::string& source) {
   }
   if (spec.handoff != "direct") fail("handoff '" + spec.handoff + "' is not known (known: direct)");
   if (spec.modes.empty()) fail("no modes (known: serial, threads, processes)");
-  for (const auto& mode : spec.modes)
-    if (std::find(known_modes().begin(), known_modes().end(), mode) == known_modes().end())
-      fail("mode '" + mode + "' is not known (known: serial, threads, processes)");
   if (spec.requests < 1) fail("requests must be at least 1");
   if (spec.warmup < 0) fail("warmup must not be negative");
   if (spec.queue_depth < 1) fail("queue_depth must be at least 1");

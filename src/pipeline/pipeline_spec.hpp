@@ -12,6 +12,7 @@
 
 #include "backends/backend.hpp"
 #include "core/input_generator.hpp"
+#include "result/pipeline_mode.hpp"
 
 namespace infermark::pipeline {
 
@@ -22,13 +23,7 @@ struct StageSpec {
   SessionOptions options;  // threads, precision, --opt extras
 };
 
-// serial: one thread runs every stage of a request before the next request starts.
-// threads: one thread per stage in this process, bounded queues between them, tensors moved.
-// processes: one worker process per stage, tensors handed over in shared-memory rings.
-inline const std::vector<std::string>& known_modes() {
-  static const std::vector<std::string> modes{"serial", "threads", "processes"};
-  return modes;
-}
+using result::PipelineMode;
 
 struct PipelineSpec {
   std::string name = "pipeline";
@@ -36,7 +31,7 @@ struct PipelineSpec {
   std::vector<StageSpec> stages;
   // How stage N's outputs become stage N+1's inputs. "direct": in order, same dtypes and shapes.
   std::string handoff = "direct";
-  std::vector<std::string> modes = known_modes();
+  std::vector<PipelineMode> modes = result::every_pipeline_mode();
   int requests = 100;     // timed requests per mode
   int warmup = 5;         // untimed requests first (no timeout applies)
   int queue_depth = 2;    // capacity of each queue / shared-memory ring between stages

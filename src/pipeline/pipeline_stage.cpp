@@ -69,8 +69,7 @@ PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& s
     description_.load_ms = static_cast<double>(mono_now_ns() - start) * 1e-6;
     bound_ = generate_inputs(session_->input_specs(), inputs);
     session_->set_inputs(bound_, 1);
-    // Whether requests can be fed in place: writing the bound data back must be accepted.
-    in_place_ = !bound_.empty() && session_->overwrite_input(0, {bound_[0].data.data(), bound_[0].data.size()});
+    in_place_ = !bound_.empty() && session_->capabilities().in_place_inputs;
     session_->run(0);  // lazy initialisation happens here, untimed
     first_outputs_ = session_->outputs();
   } catch (const std::exception& e) {

@@ -20,7 +20,8 @@ struct StageDescription {
   std::vector<EffectiveSetting> effective_settings;
   double load_ms = 0;
   std::vector<TensorSpec> inputs, outputs;
-  // "first stage: bound once", "in place" (overwrite_input) or "rebound per request" (set_inputs).
+  // "first stage: bound once", "in place" (overwrite_input: the session declares in_place_inputs)
+  // or "rebound per request" (set_inputs).
   std::string input_binding;
 };
 

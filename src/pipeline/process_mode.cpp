@@ -17,7 +17,7 @@
 namespace infermark::pipeline {
 
 std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                const std::string& mode, int lanes);
+                                                PipelineMode mode, int lanes);
 
 namespace {
 
@@ -166,9 +166,9 @@ class ProcessPipeline final : public PipelinedSystem {
 
 }  // namespace
 
-std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode,
+std::unique_ptr<PipelineSystem> open_pipeline(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode,
                                               int lanes, const RunSettings& settings) {
-  if (mode == "processes") return std::make_unique<ProcessPipeline>(spec, lanes, settings);
+  if (mode == PipelineMode::kProcesses) return std::make_unique<ProcessPipeline>(spec, lanes, settings);
   return open_in_process(registry, spec, mode, lanes);
 }
 

@@ -11,13 +11,13 @@
 
 namespace infermark::pipeline {
 
-int pipeline_depth(const PipelineSpec& spec, const std::string& mode) {
-  if (mode == "serial") return 1;
+int pipeline_depth(const PipelineSpec& spec, PipelineMode mode) {
+  if (mode == PipelineMode::kSerial) return 1;
   const int stages = static_cast<int>(spec.stages.size());
   return stages + (stages - 1) * spec.queue_depth;
 }
 
-loadgen::ScenarioSpec scenario_for_mode(const PipelineSpec& spec, const LoadRequest& load, const std::string& mode) {
+loadgen::ScenarioSpec scenario_for_mode(const PipelineSpec& spec, const LoadRequest& load, PipelineMode mode) {
   auto s = load.scenario;
   if (!load.scenario_given) s.name = loadgen::Scenario::kConcurrency;
   if (!load.concurrency_given) s.concurrency = pipeline_depth(spec, mode);
@@ -29,7 +29,7 @@ loadgen::ScenarioSpec scenario_for_mode(const PipelineSpec& spec, const LoadRequ
   return s;
 }
 
-ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, const std::string& mode, const LoadRequest& load,
+ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode, const LoadRequest& load,
                      const RunSettings& settings) {
   ModeOutcome outcome;
   outcome.mode = mode;

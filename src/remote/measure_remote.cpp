@@ -56,7 +56,7 @@ struct PreparedRemote {
   std::unique_ptr<net::HttpClient> http;  // before `system`, which holds a reference to it
   std::unique_ptr<loadgen::SystemUnderTest> system;
   OpenAiSystem* openai = nullptr;
-  json remote;
+  result::RemoteRecord remote;
   int lanes = 0;
 };
 
@@ -77,10 +77,10 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
   result.model.name = request.model;
   result.model.path = address;
   result.model.format = std::string(name_of(request.protocol));
-  json remote{{"protocol", name_of(request.protocol)},
-              {"url", address},
-              {"client", {{"io_threads", grpc ? 0 : request.io_threads}, {"timeout_s", request.timeout_s},
-                          {"max_in_flight", lanes}}}};
+  result::RemoteRecord remote;
+  remote.protocol = name_of(request.protocol);
+  remote.url = address;
+  remote.client = {grpc ? 0 : request.io_threads, request.timeout_s, lanes};
 
   enter("reading the server's metadata");
   std::unique_ptr<loadgen::SystemUnderTest> system;
@@ -88,8 +88,8 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
   if (request.protocol == RemoteProtocol::kHttp) {
     result.backend.framework = "HTTP endpoint";
     if (result.model.name.empty()) result.model.name = http->endpoint().prefix.empty() ? "/" : http->endpoint().prefix;
-    remote["request"] = {{"method", std::string(boost::beast::http::to_string(verb_of(request.plain.method)))},
-                         {"body_bytes", request.plain.body.size()}};
+    remote.request = result::PlainHttpRequest{std::string(boost::beast::http::to_string(verb_of(request.plain.method))),
+                                              request.plain.body.size()};
     system = std::make_unique<PreparedHttpSystem>(
         *http, std::vector<net::PreparedRequestPtr>{prepare_plain_request(*http, request.plain)},
         std::make_unique<loadgen::SingleSample>(), lanes, errors);
@@ -103,11 +103,11 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     result.model.name = model.name;
     result.model.inputs = model.inputs;
     result.model.outputs = model.outputs;
-    remote["server"] = {{"name", model.server_name}, {"version", model.server_version}, {"platform", model.platform}};
-    remote["model_version"] = model.version;
+    remote.server = json{{"name", model.server_name}, {"version", model.server_version}, {"platform", model.platform}};
+    remote.model_version = model.version;
     const auto tensors = choose_tensor_encoding(request.tensors, model);
-    remote["tensors"] = grpc ? "raw_input_contents" : tensors.why;
-    if (!grpc) remote["server"]["extensions"] = model.extensions;
+    remote.tensors = grpc ? "raw_input_contents" : tensors.why;
+    if (!grpc) (*remote.server)["extensions"] = model.extensions;
     enter("preparing requests");
     auto sets = generate_input_sets(model.inputs, request.cell.inputs);
     if (grpc) {
@@ -123,18 +123,18 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     const auto identity = openai_identity(*http);
     result.backend.framework = identity["server"].get<std::string>().empty() ? "OpenAI-compatible server"
                                                                              : identity["server"].get<std::string>();
-    remote["server"] = identity;
-    remote["endpoint"] = name_of(request.endpoint);
-    remote["stream"] = request.stream;
-    remote["ignore_eos"] = request.ignore_eos;
+    remote.server = identity;
+    remote.endpoint = std::string(name_of(request.endpoint));
+    remote.stream = request.stream;
+    remote.ignore_eos = request.ignore_eos;
     enter("preparing prompts");
     const loadgen::LengthDistribution prompt_words{spec.prompt_tokens, spec.prompt_tokens_stddev};
     const loadgen::LengthDistribution output_tokens{spec.output_tokens, spec.output_tokens_stddev};
     auto prompts = request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
                                                 : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
-    remote["prompts"] = request.prompts_file.empty()
-                            ? json{{"source", "synthetic: common English words"}, {"words", prompt_words.describe()}}
-                            : json{{"source", request.prompts_file}, {"count", prompts.size()}};
+    remote.prompts = request.prompts_file.empty()
+                         ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
+                         : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
     OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed,
                             request.extra_fields};
     auto made = std::make_unique<OpenAiSystem>(*http, settings, std::move(prompts), lanes, errors);
@@ -142,7 +142,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     system = std::move(made);
   }
   environment.libraries["remote server"] = result.backend.framework + " " + result.backend.version;
-  result.scenario.parameters["lanes"] = lanes;
+  result.scenario.parameters.lanes = lanes;
   result.remote = remote;  // kept if the run fails
   PreparedRemote prepared;
   prepared.http = std::move(http);
@@ -315,18 +315,18 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
             if (!failure.empty()) throw Error(failure);
             return;  // rank 0 records the run
           }
-          result.scaleout = merged->summary.section;
+          result.scaleout = result::scaleout_record_from(merged->summary.section);
           if (!merged->outcome) throw Error("no rank ran: " + merged->summary.problems);
           outcome = std::move(merged->outcome);
           client = merged->client;
         }
         const auto headline = result::record_outcome(result, request.cell, *outcome, resources, sampler_start_ns);
         if (scraper) {
-          remote["scrape"] = scraper->finish(outcome->measured_from_ns, result.model.name);
-          remote["scrape"]["url"] = scraper->url();
+          remote.scrape = scraper->finish(outcome->measured_from_ns, result.model.name);
+          (*remote.scrape)["url"] = scraper->url();
         }
-        remote["errors"] = client["errors"];
-        if (client.contains("connections_opened")) remote["connections_opened"] = client["connections_opened"];
+        remote.errors = result::remote_errors_from(client["errors"], "remote errors");
+        if (client.contains("connections_opened")) remote.connections_opened = client["connections_opened"].get<std::uint64_t>();
         if (prepared.openai) {
           const double wall_s = headline ? headline->duration_s : 0.0;
           const auto metrics = loadgen::summarize_requests(
@@ -338,20 +338,22 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (client queueing included)" : "issue";
           generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
           result.generation = generation;
-          remote["token_counts"] = client["token_counts"];
+          const auto& counts = client["token_counts"];
+          remote.token_counts = result::TokenCounts{counts.value("from_server_usage", std::uint64_t{0}),
+                                                    counts.value("from_counted_stream_pieces", std::uint64_t{0})};
         }
         result.remote = remote;
-        const auto error_total = client["errors"].value("total", std::uint64_t{0});
+        const auto error_total = remote.errors->total;
         // Nothing answered: the figures above describe no request, so the cell failed (the errors say why).
         if ((!headline || headline->recorder.completed() == 0) && error_total > 0) {
-          const auto& examples = remote["errors"]["examples"];
+          const auto& examples = remote.errors->examples;
           throw Error("every request failed (" + std::to_string(error_total) + " errors" +
-                      (examples.empty() ? std::string(")") : "; e.g. " + examples.front().get<std::string>() + ")"));
+                      (examples.empty() ? std::string(")") : "; e.g. " + examples.front() + ")"));
         }
         // A rank that failed or fell behind makes the merged figures describe less load than asked.
-        if (result.scaleout.is_object() && !result.scaleout.value("valid", true)) {
+        if (result.scaleout && !result.scaleout->valid) {
           result.status = result::CellStatus::kFailed;
-          result.error = "remote: scale-out run invalid: " + result.scaleout.value("problems", std::string());
+          result.error = "remote: scale-out run invalid: " + result.scaleout->problems.value_or("");
         }
       });
 }

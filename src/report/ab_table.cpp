@@ -9,8 +9,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string variant_of(const result::RunResult& r) { return r.scenario.parameters.value("variant", r.backend.name); }
-double weight_of(const result::RunResult& r) { return r.scenario.parameters.value("weight", 0.0); }
+std::string variant_of(const result::RunResult& r) { return r.scenario.parameters.extra.value("variant", r.backend.name); }
+double weight_of(const result::RunResult& r) { return r.scenario.parameters.extra.value("weight", 0.0); }
 
 std::string change_text(const MetricChange& m) {
   std::string text = fmt::format("{:+.1f}%", m.change_pct);
@@ -22,7 +22,7 @@ std::string change_text(const MetricChange& m) {
 std::vector<std::string> shadow_notes(const std::vector<const LoadedResult*>& served) {
   std::vector<std::string> notes;
   for (const auto* c : served) {
-    const auto& p = c->result.scenario.parameters;
+    const auto& p = c->result.scenario.parameters.extra;
     if (!p.contains("shadow") || !p["shadow"].is_object()) continue;
     for (const auto& [shadow, record] : p["shadow"].items()) {
       std::string shapes;

@@ -12,16 +12,15 @@
 namespace infermark::report {
 namespace {
 
-using nlohmann::json;
-
-std::string parameter_text(const result::RunResult& r, const char* key) {
-  const auto& p = r.scenario.parameters;
+// A serving detail `infermark serve` records beside the scenario (kept untyped in `extra`).
+std::string serving_text(const result::RunResult& r, const char* key) {
+  const auto& p = r.scenario.parameters.extra;
   if (!p.is_object() || !p.contains(key) || p[key].is_null()) return "";
   return p[key].is_string() ? p[key].get<std::string>() : p[key].dump();
 }
 
-double parameter_number(const result::RunResult& r, const char* key) {
-  const auto& p = r.scenario.parameters;
+double serving_number(const result::RunResult& r, const char* key) {
+  const auto& p = r.scenario.parameters.extra;
   return p.is_object() && p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0;
 }
 
@@ -47,60 +46,59 @@ std::string precision(const result::RunResult& r) {
 // Sequences or clients in flight: what `--concurrency` set (0 means the scenario's default).
 std::string concurrency(const result::RunResult& r) {
   if (r.generation && r.generation->concurrency > 0) return fmt::format("C={}", r.generation->concurrency);
-  const auto c = parameter_number(r, "concurrency");
-  return c > 0 ? fmt::format("C={:g}", c) : "";
+  const auto c = result::requested_concurrency(r.scenario.parameters);
+  return c > 0 ? fmt::format("C={:g}", static_cast<double>(c)) : "";
 }
 
 // Single-stream is the concurrency scenario at one client: a cell that names its concurrency
 // ("C=1") is called a concurrency cell, so a --concurrency 1,4,16 sweep reads as one curve.
 std::string scenario(const result::RunResult& r) {
-  if (r.scenario.name == "generation") return "concurrency";  // older LLM files
-  if (r.scenario.name == "single-stream" && !concurrency(r).empty()) return "concurrency";
-  return r.scenario.name;
+  if (result::ran(r.scenario, loadgen::Scenario::kSingleStream) && !concurrency(r).empty()) return "concurrency";
+  return result::scenario_label(r.scenario);  // older LLM files' "generation" reads as concurrency
 }
 
 std::string lanes(const result::RunResult& r) {
-  const auto n = parameter_number(r, "lanes");
-  return n > 0 ? fmt::format("lanes {:g}", n) : "";
+  const auto n = r.scenario.parameters.lanes.value_or(0);
+  return n > 0 ? fmt::format("lanes {:g}", static_cast<double>(n)) : "";
 }
 
 std::string sessions(const result::RunResult& r) {
-  if (const auto n = parameter_number(r, "instances"); n > 0) return fmt::format("{:g} instances", n);  // serve
-  return parameter_text(r, "session_sharing");
+  if (const auto n = serving_number(r, "instances"); n > 0) return fmt::format("{:g} instances", n);  // serve
+  return r.scenario.parameters.session_sharing.value_or("");
 }
 
 std::string variant(const result::RunResult& r) {
-  const auto v = parameter_text(r, "variant");
+  const auto v = serving_text(r, "variant");
   return v.empty() ? "" : "variant " + v;
 }
 
 // The offered rate matters to the open-loop scenarios only (every setting is recorded).
 std::string rate(const result::RunResult& r) {
-  const auto open_loop = r.scenario.name == "server" || r.scenario.name == "soak" || r.scenario.name == "pulse";
-  const auto qps = parameter_number(r, "qps");
+  using loadgen::Scenario;
+  const auto& s = r.scenario;
+  const auto open_loop = result::ran(s, Scenario::kServer) || result::ran(s, Scenario::kSoak) || result::ran(s, Scenario::kPulse);
+  const auto qps = s.parameters.request ? s.parameters.request->qps : 0.0;
   return open_loop && qps > 0 ? fmt::format("{:g} q/s", qps) : "";
 }
 
 std::string tokens(const result::RunResult& r) {
   if (!r.generation) return "";
-  const auto prompt = parameter_number(r, "prompt_tokens"), output = parameter_number(r, "output_tokens");
+  const auto& request = r.scenario.parameters.request;
+  const auto prompt = request ? request->prompt_tokens : 0.0, output = request ? request->output_tokens : 0.0;
   return prompt > 0 || output > 0 ? fmt::format("{:g}+{:g} tok", prompt, output) : "";
 }
 
 std::string shapes(const result::RunResult& r) {
-  const auto& p = r.scenario.parameters;
-  if (!p.is_object() || !p.contains("varying_shapes") || !p["varying_shapes"].is_object()) return "";
+  const auto& varying = r.scenario.parameters.varying_shapes;
+  if (!varying) return "";
   std::string text;
-  // Named, not iterated as a temporary: items() of a temporary would outlive the object.
-  const auto ranges = p["varying_shapes"].value("ranges", json::object());
-  for (const auto& [name, range] : ranges.items())
-    text += (text.empty() ? "" : " ") + name + "=" + (range.is_string() ? range.get<std::string>() : range.dump());
+  for (const auto& [name, range] : varying->ranges) text += (text.empty() ? "" : " ") + name + "=" + range;
   return text;
 }
 
 std::string endpoint(const result::RunResult& r) {
-  if (!r.remote.is_object()) return "";
-  return r.remote.value("protocol", std::string()) + " " + r.remote.value("url", r.model.path);
+  if (!r.remote) return "";
+  return r.remote->protocol + " " + (r.remote->url.empty() ? r.model.path : r.remote->url);
 }
 
 std::string options(const result::RunResult& r) {

@@ -99,13 +99,14 @@ std::vector<MetricChange> latency_changes(const result::RunResult& base, const r
   return {p50, p99, mean};
 }
 
-bool closed_loop(const std::string& scenario) {
-  return scenario == "single-stream" || scenario == "concurrency" || scenario == "offline";
+bool closed_loop(const result::ScenarioDescription& s) {
+  using loadgen::Scenario;
+  return result::ran(s, Scenario::kSingleStream) || result::ran(s, Scenario::kConcurrency) || result::ran(s, Scenario::kOffline);
 }
 
 MetricChange throughput_change(const result::RunResult& base, const result::RunResult& cand, const MetricChange& mean) {
   auto m = metric("throughput", "inferences/s", false, base.throughput.inferences_per_s, cand.throughput.inferences_per_s);
-  if (!closed_loop(base.scenario.name))
+  if (!closed_loop(base.scenario))
     not_judged(m, "open-loop scenario: throughput follows the arrival rate");
   else if (unjudgeable(mean))
     not_judged(m, "mean latency could not be judged");
@@ -225,7 +226,8 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
 CellKey cell_key(const result::RunResult& r) {
   auto threads = effective_setting(r, "intra_op_threads");
   if (threads.empty() && r.requested.intra_op_threads > 0) threads = std::to_string(r.requested.intra_op_threads);
-  return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch, r.scenario.name};
+  return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch,
+          result::scenario_label(r.scenario)};
 }
 
 std::string describe(const CellKey& k) {
@@ -233,7 +235,7 @@ std::string describe(const CellKey& k) {
   if (!k.threads.empty()) label += " t" + k.threads;
   if (k.precision != "fp32") label += " " + k.precision;
   if (k.batch != 1) label += " batch " + std::to_string(k.batch);
-  if (k.scenario != "single-stream") label += " " + k.scenario;
+  if (k.scenario != loadgen::name_of(loadgen::Scenario::kSingleStream)) label += " " + k.scenario;
   return label;
 }
 

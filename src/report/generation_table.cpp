@@ -27,17 +27,16 @@ std::string percentile(const std::optional<stats::LatencySummary>& summary, doub
 std::string mean_of(const std::optional<stats::LatencySummary>& summary) { return summary ? format_number(summary->mean) : "-"; }
 
 std::string lengths(const result::RunResult& r) {
-  const auto& p = r.scenario.parameters;
-  auto length = [&](const char* mean, const char* stddev) {
-    const double m = p.value(mean, 0.0), s = p.value(stddev, 0.0);
-    return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m);
-  };
-  return length("prompt_tokens", "prompt_tokens_stddev") + "+" + length("output_tokens", "output_tokens_stddev");
+  const loadgen::ScenarioSpec none{.prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0};
+  const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
+  auto length = [](double m, double s) { return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m); };
+  return length(request.prompt_tokens, request.prompt_tokens_stddev) + "+" +
+         length(request.output_tokens, request.output_tokens_stddev);
 }
 
 std::vector<std::string> row_for(const result::RunResult& r) {
   std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
-                               std::to_string(r.scenario.parameters.value("concurrency", 1)), lengths(r)};
+                               std::to_string(r.scenario.parameters.request ? r.scenario.parameters.request->concurrency : 1), lengths(r)};
   if (r.generation && r.latency_ms) {
     const auto& g = *r.generation;
     row.push_back(format_number(g.requests_per_s));

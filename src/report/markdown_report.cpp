@@ -78,9 +78,8 @@ std::string threads_of(const result::RunResult& r) {
 // inputs are only the first draw, which does not describe the cell).
 std::string shape_of(const result::RunResult& r) {
   std::string out;
-  if (r.scenario.parameters.contains("varying_shapes")) {
-    for (const auto& range : r.scenario.parameters["varying_shapes"]["ranges"])
-      out += (out.empty() ? "" : ", ") + range.get<std::string>();
+  if (const auto& varying = r.scenario.parameters.varying_shapes) {
+    for (const auto& [name, range] : varying->ranges) out += (out.empty() ? "" : ", ") + range;
     return out + " (drawn per query)";
   }
   for (const auto& t : r.scenario.inputs) out += (out.empty() ? "" : ", ") + format_shape(t.shape);
@@ -165,7 +164,7 @@ std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axi
 }
 
 std::string lanes_of(const result::RunResult& r) {
-  return r.scenario.parameters.contains("lanes") ? json_text(r.scenario.parameters["lanes"]) : "1";
+  return std::to_string(r.scenario.parameters.lanes.value_or(1));
 }
 
 // The summary and axis tables of cells measured on one machine; `heading` is their Markdown level.
@@ -255,7 +254,7 @@ std::string csv_report(const std::vector<LoadedResult>& results) {
                   threads_of(r),
                   r.requested.precision,
                   std::to_string(r.scenario.batch),
-                  r.scenario.name,
+                  result::scenario_label(r.scenario),
                   std::string(name_of(r.status)),
                   p50(r),
                   p99(r),

@@ -95,10 +95,9 @@ std::string cell_label(const result::RunResult& r) {
   if (const auto asked = requested_but_not_applied(r, "intra_op_threads"); !asked.empty()) label += " (asked " + asked + ")";
   if (r.requested.precision != "fp32") label += " " + r.requested.precision;
   if (r.scenario.batch != 1) label += " batch " + std::to_string(r.scenario.batch);
-  if (r.scenario.name != "single-stream") label += " " + r.scenario.name;
-  if (r.scenario.parameters.contains("varying_shapes"))
-    for (const auto& [name, range] : r.scenario.parameters["varying_shapes"]["ranges"].items())
-      label += " " + name + "=" + range.get<std::string>();
+  if (!result::ran(r.scenario, loadgen::Scenario::kSingleStream)) label += " " + result::scenario_label(r.scenario);
+  if (const auto& varying = r.scenario.parameters.varying_shapes)
+    for (const auto& [name, range] : varying->ranges) label += " " + name + "=" + range;
   return label;
 }
 

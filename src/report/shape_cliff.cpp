@@ -7,7 +7,7 @@ bool measured(const result::RunResult& r) { return r.status == result::CellStatu
 
 }  // namespace
 
-bool has_varying_shapes(const result::RunResult& result) { return result.scenario.parameters.contains("varying_shapes"); }
+bool has_varying_shapes(const result::RunResult& result) { return result.scenario.parameters.varying_shapes.has_value(); }
 
 const result::RunResult* fixed_shape_counterpart(const result::RunResult& varying, const std::vector<LoadedResult>& results) {
   for (const auto& f : results)
@@ -26,7 +26,7 @@ double input_elements(const result::RunResult& fixed) {
 ShapeCliff shape_cliff(const result::RunResult& varying, const result::RunResult& fixed) {
   ShapeCliff cliff;
   const double fixed_elements = input_elements(fixed);
-  const double varying_elements = varying.scenario.parameters["varying_shapes"].value("mean_input_elements", 0.0);
+  const double varying_elements = varying.scenario.parameters.varying_shapes->mean_input_elements;
   cliff.work = fixed_elements > 0 ? varying_elements / fixed_elements : 0;
   cliff.slowdown = varying.latency_ms->mean / fixed.latency_ms->mean;
   if (cliff.work > 0) cliff.per_unit_of_work = cliff.slowdown / cliff.work;

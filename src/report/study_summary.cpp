@@ -92,8 +92,9 @@ std::string instances_memory(const std::vector<LoadedResult>& results) {
   for (const auto& c : results) {
     const auto& r = c.result;
     if (r.status != result::CellStatus::kOk || r.memory.peak_rss_mb <= 0) continue;
-    const int lanes = r.scenario.parameters.value("lanes", 1);
-    auto& s = spans[r.backend.name + ", " + r.scenario.parameters.value("sessions", std::string("shared"))];
+    const int lanes = r.scenario.parameters.lanes.value_or(1);
+    const auto sharing = r.scenario.parameters.sessions.value_or(result::SessionSharing::kShared);
+    auto& s = spans[r.backend.name + ", " + std::string(result::name_of(sharing))];
     if (lanes < s.min_lanes) s.min_lanes = lanes, s.rss_at_min = r.memory.peak_rss_mb;
     if (lanes > s.max_lanes) s.max_lanes = lanes, s.rss_at_max = r.memory.peak_rss_mb;
   }
@@ -125,15 +126,14 @@ std::string shape_cliff(const std::vector<LoadedResult>& results) {
     const auto& r = c.result;
     if (!has_varying_shapes(r) || !measured(r)) continue;
     const result::RunResult* fixed = fixed_shape_counterpart(r, results);
-    const auto& shapes = r.scenario.parameters["varying_shapes"];
+    const auto& shapes = *r.scenario.parameters.varying_shapes;
     std::string ranges;
-    for (const auto& [name, range] : shapes["ranges"].items())
-      ranges += (ranges.empty() ? "" : ", ") + name + "=" + range.get<std::string>();
+    for (const auto& [name, range] : shapes.ranges) ranges += (ranges.empty() ? "" : ", ") + name + "=" + range;
     auto preparation = effective_setting(r, "shape_mode");
     if (preparation.empty()) preparation = effective_setting(r, "shape_preparation");
     const auto cliff = fixed ? report::shape_cliff(r, *fixed) : ShapeCliff{};
     const double work = cliff.work, slowdown = cliff.slowdown;
-    rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.value("distinct_shapes", 0)),
+    rows.push_back({r.model.name + ", " + r.backend.name, ranges, preparation, std::to_string(shapes.distinct_shapes.value_or(0)),
                     fixed ? fmt::format("{:.2f}", fixed->latency_ms->mean) : "not measured",
                     fmt::format("{:.2f}", r.latency_ms->mean), fixed ? fmt::format("{:.2f}x", slowdown) : "-",
                     fixed ? fmt::format("{:.2f}x", work) : "-", fixed && work > 0 ? fmt::format("{:.2f}x", slowdown / work) : "-",
@@ -172,21 +172,20 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
   for (const auto& c : results) {
     const auto& r = c.result;
     if (!has_varying_shapes(r) || !measured(r)) continue;
-    const auto& sets = r.scenario.parameters["varying_shapes"].value("sets", nlohmann::json::array());
-    if (sets.empty() || !sets[0].contains("group")) continue;  // results from before per-shape latency
+    const auto& sets = r.scenario.parameters.varying_shapes->sets;
+    if (sets.empty() || !sets[0].group) continue;  // results from before per-shape latency
     const result::RunResult* fixed = fixed_shape_counterpart(r, results);
     const double fixed_per_element =
         fixed && input_elements(*fixed) > 0 ? fixed->latency_ms->at(50).value / input_elements(*fixed) : 0;
-    std::vector<nlohmann::json> rows;
+    std::vector<result::ShapeSetRecord> rows;
     for (const auto& row : sets)
-      if (row.value("queries", 0) > 0) rows.push_back(row);
-    std::sort(rows.begin(), rows.end(),
-              [](const auto& a, const auto& b) { return a.value("input_elements", 0.0) < b.value("input_elements", 0.0); });
+      if (row.queries > 0) rows.push_back(row);
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.input_elements < b.input_elements; });
     if (rows.empty()) continue;
     std::vector<double> elements, p50s;
     for (const auto& row : rows) {
-      elements.push_back(row.value("input_elements", 0.0));
-      p50s.push_back(row.value("p50", 0.0));
+      elements.push_back(row.input_elements);
+      p50s.push_back(row.p50_ms.value_or(0.0));
     }
     const bool trend_fits = rows.size() >= 3 && elements.front() < elements.back();
     const auto trend = trend_fits ? stats::fit_trend(elements, p50s) : stats::Trend{};
@@ -199,10 +198,10 @@ std::string latency_by_shape(const std::vector<LoadedResult>& results) {
       const double cost = fixed_per_element > 0 && elements[i] > 0 ? p50s[i] / elements[i] / fixed_per_element : 0;
       if (vs_trend > worst) {
         worst = vs_trend;
-        cliff = rows[i].value("group", "");
+        cliff = rows[i].group.value_or("");
       }
-      table.push_back({rows[i].value("group", ""), std::to_string(rows[i].value("queries", 0)), fmt::format("{:.2f}", p50s[i]),
-                       fmt::format("{:.2f}", rows[i].value("p99", 0.0)), vs_trend > 0 ? fmt::format("{:.2f}x", vs_trend) : "-",
+      table.push_back({rows[i].group.value_or(""), std::to_string(rows[i].queries), fmt::format("{:.2f}", p50s[i]),
+                       fmt::format("{:.2f}", rows[i].p99_ms.value_or(0.0)), vs_trend > 0 ? fmt::format("{:.2f}x", vs_trend) : "-",
                        cost > 0 ? fmt::format("{:.2f}x", cost) : "-"});
     }
     out += "#### " + r.model.name + ", " + r.backend.name + " (" + std::to_string(table.size()) + " shapes)\n\n";

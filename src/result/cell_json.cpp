@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "result/scenario_record.hpp"
 
 namespace infermark::result {
 namespace {
@@ -51,50 +52,6 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"output_tokens_stddev", s.output_tokens_stddev}};
 }
 
-namespace {
-
-loadgen::ScenarioSpec scenario_from(const json& j) {
-  loadgen::ScenarioSpec s;
-  s.name = loadgen::parse_scenario(j.at("name").get<std::string>(), "scenario.name");
-  s.concurrency = j.at("concurrency");
-  s.warmup_queries = j.at("warmup_queries");
-  s.warmup_s = j.at("warmup_s");
-  s.min_queries = j.at("min_queries");
-  s.min_duration_s = j.at("min_duration_s");
-  s.max_queries = j.at("max_queries");
-  s.max_duration_s = j.at("max_duration_s");
-  s.qps = j.at("qps");
-  s.arrivals = loadgen::parse_arrivals(j.at("arrivals").get<std::string>(), "scenario.arrivals");
-  s.pacing = loadgen::parse_pacing(j.value("pacing", std::string("spin")), "scenario.pacing");
-  s.duration_s = j.at("duration_s");
-  s.sla_p99_ms = j.at("sla_p99_ms");
-  s.ttft_ms = j.value("ttft_ms", 0.0);
-  s.tpot_ms = j.value("tpot_ms", 0.0);
-  s.find_max_qps = j.at("find_max_qps");
-  s.max_queue = j.at("max_queue");
-  s.seed = j.at("seed");
-  s.ramp_by = loadgen::parse_ramp_by(j.at("ramp_by").get<std::string>(), "scenario.ramp_by");
-  s.ramp_step = j.at("ramp_step");
-  s.ramp_start = j.at("ramp_start");
-  s.ramp_steps = j.at("ramp_steps");
-  s.step_duration_s = j.at("step_duration_s");
-  s.capacity_probe_s = j.at("capacity_probe_s");
-  s.soak_share = j.at("soak_share");
-  s.soak_duration_s = j.at("soak_duration_s");
-  s.soak_interval_s = j.at("soak_interval_s");
-  s.pulse_baseline_share = j.at("pulse_baseline_share");
-  s.pulse_burst_share = j.at("pulse_burst_share");
-  s.pulse_baseline_s = j.at("pulse_baseline_s");
-  s.pulse_burst_s = j.at("pulse_burst_s");
-  s.pulse_recovery_s = j.at("pulse_recovery_s");
-  s.prompt_tokens = j.value("prompt_tokens", s.prompt_tokens);
-  s.prompt_tokens_stddev = j.value("prompt_tokens_stddev", s.prompt_tokens_stddev);
-  s.output_tokens = j.value("output_tokens", s.output_tokens);
-  s.output_tokens_stddev = j.value("output_tokens_stddev", s.output_tokens_stddev);
-  return s;
-}
-
-}  // namespace
 
 json to_json(const CellRequest& c) {
   json shapes = json::object();
@@ -155,7 +112,7 @@ CellRequest cell_from_json(const json& j) {
     for (const auto& [name, range] : ranges.items())
       c.inputs.varying.ranges[name] = parse_shape_range(range.get<std::string>(), "cell request shape range of " + name);
     c.inputs.varying.sets = i.value("shape_sets", c.inputs.varying.sets);
-    c.scenario = scenario_from(j.at("scenario"));
+    c.scenario = scenario_request_from(j.at("scenario"), "scenario");
     return c;
   } catch (const json::exception& e) {
     throw Error(std::string("malformed cell request: ") + e.what());

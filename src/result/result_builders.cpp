@@ -86,12 +86,12 @@ result::RunResult result_for_cell(const CellRequest& request) {
   result.model = describe_model(request.model);
   result.requested = request.options;
   result.backend.name = request.backend;
-  result.scenario.name = loadgen::name_of(request.scenario.name);
+  result.scenario.name = request.scenario.name;
   result.scenario.batch = request.inputs.batch;
   result.scenario.warmup_runs = static_cast<int>(request.scenario.warmup_queries);
   result.scenario.timed_runs = static_cast<int>(request.scenario.max_queries);
   result.scenario.seed = request.inputs.seed;
-  result.scenario.parameters = scenario_json(request.scenario);
+  result.scenario.parameters.request = request.scenario;
   return result;
 }
 
@@ -132,7 +132,7 @@ void record_peak_memory(result::RunResult& result, const CellRequest& request, b
 std::optional<HeadlineFigures> record_outcome(result::RunResult& result, const CellRequest& request,
                                               const loadgen::ScenarioOutcome& outcome, const probes::ResourceSummary& resources,
                                               std::int64_t sampler_start_ns) {
-  for (const auto& [key, value] : outcome.parameters.items()) result.scenario.parameters[key] = value;
+  merge_resolved(result.scenario.parameters, outcome.parameters);
   auto headline = headline_of(outcome);
   if (headline) fill_measurements(result, outcome, *headline);
   fill_resources(result, resources, outcome, sampler_start_ns, request.scenario.name);

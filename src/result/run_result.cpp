@@ -68,8 +68,8 @@ std::string_view origin_description(ResultOrigin origin) {
 }
 
 ResultOrigin derived_origin(const RunResult& r) {
-  if (r.backend.name == "remote" || !r.remote.is_null()) return ResultOrigin::kRemote;
-  if (r.scenario.name == "serve") return ResultOrigin::kServed;
+  if (r.backend.name == "remote" || r.remote) return ResultOrigin::kRemote;
+  if (is_served(r.scenario)) return ResultOrigin::kServed;
   return ResultOrigin::kInProcess;
 }
 
@@ -280,13 +280,13 @@ json to_json(const RunResult& r) {
                      {"artifacts_dir", r.requested.artifacts_dir},
                      {"extras", r.requested.extras}}},
                    {"effective", settings_json(r.effective_settings)}};
-  j["scenario"] = {{"name", r.scenario.name},
+  j["scenario"] = {{"name", scenario_label(r.scenario)},
                    {"batch", r.scenario.batch},
                    {"warmup_runs", r.scenario.warmup_runs},
                    {"timed_runs", r.scenario.timed_runs},
                    {"seed", r.scenario.seed},
                    {"inputs", inputs_fed_json(r.scenario.inputs)},
-                   {"parameters", r.scenario.parameters}};
+                   {"parameters", to_json(r.scenario.parameters)}};
   j["timing_ms"] = {
       {"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms}, {"first_inference", r.timing.first_inference_ms}};
   j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
@@ -309,9 +309,9 @@ json to_json(const RunResult& r) {
   j["outputs_dir"] = r.outputs_dir;
   j["cross_check"] = cross_check_json(r.cross_check);
   if (r.label_accuracy) j["label_accuracy"] = stats::to_json(*r.label_accuracy);
-  if (!r.pipeline.is_null()) j["pipeline"] = r.pipeline;
-  if (!r.remote.is_null()) j["remote"] = r.remote;
-  if (!r.scaleout.is_null()) j["scaleout"] = r.scaleout;
+  if (r.pipeline) j["pipeline"] = to_json(*r.pipeline);
+  if (r.remote) j["remote"] = to_json(*r.remote);
+  if (r.scaleout) j["scaleout"] = to_json(*r.scaleout);
   j["environment"] = r.environment;
   return j;
 }
@@ -349,13 +349,17 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
                    req.at("extras")};
     r.effective_settings = settings_from(j.at("settings").at("effective"));
     const auto& s = j.at("scenario");
-    r.scenario = {s.at("name"),
-                  integer<long long>(s.at("batch")),
-                  integer<int>(s.at("warmup_runs")),
-                  integer<int>(s.at("timed_runs")),
-                  integer<unsigned long long>(s.at("seed")),
-                  inputs_fed_from(s.at("inputs")),
-                  s.value("parameters", json::object())};
+    r.scenario.batch = integer<long long>(s.at("batch"));
+    r.scenario.warmup_runs = integer<int>(s.at("warmup_runs"));
+    r.scenario.timed_runs = integer<int>(s.at("timed_runs"));
+    r.scenario.seed = integer<unsigned long long>(s.at("seed"));
+    r.scenario.inputs = inputs_fed_from(s.at("inputs"));
+    try {
+      r.scenario.parameters = scenario_parameters_from(s.value("parameters", json::object()));
+      read_scenario_label(r.scenario, s.at("name").get<std::string>());
+    } catch (const Error& e) {
+      throw Error(source + ": " + e.what());
+    }
     const auto& t = j.at("timing_ms");
     r.timing = {t.at("load"), t.at("prepare"), t.at("first_inference")};
     if (!j.at("latency_ms").is_null()) r.latency_ms = latency_from(j.at("latency_ms"));
@@ -375,9 +379,9 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
     if (j.contains("label_accuracy") && j["label_accuracy"].is_object()) r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
-    r.pipeline = j.value("pipeline", json(nullptr));
-    r.remote = j.value("remote", json(nullptr));
-    r.scaleout = j.value("scaleout", json(nullptr));
+    if (json_field(j, "pipeline") && !j["pipeline"].is_null()) r.pipeline = pipeline_record_from(j["pipeline"], source + ": pipeline");
+    if (json_field(j, "remote") && !j["remote"].is_null()) r.remote = remote_record_from(j["remote"], source + ": remote");
+    if (json_field(j, "scaleout") && !j["scaleout"].is_null()) r.scaleout = scaleout_record_from(j["scaleout"], source + ": scaleout");
     r.environment = j.at("environment");
     // Files written before "origin" existed: from what they record (derived_origin).
     r.origin = j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin")

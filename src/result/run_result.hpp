@@ -17,6 +17,8 @@
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
 #include "result/perplexity_result.hpp"
+#include "result/scenario_record.hpp"
+#include "result/result_sections.hpp"
 #include "stats/latency_summary.hpp"
 #include "stats/label_accuracy.hpp"
 #include "stats/output_agreement.hpp"
@@ -24,7 +26,7 @@
 namespace infermark::result {
 
 inline constexpr const char* kSchemaName = "infermark.run-result";
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: scenario.parameters typed (docs/result-schema.md)
 
 struct ModelDescription {
   std::string path;
@@ -34,18 +36,6 @@ struct ModelDescription {
   std::vector<TensorSpec> inputs;  // as the backend declared them (dynamic dims -1)
   std::vector<TensorSpec> outputs;
   std::map<std::string, OutputKind> output_kinds;  // from the zoo manifest, where it gives them
-};
-
-struct ScenarioDescription {
-  std::string name = "single-stream";
-  long long batch = 1;
-  int warmup_runs = 10;
-  int timed_runs = 100;
-  unsigned long long seed = 42;
-  std::vector<Tensor> inputs;  // names, dtypes and concrete shapes fed (data is not written)
-  // The full scenario request and what was resolved while running (lanes, session sharing,
-  // measured capacity, rates); see docs/result-schema.md.
-  nlohmann::json parameters = nlohmann::json::object();
 };
 
 struct Throughput {
@@ -154,14 +144,14 @@ struct RunResult {
   std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
   std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
   std::optional<stats::LabelAccuracy> label_accuracy;  // inputs with labels beside them only (core/input_labels)
-  nlohmann::json pipeline = nullptr;      // stages, per-stage times, timeouts, breaker (pipeline runs only)
-  nlohmann::json remote = nullptr;        // protocol, URL, server identity, errors by kind (`load` runs only)
-  nlohmann::json scaleout = nullptr;      // ranks of a distributed `load`: each one's share, counts, whether it fell behind
+  std::optional<PipelineRecord> pipeline;  // stages, per-stage times, timeouts, breaker (pipeline runs only)
+  std::optional<RemoteRecord> remote;      // protocol, URL, server identity, errors by kind (`load` runs only)
+  std::optional<ScaleoutRecord> scaleout;  // ranks of a distributed `load`: each one's share, counts, whether it fell behind
   nlohmann::json environment = nlohmann::json::object();
 };
 
 // The origin of a result written before the field existed: a `load` result (backend "remote" or a
-// "remote" section) is remote, a `serve` result (scenario "serve") served, anything else in process.
+// "remote" section) is remote, a `serve` result (no scenario: "serve") served, anything else in process.
 ResultOrigin derived_origin(const RunResult& result);
 
 nlohmann::json to_json(const RunResult& result);

@@ -21,6 +21,9 @@ bool built_with_mpi();
 // its environment; 1 when not started by one.
 int launched_ranks();
 
+// Whether an MPI launcher started this process, `mpirun -np 1` included (its environment says so).
+bool launched_by_mpi();
+
 class World {
  public:
   // The process's world, initialising MPI on first use when launched by an MPI launcher. Throws

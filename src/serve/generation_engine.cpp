@@ -1,6 +1,7 @@
 #include "serve/generation_engine.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -22,9 +23,119 @@ std::size_t complete_utf8_prefix(std::string_view text) {
   return length > back + 1 && lead >= 0xC0 ? text.size() - 1 - back : text.size();
 }
 
+namespace {
+
+// One OpenAI request on the scheduler: its tokens become text for the client's channel.
+class TextSequence final : public generation::Sequence {
+ public:
+  TextSequence(GenerationRequest request, const Generator& generator, GenerationMetrics metrics, ServedTraffic& traffic,
+               const std::string& backend)
+      : request_(std::move(request)),
+        generator_(generator),
+        metrics_(metrics),
+        traffic_(traffic),
+        backend_(backend),
+        enqueued_ns_(mono_now_ns()) {}
+
+  const std::vector<TokenId>& prompt() const override { return request_.prompt; }
+  int max_tokens() const override { return request_.max_tokens; }
+  std::optional<Sampling> sampling() const override { return request_.sampling; }
+  bool cancelled() const override { return request_.channel->cancelled(); }
+  void on_started() override { metrics_.prompt_tokens->Increment(static_cast<double>(request_.prompt.size())); }
+  bool on_token(TokenId token, std::int64_t now_ns) override;
+  void on_end(generation::SequenceEnd end, const std::string& error) override;
+
+ private:
+  void flush(bool final);
+
+  GenerationRequest request_;
+  const Generator& generator_;
+  GenerationMetrics metrics_;
+  ServedTraffic& traffic_;
+  const std::string& backend_;  // the variant's backend name, for failures
+  std::string unsent_;          // generated text not yet pushed (stop-string look-behind, split UTF-8)
+  int generated_ = 0;
+  std::int64_t enqueued_ns_ = 0, last_token_ns_ = 0;
+  std::optional<FinishReason> finished_;
+};
+
+void TextSequence::flush(bool final) {
+  // Hold back what a stop string could still be completing, and a split UTF-8 character.
+  std::size_t hold = 0;
+  if (!final)
+    for (const auto& stop : request_.stop) hold = std::max(hold, stop.size() - 1);
+  std::size_t send = unsent_.size() > hold ? unsent_.size() - hold : 0;
+  if (!final) send = complete_utf8_prefix(std::string_view(unsent_).substr(0, send));
+  if (send == 0) return;
+  StreamChunk piece;
+  piece.text = unsent_.substr(0, send);
+  request_.channel->push(std::move(piece));
+  unsent_.erase(0, send);
+}
+
+bool TextSequence::on_token(TokenId token, std::int64_t now_ns) {
+  metrics_.generated_tokens->Increment();
+  if (generated_++ == 0)
+    metrics_.ttft_seconds->Observe(seconds(now_ns - enqueued_ns_));
+  else
+    metrics_.tpot_seconds->Observe(seconds(now_ns - last_token_ns_));
+  last_token_ns_ = now_ns;
+  if (generator_.is_end_of_generation(token)) {
+    finished_ = FinishReason::kStop;
+    return true;
+  }
+  unsent_ += generator_.token_piece(token);
+  for (const auto& stop : request_.stop) {
+    const auto at = stop.empty() ? std::string::npos : unsent_.find(stop);
+    if (at == std::string::npos) continue;
+    unsent_.resize(at);
+    finished_ = FinishReason::kStop;
+    return true;
+  }
+  if (generated_ >= request_.max_tokens) {
+    finished_ = FinishReason::kLength;
+    return true;
+  }
+  flush(false);
+  return false;
+}
+
+void TextSequence::on_end(generation::SequenceEnd end, const std::string& error) {
+  if (end == generation::SequenceEnd::kStartFailed) {  // never ran: nothing generated, nothing counted
+    request_.channel->push({"", true, FinishReason::kLength, error, 0, 0});
+    return;
+  }
+  StreamChunk last;
+  last.done = true;
+  last.finish = finished_.value_or(FinishReason::kLength);
+  last.prompt_tokens = static_cast<int>(request_.prompt.size());
+  last.completion_tokens = generated_;
+  switch (end) {
+    case generation::SequenceEnd::kFinished: {
+      flush(true);
+      const auto latency = mono_now_ns() - enqueued_ns_;
+      metrics_.success->Increment();
+      metrics_.total_seconds->Observe(seconds(latency));
+      traffic_.record_success(latency, 1);
+      break;
+    }
+    case generation::SequenceEnd::kCancelled:
+      last.error = error;
+      break;
+    case generation::SequenceEnd::kStepFailed:
+    case generation::SequenceEnd::kStartFailed:
+      last.error = backend_ + " failed: " + error;
+      traffic_.record_error();
+      break;
+  }
+  request_.channel->push(std::move(last));
+}
+
+}  // namespace
+
 GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec,
                                    GenerationMetrics metrics)
-    : spec_(spec), metrics_(metrics), max_queue_(model.max_queue) {
+    : spec_(spec), metrics_(metrics) {
   const auto file = variant_file(model, spec);
   const auto started = mono_now_ns();
   try {
@@ -34,8 +145,22 @@ GenerationEngine::GenerationEngine(const BackendRegistry& registry, const ModelS
     throw Error(describe_variant(model, spec) + ": " + e.what());
   }
   load_ms_ = static_cast<double>(mono_now_ns() - started) * 1e-6;
-  active_.resize(static_cast<std::size_t>(generator_->max_slots()));
-  stepper_ = std::thread([this] { step_loop(); });
+  start_scheduler(model);
+}
+
+GenerationEngine::GenerationEngine(std::unique_ptr<Generator> generator, const ModelSpec& model, const VariantSpec& spec,
+                                   GenerationMetrics metrics)
+    : spec_(spec), metrics_(metrics), generator_(std::move(generator)) {
+  backend_.model_name = model.name;
+  backend_.info.name = spec.backend;
+  start_scheduler(model);
+}
+
+void GenerationEngine::start_scheduler(const ModelSpec& model) {
+  generation::SchedulerListener listener;
+  listener.queue_depth = [pending = metrics_.pending](std::size_t queued) { pending->Set(static_cast<double>(queued)); };
+  listener.running = [active = metrics_.active_sequences](std::size_t running) { active->Set(static_cast<double>(running)); };
+  scheduler_ = std::make_unique<generation::GenerationScheduler>(*generator_, model.max_queue, std::move(listener));
 }
 
 ServedVariant GenerationEngine::description() const {
@@ -49,149 +174,12 @@ ServedVariant GenerationEngine::description() const {
   return d;
 }
 
-GenerationEngine::~GenerationEngine() {
-  close();
-  stepper_.join();
-}
+GenerationEngine::~GenerationEngine() { scheduler_.reset(); }
 
-void GenerationEngine::close() {
-  {
-    std::lock_guard lock(mutex_);
-    closing_ = true;
-  }
-  arrived_.notify_all();
-}
+void GenerationEngine::close() { scheduler_->close(); }
 
 bool GenerationEngine::submit(GenerationRequest request) {
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_ || queue_.size() >= max_queue_) return false;
-    queue_.push_back({std::move(request), mono_now_ns()});
-    metrics_.pending->Set(static_cast<double>(queue_.size()));
-  }
-  arrived_.notify_all();
-  return true;
-}
-
-void GenerationEngine::flush(Active& active, bool final) {
-  // Hold back what a stop string could still be completing, and a split UTF-8 character.
-  std::size_t hold = 0;
-  if (!final)
-    for (const auto& stop : active.request.stop) hold = std::max(hold, stop.size() - 1);
-  std::size_t send = active.unsent.size() > hold ? active.unsent.size() - hold : 0;
-  if (!final) send = complete_utf8_prefix(std::string_view(active.unsent).substr(0, send));
-  if (send == 0) return;
-  StreamChunk piece;
-  piece.text = active.unsent.substr(0, send);
-  active.request.channel->push(std::move(piece));
-  active.unsent.erase(0, send);
-}
-
-void GenerationEngine::on_token(int slot, TokenId token) {
-  auto& active = *active_[static_cast<std::size_t>(slot)];
-  const auto now = mono_now_ns();
-  metrics_.generated_tokens->Increment();
-  if (active.generated++ == 0)
-    metrics_.ttft_seconds->Observe(seconds(now - active.enqueued_ns));
-  else
-    metrics_.tpot_seconds->Observe(seconds(now - active.last_token_ns));
-  active.last_token_ns = now;
-  if (generator_->is_end_of_generation(token)) {
-    active.finished = FinishReason::kStop;
-    return;
-  }
-  active.unsent += generator_->token_piece(token);
-  for (const auto& stop : active.request.stop) {
-    const auto at = stop.empty() ? std::string::npos : active.unsent.find(stop);
-    if (at == std::string::npos) continue;
-    active.unsent.resize(at);
-    active.finished = FinishReason::kStop;
-    return;
-  }
-  if (active.generated >= active.request.max_tokens) {
-    active.finished = FinishReason::kLength;
-    return;
-  }
-  flush(active, false);
-}
-
-void GenerationEngine::end(int slot, const std::string& error) {
-  auto& active = *active_[static_cast<std::size_t>(slot)];
-  if (error.empty()) flush(active, true);
-  StreamChunk last;
-  last.done = true;
-  last.finish = active.finished.value_or(FinishReason::kLength);
-  last.error = error;
-  last.prompt_tokens = static_cast<int>(active.request.prompt.size());
-  last.completion_tokens = active.generated;
-  if (error.empty()) {
-    const auto latency = mono_now_ns() - active.enqueued_ns;
-    metrics_.success->Increment();
-    metrics_.total_seconds->Observe(seconds(latency));
-    traffic_.record_success(latency, 1);
-  } else if (error != "cancelled") {
-    traffic_.record_error();
-  }
-  active.request.channel->push(std::move(last));
-  try {
-    generator_->finish(slot);
-  } catch (const std::exception&) {
-    // The slot is reset on its next start; nothing to tell the client that it has not been told.
-  }
-  active_[static_cast<std::size_t>(slot)].reset();
-}
-
-void GenerationEngine::step_loop() {
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      const auto any_active = [&] {
-        return std::any_of(active_.begin(), active_.end(), [](const auto& a) { return a.has_value(); });
-      };
-      const auto free_slot = [&] {
-        return std::any_of(active_.begin(), active_.end(), [](const auto& a) { return !a.has_value(); });
-      };
-      arrived_.wait(lock, [&] { return any_active() || (!queue_.empty() && free_slot()) || (closing_ && queue_.empty()); });
-      if (closing_ && queue_.empty() && !any_active()) return;
-      // New requests join the running batch.
-      for (std::size_t slot = 0; slot < active_.size() && !queue_.empty(); ++slot) {
-        if (active_[slot]) continue;
-        auto queued = std::move(queue_.front());
-        queue_.pop_front();
-        if (queued.request.channel->cancelled()) continue;
-        try {
-          generator_->start(static_cast<int>(slot), queued.request.prompt, queued.request.max_tokens);
-          generator_->set_sampling(static_cast<int>(slot), queued.request.sampling);
-        } catch (const std::exception& e) {
-          queued.request.channel->push({"", true, FinishReason::kLength, e.what(), 0, 0});
-          try {
-            generator_->finish(static_cast<int>(slot));
-          } catch (const std::exception&) {
-          }
-          continue;
-        }
-        metrics_.prompt_tokens->Increment(static_cast<double>(queued.request.prompt.size()));
-        active_[slot] = Active{std::move(queued.request), "", 0, queued.enqueued_ns, 0, std::nullopt};
-      }
-      metrics_.pending->Set(static_cast<double>(queue_.size()));
-    }
-    // Clients that left: their slots are freed before the next step.
-    for (std::size_t slot = 0; slot < active_.size(); ++slot)
-      if (active_[slot] && active_[slot]->request.channel->cancelled()) end(static_cast<int>(slot), "cancelled");
-    double running = 0;
-    for (const auto& a : active_) running += a.has_value();
-    metrics_.active_sequences->Set(running);
-    if (running == 0) continue;
-    try {
-      generator_->step([this](const GeneratedToken& t) { on_token(t.slot, t.token); });
-    } catch (const std::exception& e) {
-      for (std::size_t slot = 0; slot < active_.size(); ++slot)
-        if (active_[slot]) end(static_cast<int>(slot), spec_.backend + " failed: " + e.what());
-      continue;
-    }
-    for (std::size_t slot = 0; slot < active_.size(); ++slot)
-      if (active_[slot] && active_[slot]->finished) end(static_cast<int>(slot), "");
-  }
+  return scheduler_->submit(std::make_unique<TextSequence>(std::move(request), *generator_, metrics_, traffic_, spec_.backend));
 }
 
 }  // namespace infermark::serve

@@ -1,20 +1,16 @@
-// Continuous batching for a served language model (one variant): a stepping thread runs one
-// forward pass after another over every active sequence slot; new requests join the running
-// batch at the next step, finished ones leave it, as serving engines (vLLM, llama-server) do.
-// Text leaves as it is generated: whole UTF-8 characters, held back only as long as a stop
-// string might still be completing.
+// A served language model (one variant) on the continuous-batching GenerationScheduler that
+// `run` uses too: requests join the running batch at the next step and leave it when done.
+// What serving adds is text: it leaves as it is generated, whole UTF-8 characters, held back
+// only as long as a stop string might still be completing; end of generation and stop strings
+// end a request; TTFT and TPOT go to the metrics.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <vector>
 
 #include "backends/generator.hpp"
 #include "backends/registry.hpp"
+#include "generation/generation_scheduler.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/served_traffic.hpp"
@@ -35,6 +31,9 @@ class GenerationEngine {
  public:
   // Loads the model with `spec.slots` sequence slots; throws infermark::Error naming model and variant.
   GenerationEngine(const BackendRegistry& registry, const ModelSpec& model, const VariantSpec& spec, GenerationMetrics metrics);
+  // On a generator opened elsewhere (tests drive the engine on a scripted one).
+  GenerationEngine(std::unique_ptr<Generator> generator, const ModelSpec& model, const VariantSpec& spec,
+                   GenerationMetrics metrics);
   ~GenerationEngine();
   GenerationEngine(const GenerationEngine&) = delete;
   GenerationEngine& operator=(const GenerationEngine&) = delete;
@@ -57,35 +56,15 @@ class GenerationEngine {
   void close();  // no new requests; running and queued ones finish
 
  private:
-  struct Active {
-    GenerationRequest request;
-    std::string unsent;  // generated text not yet pushed (stop-string look-behind, split UTF-8)
-    int generated = 0;
-    std::int64_t enqueued_ns = 0, last_token_ns = 0;
-    std::optional<FinishReason> finished;
-  };
-  struct Queued {
-    GenerationRequest request;
-    std::int64_t enqueued_ns = 0;
-  };
-  void step_loop();
-  void on_token(int slot, TokenId token);
-  void flush(Active& active, bool final);
-  void end(int slot, const std::string& error);
+  void start_scheduler(const ModelSpec& model);
 
   VariantSpec spec_;
   GenerationMetrics metrics_;
-  std::size_t max_queue_;
   VariantBackend backend_;  // declared before the generator: outlives it
   std::unique_ptr<Generator> generator_;
   double load_ms_ = 0;
   ServedTraffic traffic_;
-  std::vector<std::optional<Active>> active_;  // by slot; touched by the stepping thread only
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::deque<Queued> queue_;
-  bool closing_ = false;
-  std::thread stepper_;
+  std::unique_ptr<generation::GenerationScheduler> scheduler_;  // last: stops before what its requests use
 };
 
 // How many leading bytes of `text` end on a whole UTF-8 character (an incomplete trailing

@@ -49,20 +49,12 @@ ServedModel& InferenceRouter::tensor_model(std::string_view name) {
   return found;
 }
 
-Variant& InferenceRouter::version_variant(ServedModel& model, std::string_view version) {
-  auto* variant = model.variant(version);
-  if (!variant)
-    throw kserve::RequestError(404, "model '" + model.spec.name + "' has no version '" + std::string(version) +
-                                "' (versions: 1, or a variant: " + model.variant_names() + ")");
-  return *variant;
-}
-
 Variant& InferenceRouter::described_variant(ServedModel& model, std::string_view version) {
   if (model.is_language_model())
     throw kserve::RequestError(400, "model '" + model.spec.name +
                                 "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
   if (version.empty() || version == "1") return *model.variants.front();
-  return version_variant(model, version);
+  return *model.variants.at(model.choose({.version = version}).index);
 }
 
 RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> inputs, const std::vector<std::string>& outputs,
@@ -70,23 +62,10 @@ RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> i
   RoutedInference routed;
   routed.model = &model;
   routed.started_ns = started_ns;
-  // An explicit variant (named, or a version naming one), else the sticky key, else the weighted split.
-  RouteChoice how = RouteChoice::kWeighted;
-  if (!hints.variant.empty()) {
-    routed.variant = model.variant(hints.variant);
-    how = RouteChoice::kHeader;
-    if (!routed.variant)
-      throw kserve::RequestError(400, std::string(hints.variant_source) + ": model '" + model.spec.name + "' has no variant '" +
-                                  std::string(hints.variant) + "' (variants: " + model.variant_names() + ")");
-  } else if (!hints.version.empty() && hints.version != "1") {
-    routed.variant = &version_variant(model, hints.version);
-    how = RouteChoice::kVersion;
-  } else {
-    routed.variant = model.variants[model.router->pick(hints.sticky_key)].get();
-    how = hints.sticky_key.empty() ? RouteChoice::kWeighted : RouteChoice::kSticky;
-  }
+  const auto choice = model.choose(hints);
+  routed.variant = model.variants.at(choice.index).get();
   Variant& variant = *routed.variant;
-  variant.metrics().routed[static_cast<std::size_t>(how)]->Increment();
+  variant.metrics().routed[static_cast<std::size_t>(choice.how)]->Increment();
   routed.inputs = kserve::match_inputs(std::move(inputs), variant.inputs());
   routed.rows = routed.inputs.front().shape.empty() ? 1 : routed.inputs.front().shape.front();
   if (variant.max_batch_rows() > 1) {

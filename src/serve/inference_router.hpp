@@ -22,14 +22,6 @@
 
 namespace infermark::serve {
 
-// What the transport says about where a request should go.
-struct RouteHints {
-  std::string_view variant;         // an explicitly named variant; "": none
-  std::string_view variant_source;  // where that name came from ("X-Model-Variant"), for errors
-  std::string_view version;         // the model version asked for; "" or "1": the model as a whole
-  std::string_view sticky_key;      // the value of the model's sticky header; "": none
-};
-
 // One request between routing and its answer.
 struct RoutedInference {
   ServedModel* model = nullptr;
@@ -76,7 +68,6 @@ class InferenceRouter {
   int account(RoutedInference& request, const InferenceResult& result);
 
  private:
-  Variant& version_variant(ServedModel& model, std::string_view version);
   void shadow(RoutedInference& request, const std::vector<Tensor>& outputs);
 
   ModelRepository& repository_;

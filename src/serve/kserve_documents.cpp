@@ -31,7 +31,7 @@ json model_metadata(const ServedModel& model, const Variant& variant) {
                         {"weight", v->spec().weight},
                         {"max_batch_size", v->max_batch_rows() > 1 ? v->max_batch_rows() : 0},
                         {"batching_note", v->batching_note()},
-                        {"breaker", v->breaker_state()}});
+                        {"breaker", name_of(v->breaker_state())}});
   return {{"name", model.spec.name},
           {"versions", {"1"}},
           {"platform", "infermark_" + variant.backend().name},

@@ -14,7 +14,6 @@ namespace {
 namespace http = net::http;
 using nlohmann::json;
 
-constexpr std::string_view kVariantHeader = "X-Model-Variant";
 
 net::Response json_response(const json& body, http::status status = http::status::ok) {
   return net::make_response(status, json_text(body));

@@ -1,6 +1,7 @@
 #include "serve/model_repository.hpp"
 
 #include "core/error.hpp"
+#include "kserve/kserve_codec.hpp"
 
 namespace infermark::serve {
 
@@ -14,6 +15,28 @@ GenerationEngine* ServedModel::generator(std::string_view name) const {
   for (const auto& g : generators)
     if (g->name() == name) return g.get();
   return nullptr;
+}
+
+std::optional<std::size_t> ServedModel::index_of(std::string_view name) const {
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    if (variants[i]->name() == name) return i;
+  for (std::size_t i = 0; i < generators.size(); ++i)
+    if (generators[i]->name() == name) return i;
+  return std::nullopt;
+}
+
+VariantChoice ServedModel::choose(const RouteHints& hints) const {
+  if (!hints.variant.empty()) {
+    if (const auto index = index_of(hints.variant)) return {*index, RouteChoice::kHeader};
+    throw kserve::RequestError(400, std::string(hints.variant_source) + ": model '" + spec.name + "' has no variant '" +
+                                        std::string(hints.variant) + "' (variants: " + variant_names() + ")");
+  }
+  if (!hints.version.empty() && hints.version != "1") {
+    if (const auto index = index_of(hints.version)) return {*index, RouteChoice::kVersion};
+    throw kserve::RequestError(404, "model '" + spec.name + "' has no version '" + std::string(hints.version) +
+                                        "' (versions: 1, or a variant: " + variant_names() + ")");
+  }
+  return {router->pick(hints.sticky_key), hints.sticky_key.empty() ? RouteChoice::kWeighted : RouteChoice::kSticky};
 }
 
 std::string ServedModel::variant_names() const {

@@ -14,7 +14,6 @@ namespace {
 
 namespace http = net::http;
 
-constexpr std::string_view kVariantHeader = "X-Model-Variant";
 
 net::Response openai_error(int status, const std::string& message) {
   return net::make_response(static_cast<http::status>(status), openai_error_body(status, message));
@@ -80,20 +79,10 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   if (!model->is_language_model())
     throw kserve::RequestError(400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" +
                                 parsed.model + "/infer)");
-  GenerationEngine* engine = nullptr;
-  RouteChoice how = RouteChoice::kWeighted;
-  if (const auto named = net::field_of(request, kVariantHeader); !named.empty()) {
-    engine = model->generator(named);
-    how = RouteChoice::kHeader;
-    if (!engine)
-      throw kserve::RequestError(400, std::string(kVariantHeader) + ": model '" + model->spec.name + "' has no variant '" +
-                                  std::string(named) + "' (variants: " + model->variant_names() + ")");
-  } else {
-    const auto key = net::field_of(request, model->spec.sticky_header);
-    engine = model->generators[model->router->pick(key)].get();
-    how = key.empty() ? RouteChoice::kWeighted : RouteChoice::kSticky;
-  }
-  metrics_.count_routing(model->spec.name, engine->name(), how);
+  const auto choice = model->choose(
+      {net::field_of(request, kVariantHeader), kVariantHeader, "", net::field_of(request, model->spec.sticky_header)});
+  GenerationEngine* engine = model->generators.at(choice.index).get();
+  metrics_.count_routing(model->spec.name, engine->name(), choice.how);
   const auto prompt_text = chat ? engine->generator().chat_prompt(parsed.messages) : parsed.prompt;
   GenerationRequest work;
   try {

@@ -73,7 +73,7 @@ struct ServeConfig {
   int idle_timeout_s = 75;   // a connection waiting this long for (the rest of) a request's headers closes (408 if begun)
   int write_timeout_s = 30;  // a client that will not read its answer this long is dropped
   double drain_s = 30;  // SIGTERM: how long in-flight requests may finish
-  std::string results_dir = "results";  // at exit, one result per variant under <results_dir>/serve-<time>/
+  std::string results_dir = "results";  // at exit, one result per variant under <results_dir>/<local time>-serve/
   std::vector<ModelSpec> models;
 };
 

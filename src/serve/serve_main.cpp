@@ -12,6 +12,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "net/http_server.hpp"
+#include "result/results_folder.hpp"
 #include "serve/inference_router.hpp"
 #include "serve/kserve_grpc_api.hpp"
 #include "serve/kserve_http_api.hpp"
@@ -79,11 +80,8 @@ void write_results(const ModelRepository& repository, const std::string& results
     for (const auto& v : model->variants) served.emplace_back(v->description(), &v->traffic());
     for (const auto& g : model->generators) served.emplace_back(g->description(), &g->traffic());
   }
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "serve-%Y%m%d-%H%M%S", std::gmtime(&now));
   try {
-    const auto folder = std::filesystem::path(results_dir) / stamp;
+    const auto folder = result::create_results_folder(results_dir, "serve", std::time(nullptr));
     const auto files = write_served_results(folder, served);
     fmt::print("infermark serve: {} per-variant results in {} (infermark report {})\n", files.size(), folder.string(),
                folder.string());

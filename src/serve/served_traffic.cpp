@@ -74,24 +74,25 @@ result::RunResult ServedTraffic::result(const ServedVariant& variant, const nloh
   r.backend = variant.backend;
   r.requested = variant.requested;
   r.effective_settings = variant.effective_settings;
-  r.scenario.name = "serve";
+  r.scenario.name = std::nullopt;  // served traffic: no load generator scenario shaped it
   r.scenario.warmup_runs = 0;
-  r.scenario.parameters = variant.parameters;
-  r.scenario.parameters["variant"] = variant.variant;
-  r.scenario.parameters["latency_measured"] = "server side: request parsed to response ready (network and client excluded)";
+  auto parameters = variant.parameters;
+  parameters["variant"] = variant.variant;
+  parameters["latency_measured"] = "server side: request parsed to response ready (network and client excluded)";
   r.timing.load_ms = variant.load_ms;
   std::lock_guard lock(mutex_);
   r.scenario.timed_runs = static_cast<int>(recorder_.completed());
-  r.scenario.parameters["errors"] = recorder_.errors();
-  r.scenario.parameters["rows"] = rows_;
+  parameters["errors"] = recorder_.errors();
+  parameters["rows"] = rows_;
   for (const auto& [shadow, by_shape] : shadow_) {
     auto shapes = nlohmann::json::array();
     for (const auto& [shape, a] : by_shape)
       shapes.push_back({{"shape", shape}, {"compared", a.compared}, {"disagreed", a.disagreed}, {"max_abs_error", a.max_abs_error}});
-    r.scenario.parameters["shadow"][shadow] = {{"by_shape", shapes}, {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
+    parameters["shadow"][shadow] = {{"by_shape", shapes}, {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
   }
   for (const auto& [shadow, dropped] : shadow_dropped_)
-    if (!shadow_.count(shadow)) r.scenario.parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
+    if (!shadow_.count(shadow)) parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
+  r.scenario.parameters = result::scenario_parameters_from(parameters);  // serving details stay in `extra`
   result::fill_latency_and_throughput(r, recorder_, static_cast<double>(last_ns_ - first_ns_) * 1e-9);
   // Rows per request can exceed 1 (clients send batches): inferences/s counts rows.
   if (r.throughput.wall_s > 0) r.throughput.inferences_per_s = static_cast<double>(rows_) / r.throughput.wall_s;

@@ -137,7 +137,7 @@ void Variant::finish(PendingInference& request, InferenceResult result) {
   else
     statistics_.record_failure(failure_reason(result.status), now - request.enqueued_ns);
   breaker_.record(failed, now);
-  metrics_.breaker_open->Set(breaker_.state() == "closed" ? 0 : 1);
+  metrics_.breaker_open->Set(breaker_.state() == BreakerState::kClosed ? 0 : 1);
   request.done(std::move(result));
 }
 

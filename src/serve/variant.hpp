@@ -43,7 +43,7 @@ class Variant {
   std::int64_t max_batch_rows() const { return batcher_->policy().max_batch_rows; }
   const std::string& batching_note() const { return batching_note_; }
   std::size_t queue_depth() const { return batcher_->depth(); }
-  std::string breaker_state() const { return breaker_.state(); }
+  BreakerState breaker_state() const { return breaker_.state(); }
   // Totals for the statistics extension, counted with the same events as the nv_inference_* metrics.
   InferenceTotals stats() const { return statistics_.totals(); }
   const VariantMetrics& metrics() const { return metrics_; }

@@ -8,6 +8,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "probes/environment.hpp"
+#include "result/results_folder.hpp"
 
 namespace infermark::study {
 namespace {
@@ -106,7 +107,9 @@ double cell_estimate_s(const loadgen::ScenarioSpec& scenario) {
   return loadgen::planned_duration_s(scenario) + kLoadingAndWarmupS;
 }
 
-std::filesystem::path study_folder(const std::filesystem::path& out, const Study& study) { return out / ("study-" + study.name); }
+std::filesystem::path study_folder(const std::filesystem::path& out, const Study& study) {
+  return result::stable_results_folder(out, "study", study.name);
+}
 
 std::string summary_header(const Study& study) {
   return "# Study " + study.name + "\n\n" + (study.description.empty() ? "" : study.description + "\n\n");

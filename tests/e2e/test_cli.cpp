@@ -296,7 +296,8 @@ TEST_F(Cli, VaryingShapesAreCrossCheckedOnEveryInputSet) {
   ASSERT_TRUE(candidate.cross_check.has_value());
   EXPECT_EQ(candidate.cross_check->reference_backend, "onnxruntime");
   const auto& shapes = candidate.cross_check->by_shape;
-  ASSERT_EQ(shapes.size(), candidate.scenario.parameters["varying_shapes"]["distinct_shapes"].get<std::size_t>());
+  ASSERT_TRUE(candidate.scenario.parameters.varying_shapes && candidate.scenario.parameters.varying_shapes->distinct_shapes);
+  ASSERT_EQ(shapes.size(), *candidate.scenario.parameters.varying_shapes->distinct_shapes);
   int sets = 0;
   for (const auto& shape : shapes) {
     sets += shape.sets;
@@ -317,14 +318,14 @@ TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("SLO P99 <= 50 ms"), std::string::npos) << r.out;
   for (const auto& result : results()) {
-    EXPECT_EQ(result.scenario.name, "server");
+    EXPECT_EQ(result.scenario.name, infermark::loadgen::Scenario::kServer);
     ASSERT_TRUE(result.analysis.sla.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
     EXPECT_EQ(result.analysis.sla->p99_ms_target, 50.0);
     ASSERT_EQ(result.phases.size(), 1u);
     EXPECT_GT(result.phases[0]["issued"].get<int>(), 100);
     EXPECT_FALSE(result.phases[0]["issue_lateness_us"].is_null());
     EXPECT_FALSE(result.time_series.empty());
-    EXPECT_EQ(result.scenario.parameters["lanes"], 2);
+    EXPECT_EQ(result.scenario.parameters.lanes, 2);
     ASSERT_TRUE(result.resources.has_value());
     EXPECT_TRUE(result.resources->summary.energy.available || !result.resources->summary.energy.source.empty());
     EXPECT_GT(result.resources->inferences, 100);
@@ -359,7 +360,7 @@ TEST_F(Cli, PulseAndSoakRunWithShortPhases) {
   for (const auto& result : results()) {
     ASSERT_TRUE(result.analysis.soak.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
     EXPECT_GT(result.analysis.soak->latency.points, 0u);
-    EXPECT_GT(result.scenario.parameters["soak_qps"].get<double>(), 0.0);
+    EXPECT_GT(result.scenario.parameters.soak_qps.value_or(0), 0.0);
   }
 }
 
@@ -448,13 +449,13 @@ TEST_F(Cli, ConcurrentLanesShareOneSessionOrOpenSeparateOnes) {
   ASSERT_EQ(infermark("run " + model + " --scenario concurrency --concurrency 3" + quick("onnxruntime")).exit_code, 0);
   auto all = results();
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "one session, 3 concurrent request slots");
+  EXPECT_EQ(all[0].scenario.parameters.session_sharing, "one session, 3 concurrent request slots");
   fs::remove_all(dir_ / "results");
   ASSERT_EQ(
       infermark("run " + model + " --scenario concurrency --concurrency 3 --sessions separate" + quick("onnxruntime")).exit_code,
       0);
   all = results();
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].scenario.parameters["session_sharing"], "3 separate sessions, one per lane");
-  EXPECT_EQ(all[0].scenario.parameters["sessions"], "separate");
+  EXPECT_EQ(all[0].scenario.parameters.session_sharing, "3 separate sessions, one per lane");
+  EXPECT_EQ(all[0].scenario.parameters.sessions, infermark::result::SessionSharing::kSeparate);
 }

@@ -57,19 +57,20 @@ TEST_F(Pipeline, EveryModeCompletesEveryRequestAndComputesTheWholeModel) {
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
     ASSERT_EQ(res.status, infermark::result::CellStatus::kOk) << mode << ": " << res.error;
-    EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
-    const auto& counts = res.pipeline.at("requests");
-    EXPECT_EQ(counts.at("completed"), 30) << mode;
-    EXPECT_EQ(counts.at("dropped"), 0) << mode;
+    EXPECT_EQ(infermark::result::scenario_label(res.scenario), "pipeline-" + mode);
+    ASSERT_TRUE(res.pipeline) << mode;
+    const auto& counts = res.pipeline->requests;
+    EXPECT_EQ(counts.completed, 30u) << mode;
+    EXPECT_EQ(counts.dropped, 0u) << mode;
     EXPECT_EQ(res.samples_ms.size(), 30u) << mode;
     EXPECT_GT(res.throughput.queries_per_s, 0) << mode;
-    const auto& stages = res.pipeline.at("stages");
+    const auto& stages = res.pipeline->stages;
     ASSERT_EQ(stages.size(), 2u);
-    EXPECT_EQ(stages[0].at("processed"), 30);
-    EXPECT_EQ(stages[1].at("input_binding"), "in place");  // ONNX Runtime overwrites the bound input
-    EXPECT_EQ(stages[1].at("backend").at("name"), "onnxruntime");
+    EXPECT_EQ(stages[0].processed, 30u);
+    EXPECT_EQ(stages[1].description.at("input_binding"), "in place");  // ONNX Runtime overwrites the bound input
+    EXPECT_EQ(stages[1].description.at("backend").at("name"), "onnxruntime");
     if (mode != "serial") {
-      EXPECT_EQ(res.pipeline.at("max_abs_diff_vs_serial"), 0.0) << mode;
+      EXPECT_EQ(res.pipeline->max_abs_diff_vs_serial, 0.0) << mode;
     }
     const auto got = logits(res);
     ASSERT_EQ(got.size(), expected.size()) << mode;
@@ -85,8 +86,10 @@ TEST_F(Pipeline, MixedFrameworksHandOverThroughSharedMemory) {
   const auto res = result("processes");
   EXPECT_EQ(res.isolation, "worker process per stage");
   EXPECT_EQ(res.backend.name, "onnxruntime+openvino");
-  EXPECT_EQ(res.pipeline.at("requests").at("completed"), 20);
-  EXPECT_LT(res.pipeline.at("max_abs_diff_vs_serial").get<double>(), 1e-4);
+  ASSERT_TRUE(res.pipeline);
+  EXPECT_EQ(res.pipeline->requests.completed, 20u);
+  ASSERT_TRUE(res.pipeline->max_abs_diff_vs_serial);
+  EXPECT_LT(*res.pipeline->max_abs_diff_vs_serial, 1e-4);
 }
 
 TEST_F(Pipeline, RequestsOverTheTimeoutAreCountedAndTheBreakerOpens) {
@@ -99,16 +102,17 @@ TEST_F(Pipeline, RequestsOverTheTimeoutAreCountedAndTheBreakerOpens) {
   EXPECT_NE(r.out.find("opened 1 time(s)"), std::string::npos) << r.out;
   for (const std::string mode : {"serial", "threads"}) {
     const auto res = result(mode);
-    const auto& counts = res.pipeline.at("requests");
-    EXPECT_EQ(counts.at("completed"), 0) << mode;
-    EXPECT_GE(counts.at("dropped").get<int>(), 3) << mode;
-    EXPECT_EQ(counts.at("dropped").get<int>() + counts.at("rejected_by_breaker").get<int>(), 20) << mode;
-    EXPECT_EQ(res.pipeline.at("stages")[1].at("dropped_here"), counts.at("dropped"));
-    const auto& breaker = res.pipeline.at("breaker");
-    EXPECT_EQ(breaker.at("times_opened"), 1) << mode;
-    EXPECT_EQ(breaker.at("final_state"), "open") << mode;
+    ASSERT_TRUE(res.pipeline) << mode;
+    const auto& counts = res.pipeline->requests;
+    EXPECT_EQ(counts.completed, 0u) << mode;
+    EXPECT_GE(counts.dropped, 3u) << mode;
+    EXPECT_EQ(counts.dropped + counts.rejected_by_breaker, 20u) << mode;
+    EXPECT_EQ(res.pipeline->stages.at(1).dropped_here, counts.dropped);
+    ASSERT_TRUE(res.pipeline->breaker) << mode;
+    EXPECT_EQ(res.pipeline->breaker->times_opened, 1u) << mode;
+    EXPECT_EQ(res.pipeline->breaker->final_state, infermark::BreakerState::kOpen) << mode;
   }
-  EXPECT_EQ(result("serial").pipeline.at("requests").at("dropped"), 3);  // one at a time: exactly the trip count
+  EXPECT_EQ(result("serial").pipeline->requests.dropped, 3u);  // one at a time: exactly the trip count
 }
 
 TEST_F(Pipeline, AHandoffThatCannotWorkNamesBothStagesInEveryMode) {
@@ -134,7 +138,7 @@ TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
   for (const std::string mode : {"serial", "threads", "processes"}) {
     const auto res = result(mode);
     ASSERT_EQ(res.status, infermark::result::CellStatus::kOk) << mode << ": " << res.error;
-    EXPECT_EQ(res.scenario.name, "pipeline-" + mode);
+    EXPECT_EQ(infermark::result::scenario_label(res.scenario), "pipeline-" + mode);
     EXPECT_EQ(res.scenario.parameters.at("name"), "server") << mode;
     EXPECT_EQ(res.scenario.parameters.at("lanes"), mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth
     ASSERT_EQ(res.phases.size(), 1u) << mode;
@@ -149,8 +153,9 @@ TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
     EXPECT_GT(phase.at("latency_ms").at("p99").get<double>(), 0) << mode;
     ASSERT_TRUE(res.latency_ms.has_value()) << mode;
     // The pipeline's own per-request figures cover the same requests.
-    EXPECT_EQ(res.pipeline.at("requests").at("completed"), phase.at("completed")) << mode;
-    EXPECT_EQ(res.pipeline.at("stages")[1].at("processed"), phase.at("completed")) << mode;
+    ASSERT_TRUE(res.pipeline) << mode;
+    EXPECT_EQ(res.pipeline->requests.completed, phase.at("completed").get<std::uint64_t>()) << mode;
+    EXPECT_EQ(res.pipeline->stages.at(1).processed, phase.at("completed").get<std::uint64_t>()) << mode;
   }
 }
 

@@ -211,16 +211,16 @@ TEST_F(Sweep, DynamicShapesStudyReportsTheCliff) {
   int varying = 0;
   for (const auto& c : results) {
     ASSERT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.result.error;
-    if (!c.result.scenario.parameters.contains("varying_shapes")) {
+    if (!c.result.scenario.parameters.varying_shapes) {
       EXPECT_EQ(c.result.scenario.inputs.at(0).shape, (std::vector<std::int64_t>{1, 3, 32, 32}));
       continue;
     }
     ++varying;
-    const auto& shapes = c.result.scenario.parameters["varying_shapes"];
-    EXPECT_EQ(shapes["input_sets"], 8);
-    EXPECT_EQ(shapes["sets"].size(), shapes["distinct_shapes"].get<std::size_t>());  // one row per shape, with its latency
+    const auto& shapes = *c.result.scenario.parameters.varying_shapes;
+    EXPECT_EQ(shapes.input_sets, 8u);
+    EXPECT_EQ(shapes.sets.size(), shapes.distinct_shapes.value_or(0));  // one row per shape, with its latency
     std::uint64_t queries = 0;
-    for (const auto& row : shapes["sets"]) queries += row["queries"].get<std::uint64_t>();
+    for (const auto& row : shapes.sets) queries += row.queries;
     EXPECT_EQ(queries, 40u);
   }
   EXPECT_EQ(varying, 2);

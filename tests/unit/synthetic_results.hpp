@@ -56,9 +56,9 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
   r.environment = {{"cpu_model", "Test CPU"}, {"cpu_vendor", "GenuineIntel"}, {"cpu_flags_simd", "avx2 fma"}};
   r.origin = spec.origin;
   if (spec.origin == result::ResultOrigin::kServed) {
-    r.scenario.name = "serve";
+    r.scenario.name = std::nullopt;  // served traffic, written "serve"
     r.scenario.timed_runs = static_cast<int>(samples_ms.size());
-    r.scenario.parameters = {{"variant", spec.backend}, {"weight", spec.weight}};
+    r.scenario.parameters = result::scenario_parameters_from({{"variant", spec.backend}, {"weight", spec.weight}});
   }
   const auto folder = spec.origin == result::ResultOrigin::kInProcess ? std::string("/results/")
                                                                      : "/results/" + std::string(name_of(spec.origin)) + "/";

@@ -16,9 +16,9 @@ using testing::synthetic_result;
 
 LoadedResult llm_cell(int concurrency, const std::string& path) {
   auto cell = synthetic_result(latency_samples(20, 50.0, 1), {.backend = "llamacpp", .model = "llama-tiny"}, path);
-  cell.result.scenario.name = "concurrency";
-  cell.result.scenario.parameters = {{"concurrency", concurrency}, {"lanes", concurrency},
-                                     {"prompt_tokens", 16}, {"output_tokens", 8}};
+  cell.result.scenario.name = loadgen::Scenario::kConcurrency;
+  cell.result.scenario.parameters = result::scenario_parameters_from(
+      {{"name", "concurrency"}, {"concurrency", concurrency}, {"lanes", concurrency}, {"prompt_tokens", 16}, {"output_tokens", 8}});
   cell.result.generation = result::GenerationResult{};
   cell.result.generation->concurrency = concurrency;
   return cell;
@@ -44,7 +44,7 @@ TEST(CellLabels, ConcurrencyLevelsOfOneRunReadApartAndNothingRedundantIsAdded) {
 
 TEST(CellLabels, SingleStreamIsTheFirstPointOfAConcurrencyCurve) {
   auto one = llm_cell(1, "/r/a/c1.json");
-  one.result.scenario.name = "single-stream";  // what `run --concurrency 1,4` records at C=1
+  one.result.scenario.name = loadgen::Scenario::kSingleStream;  // what `run --concurrency 1,4` records at C=1
   const auto labels = label_cells({one, llm_cell(4, "/r/a/c4.json")});
   EXPECT_EQ(texts(labels), (std::vector<std::string>{"llamacpp C=1", "llamacpp C=4"}));
   EXPECT_EQ(labels.cells[0].without(LabelDimension::kConcurrency), labels.cells[1].without(LabelDimension::kConcurrency));
@@ -53,7 +53,7 @@ TEST(CellLabels, SingleStreamIsTheFirstPointOfAConcurrencyCurve) {
 TEST(CellLabels, LanesAreNamedOnlyWhereConcurrencyLeavesCellsAlike) {
   auto four_lanes = llm_cell(4, "/r/a/x.json");
   auto eight_lanes = llm_cell(4, "/r/a/y.json");
-  eight_lanes.result.scenario.parameters["lanes"] = 8;
+  eight_lanes.result.scenario.parameters.lanes = 8;
   EXPECT_EQ(texts(label_cells({four_lanes, eight_lanes})), (std::vector<std::string>{"llamacpp lanes 4", "llamacpp lanes 8"}));
 }
 
@@ -70,8 +70,8 @@ TEST(CellLabels, EveryParameterThatVariesIsNamed) {
   fp16.result.requested.precision = "fp16";
   auto batch8 = synthetic_result(latency_samples(20, 5.0, 3), {.threads = "2", .batch = 8}, "/r/a/y.json");
   auto server = synthetic_result(latency_samples(20, 5.0, 4), {.threads = "2"}, "/r/a/z.json");
-  server.result.scenario.name = "server";
-  server.result.scenario.parameters = {{"qps", 50}};
+  server.result.scenario.name = loadgen::Scenario::kServer;
+  server.result.scenario.parameters = result::scenario_parameters_from({{"name", "server"}, {"qps", 50}});
   auto other_machine = synthetic_result(latency_samples(20, 5.0, 5), {.threads = "2"}, "/r/b/w.json");
   other_machine.result.environment["hostname"] = "other";
   const auto labels = label_cells({fp16, batch8, server, other_machine});

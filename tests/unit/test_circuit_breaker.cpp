@@ -16,10 +16,10 @@ TEST(CircuitBreaker, OpensAfterConsecutiveTimeoutsOnly) {
   breaker.record(false, 3 * kMs);  // a success resets the count
   breaker.record(true, 4 * kMs);
   breaker.record(true, 5 * kMs);
-  EXPECT_EQ(breaker.state(), "closed");
+  EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_TRUE(breaker.admit(5 * kMs));
   breaker.record(true, 6 * kMs);
-  EXPECT_EQ(breaker.state(), "open");
+  EXPECT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.times_opened(), 1);
   EXPECT_FALSE(breaker.admit(7 * kMs));
   EXPECT_FALSE(breaker.admit(50 * kMs));
@@ -29,17 +29,17 @@ TEST(CircuitBreaker, OpensAfterConsecutiveTimeoutsOnly) {
 TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
   CircuitBreaker breaker({1, 100});
   breaker.record(true, 0);
-  ASSERT_EQ(breaker.state(), "open");
+  ASSERT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_TRUE(breaker.admit(100 * kMs));  // cooldown over: the trial
-  EXPECT_EQ(breaker.state(), "half-open");
+  EXPECT_EQ(breaker.state(), BreakerState::kHalfOpen);
   EXPECT_FALSE(breaker.admit(101 * kMs));  // one trial at a time
   breaker.record(true, 150 * kMs);         // the trial timed out: open again
-  EXPECT_EQ(breaker.state(), "open");
+  EXPECT_EQ(breaker.state(), BreakerState::kOpen);
   EXPECT_EQ(breaker.times_opened(), 2);
   EXPECT_FALSE(breaker.admit(200 * kMs));
   EXPECT_TRUE(breaker.admit(250 * kMs));
   breaker.record(false, 260 * kMs);  // the trial succeeded: closed
-  EXPECT_EQ(breaker.state(), "closed");
+  EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_TRUE(breaker.admit(261 * kMs));
   const auto json = breaker.to_json(0);
   EXPECT_EQ(json["times_opened"], 2);
@@ -54,16 +54,16 @@ TEST(CircuitBreaker, ATrialThatNeverRanDecidesNothing) {
   breaker.record(true, 0);
   ASSERT_TRUE(breaker.admit(100 * kMs));  // the trial is admitted...
   breaker.release();                      // ...but refused further on (a full queue)
-  EXPECT_EQ(breaker.state(), "half-open");  // not closed by a request that never ran
+  EXPECT_EQ(breaker.state(), BreakerState::kHalfOpen);  // not closed by a request that never ran
   EXPECT_TRUE(breaker.admit(101 * kMs));    // the next request is the trial
   breaker.record(false, 110 * kMs);
-  EXPECT_EQ(breaker.state(), "closed");
+  EXPECT_EQ(breaker.state(), BreakerState::kClosed);
 }
 
 TEST(CircuitBreaker, WithoutATripCountItNeverOpens) {
   CircuitBreaker breaker({0, 100});
   for (int i = 0; i < 50; ++i) breaker.record(true, i * kMs);
-  EXPECT_EQ(breaker.state(), "closed");
+  EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_TRUE(breaker.admit(60 * kMs));
   EXPECT_EQ(breaker.rejected(), 0);
 }
@@ -97,7 +97,7 @@ RequestRecord record(std::uint64_t id, std::int64_t start_ms, const std::vector<
 
 TEST(PipelineFigures, CountsRequestsAndTimesEachStage) {
   ModeOutcome outcome;
-  outcome.mode = "threads";
+  outcome.mode = PipelineMode::kThreads;
   outcome.records = {record(0, 0, {10, 30}, 2), record(1, 10, {10, 30}, 4), record(2, 20, {10, 30}, 0, 1)};
   outcome.breaker = {{"rejected", 3}};
   const auto f = figures_of(outcome, 2);
@@ -117,8 +117,8 @@ TEST(PipelineFigures, CountsRequestsAndTimesEachStage) {
 
 TEST(PipelineFigures, PredictsFromTheSerialStageTimes) {
   ModeOutcome serial, threads;
-  serial.mode = "serial";
-  threads.mode = "threads";
+  serial.mode = PipelineMode::kSerial;
+  threads.mode = PipelineMode::kThreads;
   for (std::uint64_t i = 0; i < 4; ++i) {
     serial.records.push_back(record(i, static_cast<std::int64_t>(i) * 40, {10, 30}, 0));
     threads.records.push_back(record(i, static_cast<std::int64_t>(i) * 30, {12, 30}, 1));
@@ -130,7 +130,7 @@ TEST(PipelineFigures, PredictsFromTheSerialStageTimes) {
   std::vector<ModeOutcome> outcomes{serial, threads};
   std::vector<ModeFigures> figures{figures_of(serial, 2), figures_of(threads, 2)};
   compare_modes(figures, outcomes);
-  EXPECT_EQ(figures[1].predicted_from, "serial");
+  EXPECT_EQ(figures[1].predicted_from, PipelineMode::kSerial);
   EXPECT_DOUBLE_EQ(figures[0].predicted_latency_ms, 40.0);   // det + rec
   EXPECT_DOUBLE_EQ(figures[0].predicted_qps, 25.0);          // 1 / (det + rec)
   EXPECT_NEAR(figures[1].predicted_qps, 1000.0 / 30, 1e-9);  // 1 / max(det, rec)

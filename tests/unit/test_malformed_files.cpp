@@ -38,7 +38,7 @@ TEST(MalformedFiles, PipelineListsAndMapsWhereValuesBelongAreErrors) {
                              "    - {model: b.onnx, backend: onnxruntime}\n",
                              "p.yaml");
   });
-  EXPECT_EQ(pipeline::parse_pipeline(kStages + "modes: serial\n", "p.yaml").modes, std::vector<std::string>{"serial"});
+  EXPECT_EQ(pipeline::parse_pipeline(kStages + "modes: serial\n", "p.yaml").modes, std::vector<result::PipelineMode>{result::PipelineMode::kSerial});
 }
 
 TEST(MalformedFiles, ModelRepositoryKeysAndOptionsMustBeValues) {

@@ -49,8 +49,8 @@ TEST(FieldGuideCitations, ReportTablesCiteTheGuidesBaselinesByTitle) {
 
   // One and four instances in one process: the instances table beside the guide's 1.2x.
   auto one = narrow_cell("onnxruntime", 10.0, 300.0), four = narrow_cell("onnxruntime", 12.0, 360.0);
-  one.result.scenario.parameters["lanes"] = 1;
-  four.result.scenario.parameters["lanes"] = 4;
+  one.result.scenario.parameters.lanes = 1;
+  four.result.scenario.parameters.lanes = 4;
   four.path = "/results/four.json";
   const auto summary = report::study_summary({one, four}, {"concurrency"});
   EXPECT_FALSE(std::regex_search(summary, kSeedCitation)) << summary;

@@ -64,9 +64,8 @@ std::vector<report::LoadedResult> shape_pair(const std::string& backend, double 
   fixed.result.scenario.inputs.push_back({"input", DType::kFloat32, {1, 3, 224, 224}, {}});
   auto varying = testing::synthetic_result(testing::scaled(fixed.result.samples_ms, slowdown), {.backend = backend},
                                            "/results/varying/" + backend + ".json");
-  varying.result.scenario.parameters["varying_shapes"] = {{"ranges", {{"input", "1x3x160..288x160..288"}}},
-                                                          {"distinct_shapes", 32},
-                                                          {"mean_input_elements", 3.0 * 224 * 224}};
+  varying.result.scenario.parameters.varying_shapes = result::varying_shapes_from(
+      {{"ranges", {{"input", "1x3x160..288x160..288"}}}, {"distinct_shapes", 32}, {"mean_input_elements", 3.0 * 224 * 224}});
   return {fixed, varying};
 }
 

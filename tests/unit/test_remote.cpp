@@ -296,7 +296,8 @@ TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
                   R"({"error": {"message": "The model `nosuch` does not exist.", "type": "invalid_request_error"}})"),
       remote::RemoteProtocol::kOpenAi);  // streamed by default: the error body must not go to the SSE reader
   EXPECT_NE(openai.error.find("HTTP 404: The model `nosuch` does not exist."), std::string::npos) << openai.error;
-  EXPECT_EQ(openai.remote["errors"]["examples"][0], "HTTP 404: The model `nosuch` does not exist.");
+  ASSERT_TRUE(openai.remote && openai.remote->errors);
+  EXPECT_EQ(openai.remote->errors->examples.at(0), "HTTP 404: The model `nosuch` does not exist.");
   const auto in_stream = failed_load(
       http_answer("200 OK", "text/event-stream",
                   "data: {\"error\": {\"code\": 500, \"message\": \"Invalid UTF-8\", \"type\": \"server_error\"}}\n\n"),

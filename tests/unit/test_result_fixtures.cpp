@@ -46,14 +46,14 @@ TEST(ResultFixtures, ServedRemoteGenerationAndPipelineCellsReadWithTheirSections
   const auto remote = read_fixture("remote.kserve.json");
   expect_measured(remote);
   EXPECT_EQ(remote.origin, result::ResultOrigin::kRemote);
-  EXPECT_TRUE(remote.remote.is_object());
+  EXPECT_TRUE(remote.remote);
   const auto llm = read_fixture("generation.llamacpp.json");
   expect_measured(llm);
   ASSERT_TRUE(llm.generation);
   EXPECT_GT(llm.generation->decode_tokens_per_s, 0.0);
   const auto pipeline = read_fixture("pipeline.threads.json");
   expect_measured(pipeline);
-  EXPECT_TRUE(pipeline.pipeline.is_object());
+  EXPECT_TRUE(pipeline.pipeline);
 }
 
 // Writing what was read and reading it again gives the same document: nothing read is dropped on

@@ -123,13 +123,14 @@ TEST(RunResult, AnOlderFileWithoutOriginReadsWithTheOriginItsFieldsImply) {
   };
   auto served = sample_result();
   served.origin = result::ResultOrigin::kRemote;  // not written: must not leak into the derivation
-  served.scenario.name = "serve";
+  served.scenario.name = std::nullopt;  // served traffic, written "serve"
   EXPECT_EQ(origin_of(served), result::ResultOrigin::kServed);
   auto remote = sample_result();
   remote.backend.name = "remote";
   EXPECT_EQ(origin_of(remote), result::ResultOrigin::kRemote);
   auto scraped = sample_result();
-  scraped.remote = {{"protocol", "kserve_http"}};
+  scraped.remote = result::RemoteRecord{};
+  scraped.remote->protocol = "kserve";
   EXPECT_EQ(origin_of(scraped), result::ResultOrigin::kRemote);
   auto in_process = sample_result();
   in_process.origin = result::ResultOrigin::kServed;

@@ -6,6 +6,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <regex>
@@ -207,6 +208,12 @@ class LibTorchSession final : public Session {
                  {"inference_mode", "", "on (torch::InferenceMode)", unverified, ""}};
   }
 
+  // In place only at FP32 with tensor arguments only: other precisions bind converted copies of
+  // the inputs, and a Python scalar argument holds a copy of its value.
+  SessionCapabilities capabilities() const override {
+    const bool all_tensors = std::all_of(kinds_.begin(), kinds_.end(), [](ArgumentKind k) { return k == ArgumentKind::kTensor; });
+    return {.in_place_inputs = precision_ == torch::kFloat32 && all_tensors, .varying_shapes = true};
+  }
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
@@ -243,12 +250,8 @@ class LibTorchSession final : public Session {
   }
   int max_slots() const override { return 1024; }
 
-  // In place only at FP32: other precisions bind converted copies of the inputs, and a Python
-  // scalar argument holds a copy of its value.
-  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
-    if (precision_ != torch::kFloat32 || (index < kinds_.size() && kinds_[index] != ArgumentKind::kTensor)) return false;
+  void overwrite_input(std::size_t index, std::span<const std::byte> data) override {
     overwrite_data(bound_inputs_.at(index), data);  // the bound torch tensors wrap this buffer
-    return true;
   }
 
   std::vector<Tensor> outputs() override {
@@ -307,6 +310,7 @@ class LibTorchBackend final : public Backend {
         "Debian libtorch-dev (version from its headers); TorchScript input specs come from the zoo manifest", kOptions);
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = false}; }
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
     try {
       return std::make_unique<LibTorchSession>(model, options);

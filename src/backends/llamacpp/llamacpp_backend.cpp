@@ -419,6 +419,8 @@ class LlamaCppBackend final : public Backend {
                                  kOptions);
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = true}; }
+
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions&) override {
     throw Error("llama.cpp runs GGUF language models as generators (" + model.string() +
                 "): use the generation scenario (infermark run MODEL.gguf picks it)");

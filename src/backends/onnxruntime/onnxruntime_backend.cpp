@@ -185,6 +185,7 @@ class OnnxRuntimeSession final : public Session {
     session_->EndProfilingAllocated(allocator);  // writes the profile file
   }
 
+  SessionCapabilities capabilities() const override { return {.in_place_inputs = true, .varying_shapes = true}; }
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
@@ -230,9 +231,8 @@ class OnnxRuntimeSession final : public Session {
   void run(int slot) override { session_->Run(run_options_, slots_[static_cast<std::size_t>(slot)].binding); }
   int max_slots() const override { return 1024; }
 
-  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+  void overwrite_input(std::size_t index, std::span<const std::byte> data) override {
     overwrite_data(bound_inputs_.at(index), data);  // every slot's ORT value points into this buffer
-    return true;
   }
 
   std::vector<Tensor> outputs() override {
@@ -318,6 +318,7 @@ class OnnxRuntimeBackend final : public Backend {
         kOptions);
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = false}; }
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
     try {
       return std::make_unique<OnnxRuntimeSession>(model, options);

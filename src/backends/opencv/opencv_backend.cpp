@@ -129,6 +129,8 @@ class OpenCvSession final : public Session {
     };
   }
 
+  // Inputs are copied into blobs at binding time, so there is no feeding in place.
+  SessionCapabilities capabilities() const override { return {.in_place_inputs = false, .varying_shapes = true}; }
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
@@ -198,6 +200,7 @@ class OpenCvBackend final : public Backend {
     return declared_backend_info(kName, cv::getVersionString(), {"cpu"}, "Debian libopencv-dnn-dev", {});
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = false}; }
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
     return rethrow_opencv_errors("cannot load " + model.string(),
                                  [&] { return std::make_unique<OpenCvSession>(model, options); });

@@ -116,6 +116,7 @@ class OpenVinoSession final : public Session {
     if (!dynamic) compile();
   }
 
+  SessionCapabilities capabilities() const override { return {.in_place_inputs = true, .varying_shapes = true}; }
   const std::vector<TensorSpec>& input_specs() const override { return inputs_; }
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
 
@@ -185,9 +186,8 @@ class OpenVinoSession final : public Session {
   void run(int slot) override { requests_[static_cast<std::size_t>(slot)].infer(); }
   int max_slots() const override { return 1024; }
 
-  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+  void overwrite_input(std::size_t index, std::span<const std::byte> data) override {
     overwrite_data(bound_inputs_.at(index), data);  // every infer request's input tensor wraps this buffer
-    return true;
   }
 
   std::vector<Tensor> outputs() override {
@@ -339,6 +339,7 @@ class OpenVinoBackend final : public Backend {
                                  "C++ runtime from the PyPI wheel 'openvino' (its bundled C++ libraries and headers)", kOptions);
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = false}; }
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
     try {
       return std::make_unique<OpenVinoSession>(model, options);

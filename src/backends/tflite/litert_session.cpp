@@ -88,6 +88,8 @@ class LiteRtSession final : public Session {
     slots_.push_back(make_slot());
   }
 
+  // Fixed shapes only: a new shape means resizing and reallocating the compiled model's buffers.
+  SessionCapabilities capabilities() const override { return {.in_place_inputs = true, .varying_shapes = false}; }
   const std::vector<TensorSpec>& input_specs() const override { return input_specs_; }
   const std::vector<TensorSpec>& output_specs() const override { return output_specs_; }
 
@@ -122,12 +124,12 @@ class LiteRtSession final : public Session {
     return result;
   }
 
-  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+  void overwrite_input(std::size_t index, std::span<const std::byte> data) override {
     for (auto& slot : slots_) {
-      if (index >= slot->inputs.size() || slot->input_bytes[index] != data.size()) return false;
-      if (!write(slot->inputs[index], data)) return false;
+      if (index >= slot->inputs.size() || slot->input_bytes[index] != data.size())
+        throw Error("input " + std::to_string(index) + ": " + std::to_string(data.size()) + " bytes do not fit the bound input");
+      if (!write(slot->inputs[index], data)) throw Error("input " + std::to_string(index) + ": LiteRT refused the write");
     }
-    return true;
   }
 
   std::string library_version() const override { return "ai-edge-litert " + api_.version; }

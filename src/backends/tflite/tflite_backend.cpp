@@ -56,6 +56,7 @@ class TfliteBackend final : public Backend {
                                  tflite_settings::options());
   }
 
+  BackendCapabilities capabilities() const override { return {.generators = false}; }
   std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options) override {
     try {
       return open_session(model, options);

@@ -55,6 +55,8 @@ class TfliteCSession final : public Session {
     if (xnnpack_) xnnpack_threads_ = api_.xnnpack_get_options(slots_[0]->delegate)->num_threads;
   }
 
+  // Fixed shapes only: a new shape means resizing the interpreter's tensors and allocating again.
+  SessionCapabilities capabilities() const override { return {.in_place_inputs = true, .varying_shapes = false}; }
   const std::vector<TensorSpec>& input_specs() const override { return input_specs_; }
   const std::vector<TensorSpec>& output_specs() const override { return output_specs_; }
 
@@ -88,13 +90,15 @@ class TfliteCSession final : public Session {
     return result;
   }
 
-  bool overwrite_input(std::size_t index, std::span<const std::byte> data) override {
+  void overwrite_input(std::size_t index, std::span<const std::byte> data) override {
     for (auto& slot : slots_) {
       TfLiteTensor* t = api_.input_tensor(slot->interpreter, static_cast<int>(index));
-      if (api_.tensor_byte_size(t) != data.size()) return false;
-      if (api_.tensor_copy_from(t, data.data(), data.size()) != kTfLiteOk) return false;
+      if (api_.tensor_byte_size(t) != data.size())
+        throw Error("input " + std::to_string(index) + ": " + std::to_string(data.size()) + " bytes given, " +
+                    std::to_string(api_.tensor_byte_size(t)) + " bound");
+      if (api_.tensor_copy_from(t, data.data(), data.size()) != kTfLiteOk)
+        throw Error("input " + std::to_string(index) + ": TfLiteTensorCopyFromBuffer failed");
     }
-    return true;
   }
 
   std::string library_version() const override { return "TfLite " + api_.version; }

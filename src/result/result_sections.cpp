@@ -1,0 +1,387 @@
+#include "result/result_sections.hpp"
+
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
+
+namespace infermark::result {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void mistyped(const std::string& where, const char* expected, const json& value) {
+  auto text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  throw Error(where + ": expected " + expected + ", got " + text);
+}
+
+// `value` as T, or an error naming `where` when it is of another kind.
+template <typename T>
+T as(const json& value, const std::string& where) {
+  if constexpr (std::is_same_v<T, json>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!value.is_string()) mistyped(where, "a string", value);
+    return value.get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) mistyped(where, "true or false", value);
+    return value.get<bool>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number()) mistyped(where, "a number", value);
+    return value.get<T>();
+  } else {
+    static_assert(std::is_integral_v<T>);
+    if (!value.is_number()) mistyped(where, "an integer", value);
+    if (std::is_unsigned_v<T> && value.is_number_integer() && value.get<std::int64_t>() < 0)
+      mistyped(where, "a count (>= 0)", value);
+    try {
+      return integer<T>(value);
+    } catch (const json::exception&) {
+      mistyped(where, "an integer in range", value);
+    }
+  }
+}
+
+// The fields of one JSON object, read by name; `where` ("remote.errors") prefixes every error.
+class Fields {
+ public:
+  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {
+    if (!j_.is_object()) mistyped(where_, "an object", j_);
+  }
+
+  std::string path(const char* key) const { return where_ + "." + key; }
+  // The field, or nullptr when absent or null.
+  const json* find(const char* key) const {
+    const auto it = j_.find(key);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  template <typename T>
+  T get(const char* key, T fallback = T{}) const {
+    const auto* v = find(key);
+    return v ? as<T>(*v, path(key)) : fallback;
+  }
+  template <typename T>
+  std::optional<T> optional(const char* key) const {
+    const auto* v = find(key);
+    return v ? std::optional<T>(as<T>(*v, path(key))) : std::nullopt;
+  }
+  // A nested object's fields (an empty one when absent, so its fields read as defaults).
+  Fields object(const char* key) const {
+    static const json kEmpty = json::object();
+    const auto* v = find(key);
+    return Fields(v ? *v : kEmpty, path(key));
+  }
+  // Each element of an array field (none when absent), read by `read(element, "key[i]")`.
+  template <typename Read>
+  auto list(const char* key, Read read) const {
+    std::vector<decltype(read(std::declval<const json&>(), std::string()))> out;
+    const auto* v = find(key);
+    if (!v) return out;
+    if (!v->is_array()) mistyped(path(key), "a list", *v);
+    for (std::size_t i = 0; i < v->size(); ++i) out.push_back(read((*v)[i], path(key) + "[" + std::to_string(i) + "]"));
+    return out;
+  }
+  std::map<std::string, std::uint64_t> counts(const char* key) const {
+    std::map<std::string, std::uint64_t> out;
+    const auto* v = find(key);
+    if (!v) return out;
+    if (!v->is_object()) mistyped(path(key), "an object of counts", *v);
+    for (const auto& [name, n] : v->items()) out[name] = as<std::uint64_t>(n, path(key) + "." + name);
+    return out;
+  }
+  std::vector<std::string> texts(const char* key) const {
+    return list(key, [](const json& v, const std::string& where) { return as<std::string>(v, where); });
+  }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+// ---- pipeline ----
+
+json to_json(const std::optional<BriefLatency>& s) {
+  if (!s) return nullptr;
+  return {{"count", s->count}, {"mean", s->mean}, {"p50", s->p50}, {"p99", s->p99}, {"max", s->max}};
+}
+
+std::optional<BriefLatency> brief_latency_from(const Fields& parent, const char* key) {
+  if (!parent.find(key)) return std::nullopt;
+  const auto f = parent.object(key);
+  return BriefLatency{f.get<std::uint64_t>("count"), f.get<double>("mean"), f.get<double>("p50"), f.get<double>("p99"),
+                      f.get<double>("max")};
+}
+
+const char* const kStageCounts[] = {"processed", "dropped_here", "service_ms", "inference_ms", "queue_wait_ms"};
+
+json to_json(const PipelineStageRecord& s) {
+  json j = s.description;
+  j["processed"] = s.processed;
+  j["dropped_here"] = s.dropped_here;
+  j["service_ms"] = to_json(s.service_ms);
+  j["inference_ms"] = to_json(s.inference_ms);
+  j["queue_wait_ms"] = to_json(s.queue_wait_ms);
+  return j;
+}
+
+PipelineStageRecord stage_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  PipelineStageRecord s;
+  s.description = j;
+  for (const auto* key : kStageCounts) s.description.erase(key);
+  s.processed = f.get<std::uint64_t>("processed");
+  s.dropped_here = f.get<std::uint64_t>("dropped_here");
+  s.service_ms = brief_latency_from(f, "service_ms");
+  s.inference_ms = brief_latency_from(f, "inference_ms");
+  s.queue_wait_ms = brief_latency_from(f, "queue_wait_ms");
+  return s;
+}
+
+BreakerRecord breaker_from(const Fields& f) {
+  BreakerRecord b;
+  b.trip_after = f.get<int>("trip_after");
+  b.cooldown_ms = f.get<double>("cooldown_ms");
+  b.final_state = parse_breaker_state(f.get<std::string>("final_state"), f.path("final_state"));
+  b.times_opened = f.get<std::uint64_t>("times_opened");
+  b.rejected = f.get<std::uint64_t>("rejected");
+  b.events = f.list("events", [](const json& e, const std::string& where) {
+    const Fields event(e, where);
+    return BreakerEventRecord{event.get<double>("at_ms"), parse_breaker_state(event.get<std::string>("state"), event.path("state"))};
+  });
+  return b;
+}
+
+// ---- remote ----
+
+json to_json(const PromptSource& p) {
+  json j{{"source", p.source}};
+  if (p.words) j["words"] = *p.words;
+  if (p.count) j["count"] = *p.count;
+  return j;
+}
+
+RemoteErrorCounts errors_from(const Fields& f) {
+  RemoteErrorCounts e;
+  e.total = f.get<std::uint64_t>("total");
+  e.transport = f.counts("transport");
+  e.http_status = f.counts("http_status");
+  e.grpc_status = f.counts("grpc_status");
+  e.in_stream = f.get<std::uint64_t>("in_stream");
+  e.examples = f.texts("examples");
+  return e;
+}
+
+// ---- scaleout ----
+
+json to_json(const RankRecord& r) {
+  json j{{"rank", r.rank}, {"host", r.host}};
+  j["share"] = json::object();
+  if (r.share_qps) j["share"]["qps"] = *r.share_qps;
+  if (r.share_clients) j["share"]["clients"] = *r.share_clients;
+  if (r.target_qps) j["target_qps"] = *r.target_qps;
+  if (r.waited_for_lane) j["waited_for_lane"] = *r.waited_for_lane;
+  j["completed"] = r.completed;
+  j["errors"] = r.errors;
+  j["rejected"] = r.rejected;
+  j["achieved_qps"] = r.achieved_qps;
+  j["issue_lateness_us"] = r.issue_lateness_us ? json{{"p50", r.issue_lateness_us->p50},
+                                                      {"p99", r.issue_lateness_us->p99},
+                                                      {"max", r.issue_lateness_us->max}}
+                                               : json(nullptr);
+  j["failed"] = r.failed;
+  j["fell_behind"] = r.fell_behind;
+  if (r.error) j["error"] = *r.error;
+  if (!r.behind_because.empty()) j["behind_because"] = r.behind_because;
+  if (r.seed) j["seed"] = *r.seed;
+  return j;
+}
+
+RankRecord rank_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  RankRecord r;
+  r.rank = f.get<int>("rank");
+  r.host = f.get<std::string>("host");
+  const auto share = f.object("share");
+  r.share_qps = share.optional<double>("qps");
+  r.share_clients = share.optional<int>("clients");
+  r.target_qps = f.optional<double>("target_qps");
+  r.waited_for_lane = f.optional<std::uint64_t>("waited_for_lane");
+  r.completed = f.get<std::uint64_t>("completed");
+  r.errors = f.get<std::uint64_t>("errors");
+  r.rejected = f.get<std::uint64_t>("rejected");
+  r.achieved_qps = f.get<double>("achieved_qps");
+  if (f.find("issue_lateness_us")) {
+    const auto l = f.object("issue_lateness_us");
+    r.issue_lateness_us = IssueLateness{l.get<double>("p50"), l.get<double>("p99"), l.get<double>("max")};
+  }
+  r.failed = f.get<bool>("failed");
+  r.fell_behind = f.get<bool>("fell_behind");
+  r.error = f.optional<std::string>("error");
+  r.behind_because = f.texts("behind_because");
+  if (j.contains("seed")) r.seed = j["seed"];  // null included: the rank recorded no seed
+  return r;
+}
+
+}  // namespace
+
+json to_json(const BreakerRecord& b) {
+  json events = json::array();
+  for (const auto& e : b.events) events.push_back({{"at_ms", e.at_ms}, {"state", name_of(e.state)}});
+  return {{"trip_after", b.trip_after},     {"cooldown_ms", b.cooldown_ms}, {"final_state", name_of(b.final_state)},
+          {"times_opened", b.times_opened}, {"rejected", b.rejected},       {"events", events}};
+}
+
+BreakerRecord breaker_record_from(const json& j, const std::string& where) { return breaker_from(Fields(j, where)); }
+
+json to_json(const PipelineRecord& p) {
+  json stages = json::array();
+  for (const auto& s : p.stages) stages.push_back(to_json(s));
+  const auto& r = p.requests;
+  return {{"mode", name_of(p.mode)},
+          {"stages", stages},
+          {"handoff", p.handoff},
+          {"transport", p.transport},
+          {"queue_depth", p.queue_depth},
+          {"requests",
+           {{"timed", optional_json(r.timed)},
+            {"admitted", r.admitted},
+            {"completed", r.completed},
+            {"completed_on_time", r.completed_on_time},
+            {"completed_late", r.completed_late},
+            {"dropped", r.dropped},
+            {"rejected_by_breaker", r.rejected_by_breaker}}},
+          {"timeout_ms", p.timeout_ms},
+          {"in_pipeline_latency_ms", to_json(p.in_pipeline_latency_ms)},
+          {"in_pipeline_throughput_qps", p.in_pipeline_throughput_qps},
+          {"goodput_qps", p.goodput_qps},
+          {"breaker", p.breaker ? to_json(*p.breaker) : json(nullptr)},
+          {"prediction",
+           {{"from_mode", name_of(p.prediction.from_mode)},
+            {"latency_ms", p.prediction.latency_ms},
+            {"queries_per_s", p.prediction.queries_per_s},
+            {"rule", p.prediction.rule}}},
+          {"max_abs_diff_vs_serial", optional_json(p.max_abs_diff_vs_serial)}};
+}
+
+PipelineRecord pipeline_record_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  PipelineRecord p;
+  p.mode = parse_pipeline_mode(f.get<std::string>("mode"), f.path("mode"));
+  p.stages = f.list("stages", stage_from);
+  p.handoff = f.get<std::string>("handoff");
+  p.transport = f.get<std::string>("transport");
+  p.queue_depth = f.get<int>("queue_depth");
+  const auto r = f.object("requests");
+  p.requests = {r.optional<std::uint64_t>("timed"),     r.get<std::uint64_t>("admitted"),
+                r.get<std::uint64_t>("completed"),      r.get<std::uint64_t>("completed_on_time"),
+                r.get<std::uint64_t>("completed_late"), r.get<std::uint64_t>("dropped"),
+                r.get<std::uint64_t>("rejected_by_breaker")};
+  p.timeout_ms = f.get<double>("timeout_ms");
+  p.in_pipeline_latency_ms = brief_latency_from(f, "in_pipeline_latency_ms");
+  p.in_pipeline_throughput_qps = f.get<double>("in_pipeline_throughput_qps");
+  p.goodput_qps = f.get<double>("goodput_qps");
+  if (f.find("breaker")) p.breaker = breaker_from(f.object("breaker"));
+  const auto prediction = f.object("prediction");
+  p.prediction = {parse_pipeline_mode(prediction.get<std::string>("from_mode"), prediction.path("from_mode")),
+                  prediction.get<double>("latency_ms"),
+                  prediction.get<double>("queries_per_s"), prediction.get<std::string>("rule")};
+  p.max_abs_diff_vs_serial = f.optional<double>("max_abs_diff_vs_serial");
+  return p;
+}
+
+json to_json(const RemoteErrorCounts& e) {
+  return {{"total", e.total},
+          {"transport", e.transport},
+          {"http_status", e.http_status},
+          {"grpc_status", e.grpc_status},
+          {"in_stream", e.in_stream},
+          {"examples", e.examples}};
+}
+
+RemoteErrorCounts remote_errors_from(const json& j, const std::string& where) { return errors_from(Fields(j, where)); }
+
+json to_json(const RemoteRecord& r) {
+  json j{{"protocol", r.protocol},
+         {"url", r.url},
+         {"client",
+          {{"io_threads", r.client.io_threads}, {"timeout_s", r.client.timeout_s}, {"max_in_flight", r.client.max_in_flight}}}};
+  if (r.server) j["server"] = *r.server;
+  if (r.model_version) j["model_version"] = *r.model_version;
+  if (r.tensors) j["tensors"] = *r.tensors;
+  if (r.request) j["request"] = {{"method", r.request->method}, {"body_bytes", r.request->body_bytes}};
+  if (r.endpoint) j["endpoint"] = *r.endpoint;
+  if (r.stream) j["stream"] = *r.stream;
+  if (r.ignore_eos) j["ignore_eos"] = *r.ignore_eos;
+  if (r.prompts) j["prompts"] = to_json(*r.prompts);
+  if (r.token_counts)
+    j["token_counts"] = {{"from_server_usage", r.token_counts->from_server_usage},
+                         {"from_counted_stream_pieces", r.token_counts->from_counted_stream_pieces}};
+  if (r.errors) j["errors"] = to_json(*r.errors);
+  if (r.connections_opened) j["connections_opened"] = *r.connections_opened;
+  if (r.scrape) j["scrape"] = *r.scrape;
+  return j;
+}
+
+RemoteRecord remote_record_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  RemoteRecord r;
+  r.protocol = f.get<std::string>("protocol");
+  r.url = f.get<std::string>("url");
+  const auto client = f.object("client");
+  r.client = {client.get<int>("io_threads"), client.get<double>("timeout_s"), client.get<int>("max_in_flight")};
+  if (const auto* server = f.find("server")) {
+    if (!server->is_object()) mistyped(f.path("server"), "an object", *server);
+    r.server = *server;
+  }
+  r.model_version = f.optional<std::string>("model_version");
+  r.tensors = f.optional<std::string>("tensors");
+  if (f.find("request")) {
+    const auto request = f.object("request");
+    r.request = PlainHttpRequest{request.get<std::string>("method"), request.get<std::uint64_t>("body_bytes")};
+  }
+  r.endpoint = f.optional<std::string>("endpoint");
+  r.stream = f.optional<bool>("stream");
+  r.ignore_eos = f.optional<bool>("ignore_eos");
+  if (f.find("prompts")) {
+    const auto prompts = f.object("prompts");
+    r.prompts = PromptSource{prompts.get<std::string>("source"), prompts.optional<std::string>("words"),
+                             prompts.optional<std::uint64_t>("count")};
+  }
+  if (f.find("token_counts")) {
+    const auto counts = f.object("token_counts");
+    r.token_counts = TokenCounts{counts.get<std::uint64_t>("from_server_usage"),
+                                 counts.get<std::uint64_t>("from_counted_stream_pieces")};
+  }
+  if (f.find("errors")) r.errors = errors_from(f.object("errors"));
+  r.connections_opened = f.optional<std::uint64_t>("connections_opened");
+  r.scrape = f.optional<json>("scrape");
+  return r;
+}
+
+json to_json(const ScaleoutRecord& s) {
+  json rows = json::array();
+  for (const auto& r : s.per_rank) rows.push_back(to_json(r));
+  json j{{"ranks", s.ranks}, {"valid", s.valid}, {"fell_behind_rule", s.fell_behind_rule}, {"merge", s.merge}, {"per_rank", rows}};
+  if (s.problems) j["problems"] = *s.problems;
+  return j;
+}
+
+ScaleoutRecord scaleout_record_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  ScaleoutRecord s;
+  s.ranks = f.get<std::uint64_t>("ranks");
+  s.valid = f.get<bool>("valid", true);
+  s.fell_behind_rule = f.get<std::string>("fell_behind_rule");
+  s.merge = f.get<std::string>("merge");
+  s.per_rank = f.list("per_rank", rank_from);
+  s.problems = f.optional<std::string>("problems");
+  return s;
+}
+
+}  // namespace infermark::result
