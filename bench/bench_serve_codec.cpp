@@ -19,11 +19,11 @@ struct BinaryRequest {
 
 BinaryRequest tiny_cnn_request() {
   const std::size_t bytes = 4 * 3 * 32 * 32;
-  const auto header = nlohmann::json{{"inputs", {{{"name", "input"},
-                                                  {"shape", {1, 3, 32, 32}},
-                                                  {"datatype", "FP32"},
-                                                  {"parameters", {{"binary_data_size", bytes}}}}}}}
-                          .dump();
+  const auto header =
+      nlohmann::json{
+          {"inputs",
+           {{{"name", "input"}, {"shape", {1, 3, 32, 32}}, {"datatype", "FP32"}, {"parameters", {{"binary_data_size", bytes}}}}}}}
+          .dump();
   return {header + std::string(bytes, '\0'), header.size()};
 }
 

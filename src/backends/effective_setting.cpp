@@ -7,9 +7,8 @@
 namespace infermark {
 namespace {
 
-constexpr NamedValue<SettingState> kStates[] = {{SettingState::kVerified, "verified"},
-                                                {SettingState::kUnverified, "unverified"},
-                                                {SettingState::kNotApplied, "not_applied"}};
+constexpr NamedValue<SettingState> kStates[] = {
+    {SettingState::kVerified, "verified"}, {SettingState::kUnverified, "unverified"}, {SettingState::kNotApplied, "not_applied"}};
 
 }  // namespace
 

@@ -41,9 +41,9 @@ EffectiveSetting observed_threads(int requested, int observed, const std::string
 }
 
 EffectiveSetting counted_pool_threads(int requested, int started, const std::string& starter, const std::string& note) {
-  return observed_threads(requested, started + 1,
-                          "counted: " + starter + " started " + std::to_string(started) +
-                              " pool thread(s) beside the calling thread" + note);
+  return observed_threads(
+      requested, started + 1,
+      "counted: " + starter + " started " + std::to_string(started) + " pool thread(s) beside the calling thread" + note);
 }
 
 EffectiveSetting unverified_threads(int requested, const std::string& effective, const std::string& why) {

@@ -20,8 +20,7 @@ void define_compare_flags(CLI::App& cmd, CompareOptions& o) {
   cmd.add_option("--alpha", o.settings.alpha, "Significance level of the tests")
       ->check(CLI::Range(1e-6, 0.5))
       ->capture_default_str();
-  cmd.add_option("--threshold", o.settings.threshold_pct,
-                 "Smallest change in percent that counts (without --fail-on-regression)")
+  cmd.add_option("--threshold", o.settings.threshold_pct, "Smallest change in percent that counts (without --fail-on-regression)")
       ->check(not_negative())
       ->capture_default_str();
   cmd.add_option("--resamples", o.settings.bootstrap_resamples, "Bootstrap resamples")

@@ -30,8 +30,8 @@ std::string cell_file_name(const result::RunResult& result, int concurrency) {
 void print_cell(const result::RunResult& r, const std::string& destination) {
   auto line = fmt::format("{} {} {}", r.backend.framework, r.model.name, result::name_of(r.status));
   if (r.latency_ms)
-    line += fmt::format("  P50 {:.3f} ms  P99 {:.3f} ms  {:.1f} req/s", r.latency_ms->at(50).value,
-                        r.latency_ms->at(99).value, r.throughput.queries_per_s);
+    line += fmt::format("  P50 {:.3f} ms  P99 {:.3f} ms  {:.1f} req/s", r.latency_ms->at(50).value, r.latency_ms->at(99).value,
+                        r.throughput.queries_per_s);
   if (r.generation && r.generation->ttft_ms)
     line += fmt::format("  TTFT P50 {:.1f} ms  {:.1f} output tokens/s", r.generation->ttft_ms->at(50).value,
                         r.generation->output_tokens_per_s);
@@ -89,7 +89,8 @@ int run_load(const LoadOptions& o) {
     }
     const auto result = remote::measure_remote(request, &stop, {}, as_ranks ? &ranks : nullptr);
     if (!root) {  // rank 0 prints and writes the merged result; the others speak only of their own failure
-      if (result.status != result::CellStatus::kOk) fmt::print(stderr, "infermark load: rank {}: {}\n", world.rank(), result.error);
+      if (result.status != result::CellStatus::kOk)
+        fmt::print(stderr, "infermark load: rank {}: {}\n", world.rank(), result.error);
       failed = failed || result.status != result::CellStatus::kOk;
       continue;
     }
@@ -120,16 +121,19 @@ void define_load_flags(CLI::App& cmd, LoadOptions& o) {
       ->default_str("kserve");
   cmd.add_option("--model", r.model, "The served model's name");
   cmd.add_option("--model-version", r.version, "kserve: the model version (default: the server's)");
-  cmd.add_option("--tensors", r.tensors, "kserve: auto (the binary tensor extension where the server lists it, else JSON), binary or json")
+  cmd.add_option("--tensors", r.tensors,
+                 "kserve: auto (the binary tensor extension where the server lists it, else JSON), binary or json")
       ->transform(CLI::CheckedTransformer(remote::tensor_encoding_names()))
       ->default_str("auto");
   cmd.add_option("--endpoint", r.endpoint, "openai: chat (/v1/chat/completions) or completions (/v1/completions)")
       ->transform(CLI::CheckedTransformer(std::vector<std::pair<std::string, remote::OpenAiEndpoint>>{
           {"chat", remote::OpenAiEndpoint::kChat}, {"completions", remote::OpenAiEndpoint::kCompletions}}))
       ->default_str("chat");
-  cmd.add_flag_callback("--no-stream", [&r] { r.stream = false; }, "openai: ask for whole answers (TTFT is then the whole request)");
-  cmd.add_flag_callback("--no-ignore-eos", [&r] { r.ignore_eos = false; },
-                        "openai: let the model stop early (default: ignore_eos, every request generates --output-tokens)");
+  cmd.add_flag_callback(
+      "--no-stream", [&r] { r.stream = false; }, "openai: ask for whole answers (TTFT is then the whole request)");
+  cmd.add_flag_callback(
+      "--no-ignore-eos", [&r] { r.ignore_eos = false; },
+      "openai: let the model stop early (default: ignore_eos, every request generates --output-tokens)");
   cmd.add_option("--prompts", r.prompts_file,
                  "openai: JSONL prompts ({\"prompt\"}, {\"text\"} as aiperf, {\"messages\"} or ShareGPT {\"conversations\"}); "
                  "default synthetic prompts of --prompt-tokens words");
@@ -160,8 +164,9 @@ void define_load_flags(CLI::App& cmd, LoadOptions& o) {
       ->capture_default_str();
   add_input_flags(cmd, o.measurement);
   cmd.get_option("--concurrency")
-      ->description("Clients (closed loop), or the most requests in flight (open loop; default 256); a list gives one "
-                    "result each");
+      ->description(
+          "Clients (closed loop), or the most requests in flight (open loop; default 256); a list gives one "
+          "result each");
 }
 
 void add_load_command(CLI::App& app, int& exit_code) {

@@ -41,7 +41,8 @@ int run_pipeline(const PipelineOptions& o) {
     std::fflush(stdout);
     outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
     if (outcomes.back().status != result::CellStatus::kOk)
-      fmt::print(stderr, "infermark: {} mode {}: {}\n", result::name_of(mode), result::name_of(outcomes.back().status), outcomes.back().error);
+      fmt::print(stderr, "infermark: {} mode {}: {}\n", result::name_of(mode), result::name_of(outcomes.back().status),
+                 outcomes.back().error);
   }
   std::vector<pipeline::ModeFigures> figures;
   for (const auto& outcome : outcomes) figures.push_back(pipeline::figures_of(outcome, spec.stages.size()));
@@ -93,7 +94,9 @@ void define_pipeline_flags(CLI::App& cmd, PipelineOptions& o) {
   // depth); --warmup is the pipeline's untimed requests (default: the file's).
   add_scenario_flags(cmd, o.scenario_flags);
   cmd.get_option("--warmup")->description("Untimed warm-up requests, past the breaker (default: the file's)")->default_str("");
-  cmd.get_option("--runs")->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")->default_str("");
+  cmd.get_option("--runs")
+      ->description("Timed requests of a closed-loop scenario (default: the file's 'requests')")
+      ->default_str("");
   cmd.get_option("--concurrency")->description("Requests in the pipeline at once, in every mode (default: each mode's depth)");
   // Which of the shared flags were given: the file's settings hold where they were not.
   cmd.parse_complete_callback([&cmd, &o] {

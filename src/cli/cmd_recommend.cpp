@@ -15,7 +15,8 @@ namespace {
 // A limit or figure that must be a positive number, stored only when given: 0 can be a real
 // limit elsewhere (accuracy loss 0%), so "not given" is an empty optional, not a zero.
 CLI::Option* optional_number(CLI::App& cmd, const std::string& name, std::optional<double>& value, const std::string& help) {
-  return cmd.add_option_function<double>(name, [&value](double given) { value = given; }, help);
+  return cmd.add_option_function<double>(
+      name, [&value](double given) { value = given; }, help);
 }
 
 // The machine's peak as given, else this machine's standing in for the measured one (result files

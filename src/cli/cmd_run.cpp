@@ -115,13 +115,15 @@ void define_run_flags(CLI::App& cmd, RunCommandOptions& o) {
       ->required();
   std::string names;
   for (const auto& name : known_backend_names()) names += (names.empty() ? "" : ", ") + name;
-  cmd.add_option("-b,--backends", o.backends, "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
+  cmd.add_option("-b,--backends", o.backends,
+                 "Backends to compare (comma-separated, of " + names + "; default: every capable one)")
       ->delimiter(',');
   cmd.add_option("--out", o.out, "Folder for result files")->capture_default_str();
   auto* in_process =
       cmd.add_flag("--in-process", o.in_process, "Measure every backend in this process (debugging; no crash isolation)");
   add_memory_limit_flag(cmd, o.memory_limit_mb)->excludes(in_process);
-  cmd.add_option("--timeout", o.timeout_s, "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
+  cmd.add_option("--timeout", o.timeout_s,
+                 "Seconds before a cell's worker is stopped (default: the scenario's planned duration + 600)")
       ->check(above_zero());
   cmd.add_option("--reference", o.reference,
                  "Backend whose outputs the others are cross-checked against (default onnxruntime, else the first that ran)")

@@ -18,7 +18,10 @@ CLI::Option* server_flag(CLI::App& cmd, ServeOptions& o, const std::string& name
                          const std::string& help) {
   return cmd
       .add_option_function<T>(
-          name, [&o, field](const T& value) { o.server_settings.push_back([field, value](serve::ServeConfig& c) { c.*field = value; }); },
+          name,
+          [&o, field](const T& value) {
+            o.server_settings.push_back([field, value](serve::ServeConfig& c) { c.*field = value; });
+          },
           help)
       ->default_str(fmt::format("{}", serve::ServeConfig{}.*field));
 }
@@ -27,7 +30,8 @@ CLI::Option* server_flag(CLI::App& cmd, ServeOptions& o, const std::string& name
 
 void define_serve_flags(CLI::App& cmd, ServeOptions& o) {
   auto& m = o.model;
-  auto* config = cmd.add_option("--config", o.config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
+  auto* config =
+      cmd.add_option("--config", o.config_file, "Model repository file (YAML: models, variants, batching; see docs/serving.md)");
   cmd.add_option("--model", m.model_file, "One model file to serve (instead of --config)")->excludes(config);
   cmd.add_option("--name", m.name, "The served model's name (default: the file's stem)");
   cmd.add_option("-b,--backends", m.backends, "Backends, one variant each (named after the backend)")->delimiter(',');
@@ -39,7 +43,8 @@ void define_serve_flags(CLI::App& cmd, ServeOptions& o) {
   cmd.add_option("--ctx", m.context, "Language models: context tokens per sequence (0 = the model's)");
   cmd.add_option("--max-batch", m.batching.max_batch_size, "Dynamic batching: rows per batch (0 = off)");
   cmd.add_option("--batch-delay-us", m.batching.max_queue_delay_us, "Dynamic batching: how long a request may wait for others");
-  cmd.add_option("--preferred-batch", m.batching.preferred_batch_sizes, "Dynamic batching: preferred batch sizes")->delimiter(',');
+  cmd.add_option("--preferred-batch", m.batching.preferred_batch_sizes, "Dynamic batching: preferred batch sizes")
+      ->delimiter(',');
   cmd.add_option("--max-queue", m.max_queue, "Waiting requests per variant before 429")->default_str("128");
   cmd.add_option("--timeout-ms", m.timeout_ms, "Per-request timeout, queue included (0 = none)");
   cmd.add_option("--inline-below-us", m.inline_below_us,
@@ -57,9 +62,9 @@ void define_serve_flags(CLI::App& cmd, ServeOptions& o) {
       "Framework-specific option KEY=VALUE for every variant (repeatable)");
   server_flag(cmd, o, "--host", &serve::ServeConfig::host, "Address to listen on");
   server_flag(cmd, o, "--port", &serve::ServeConfig::http_port, "HTTP port (0 = any free port)");
-  auto* grpc = server_flag(cmd, o, "--grpc-port", &serve::ServeConfig::grpc_port,
-                           "KServe v2 gRPC port (0 = any free port, -1 = no gRPC)")
-                   ->check(CLI::Range(-1, 65535));
+  auto* grpc =
+      server_flag(cmd, o, "--grpc-port", &serve::ServeConfig::grpc_port, "KServe v2 gRPC port (0 = any free port, -1 = no gRPC)")
+          ->check(CLI::Range(-1, 65535));
   cmd.add_flag_callback(
          "--no-grpc", [&o] { o.server_settings.push_back([](serve::ServeConfig& c) { c.grpc_port = -1; }); },
          "Serve no gRPC (as --grpc-port -1)")

@@ -164,8 +164,8 @@ int distributed_sweep(const SweepOptions& o, scaleout::World& world, const study
       !warning.empty())
     fmt::print(stderr, "infermark: warning: {}\n", warning);
   if (world.is_root())
-    fmt::print("{} ranks on {}; results gather in {}\n", world.size(), o.per_host ? "their own hosts (--per-host)" : "a share of the cells each",
-               sweep.plan.output_dir.string());
+    fmt::print("{} ranks on {}; results gather in {}\n", world.size(),
+               o.per_host ? "their own hosts (--per-host)" : "a share of the cells each", sweep.plan.output_dir.string());
   int exit_code = 0;
   try {
     std::size_t done_cells = 0;
@@ -248,8 +248,7 @@ int sweep(const SweepOptions& o) {
     plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
   plan.worker_memory_limit_mb = o.memory_limit_mb;
   plan.worker_argv = worker_argv;
-  if (distributed)
-    return distributed_sweep(o, world, study, {plan, estimates_s, spread_of(o), {}}, registry, stop);
+  if (distributed) return distributed_sweep(o, world, study, {plan, estimates_s, spread_of(o), {}}, registry, stop);
   // Held until the sweep returns, and by its workers while they live: see study/study_lock.hpp.
   const study::StudyFolderLock lock(plan.output_dir);
   if (o.search) return search(o, study, cells, plan, registry, stop);

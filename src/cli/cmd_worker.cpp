@@ -5,11 +5,11 @@
 #include "cli/commands.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/worker_command.hpp"
-#include "result/cell_json.hpp"
+#include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "loadgen/live_stats.hpp"
 #include "remote/measure_remote.hpp"
-#include "core/error.hpp"
+#include "result/cell_json.hpp"
 
 #include <atomic>
 #include <chrono>

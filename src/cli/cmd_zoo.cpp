@@ -69,8 +69,7 @@ void define_zoo_flags(CLI::App& cmd, ZooOptions& o) {
   build->add_option("names", o.names, "Catalog names (see `infermark zoo list`)")->required();
   build->add_option("--formats", o.formats, "onnx, torchscript, openvino-ir, tflite, gguf (default: all the model offers)")
       ->delimiter(',');
-  build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")
-      ->delimiter(',');
+  build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0 (default: all the model offers)")->delimiter(',');
   build->add_flag("--force", o.force, "Rebuild even what is cached");
 }
 

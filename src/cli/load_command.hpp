@@ -11,7 +11,7 @@
 namespace infermark::cli {
 
 struct LoadOptions {
-  remote::RemoteRequest request;  // everything but the cell, which each concurrency level sets
+  remote::RemoteRequest request;    // everything but the cell, which each concurrency level sets
   harness::RunOptions measurement;  // inputs and scenario, as `run` takes them
   std::string out = "results";
 };

@@ -13,7 +13,7 @@ namespace infermark::cli {
 
 struct RecommendOptions {
   std::vector<std::string> results;
-  report::Constraints constraints;   // every constraint flag, unset where not given
+  report::Constraints constraints;    // every constraint flag, unset where not given
   std::optional<double> peak_gflops;  // unset: derived from this machine
   bool as_json = false;
 };

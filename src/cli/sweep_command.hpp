@@ -12,8 +12,8 @@ struct SweepOptions {
   std::string out = "results";
   bool dry_run = false;
   bool fresh = false;
-  double max_duration_s = 0;   // 0: no limit
-  bool search = false;         // guided search for the best cell meeting p99_ms instead of the whole matrix
+  double max_duration_s = 0;  // 0: no limit
+  bool search = false;        // guided search for the best cell meeting p99_ms instead of the whole matrix
   double p99_ms = 0;
   double memory_limit_mb = 0;  // per worker; 0: none
   bool per_host = false;       // every rank runs the whole study, results kept per host

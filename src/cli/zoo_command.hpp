@@ -11,9 +11,9 @@ namespace infermark::cli {
 enum class ZooAction { kNone, kList, kBuild };
 
 struct ZooOptions {
-  ZooAction action = ZooAction::kNone;  // the subcommand given
-  std::string models_dir;               // "": the driver's default
-  bool as_json = false;                 // list
+  ZooAction action = ZooAction::kNone;                  // the subcommand given
+  std::string models_dir;                               // "": the driver's default
+  bool as_json = false;                                 // list
   std::vector<std::string> names, formats, precisions;  // build
   bool force = false;                                   // build
 };

@@ -41,7 +41,9 @@ std::optional<InputLabels> labels_of_inputs(const std::map<std::string, std::str
   for (const auto& [name, file] : files) {
     auto labels = read_input_labels(file);
     if (!labels) continue;
-    if (found) throw Error("--input " + name + "=" + file + ": another input file has labels too (" + found->file + "); give labels for one input");
+    if (found)
+      throw Error("--input " + name + "=" + file + ": another input file has labels too (" + found->file +
+                  "); give labels for one input");
     found = std::move(labels);
   }
   return found;

@@ -13,9 +13,9 @@
 namespace infermark {
 
 struct InputLabels {
-  std::string file;                   // the .labels.json read
-  std::string output;                 // the output holding class scores ("" = the model's first)
-  std::vector<std::int64_t> labels;   // one class index per sample
+  std::string file;                  // the .labels.json read
+  std::string output;                // the output holding class scores ("" = the model's first)
+  std::vector<std::int64_t> labels;  // one class index per sample
 };
 
 // "images.npy" -> "images.labels.json".

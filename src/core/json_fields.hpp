@@ -18,8 +18,8 @@ std::optional<double> optional_number(const nlohmann::json& j, const char* key);
 double number(const nlohmann::json& j, const char* key);  // 0 when absent
 std::optional<std::uint64_t> optional_count(const nlohmann::json& j, const char* key);
 std::uint64_t count(const nlohmann::json& j, const char* key);  // 0 when absent
-bool flag(const nlohmann::json& j, const char* key);             // false when absent
-std::string text(const nlohmann::json& j, const char* key);      // "" when absent
+bool flag(const nlohmann::json& j, const char* key);            // false when absent
+std::string text(const nlohmann::json& j, const char* key);     // "" when absent
 
 // `j` as the integer type T: a JSON integer, or a float whose value truncated fits T. A float out
 // of T's range (or NaN) throws nlohmann's out_of_range (406), which the readers' catch turns into

@@ -12,10 +12,11 @@
 namespace infermark {
 namespace {
 
-constexpr std::array<std::pair<OutputKind, std::string_view>, 4> kNames{{{OutputKind::kClassScores, "class_scores"},
-                                                                         {OutputKind::kEmbedding, "embedding"},
-                                                                         {OutputKind::kSequenceClassScores, "sequence_class_scores"},
-                                                                         {OutputKind::kOther, "other"}}};
+constexpr std::array<std::pair<OutputKind, std::string_view>, 4> kNames{
+    {{OutputKind::kClassScores, "class_scores"},
+     {OutputKind::kEmbedding, "embedding"},
+     {OutputKind::kSequenceClassScores, "sequence_class_scores"},
+     {OutputKind::kOther, "other"}}};
 
 }  // namespace
 

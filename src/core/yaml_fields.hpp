@@ -38,8 +38,7 @@ void check_keys(const YAML::Node& map, const std::set<std::string>& known, const
 // operator[] would throw its own exception for it.
 template <typename T>
 T yaml_value(const YAML::Node& node, const std::string& key, T fallback, const std::string& where) {
-  if (!node.IsMap() && !node.IsNull())
-    throw Error(where + ": expected a mapping with '" + key + "', not " + YAML::Dump(node));
+  if (!node.IsMap() && !node.IsNull()) throw Error(where + ": expected a mapping with '" + key + "', not " + YAML::Dump(node));
   if (!node[key]) return fallback;
   try {
     return node[key].as<T>();

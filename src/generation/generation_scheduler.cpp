@@ -96,7 +96,8 @@ void GenerationScheduler::step_loop() {
     // Clients that left: their slots are freed before the next step.
     for (std::size_t slot = 0; slot < slots_.size(); ++slot)
       if (slots_[slot] && slots_[slot]->sequence->cancelled()) end(slot, SequenceEnd::kCancelled, "cancelled");
-    const auto running = static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s.has_value(); }));
+    const auto running =
+        static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s.has_value(); }));
     if (listener_.running) listener_.running(running);
     if (running == 0) continue;
     // The forward pass runs unlocked so requests can queue meanwhile; slots belong to this thread.

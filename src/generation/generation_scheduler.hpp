@@ -66,7 +66,7 @@ class GenerationScheduler {
   // Queues a sequence; false (and the sequence is dropped untouched) when the queue is full or
   // the scheduler is closing.
   bool submit(std::unique_ptr<Sequence> sequence);
-  void close();  // no new sequences; running and queued ones finish
+  void close();                 // no new sequences; running and queued ones finish
   std::uint64_t steps() const;  // forward passes run so far, failed ones included
 
  private:

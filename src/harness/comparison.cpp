@@ -5,9 +5,9 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "process/child_process.hpp"
 #include "harness/cross_check.hpp"
 #include "probes/environment.hpp"
+#include "process/child_process.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -25,12 +25,13 @@ std::string log_tail(const std::filesystem::path& log, std::size_t max_lines = 3
 }
 
 // A result for a worker that ended without writing one (crash, hang, out of memory).
-result::RunResult result_for_lost_worker(const result::CellRequest& cell, const process::ChildOutcome& outcome, const std::filesystem::path& log) {
+result::RunResult result_for_lost_worker(const result::CellRequest& cell, const process::ChildOutcome& outcome,
+                                         const std::filesystem::path& log) {
   auto result = result::result_for_cell(cell);
   result.status = outcome.kind == process::ChildOutcome::Kind::kTimedOut      ? result::CellStatus::kTimeout
                   : outcome.kind == process::ChildOutcome::Kind::kMemoryLimit ? result::CellStatus::kMemoryLimit
                   : outcome.kind == process::ChildOutcome::Kind::kSignaled    ? result::CellStatus::kCrashed
-                                                                     : result::CellStatus::kFailed;
+                                                                              : result::CellStatus::kFailed;
   const auto stage = last_stage(log);
   result.error = cell.backend + ": " + outcome.describe() + (stage.empty() ? "" : " while " + stage);
   if (const auto tail = log_tail(log); !tail.empty()) result.error += " [worker log: " + tail + "]";
@@ -47,7 +48,8 @@ result::RunResult run_in_worker(const ComparisonPlan& plan, std::size_t index, c
   if (plan.on_progress) tick = [&](double elapsed_s) { plan.on_progress(index, last_stage(log), last_progress(log), elapsed_s); };
   const process::ChildLimits limits{.timeout_s = plan.cell_timeout_s, .memory_mb = plan.worker_memory_limit_mb};
   const auto outcome = process::run_child(plan.worker_argv(cell, path), log, limits, &stop, tick);
-  auto result = std::filesystem::exists(path) ? result::read_run_result(path.string()) : result_for_lost_worker(cell, outcome, log);
+  auto result =
+      std::filesystem::exists(path) ? result::read_run_result(path.string()) : result_for_lost_worker(cell, outcome, log);
   if (limits.memory_mb > 0) result.memory.limit_mb = limits.memory_mb;
   if (!std::filesystem::exists(path)) return result;
   // The worker wrote its measurements before anything went wrong: keep them, and say what happened.

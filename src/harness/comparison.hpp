@@ -21,7 +21,7 @@ struct ComparisonPlan {
   std::filesystem::path output_dir;
   bool in_process = false;
   double cell_timeout_s = 600.0;
-  double worker_memory_limit_mb = 0.0;  // resident memory a worker may use (0: no limit); workers only
+  double worker_memory_limit_mb = 0.0;            // resident memory a worker may use (0: no limit); workers only
   std::string reference_backend = "onnxruntime";  // whose outputs the others are compared with
   ProgressCallback on_progress;                   // optional, called while a worker runs
   // Optional file stems, one per cell (default: <model>.<backend>.t<threads>, plus .c<concurrency>

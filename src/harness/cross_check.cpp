@@ -40,8 +40,9 @@ std::vector<result::ShapeAgreement> agreement_by_shape(const result::RunResult& 
       order.push_back(shapes[set]);
     }
     ++a.sets;
-    const auto agreement = stats::compare_outputs(load_outputs(reference, result::sample_outputs_dir(reference.outputs_dir, set)),
-                                                  load_outputs(candidate, result::sample_outputs_dir(candidate.outputs_dir, set)));
+    const auto agreement =
+        stats::compare_outputs(load_outputs(reference, result::sample_outputs_dir(reference.outputs_dir, set)),
+                               load_outputs(candidate, result::sample_outputs_dir(candidate.outputs_dir, set)));
     for (const auto& o : agreement) {
       a.comparable = a.comparable && o.comparable;
       a.max_abs_error = std::max(a.max_abs_error, o.max_abs_error);

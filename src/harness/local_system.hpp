@@ -11,8 +11,8 @@
 
 #include "backends/backend.hpp"
 #include "loadgen/input_set_library.hpp"
-#include "result/session_sharing.hpp"
 #include "loadgen/system_under_test.hpp"
+#include "result/session_sharing.hpp"
 
 namespace infermark::harness {
 
@@ -28,7 +28,8 @@ class LocalSystem final : public loadgen::SystemUnderTest {
   // is not timed; what queries then pay is the change of shape. `few_shapes`: see Session. Throws
   // infermark::Error, before binding anything, when the session does not declare varying shapes.
   LocalSystem(Backend& backend, const std::filesystem::path& model, const SessionOptions& options, std::unique_ptr<Session> first,
-              const std::vector<std::vector<Tensor>>& input_sets, int lanes, result::SessionSharing sessions, bool few_shapes = false);
+              const std::vector<std::vector<Tensor>>& input_sets, int lanes, result::SessionSharing sessions,
+              bool few_shapes = false);
 
   int lanes() const override { return lanes_; }
   const loadgen::InputSetLibrary& samples() const override { return library_; }

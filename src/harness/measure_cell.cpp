@@ -11,13 +11,13 @@
 #include "core/error.hpp"
 #include "core/npy.hpp"
 #include "core/output_kind.hpp"
-#include "result/cell_json.hpp"
 #include "harness/label_check.hpp"
 #include "harness/local_system.hpp"
 #include "harness/measure_generation.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
 #include "probes/resource_sampler.hpp"
+#include "result/cell_json.hpp"
 
 namespace infermark::harness {
 namespace {
@@ -83,7 +83,6 @@ result::VaryingShapesRecord varying_shapes_record(const VaryingShapes& varying, 
 }
 
 }  // namespace
-
 
 result::RunResult measure_in_stages(const result::CellRequest& request, const StageCallback& on_stage, const CellBody& body) {
   auto result = result::result_for_cell(request);
@@ -168,7 +167,7 @@ result::RunResult measure_cell(const BackendRegistry& registry, const result::Ce
         system.issue(0, {}, unused);  // the first query pays lazy initialisation; it counts as warm-up
         result.timing.first_inference_ms = ms_since(start);
         const auto run = loadgen::run_sampled(system, request.scenario, environment.logical_cores, stop,
-                                     energy_target_for(options, result.effective_settings));
+                                              energy_target_for(options, result.effective_settings));
         const auto& outcome = run.outcome;
         const auto headline = result::record_outcome(result, request, outcome, run.resources, run.sampler_start_ns);
         if (request.inputs.varying.active())

@@ -13,7 +13,6 @@
 
 #include "backends/registry.hpp"
 #include "core/input_generator.hpp"
-#include "result/session_sharing.hpp"
 #include "loadgen/sampled_run.hpp"
 #include "loadgen/scenario.hpp"
 #include "probes/environment.hpp"
@@ -21,6 +20,7 @@
 #include "result/cell_request.hpp"
 #include "result/result_builders.hpp"
 #include "result/run_result.hpp"
+#include "result/session_sharing.hpp"
 
 namespace infermark::harness {
 
@@ -41,6 +41,5 @@ result::RunResult measure_in_stages(const result::CellRequest& request, const St
 // The device a session ran on, whose counter gives the cell's energy: the one asked for, or the CPU
 // where the framework did not honour the request (a setting requested as that device, not applied).
 probes::EnergyTarget energy_target_for(const SessionOptions& options, const std::vector<EffectiveSetting>& settings);
-
 
 }  // namespace infermark::harness

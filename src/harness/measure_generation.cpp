@@ -92,8 +92,8 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.scenario.parameters.batching = "continuous: requests join and leave one running batch";
 
         enter("running");
-        const auto run =
-            loadgen::run_sampled(system, spec, environment.logical_cores, stop, energy_target_for(options, result.effective_settings));
+        const auto run = loadgen::run_sampled(system, spec, environment.logical_cores, stop,
+                                              energy_target_for(options, result.effective_settings));
         const auto headline = result::record_outcome(result, request, run.outcome, run.resources, run.sampler_start_ns);
         const double wall_s = headline ? headline->duration_s : 0.0;
         auto metrics =

@@ -104,7 +104,8 @@ result::CellRequest to_cell(const RunOptions& o, const std::string& backend, int
   if (!o.perplexity_text.empty()) {
     if (model_format(o.model) != "gguf")
       throw Error("--perplexity-text: only language models (GGUF) have a perplexity; " + o.model + " is not one");
-    if (!std::filesystem::is_regular_file(o.perplexity_text)) throw Error("--perplexity-text " + o.perplexity_text + ": no such file");
+    if (!std::filesystem::is_regular_file(o.perplexity_text))
+      throw Error("--perplexity-text " + o.perplexity_text + ": no such file");
     cell.perplexity_text = o.perplexity_text;
     cell.perplexity_window = o.perplexity_window;
   }

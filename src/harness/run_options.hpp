@@ -31,10 +31,10 @@ struct RunOptions {
   long long int_high = 100;  // integer inputs drawn from [0, int_high)
   std::string pulse_times_text = "10,10,20";
   result::SessionSharing sessions = result::SessionSharing::kShared;  // one session, N request slots; or N sessions
-  std::vector<int> concurrency;                       // one cell per level; empty: the scenario's default
-  std::string prompt_tokens = "128";                  // LLMs: MEAN or MEAN:STDDEV tokens per request
+  std::vector<int> concurrency;                                       // one cell per level; empty: the scenario's default
+  std::string prompt_tokens = "128";                                  // LLMs: MEAN or MEAN:STDDEV tokens per request
   std::string output_tokens = "32";
-  std::string perplexity_text;                        // LLMs: a text file to measure perplexity on
+  std::string perplexity_text;  // LLMs: a text file to measure perplexity on
   int perplexity_window = 256;
   loadgen::ScenarioSpec scenario;
 };

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 
-
 namespace infermark::kserve {
 namespace {
 
@@ -19,9 +18,9 @@ struct DTypeNames {
 };
 
 constexpr DTypeNames kDTypes[] = {
-    {DType::kBool, "BOOL", "TYPE_BOOL"},      {DType::kUInt8, "UINT8", "TYPE_UINT8"}, {DType::kInt8, "INT8", "TYPE_INT8"},
-    {DType::kInt16, "INT16", "TYPE_INT16"},   {DType::kInt32, "INT32", "TYPE_INT32"}, {DType::kInt64, "INT64", "TYPE_INT64"},
-    {DType::kFloat16, "FP16", "TYPE_FP16"},   {DType::kFloat32, "FP32", "TYPE_FP32"}, {DType::kFloat64, "FP64", "TYPE_FP64"},
+    {DType::kBool, "BOOL", "TYPE_BOOL"},     {DType::kUInt8, "UINT8", "TYPE_UINT8"}, {DType::kInt8, "INT8", "TYPE_INT8"},
+    {DType::kInt16, "INT16", "TYPE_INT16"},  {DType::kInt32, "INT32", "TYPE_INT32"}, {DType::kInt64, "INT64", "TYPE_INT64"},
+    {DType::kFloat16, "FP16", "TYPE_FP16"},  {DType::kFloat32, "FP32", "TYPE_FP32"}, {DType::kFloat64, "FP64", "TYPE_FP64"},
     {DType::kBFloat16, "BF16", "TYPE_BF16"},
 };
 
@@ -91,9 +90,8 @@ void fill_from_json(Tensor& tensor, const json& data, const std::string& field) 
       continue;
     }
     if (!v.is_number()) throw bad_request(element + ": expected a number, got " + std::string(v.type_name()));
-    const bool is_integer_type = tensor.dtype == DType::kUInt8 || tensor.dtype == DType::kInt8 ||
-                                 tensor.dtype == DType::kInt16 || tensor.dtype == DType::kInt32 ||
-                                 tensor.dtype == DType::kInt64;
+    const bool is_integer_type = tensor.dtype == DType::kUInt8 || tensor.dtype == DType::kInt8 || tensor.dtype == DType::kInt16 ||
+                                 tensor.dtype == DType::kInt32 || tensor.dtype == DType::kInt64;
     if (is_integer_type && v.is_number_float())
       throw bad_request(element + ": " + std::string(v2_datatype(tensor.dtype)) + " data must be integers");
     switch (tensor.dtype) {
@@ -203,8 +201,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<std::size_
   std::string_view binary = json_length ? body.substr(*json_length) : std::string_view{};
   const json j = json::parse(header, nullptr, false);
   if (j.is_discarded() || !j.is_object())
-    throw bad_request(json_length ? "the inference header (first " + std::to_string(*json_length) +
-                                        " bytes) is not a JSON object"
+    throw bad_request(json_length ? "the inference header (first " + std::to_string(*json_length) + " bytes) is not a JSON object"
                                   : std::string("the request body is not a JSON object"));
   InferRequest request;
   if (j.contains("id")) {
@@ -257,8 +254,7 @@ InferRequest parse_infer_request(std::string_view body, std::optional<std::size_
       const auto& output = j["outputs"][k];
       if (!output.is_object() || !output.contains("name") || !output["name"].is_string())
         throw bad_request("outputs[" + std::to_string(k) + "].name: missing or not a string");
-      if (output.contains("parameters") && output["parameters"].is_object() &&
-          output["parameters"].contains("classification"))
+      if (output.contains("parameters") && output["parameters"].is_object() && output["parameters"].contains("classification"))
         throw classification_refused(output["name"].get<std::string>());
       request.outputs.push_back({output["name"].get<std::string>(), binary_flag(output, "binary_data")});
     }
@@ -284,17 +280,18 @@ std::vector<Tensor> match_inputs(std::vector<Tensor> inputs, const std::vector<T
     if (found == by_name.end()) throw bad_request("input '" + spec.name + "': missing (the model needs it)");
     auto& tensor = inputs[found->second];
     if (tensor.dtype != spec.dtype)
-      throw bad_request("input '" + spec.name + "': datatype " + std::string(v2_datatype(tensor.dtype)) +
-                        ", the model expects " + std::string(v2_datatype(spec.dtype)));
+      throw bad_request("input '" + spec.name + "': datatype " + std::string(v2_datatype(tensor.dtype)) + ", the model expects " +
+                        std::string(v2_datatype(spec.dtype)));
     if (tensor.shape.size() != spec.shape.size())
       throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + " has rank " +
-                        std::to_string(tensor.shape.size()) + ", the model expects " +
-                        format_shape(spec.shape, spec.dim_names) + " (rank " + std::to_string(spec.shape.size()) + ")");
+                        std::to_string(tensor.shape.size()) + ", the model expects " + format_shape(spec.shape, spec.dim_names) +
+                        " (rank " + std::to_string(spec.shape.size()) + ")");
     for (std::size_t d = 0; d < spec.shape.size(); ++d)
       if (spec.shape[d] >= 0 && tensor.shape[d] != spec.shape[d])
         throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + ", the model expects " +
                           format_shape(spec.shape, spec.dim_names) + " (dimension " + std::to_string(d) + ")");
-    if (element_count(tensor.shape) == 0) throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + " is empty");
+    if (element_count(tensor.shape) == 0)
+      throw bad_request("input '" + spec.name + "': shape " + format_shape(tensor.shape) + " is empty");
     ordered.push_back(std::move(tensor));
   }
   return ordered;
@@ -405,7 +402,8 @@ std::vector<TensorSpec> parse_tensor_metadata(const json& tensors, const std::st
 
 json tensor_metadata(const std::vector<TensorSpec>& specs) {
   json out = json::array();
-  for (const auto& spec : specs) out.push_back({{"name", spec.name}, {"datatype", v2_datatype(spec.dtype)}, {"shape", spec.shape}});
+  for (const auto& spec : specs)
+    out.push_back({{"name", spec.name}, {"datatype", v2_datatype(spec.dtype)}, {"shape", spec.shape}});
   return out;
 }
 

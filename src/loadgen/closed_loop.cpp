@@ -114,7 +114,7 @@ class AsyncClients {
   QueryRecorder& recorder_;
   const std::atomic<bool>* stop_;
   std::deque<Client> clients_;  // a deque: completions hold references to their client
-  std::mutex mutex_;             // guards the recorder and active_
+  std::mutex mutex_;            // guards the recorder and active_
   std::condition_variable finished_;
   int active_ = 0;
 };

@@ -102,8 +102,8 @@ class ArrivalQueue {
   std::condition_variable ready_;
   std::vector<Arrival> slots_;
   std::size_t head_ = 0, size_ = 0;
-  std::size_t unwoken_ = 0;  // arrivals queued since the last wake
-  std::size_t blocked_ = 0;  // workers in pop(), waiting or about to (a woken one counts until it runs)
+  std::size_t unwoken_ = 0;   // arrivals queued since the last wake
+  std::size_t blocked_ = 0;   // workers in pop(), waiting or about to (a woken one counts until it runs)
   std::uint64_t waited_ = 0;  // arrivals queued while no worker was idle
   bool closed_ = false;
 };
@@ -144,7 +144,11 @@ class AsyncDispatcher {
  public:
   AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns, std::uint64_t seed,
                   QueryRecorder& recorder)
-      : system_(system), max_queue_(max_queue), start_ns_(start_ns), seed_(seed), recorder_(recorder),
+      : system_(system),
+        max_queue_(max_queue),
+        start_ns_(start_ns),
+        seed_(seed),
+        recorder_(recorder),
         slots_(static_cast<std::size_t>(lanes)) {
     for (auto& slot : slots_) free_.push_back(&slot);
   }

@@ -185,7 +185,8 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
         duration_s += p.duration_s;
         lateness.merge(p.issue_lateness);
       }
-      if (completed == 0 && errors > 0 && failure.empty()) failure = "every request failed (" + std::to_string(errors) + " errors)";
+      if (completed == 0 && errors > 0 && failure.empty())
+        failure = "every request failed (" + std::to_string(errors) + " errors)";
       // A server run holds one rate the client must keep up with: arrivals held back by its own
       // in-flight limit mean this rank, not the server, set the pace. (A soak's rate is a share of
       // the capacity of those very lanes, so there they are busy by design.)
@@ -194,7 +195,8 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
         const auto& headline = outcome.phases[*outcome.headline];
         row["target_qps"] = headline.target_qps;
         row["waited_for_lane"] = headline.waited_for_lane;
-        const double waited = headline.issued ? static_cast<double>(headline.waited_for_lane) / static_cast<double>(headline.issued) : 0.0;
+        const double waited =
+            headline.issued ? static_cast<double>(headline.waited_for_lane) / static_cast<double>(headline.issued) : 0.0;
         if (waited > kBehindWaitedShare)
           behind.push_back(fmt::format("{:.0f}% of its arrivals waited for a free in-flight slot ({} in flight at most)",
                                        waited * 100, headline.concurrency));
@@ -204,8 +206,8 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
     const bool steady = total.name == Scenario::kServer || total.name == Scenario::kSoak;
     if (steady && rejected > 0) behind.push_back(fmt::format("its queue rejected {} arrivals", rejected));
     if (lateness.count() && lateness_ms(lateness, 99) > kBehindLatenessP99Ms)
-      behind.push_back(fmt::format("issued arrivals {:.1f} ms late at P99 (bound {} ms)", lateness_ms(lateness, 99),
-                                   kBehindLatenessP99Ms));
+      behind.push_back(
+          fmt::format("issued arrivals {:.1f} ms late at P99 (bound {} ms)", lateness_ms(lateness, 99), kBehindLatenessP99Ms));
     row["completed"] = completed;
     row["errors"] = errors;
     row["rejected"] = rejected;
@@ -218,14 +220,15 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
     row["fell_behind"] = !behind.empty();
     if (!failure.empty()) row["error"] = failure;
     if (!behind.empty()) row["behind_because"] = behind;
-    if (r.outcome && r.outcome->parameters.contains("samples")) row["seed"] = r.outcome->parameters["samples"].value("seed", json());
+    if (r.outcome && r.outcome->parameters.contains("samples"))
+      row["seed"] = r.outcome->parameters["samples"].value("seed", json());
     if (!failure.empty() || !behind.empty()) {
       summary.valid = false;
       std::string why = failure;
       for (const auto& b : behind) why += (why.empty() ? "" : "; ") + b;
-      summary.problems += (summary.problems.empty() ? "" : "; ") + fmt::format("rank {} ({}) {}", r.rank, r.host,
-                                                                             failure.empty() ? "fell behind: " + why
-                                                                                             : "failed: " + why);
+      summary.problems +=
+          (summary.problems.empty() ? "" : "; ") +
+          fmt::format("rank {} ({}) {}", r.rank, r.host, failure.empty() ? "fell behind: " + why : "failed: " + why);
     }
     rows.push_back(row);
   }
@@ -236,8 +239,9 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
                                   "arrivals; server also: more than {:.0f}% of its arrivals waited for a free in-flight slot "
                                   "(--concurrency)",
                                   kBehindLatenessP99Ms, kBehindWaitedShare * 100)},
-                     {"merge", "histograms, time series, exact samples and streamed requests merged exactly on rank 0; "
-                               "the analysis concluded again from the merged phases"},
+                     {"merge",
+                      "histograms, time series, exact samples and streamed requests merged exactly on rank 0; "
+                      "the analysis concluded again from the merged phases"},
                      {"per_rank", rows}};
   if (!summary.valid) summary.section["problems"] = summary.problems;
   return summary;

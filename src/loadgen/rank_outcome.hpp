@@ -33,11 +33,11 @@ ScenarioOutcome merge_rank_outcomes(const std::vector<ScenarioOutcome>& outcomes
 struct RankOutcome {
   int rank = 0;
   std::string host;
-  double share_qps = 0;    // open loop: its arrival rate (0: sized by the capacity probe, or closed loop)
-  int share_clients = 0;   // closed loop: its clients
+  double share_qps = 0;   // open loop: its arrival rate (0: sized by the capacity probe, or closed loop)
+  int share_clients = 0;  // closed loop: its clients
   std::optional<ScenarioOutcome> outcome;
-  std::string error;                                   // why it failed ("" when it ran)
-  nlohmann::json client = nlohmann::json::object();    // the client's own counters, summed on rank 0
+  std::string error;                                 // why it failed ("" when it ran)
+  nlohmann::json client = nlohmann::json::object();  // the client's own counters, summed on rank 0
 };
 nlohmann::json to_json(const RankOutcome& rank);
 RankOutcome rank_outcome_from_json(const nlohmann::json& j);  // throws infermark::Error

@@ -17,10 +17,10 @@ namespace infermark::loadgen {
 struct RankCoordination {
   int rank = 0, ranks = 1;
   std::string host;
-  std::function<bool(bool)> all;                                         // true when every rank passed true
-  std::function<double(double)> sum;                                     // the ranks' values added
-  std::function<void()> start_together;                                  // barrier, then wait for one common instant
-  std::function<std::vector<std::string>(const std::string&)> gather;    // rank 0 gets every rank's text
+  std::function<bool(bool)> all;                                       // true when every rank passed true
+  std::function<double(double)> sum;                                   // the ranks' values added
+  std::function<void()> start_together;                                // barrier, then wait for one common instant
+  std::function<std::vector<std::string>(const std::string&)> gather;  // rank 0 gets every rank's text
   bool distributed() const { return ranks > 1; }
 };
 

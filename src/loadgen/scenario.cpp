@@ -102,8 +102,7 @@ auto on_every_rank(const RankCoordination* ranks, const std::string& what, Step 
   } catch (const std::exception& e) {
     failure = e.what();
   }
-  if (!ranks->all(failure.empty()))
-    throw Error(failure.empty() ? what + " failed on another rank" : failure);
+  if (!ranks->all(failure.empty())) throw Error(failure.empty() ? what + " failed on another rank" : failure);
   return value;
 }
 
@@ -112,8 +111,7 @@ auto on_every_rank(const RankCoordination* ranks, const std::string& what, Step 
 // together on every rank.
 double probed_capacity(SystemUnderTest& system, int lanes, double seconds, const std::atomic<bool>* stop,
                        const RankCoordination* ranks) {
-  const double mine =
-      on_every_rank(ranks, "the capacity probe", [&] { return measure_capacity(system, lanes, seconds, stop); });
+  const double mine = on_every_rank(ranks, "the capacity probe", [&] { return measure_capacity(system, lanes, seconds, stop); });
   if (!ranks || !ranks->distributed()) return mine;
   const double total = ranks->sum(mine);
   ranks->start_together();
@@ -122,8 +120,8 @@ double probed_capacity(SystemUnderTest& system, int lanes, double seconds, const
 
 int rank_count(const RankCoordination* ranks) { return ranks ? std::max(1, ranks->ranks) : 1; }
 
-void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                const std::atomic<bool>* stop, const RankCoordination*) {
+void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
+                const RankCoordination*) {
   if (spec.find_max_qps) {
     const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
     out.parameters["capacity_qps"] = capacity;
@@ -220,8 +218,8 @@ void run_soak(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Scen
   analyse_outcome(out, spec);
 }
 
-void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-               const std::atomic<bool>* stop, const RankCoordination* ranks) {
+void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
+               const RankCoordination* ranks) {
   const double capacity = probed_capacity(system, lanes, spec.capacity_probe_s, stop, ranks);
   const double share = capacity / rank_count(ranks);  // this rank's part of the total
   const std::vector<RateSegment> schedule{{spec.pulse_baseline_s, spec.pulse_baseline_share * share},
@@ -237,8 +235,8 @@ void run_pulse(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sce
   analyse_outcome(out, spec);
 }
 
-void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                const std::atomic<bool>* stop, const RankCoordination*) {
+void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
+                const RankCoordination*) {
   const int clients = spec.name == Scenario::kSingleStream ? 1 : lanes;
   out.phases.push_back(run_closed_loop(system, closed_loop_config(spec, clients), stop, std::string(name_of(spec.name))));
   analyse_outcome(out, spec);
@@ -378,9 +376,8 @@ double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned
 
 int lanes_needed(const ScenarioSpec& spec, int logical_cores) { return row_of(spec.name).lanes(spec, logical_cores); }
 
-ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores,
-                             const std::atomic<bool>* stop, const std::function<void()>& on_measurement_start,
-                             const RankCoordination* ranks) {
+ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, int logical_cores, const std::atomic<bool>* stop,
+                             const std::function<void()>& on_measurement_start, const RankCoordination* ranks) {
   validate(spec);
   ScenarioOutcome out;
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());

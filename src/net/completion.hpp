@@ -72,7 +72,7 @@ boost::asio::awaitable<Result> await_completion(Start start) {
     handoff->resume = std::move(resume);
   };
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(Result)>(std::move(initiation),
-                                                                                                      boost::asio::use_awaitable);
+                                                                                                     boost::asio::use_awaitable);
 }
 
 }  // namespace infermark::net

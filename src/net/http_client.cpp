@@ -1,19 +1,19 @@
 #include "net/http_client.hpp"
 
+#include <strings.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/asio/write.hpp>
 #include <future>
-#include <sstream>
 #include <limits>
-#include <strings.h>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -98,7 +98,8 @@ struct HttpClient::Connection {
   beast::flat_buffer buffer;  // bytes read past one response belong to the next
 };
 
-HttpClient::HttpClient(HttpEndpoint endpoint, ClientOptions options) : endpoint_(std::move(endpoint)), options_(std::move(options)) {
+HttpClient::HttpClient(HttpEndpoint endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)), options_(std::move(options)) {
   beast::error_code ec;
   tcp::resolver resolver(io_);
   addresses_ = resolver.resolve(endpoint_.host, endpoint_.port, ec);
@@ -194,7 +195,8 @@ asio::awaitable<void> HttpClient::exchange(std::unique_ptr<Connection> idle, Pre
       break;
     }
     http::response_parser<http::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // the server decides what it sends; a load generator takes it all
+    parser.body_limit(
+        std::numeric_limits<std::uint64_t>::max());  // the server decides what it sends; a load generator takes it all
     co_await http::async_read_header(connection->stream, connection->buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
@@ -222,8 +224,7 @@ asio::awaitable<void> HttpClient::exchange(std::unique_ptr<Connection> idle, Pre
     }
     auto& answer = parser.get();
     response.status = answer.result_int();
-    for (const auto& field : answer)
-      response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+    for (const auto& field : answer) response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
     response.body = std::move(answer.body());
     if (answer.keep_alive()) give_back(std::move(connection));
     break;

@@ -97,8 +97,7 @@ class HttpClient {
  private:
   struct Connection;
   // Runs on the strand of `idle` (a pooled connection, or null: a new one is opened on a new strand).
-  boost::asio::awaitable<void> exchange(std::unique_ptr<Connection> idle, PreparedRequestPtr request, Done done,
-                                        Chunk on_chunk);
+  boost::asio::awaitable<void> exchange(std::unique_ptr<Connection> idle, PreparedRequestPtr request, Done done, Chunk on_chunk);
   std::unique_ptr<Connection> take_idle();
   void give_back(std::unique_ptr<Connection> connection);
 

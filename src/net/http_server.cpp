@@ -1,11 +1,11 @@
 #include "net/http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -34,9 +34,8 @@ std::optional<std::pair<http::status, std::string>> unfinished(const beast::erro
                                                                std::chrono::seconds allowed) {
   if (ec == asio::error::operation_aborted)
     return std::pair{http::status::request_timeout, std::string(headers_done ? "request body" : "request headers") +
-                                                        " not received within the server's " +
-                                                        (headers_done ? "read" : "idle") + " timeout of " +
-                                                        std::to_string(allowed.count()) + " s"};
+                                                        " not received within the server's " + (headers_done ? "read" : "idle") +
+                                                        " timeout of " + std::to_string(allowed.count()) + " s"};
   if (ec == http::error::partial_message)
     return std::pair{http::status::bad_request, std::string("the request ended before it was complete (a body shorter "
                                                             "than its Content-Length, or a chunked body without its end)")};
@@ -197,10 +196,7 @@ asio::awaitable<void> Responder::end_stream() {
 }
 
 HttpServer::HttpServer(const std::string& host, std::uint16_t port, int io_threads, ServerLimits limits, Handler handler)
-    : lanes_(make_lanes(std::max(1, io_threads))),
-      acceptor_(lanes_.front()->io),
-      limits_(limits),
-      handler_(std::move(handler)) {
+    : lanes_(make_lanes(std::max(1, io_threads))), acceptor_(lanes_.front()->io), limits_(limits), handler_(std::move(handler)) {
   beast::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
   if (ec) throw Error("--host " + host + ": not an IP address (" + ec.message() + ")");
@@ -235,7 +231,8 @@ HttpServer::IoLane& HttpServer::least_busy_lane() {
 }
 
 std::size_t HttpServer::shutdown(std::chrono::milliseconds drain) {
-  if (!stopping_.exchange(true)) asio::post(lanes_.front()->io, [this] {
+  if (!stopping_.exchange(true))
+    asio::post(lanes_.front()->io, [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
     });
@@ -291,9 +288,9 @@ asio::awaitable<void> HttpServer::refuse_connection(tcp::socket socket) {
   beast::error_code ec;
   co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
   if (!ec) {
-    auto response = error_response(http::status::service_unavailable,
-                                   "the server is at its limit of " + std::to_string(limits_.max_connections) +
-                                       " open connections (max_connections); retry later");
+    auto response = error_response(http::status::service_unavailable, "the server is at its limit of " +
+                                                                          std::to_string(limits_.max_connections) +
+                                                                          " open connections (max_connections); retry later");
     response.set(http::field::retry_after, "1");
     ConnectionDeadline unused;  // the stream's own expiry bounds this connection
     co_await answer_and_close(stream, unused, limits_, std::move(response));
@@ -335,8 +332,7 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket, IoLane& l
     if (ec) {
       // A client leaving between requests (or idle past the timeout) is simply closed; a request
       // cut short or refused is answered, so the client learns why.
-      if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
-          (connection_gone(ec) && !parser.got_some()))
+      if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe || (connection_gone(ec) && !parser.got_some()))
         break;
       auto cut_short = unfinished(ec, parser.is_header_done(), allowed);
       const auto [status, message] = cut_short ? *cut_short : refusal(ec, limits_);
@@ -364,8 +360,9 @@ asio::awaitable<void> HttpServer::serve_connection(tcp::socket socket, IoLane& l
         failure = e.what();
       }
       if (!responder.answered()) {
-        auto response = error_response(http::status::internal_server_error,
-                                       failure.empty() ? std::string("the handler gave no answer") : "internal error: " + failure);
+        auto response =
+            error_response(http::status::internal_server_error,
+                           failure.empty() ? std::string("the handler gave no answer") : "internal error: " + failure);
         co_await responder.send(std::move(response));
       }
     }

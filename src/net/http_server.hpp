@@ -141,7 +141,7 @@ class HttpServer {
   std::vector<std::thread> threads_;
   std::atomic<std::size_t> in_flight_{0};
   std::atomic<std::uint64_t> accepted_{0};
-  std::atomic<std::size_t> open_{0};     // connections being served
+  std::atomic<std::size_t> open_{0};      // connections being served
   std::atomic<std::size_t> refusing_{0};  // connections being answered 503
   std::atomic<bool> stopping_{false};
 };

@@ -14,7 +14,7 @@ namespace infermark::net {
 namespace http = boost::beast::http;
 
 struct ServerLimits {
-  std::size_t max_body_bytes = 64u << 20;   // beyond it: 413
+  std::size_t max_body_bytes = 64u << 20;    // beyond it: 413
   std::size_t max_header_bytes = 16u << 10;  // beyond it: 431
   std::chrono::seconds read_timeout{30};     // a request must arrive within this once started
   std::chrono::seconds idle_timeout{75};     // a keep-alive connection idle this long is closed

@@ -10,8 +10,8 @@
 
 namespace infermark::pipeline {
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                PipelineMode mode, int lanes);
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode,
+                                                int lanes);
 
 namespace {
 
@@ -139,8 +139,8 @@ class ThreadedPipeline final : public PipelinedSystem {
 
 }  // namespace
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                PipelineMode mode, int lanes) {
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode,
+                                                int lanes) {
   if (mode == PipelineMode::kSerial) return std::make_unique<SerialPipeline>(registry, spec, lanes);
   return std::make_unique<ThreadedPipeline>(registry, spec, lanes);
 }

@@ -23,11 +23,11 @@ bool is_pipeline_file(const std::filesystem::path& file);
 // Settings given on the command line in place of the file's; the defaults leave the file's alone.
 struct PipelineOverrides {
   std::vector<PipelineMode> modes;  // empty: the file's
-  int requests = 0;                // 0: the file's
-  int warmup = -1;                 // negative: the file's
-  int queue_depth = 0;             // 0: the file's
-  double timeout_ms = -1;          // negative: the file's (0 = no timeout)
-  int breaker_after = -1;          // negative: the file's (0 = never)
+  int requests = 0;                 // 0: the file's
+  int warmup = -1;                  // negative: the file's
+  int queue_depth = 0;              // 0: the file's
+  double timeout_ms = -1;           // negative: the file's (0 = no timeout)
+  int breaker_after = -1;           // negative: the file's (0 = never)
 };
 
 // Applies the overrides, then validates the result; throws infermark::Error naming `source`.

@@ -6,11 +6,11 @@
 
 #include <fmt/core.h>
 
+#include "core/markdown_table.hpp"
 #include "core/npy.hpp"
 #include "result/cell_json.hpp"
 #include "result/result_builders.hpp"
 #include "result/results_folder.hpp"
-#include "core/markdown_table.hpp"
 
 namespace infermark::pipeline {
 namespace {
@@ -49,9 +49,7 @@ nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outc
   return j;
 }
 
-std::string cell(const std::optional<stats::LatencySummary>& s, double p) {
-  return s ? format_number(s->at(p).value) : "-";
-}
+std::string cell(const std::optional<stats::LatencySummary>& s, double p) { return s ? format_number(s->at(p).value) : "-"; }
 
 std::string mean_cell(const std::optional<stats::LatencySummary>& s) { return s ? format_number(s->mean) : "-"; }
 
@@ -194,9 +192,10 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
                                brief_latency(s.service_ms), brief_latency(s.inference_ms), brief_latency(s.queue_wait_ms)});
   }
   pipeline.handoff = spec.handoff;
-  pipeline.transport = outcome.mode == PipelineMode::kSerial    ? "none: one thread runs the stages in turn"
-                       : outcome.mode == PipelineMode::kThreads ? "in-process bounded queues; tensors moved, not copied"
-                                                   : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
+  pipeline.transport = outcome.mode == PipelineMode::kSerial ? "none: one thread runs the stages in turn"
+                       : outcome.mode == PipelineMode::kThreads
+                           ? "in-process bounded queues; tensors moved, not copied"
+                           : "POSIX shared-memory rings (/dev/shm), one slot per queued request";
   pipeline.queue_depth = spec.queue_depth;
   // Requested in a closed loop; an open loop's count follows from its rate and duration.
   if (!loadgen::is_open_loop(outcome.scenario)) pipeline.requests.timed = outcome.scenario.max_queries;
@@ -221,34 +220,34 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
 
 std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigures>& figures) {
   std::vector<MarkdownColumn> columns{{"mode"},
-                                              {"completed", true},
-                                              {"timed out", true},
-                                              {"rejected", true},
-                                              {"req/s", true},
-                                              {"predicted req/s", true},
-                                              {"P50 ms", true},
-                                              {"P99 ms", true},
-                                              {"predicted ms", true},
-                                              {"max abs diff vs serial", true}};
+                                      {"completed", true},
+                                      {"timed out", true},
+                                      {"rejected", true},
+                                      {"req/s", true},
+                                      {"predicted req/s", true},
+                                      {"P50 ms", true},
+                                      {"P99 ms", true},
+                                      {"predicted ms", true},
+                                      {"max abs diff vs serial", true}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : figures) {
-    rows.push_back({mode_name(f.mode), std::to_string(f.completed), std::to_string(f.late + f.dropped), std::to_string(f.rejected),
-                    format_number(f.throughput_qps), f.predicted_qps > 0 ? format_number(f.predicted_qps) : "-",
-                    cell(f.latency_ms, 50), cell(f.latency_ms, 99),
+    rows.push_back({mode_name(f.mode), std::to_string(f.completed), std::to_string(f.late + f.dropped),
+                    std::to_string(f.rejected), format_number(f.throughput_qps),
+                    f.predicted_qps > 0 ? format_number(f.predicted_qps) : "-", cell(f.latency_ms, 50), cell(f.latency_ms, 99),
                     f.predicted_latency_ms > 0 ? format_number(f.predicted_latency_ms) : "-",
                     f.mode == PipelineMode::kSerial ? "(reference)"
-                    : f.max_abs_diff_vs_serial ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial)
-                                               : "-"});
+                    : f.max_abs_diff_vs_serial      ? fmt::format("{:.2e}", *f.max_abs_diff_vs_serial)
+                                                    : "-"});
   }
   std::string out = markdown_table(columns, rows);
   std::vector<MarkdownColumn> stage_columns{{"mode"},
-                                                    {"stage"},
-                                                    {"backend"},
-                                                    {"service ms (mean)", true},
-                                                    {"inference ms (mean)", true},
-                                                    {"queue wait ms (mean)", true},
-                                                    {"queue wait ms (P99)", true},
-                                                    {"dropped here", true}};
+                                            {"stage"},
+                                            {"backend"},
+                                            {"service ms (mean)", true},
+                                            {"inference ms (mean)", true},
+                                            {"queue wait ms (mean)", true},
+                                            {"queue wait ms (P99)", true},
+                                            {"dropped here", true}};
   std::vector<std::vector<std::string>> stage_rows;
   for (const auto& f : figures)
     for (std::size_t k = 0; k < f.stages.size(); ++k) {
@@ -262,8 +261,8 @@ std::string summary_table(const PipelineSpec& spec, const std::vector<ModeFigure
 
 std::string load_table(const std::vector<ModeOutcome>& outcomes) {
   std::vector<MarkdownColumn> columns{{"mode"},         {"scenario"},        {"phase"},        {"lanes", true},
-                                              {"issued", true}, {"completed", true}, {"failed", true}, {"req/s", true},
-                                              {"P50 ms", true}, {"P99 ms", true},    {"latency from"}};
+                                      {"issued", true}, {"completed", true}, {"failed", true}, {"req/s", true},
+                                      {"P50 ms", true}, {"P99 ms", true},    {"latency from"}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& o : outcomes) {
     if (!o.load || o.load->phases.empty()) continue;
@@ -273,11 +272,10 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
     auto percentile = [&](double p) {
       return h.count() ? format_number(static_cast<double>(h.value_at_percentile(p)) * 1e-6) : "-";
     };
-    rows.push_back({mode_name(o.mode), std::string(loadgen::name_of(o.scenario.name)), phase.label, std::to_string(phase.concurrency),
-                    std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
-                    std::to_string(phase.recorder.errors() + phase.recorder.rejected()),
-                    format_number(phase.achieved_qps()), percentile(50), percentile(99),
-                    loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
+    rows.push_back({mode_name(o.mode), std::string(loadgen::name_of(o.scenario.name)), phase.label,
+                    std::to_string(phase.concurrency), std::to_string(phase.issued), std::to_string(phase.recorder.completed()),
+                    std::to_string(phase.recorder.errors() + phase.recorder.rejected()), format_number(phase.achieved_qps()),
+                    percentile(50), percentile(99), loadgen::is_open_loop(o.scenario) ? "scheduled arrival" : "issue"});
   }
   return rows.empty() ? "" : markdown_table(columns, rows);
 }

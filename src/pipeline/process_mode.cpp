@@ -10,14 +10,14 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
-#include "process/child_process.hpp"
 #include "pipeline/pipeline_run.hpp"
 #include "pipeline/shm_ring.hpp"
+#include "process/child_process.hpp"
 
 namespace infermark::pipeline {
 
-std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec,
-                                                PipelineMode mode, int lanes);
+std::unique_ptr<PipelineSystem> open_in_process(const BackendRegistry& registry, const PipelineSpec& spec, PipelineMode mode,
+                                                int lanes);
 
 namespace {
 

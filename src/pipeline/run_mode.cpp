@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "core/clock.hpp"
-#include "loadgen/sampled_run.hpp"
 #include "loadgen/closed_loop.hpp"
+#include "loadgen/sampled_run.hpp"
 #include "pipeline/pipeline_run.hpp"
 
 namespace infermark::pipeline {

@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -224,7 +224,8 @@ int remove_orphaned_pipeline_rings(const std::string& shm_dir) {
   for (const auto& entry : std::filesystem::directory_iterator(shm_dir, ec)) {
     const auto name = entry.path().filename().string();
     if (!name.starts_with(kPipelineRingPrefix)) continue;
-    const auto pid_text = name.substr(kPipelineRingPrefix.size(), name.find('-', kPipelineRingPrefix.size()) - kPipelineRingPrefix.size());
+    const auto pid_text =
+        name.substr(kPipelineRingPrefix.size(), name.find('-', kPipelineRingPrefix.size()) - kPipelineRingPrefix.size());
     int pid = 0;
     try {
       pid = std::stoi(pid_text);

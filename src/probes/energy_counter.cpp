@@ -7,8 +7,8 @@ namespace {
 
 // The counter's value at `t_ns`, assuming constant power between two marks.
 double joules_at(const std::vector<EnergyMark>& marks, std::int64_t t_ns) {
-  const auto after = std::lower_bound(marks.begin(), marks.end(), t_ns,
-                                      [](const EnergyMark& mark, std::int64_t t) { return mark.t_ns < t; });
+  const auto after =
+      std::lower_bound(marks.begin(), marks.end(), t_ns, [](const EnergyMark& mark, std::int64_t t) { return mark.t_ns < t; });
   if (after == marks.end()) return marks.back().joules;
   if (after == marks.begin() || after->t_ns == t_ns) return after->joules;
   const auto before = std::prev(after);

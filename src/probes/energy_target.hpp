@@ -17,8 +17,8 @@ enum class EnergyDevice { kCpu, kNvidiaGpu, kWithoutCounter };
 
 struct EnergyTarget {
   EnergyDevice device = EnergyDevice::kCpu;
-  std::string device_name = "cpu";  // as the cell named it, for messages
-  unsigned gpu_index = 0;           // kNvidiaGpu: NVML's device index
+  std::string device_name = "cpu";                      // as the cell named it, for messages
+  unsigned gpu_index = 0;                               // kNvidiaGpu: NVML's device index
   std::filesystem::path powercap_root = kPowercapRoot;  // kCpu: where RAPL is read (tests: a fake tree)
   // kNvidiaGpu: opens GPU `index`'s counter; empty means NVML (tests plant a fake).
   std::function<std::unique_ptr<EnergyCounter>(unsigned index)> open_gpu_counter;

@@ -187,14 +187,14 @@ class NvmlEnergy final : public EnergyCounter {
     std::string failed;
     const auto now = gpu_.energy_mj(failed);
     if (!now) return;
-    if (*now < *last_mj_) why_not_ = "NVML energy counter of " + gpu_.name() + " went back: the span's energy is unknown";
-    else last_mj_ = now;
+    if (*now < *last_mj_)
+      why_not_ = "NVML energy counter of " + gpu_.name() + " went back: the span's energy is unknown";
+    else
+      last_mj_ = now;
   }
   bool available() const override { return baseline_mj_.has_value() && why_not_.empty(); }
   std::string source() const override { return available() ? "nvml:" + gpu_.name() : "NVML unreadable: " + why_not_; }
-  double joules() const override {
-    return baseline_mj_ ? static_cast<double>(*last_mj_ - *baseline_mj_) * kMilli : 0.0;
-  }
+  double joules() const override { return baseline_mj_ ? static_cast<double>(*last_mj_ - *baseline_mj_) * kMilli : 0.0; }
 
  private:
   NvmlGpu gpu_;

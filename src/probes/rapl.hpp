@@ -52,9 +52,9 @@ class RaplMeter final : public EnergyCounter {
 
   std::filesystem::path root_;
   std::vector<Counter> zones_;
-  std::string skipped_;    // zones found but unreadable at start, and why
-  std::string lost_;       // why the span's total became unknown (a wrap that cannot be undone)
-  std::string no_zones_;   // why no zone could be read at all
+  std::string skipped_;   // zones found but unreadable at start, and why
+  std::string lost_;      // why the span's total became unknown (a wrap that cannot be undone)
+  std::string no_zones_;  // why no zone could be read at all
 };
 
 }  // namespace infermark::probes

@@ -17,8 +17,8 @@
 
 #include "core/clock.hpp"
 #include "core/json_fields.hpp"
-#include "probes/memory.hpp"
 #include "probes/energy_target.hpp"
+#include "probes/memory.hpp"
 #include "probes/nvml.hpp"
 
 namespace infermark::probes {
@@ -162,10 +162,10 @@ struct ResourceSampler::State {
   Reading baseline;
   Reading last;  // previous sample, for per-period rates
   std::vector<ResourceSample> samples;
-  std::string energy_label;                // the device the energy is for: "cpu", "gpu0"
-  std::unique_ptr<EnergyCounter> energy;   // that device's counter, and no other
-  std::vector<EnergyMark> energy_marks;    // its joules since start(), at each read
-  std::mutex energy_mutex;                 // mark() reads from the caller's thread too
+  std::string energy_label;               // the device the energy is for: "cpu", "gpu0"
+  std::unique_ptr<EnergyCounter> energy;  // that device's counter, and no other
+  std::vector<EnergyMark> energy_marks;   // its joules since start(), at each read
+  std::mutex energy_mutex;                // mark() reads from the caller's thread too
   NvmlGpu gpu;
   // Wakes the sampling thread at stop() instead of letting it sleep out its period.
   std::mutex mutex;

@@ -15,8 +15,9 @@ std::chrono::system_clock::time_point deadline_in(double seconds) {
   return std::chrono::system_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(seconds * 1e6));
 }
 
-std::vector<TensorSpec> tensor_specs(const google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>& tensors,
-                                     const std::string& field) {
+std::vector<TensorSpec> tensor_specs(
+    const google::protobuf::RepeatedPtrField<inference::ModelMetadataResponse::TensorMetadata>& tensors,
+    const std::string& field) {
   std::vector<TensorSpec> specs;
   for (int i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "remote/remote_errors.hpp"
 #include "kserve/kserve_codec.hpp"
+#include "remote/remote_errors.hpp"
 
 namespace infermark::remote {
 namespace {
@@ -56,7 +55,8 @@ KServeModel read_kserve_model(net::HttpClient& client, const std::string& model,
     throw Error(client.endpoint().url + target + ": model metadata: " + e.what());
   }
   if (out.inputs.empty())
-    throw Error(client.endpoint().url + target + ": the model's metadata declares no inputs (MLServer needs them in "
+    throw Error(client.endpoint().url + target +
+                ": the model's metadata declares no inputs (MLServer needs them in "
                 "model-settings.json), so infermark cannot build requests");
   return out;
 }

@@ -32,7 +32,8 @@ nlohmann::json body_fields_of(const std::vector<std::string>& fields) {
 result::CellRequest load_cell(const harness::RunOptions& options, int level) {
   auto cell = harness::to_cell(options, "remote", 0, level);
   auto& scenario = cell.scenario;
-  if (scenario.name == loadgen::Scenario::kSingleStream && scenario.concurrency > 1) scenario.name = loadgen::Scenario::kConcurrency;
+  if (scenario.name == loadgen::Scenario::kSingleStream && scenario.concurrency > 1)
+    scenario.name = loadgen::Scenario::kConcurrency;
   if (level == 0 && loadgen::is_open_loop(scenario)) scenario.concurrency = kDefaultOpenLoopInFlight;
   cell.isolation = "in-process (the server runs elsewhere)";
   return cell;

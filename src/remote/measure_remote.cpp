@@ -7,8 +7,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
-#include "loadgen/input_set_library.hpp"
 #include "harness/measure_generation.hpp"
+#include "loadgen/input_set_library.hpp"
 #include "loadgen/rank_outcome.hpp"
 #include "loadgen/rank_share.hpp"
 #include "probes/energy_target.hpp"
@@ -96,8 +96,8 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
   } else if (request.protocol != RemoteProtocol::kOpenAi) {
     std::unique_ptr<KServeGrpcSystem> over_grpc;
     if (grpc) over_grpc = std::make_unique<KServeGrpcSystem>(address, request.timeout_s, errors);
-    const auto model = grpc ? over_grpc->read_model(request.model, request.version)
-                            : read_kserve_model(*http, request.model, request.version);
+    const auto model =
+        grpc ? over_grpc->read_model(request.model, request.version) : read_kserve_model(*http, request.model, request.version);
     result.backend.framework = model.server_name.empty() ? "KServe v2 server" : model.server_name;
     result.backend.version = model.server_version;
     result.model.name = model.name;
@@ -115,14 +115,14 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
       system = std::move(over_grpc);
     } else {
       auto requests = prepare_kserve_requests(*http, model, sets, tensors.binary);
-      system = std::make_unique<PreparedHttpSystem>(*http, std::move(requests),
-                                                    std::make_unique<loadgen::InputSetLibrary>(sets), lanes, errors);
+      system = std::make_unique<PreparedHttpSystem>(*http, std::move(requests), std::make_unique<loadgen::InputSetLibrary>(sets),
+                                                    lanes, errors);
     }
   } else {
     if (request.model.empty()) throw Error("--model: an OpenAI server needs the model name requests carry");
     const auto identity = openai_identity(*http);
-    result.backend.framework = identity["server"].get<std::string>().empty() ? "OpenAI-compatible server"
-                                                                             : identity["server"].get<std::string>();
+    result.backend.framework =
+        identity["server"].get<std::string>().empty() ? "OpenAI-compatible server" : identity["server"].get<std::string>();
     remote.server = identity;
     remote.endpoint = std::string(name_of(request.endpoint));
     remote.stream = request.stream;
@@ -135,8 +135,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     remote.prompts = request.prompts_file.empty()
                          ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
                          : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
-    OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed,
-                            request.extra_fields};
+    OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed, request.extra_fields};
     auto made = std::make_unique<OpenAiSystem>(*http, settings, std::move(prompts), lanes, errors);
     openai = made.get();
     system = std::move(made);
@@ -152,7 +151,6 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
   prepared.lanes = lanes;
   return prepared;
 }
-
 
 // Counters of several ranks' clients as one: numbers add, lists join (up to a few), the rest is
 // the first rank's.
@@ -211,7 +209,9 @@ std::optional<MergedRanks> gather_ranks(const loadgen::RankCoordination& ranks, 
 }  // namespace
 
 std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
-  return {{"kserve", RemoteProtocol::kKServe}, {"kserve-grpc", RemoteProtocol::kKServeGrpc}, {"openai", RemoteProtocol::kOpenAi},
+  return {{"kserve", RemoteProtocol::kKServe},
+          {"kserve-grpc", RemoteProtocol::kKServeGrpc},
+          {"openai", RemoteProtocol::kOpenAi},
           {"http", RemoteProtocol::kHttp}};
 }
 
@@ -231,8 +231,7 @@ std::string_view name_of(RemoteProtocol protocol) {
 
 RemoteRequest request_for_cell(const result::CellRequest& cell) {
   const auto& remote = cell.remote;
-  if (!remote.is_object() || !remote.contains("url") || !remote["url"].is_string())
-    throw Error("cell: 'remote' needs a url");
+  if (!remote.is_object() || !remote.contains("url") || !remote["url"].is_string()) throw Error("cell: 'remote' needs a url");
   RemoteRequest request;
   request.url = remote["url"].get<std::string>();
   request.model = remote.value("model", std::string());
@@ -307,8 +306,9 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           enter("merging the ranks' results");
           // Its share as one rate or client count (ramps and pulses change theirs per phase: 0).
           const bool server = spec.name == loadgen::Scenario::kServer;
-          loadgen::RankOutcome mine{ranks->rank, ranks->host, server ? spec.qps : 0.0,
-                                    loadgen::is_open_loop(spec) ? 0 : spec.concurrency, outcome, failure, client};
+          loadgen::RankOutcome mine{
+              ranks->rank, ranks->host, server ? spec.qps : 0.0, loadgen::is_open_loop(spec) ? 0 : spec.concurrency, outcome,
+              failure,     client};
           if (outcome && spec.name == loadgen::Scenario::kSoak) mine.share_qps = outcome->parameters.value("soak_qps", 0.0);
           auto merged = gather_ranks(*ranks, std::move(mine), total);
           if (!root) {
@@ -333,8 +333,8 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
               headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
           auto generation = harness::generation_result(metrics, total, outcome->parameters.value("lanes", prepared.lanes));
           // Prompts here are words or a file's text: their token lengths are what the server counted.
-          generation.prompt_tokens = measured_prompt_tokens(headline ? headline->recorder.requests()
-                                                                     : std::vector<loadgen::RequestRecord>{});
+          generation.prompt_tokens =
+              measured_prompt_tokens(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{});
           generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (client queueing included)" : "issue";
           generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
           result.generation = generation;

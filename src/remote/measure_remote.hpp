@@ -15,8 +15,8 @@
 #include "loadgen/rank_share.hpp"
 #include "net/http_client.hpp"
 #include "remote/kserve_http.hpp"
-#include "remote/prepared_http_system.hpp"
 #include "remote/openai_system.hpp"
+#include "remote/prepared_http_system.hpp"
 
 namespace infermark::remote {
 
@@ -27,8 +27,8 @@ std::vector<std::pair<std::string, RemoteProtocol>> protocol_names();
 struct RemoteRequest {
   std::string url;
   RemoteProtocol protocol = RemoteProtocol::kKServe;
-  std::string model;    // required for openai; kserve: the model to load (its metadata gives inputs)
-  std::string version;  // kserve: "" for the server's default
+  std::string model;                               // required for openai; kserve: the model to load (its metadata gives inputs)
+  std::string version;                             // kserve: "" for the server's default
   TensorEncoding tensors = TensorEncoding::kAuto;  // kserve over HTTP
   OpenAiEndpoint endpoint = OpenAiEndpoint::kChat;
   bool stream = true;
@@ -37,7 +37,7 @@ struct RemoteRequest {
   std::string prompts_file;                                // openai: JSONL prompts ("": synthetic)
   PlainHttpRequest plain;                                  // http: the one request every query sends
   std::vector<net::HttpHeader> headers;                    // sent with every request, never recorded
-  std::string scrape_url;  // the server's Prometheus endpoint, sampled during the run ("": none)
+  std::string scrape_url;                                  // the server's Prometheus endpoint, sampled during the run ("": none)
   double scrape_interval_s = 1;
   double timeout_s = 60;
   int io_threads = 1;
@@ -59,7 +59,6 @@ RemoteRequest request_for_cell(const result::CellRequest& cell);
 // makes it failed (invalid), with the figures kept. The other ranks return a result that only says
 // whether their own part failed. Every rank takes part in every collective, whatever fails.
 result::RunResult measure_remote(const RemoteRequest& request, const std::atomic<bool>* stop,
-                                 const harness::StageCallback& on_stage = {},
-                                 const loadgen::RankCoordination* ranks = nullptr);
+                                 const harness::StageCallback& on_stage = {}, const loadgen::RankCoordination* ranks = nullptr);
 
 }  // namespace infermark::remote

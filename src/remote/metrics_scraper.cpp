@@ -55,8 +55,8 @@ void MetricsScraper::scrape_once() {
   const auto now = mono_now_ns();  // under the lock: times stay in order when mark() and the loop overlap
   if (response.error != net::TransportError::kNone || response.status != 200) {
     ++failures_;
-    last_failure_ = response.error != net::TransportError::kNone ? response.error_text
-                                                                 : http_error_text(response.status, response.body);
+    last_failure_ =
+        response.error != net::TransportError::kNone ? response.error_text : http_error_text(response.status, response.body);
     return;
   }
   const auto index = times_ns_.size();

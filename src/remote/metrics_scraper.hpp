@@ -47,7 +47,7 @@ class MetricsScraper {
   std::size_t max_series_;
   std::unique_ptr<net::HttpClient> client_;
   std::mutex mutex_;
-  std::vector<std::int64_t> times_ns_;                  // monotonic, one per successful scrape
+  std::vector<std::int64_t> times_ns_;                 // monotonic, one per successful scrape
   std::map<std::string, std::vector<double>> series_;  // values, aligned with times_ns_ (NaN: absent then)
   std::uint64_t failures_ = 0;
   std::string last_failure_;

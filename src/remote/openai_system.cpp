@@ -15,12 +15,12 @@ using nlohmann::json;
 namespace http = boost::beast::http;
 
 // Common short words: ordinary tokenizers give each about one token.
-constexpr const char* kWords[] = {
-    "the",   "of",    "and",   "to",    "in",    "is",    "it",    "that",  "for",   "you",   "was",   "with",  "on",
-    "as",    "have",  "but",   "be",    "they",  "at",    "one",   "this",  "from",  "or",    "had",   "by",    "word",
-    "what",  "all",   "were",  "we",    "when",  "your",  "can",   "said",  "there", "use",   "an",    "each",  "which",
-    "she",   "do",    "how",   "their", "if",    "will",  "up",    "other", "about", "out",   "many",  "then",  "them",
-    "these", "so",    "some",  "her",   "would", "make",  "like",  "him",   "into",  "time",  "has",   "look"};
+constexpr const char* kWords[] = {"the",  "of",    "and",   "to",    "in",   "is",    "it",   "that", "for",   "you",   "was",
+                                  "with", "on",    "as",    "have",  "but",  "be",    "they", "at",   "one",   "this",  "from",
+                                  "or",   "had",   "by",    "word",  "what", "all",   "were", "we",   "when",  "your",  "can",
+                                  "said", "there", "use",   "an",    "each", "which", "she",  "do",   "how",   "their", "if",
+                                  "will", "up",    "other", "about", "out",  "many",  "then", "them", "these", "so",    "some",
+                                  "her",  "would", "make",  "like",  "him",  "into",  "time", "has",  "look"};
 
 std::string_view content_of(const json& choice, OpenAiEndpoint endpoint) {
   const json* text = nullptr;
@@ -122,7 +122,8 @@ std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, 
         }
     }
     if (sample.text.empty())
-      throw Error(where + ": no prompt: give \"prompt\", \"text\", \"messages\" with a user message, or ShareGPT \"conversations\"");
+      throw Error(where +
+                  ": no prompt: give \"prompt\", \"text\", \"messages\" with a user message, or ShareGPT \"conversations\"");
     sample.max_tokens = output_tokens.draw(random, 1 << 16);
     prompts.push_back(std::move(sample));
   }
@@ -139,8 +140,11 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
       lanes_(lanes),
       errors_(errors) {
   for (const auto& prompt : prompts) {
-    json body{{"model", settings_.model}, {"max_tokens", prompt.max_tokens}, {"stream", settings_.stream},
-              {"temperature", 0}, {"seed", settings_.seed}};
+    json body{{"model", settings_.model},
+              {"max_tokens", prompt.max_tokens},
+              {"stream", settings_.stream},
+              {"temperature", 0},
+              {"seed", settings_.seed}};
     if (settings_.endpoint == OpenAiEndpoint::kChat)
       body["messages"] = json::array({{{"role", "user"}, {"content", prompt.text}}});
     else

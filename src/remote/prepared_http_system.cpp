@@ -7,9 +7,8 @@ PreparedHttpSystem::PreparedHttpSystem(net::HttpClient& client, std::vector<net:
     : client_(client), requests_(std::move(requests)), library_(std::move(library)), lanes_(lanes), errors_(errors) {}
 
 void PreparedHttpSystem::start(const loadgen::Query& query, loadgen::Completion&, std::function<void(bool)> done) {
-  client_.send(requests_[query.sample], [this, done = std::move(done)](net::ClientResponse response) {
-    done(errors_.check(response));
-  });
+  client_.send(requests_[query.sample],
+               [this, done = std::move(done)](net::ClientResponse response) { done(errors_.check(response)); });
 }
 
 void PreparedHttpSystem::issue(int, const loadgen::Query& query, loadgen::Completion& completion) {

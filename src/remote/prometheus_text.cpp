@@ -33,8 +33,8 @@ std::size_t series_end(std::string_view line) {
 }  // namespace
 
 const std::vector<std::string>& server_metric_prefixes() {
-  static const std::vector<std::string> prefixes{"nv_inference_", "nv_cpu_", "nv_gpu_", "llamacpp:", "vllm:", "tgi_",
-                                                 "infermark_"};
+  static const std::vector<std::string> prefixes{
+      "nv_inference_", "nv_cpu_", "nv_gpu_", "llamacpp:", "vllm:", "tgi_", "infermark_"};
   return prefixes;
 }
 

@@ -4,7 +4,6 @@
 
 #include "core/json_text.hpp"
 
-
 namespace infermark::remote {
 namespace {
 
@@ -13,10 +12,11 @@ constexpr std::size_t kExampleChars = 300;
 
 // grpc::StatusCode's names, by value (the gRPC headers stay out of this file).
 std::string grpc_code_name(int code) {
-  static const char* const kNames[] = {"OK",        "CANCELLED",         "UNKNOWN",      "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static const char* const kNames[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   return code >= 0 && code < static_cast<int>(std::size(kNames)) ? kNames[code] : "CODE_" + std::to_string(code);
 }
 
@@ -116,7 +116,12 @@ std::uint64_t RemoteErrors::total() const {
 nlohmann::json RemoteErrors::to_json() const {
   const auto sum = total();
   std::lock_guard lock(mutex_);
-  return {{"total", sum}, {"transport", transport_}, {"http_status", status_}, {"grpc_status", grpc_status_}, {"in_stream", in_stream_}, {"examples", examples_}};
+  return {{"total", sum},
+          {"transport", transport_},
+          {"http_status", status_},
+          {"grpc_status", grpc_status_},
+          {"in_stream", in_stream_},
+          {"examples", examples_}};
 }
 
 }  // namespace infermark::remote

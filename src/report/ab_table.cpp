@@ -27,9 +27,9 @@ std::vector<std::string> shadow_notes(const std::vector<const LoadedResult*>& se
     for (const auto& [shadow, record] : p["shadow"].items()) {
       std::string shapes;
       for (const auto& s : record.value("by_shape", json::array()))
-        shapes += fmt::format("{}{}: {} of {} disagreed (max abs error {:.3g})", shapes.empty() ? "" : "; ",
-                              s.value("shape", "?"), s.value("disagreed", 0), s.value("compared", 0),
-                              s.value("max_abs_error", 0.0));
+        shapes +=
+            fmt::format("{}{}: {} of {} disagreed (max abs error {:.3g})", shapes.empty() ? "" : "; ", s.value("shape", "?"),
+                        s.value("disagreed", 0), s.value("compared", 0), s.value("max_abs_error", 0.0));
       notes.push_back(fmt::format("'{}' mirrored to '{}': {}{}", variant_of(c->result), shadow,
                                   shapes.empty() ? "nothing compared" : shapes,
                                   record.value("dropped", 0) ? fmt::format(" ({} dropped)", record.value("dropped", 0)) : ""));
@@ -96,7 +96,8 @@ std::string ab_table(const std::vector<LoadedResult>& cells) {
 json to_json(const AbComparison& ab) {
   json rows = json::array();
   for (const auto& row : ab.rows)
-    rows.push_back({{"variant", row.variant}, {"requests", row.requests}, {"p50", change_json(row.p50)}, {"p99", change_json(row.p99)}});
+    rows.push_back(
+        {{"variant", row.variant}, {"requests", row.requests}, {"p50", change_json(row.p50)}, {"p99", change_json(row.p99)}});
   return {{"control", ab.control},
           {"control_requests", ab.control_requests},
           {"rows", rows},

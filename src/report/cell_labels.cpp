@@ -208,7 +208,6 @@ bool names_the_group(LabelDimension d) {
 
 std::size_t distinct(const std::vector<std::string>& keys) { return std::set<std::string>(keys.begin(), keys.end()).size(); }
 
-
 }  // namespace
 
 std::string_view dimension_name(LabelDimension dimension) {

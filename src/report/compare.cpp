@@ -8,10 +8,10 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "result/cell_outcome.hpp"
-#include "report/comparison_table.hpp"
 #include "core/markdown_table.hpp"
+#include "report/comparison_table.hpp"
 #include "report/result_set.hpp"
+#include "result/cell_outcome.hpp"
 #include "stats/significance.hpp"
 
 namespace infermark::report {
@@ -69,7 +69,8 @@ void judge_by_intervals(MetricChange& m, const std::optional<stats::Interval>& b
 }
 
 // P50, P99 and mean latency of one matched pair.
-std::vector<MetricChange> latency_changes(const result::RunResult& base, const result::RunResult& cand, const CompareSettings& s) {
+std::vector<MetricChange> latency_changes(const result::RunResult& base, const result::RunResult& cand,
+                                          const CompareSettings& s) {
   const auto& bl = *base.latency_ms;
   const auto& cl = *cand.latency_ms;
   auto p50 = metric("P50 latency", "ms", true, bl.at(50).value, cl.at(50).value);
@@ -222,12 +223,10 @@ CellComparison compare_cell(const CellKey& key, const LoadedResult& base, const 
   return cell;
 }
 
-
 CellKey cell_key(const result::RunResult& r) {
   auto threads = effective_setting(r, "intra_op_threads");
   if (threads.empty() && r.requested.intra_op_threads > 0) threads = std::to_string(r.requested.intra_op_threads);
-  return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch,
-          result::scenario_label(r.scenario)};
+  return {r.model.name, backend_label(r), threads, r.requested.precision, r.scenario.batch, result::scenario_label(r.scenario)};
 }
 
 std::string describe(const CellKey& k) {

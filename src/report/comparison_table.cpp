@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "stats/agreement_measure.hpp"
+#include "core/markdown_table.hpp"
 #include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_column.hpp"
-#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
+#include "stats/agreement_measure.hpp"
 
 #include <algorithm>
 #include <array>
@@ -19,10 +19,10 @@ namespace infermark::report {
 namespace {
 
 // The inferences/J column goes after inferences/s when any cell measured energy.
-const std::vector<MarkdownColumn> kColumns{{"backend", false},      {"version", false},      {"threads", true},
-                                           {"mean ± sd ms", true},  {"P50 ms", true},        {"P99 ms", true},
-                                           {"relative P50", true},  {"inferences/s", true},  {"peak RSS MB", true},
-                                           {"max abs err", true},   {"top-1 agree", true},   {"status", false}};
+const std::vector<MarkdownColumn> kColumns{{"backend", false},     {"version", false},     {"threads", true},
+                                           {"mean ± sd ms", true}, {"P50 ms", true},       {"P99 ms", true},
+                                           {"relative P50", true}, {"inferences/s", true}, {"peak RSS MB", true},
+                                           {"max abs err", true},  {"top-1 agree", true},  {"status", false}};
 constexpr std::size_t kEnergyColumn = 8;
 constexpr std::size_t kBatchColumn = 3;  // after threads; inserted after the energy column, so it does not shift it
 

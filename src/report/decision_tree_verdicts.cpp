@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 
+#include "core/markdown_table.hpp"
 #include "core/named_enum.hpp"
 #include "report/comparison_table.hpp"
 #include "report/machine.hpp"
-#include "core/markdown_table.hpp"
 #include "report/shape_cliff.hpp"
 
 namespace infermark::report {
@@ -65,7 +65,10 @@ Selection selection(DeploymentSituation situation, const DecisionTreeInputs& in)
                   : "",
               "runs that each fed one input shape, without --dynamic-shapes"};
     case kLongGeneration:  // --ttft-ms and --tpot-ms concern LLM cells only
-      return {!llm ? "" : c.ttft_ms ? "--ttft-ms" : c.tpot_ms ? "--tpot-ms" : "LLM generation results",
+      return {!llm        ? ""
+              : c.ttft_ms ? "--ttft-ms"
+              : c.tpot_ms ? "--tpot-ms"
+                          : "LLM generation results",
               "LLM generation results of this model"};
     case kMultiBackend:
       return {c.multi_backend ? "--multi-backend" : "", "pass --multi-backend"};
@@ -215,11 +218,12 @@ std::string generation_context(const DecisionTreeInputs& in) {
     if (c->figures.ttft_p99_ms && (!best || *c->figures.ttft_p99_ms < *best->figures.ttft_p99_ms)) best = c;
   if (!best) return "";
   const auto& f = best->figures;
-  return fmt::format(
-      "; measured here, lowest TTFT: {} TTFT P99 {} ms, TPOT P99 {} ms, P99 {} ms, {} (baselines of {}: {})", best->label, format_number(*f.ttft_p99_ms), f.tpot_p99_ms ? format_number(*f.tpot_p99_ms) : "-", format_number(f.p99_ms),
-      f.gb_per_billion_parameters ? fmt::format("{:.2f} GB per B parameters", *f.gb_per_billion_parameters)
-                                  : std::string("memory per parameter not known (parameter count not recorded)"),
-      quoted_citation(FieldGuide::kPerformanceTesting), kLlmServingBaselines);
+  return fmt::format("; measured here, lowest TTFT: {} TTFT P99 {} ms, TPOT P99 {} ms, P99 {} ms, {} (baselines of {}: {})",
+                     best->label, format_number(*f.ttft_p99_ms), f.tpot_p99_ms ? format_number(*f.tpot_p99_ms) : "-",
+                     format_number(f.p99_ms),
+                     f.gb_per_billion_parameters ? fmt::format("{:.2f} GB per B parameters", *f.gb_per_billion_parameters)
+                                                 : std::string("memory per parameter not known (parameter count not recorded)"),
+                     quoted_citation(FieldGuide::kPerformanceTesting), kLlmServingBaselines);
 }
 
 std::string libtorch_context(const DecisionTreeInputs& in) {
@@ -297,8 +301,8 @@ std::vector<DecisionTreeCheck> checks_of_one_origin(const DecisionTreeInputs& in
     if (chosen.by.empty()) {
       check.detail = chosen.hint;
     } else if (is_priority_order(branch.tree) && first_selected.contains(branch.tree)) {
-      check.detail = fmt::format("matches ({}), but '{}' takes '{}' first", chosen.by, name_of(branch.tree),
-                                 first_selected[branch.tree]);
+      check.detail =
+          fmt::format("matches ({}), but '{}' takes '{}' first", chosen.by, name_of(branch.tree), first_selected[branch.tree]);
     } else {
       if (is_priority_order(branch.tree)) first_selected[branch.tree] = branch.branch;
       check.selected = true;
@@ -363,8 +367,8 @@ std::string decision_tree_branches_markdown(const std::vector<DecisionTreeCheck>
   std::vector<std::vector<std::string>> rows;
   for (const auto& c : checks)
     if (!c.selected)
-      rows.push_back({std::string(name_of(c.branch.tree)), std::string(c.branch.branch), std::string(c.branch.recommends),
-                      c.detail});
+      rows.push_back(
+          {std::string(name_of(c.branch.tree)), std::string(c.branch.branch), std::string(c.branch.recommends), c.detail});
   if (!rows.empty())
     out += "\nNot selected:\n\n" +
            markdown_table({{"decision tree", false}, {"branch", false}, {"recommends", false}, {"selected by / why not", false}},

@@ -15,32 +15,33 @@ constexpr std::string_view kNvidia = "an NVIDIA GPU and a TensorRT backend (infe
 constexpr std::array kBranches{
     // Which framework for the deployment scenario
     DecisionTreeBranch{kFrameworkForScenario, kLatencyCritical, "latency-critical", "TensorRT", "FastDeploy, CUDA Graph on",
-               kNotMeasurable, "", kNvidia, kLowestLatency},
+                       kNotMeasurable, "", kNvidia, kLowestLatency},
     DecisionTreeBranch{kFrameworkForScenario, kHighThroughputBatch, "high-throughput batch",
-               "ONNX Runtime + dynamic batching, max_batch_size 32", "", kHighestThroughput, "onnxruntime", "", kNone},
+                       "ONNX Runtime + dynamic batching, max_batch_size 32", "", kHighestThroughput, "onnxruntime", "", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kDomesticHardware, "domestic hardware", "FastDeploy", "test on an Ascend NPU",
-               kNotMeasurable, "", "an Ascend NPU and a FastDeploy backend (infermark has neither)", kNone},
+                       kNotMeasurable, "", "an Ascend NPU and a FastDeploy backend (infermark has neither)", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kEdgeCpu, "edge CPU", "OpenVINO + 4-bit", "", kObjective, "openvino", "", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kArmGpu, "ARM GPU", "TensorRT", "", kNotMeasurable, "",
-               "an ARM board with an NVIDIA GPU (Jetson) and a TensorRT backend (infermark has none)", kNone},
+                       "an ARM board with an NVIDIA GPU (Jetson) and a TensorRT backend (infermark has none)", kNone},
     // Which framework to choose, in priority order
     DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kNotMeasurable, "",
-               "domestic hardware and a Paddle Inference or MNN backend (infermark has neither)", kNone},
-    DecisionTreeBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "", kNone},
-    DecisionTreeBranch{kFrameworkByPriority, kMaximumPerformance, "maximum performance", "TensorRT", "", kNotMeasurable, "", kNvidia,
-               kLowestLatency},
+                       "domestic hardware and a Paddle Inference or MNN backend (infermark has neither)", kNone},
+    DecisionTreeBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "",
+                       kNone},
+    DecisionTreeBranch{kFrameworkByPriority, kMaximumPerformance, "maximum performance", "TensorRT", "", kNotMeasurable, "",
+                       kNvidia, kLowestLatency},
     DecisionTreeBranch{kFrameworkByPriority, kFastIteration, "fast iteration", "PyTorch", "", kNotMeasurable, "",
-               "a measure of development time, which an inference benchmark does not take", kLibTorch},
+                       "a measure of development time, which an inference benchmark does not take", kLibTorch},
     // Which engine for the model and workload
     DecisionTreeBranch{kEngineForWorkload, kDynamicControlFlow, "dynamic control flow", "PyTorch / JAX", "", kNotMeasurable, "",
-               "a model with data-dependent control flow run eagerly (infermark runs exported graphs; no JAX backend)",
-               kLibTorch},
+                       "a model with data-dependent control flow run eagerly (infermark runs exported graphs; no JAX backend)",
+                       kLibTorch},
     DecisionTreeBranch{kEngineForWorkload, kFixedInputSize, "fixed input size", "TensorRT", "", kNotMeasurable, "", kNvidia,
-               kLowestLatency},
+                       kLowestLatency},
     DecisionTreeBranch{kEngineForWorkload, kLongGeneration, "long generation", "vLLM", "", kNotMeasurable, "",
-               "a vLLM server measured with `infermark load URL --protocol openai` (on a GPU)", kGeneration},
+                       "a vLLM server measured with `infermark load URL --protocol openai` (on a GPU)", kGeneration},
     DecisionTreeBranch{kEngineForWorkload, kMultiBackend, "multi-backend", "ONNX Runtime", "", kRunsTheModel, "onnxruntime",
-               "running on other hardware (execution providers) is not measured here", kNone},
+                       "running on other hardware (execution providers) is not measured here", kNone},
 };
 
 struct TreeSource {
@@ -52,10 +53,10 @@ struct TreeSource {
 };
 
 constexpr TreeSource kTrees[] = {
-    {kFrameworkForScenario, "Which framework for the deployment scenario", FieldGuide::kPerformanceEvaluation,
-     "decision tree §5", false},
-    {kFrameworkByPriority, "Which framework to choose, in priority order", FieldGuide::kSelectionAndPractice,
-     "decision path §6", true},
+    {kFrameworkForScenario, "Which framework for the deployment scenario", FieldGuide::kPerformanceEvaluation, "decision tree §5",
+     false},
+    {kFrameworkByPriority, "Which framework to choose, in priority order", FieldGuide::kSelectionAndPractice, "decision path §6",
+     true},
     {kEngineForWorkload, "Which engine for the model and workload", FieldGuide::kPerformanceTesting, "LLM decision tree §6",
      false},
 };

@@ -36,11 +36,11 @@ enum class DeploymentSituation {
 
 // How measured results can test a branch's recommendation.
 enum class BranchEvidence {
-  kNotMeasurable,          // the framework or hardware is not one infermark runs here
-  kHighestThroughput,      // the recommended framework's best inferences/s against every other's
-  kObjective,              // the recommended framework's best figure on the recommendation's objective
-  kShapeCliff,             // slowdown per unit of work with shapes varying per query (fixed vs varying cells)
-  kRunsTheModel,           // the framework ran the model here: it can only agree trivially
+  kNotMeasurable,      // the framework or hardware is not one infermark runs here
+  kHighestThroughput,  // the recommended framework's best inferences/s against every other's
+  kObjective,          // the recommended framework's best figure on the recommendation's objective
+  kShapeCliff,         // slowdown per unit of work with shapes varying per query (fixed vs varying cells)
+  kRunsTheModel,       // the framework ran the model here: it can only agree trivially
 };
 
 // What measured here gives context to a branch that cannot be tested (shown as "measured here: ...").

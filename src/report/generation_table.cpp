@@ -5,18 +5,18 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/markdown_table.hpp"
 #include "report/comparison_table.hpp"
 #include "report/field_guides.hpp"
-#include "core/markdown_table.hpp"
 
 namespace infermark::report {
 namespace {
 
 const std::vector<MarkdownColumn> kColumns{
-    {"backend", false},      {"model", false},       {"threads", true},      {"C", true},
-    {"prompt+output", true}, {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
-    {"TTFT P50 ms", true},   {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
-    {"prefill tok/s", true}, {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
+    {"backend", false},        {"model", false},       {"threads", true},      {"C", true},
+    {"prompt+output", true},   {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
+    {"TTFT P50 ms", true},     {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
+    {"prefill tok/s", true},   {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
     {"GB per B params", true}, {"status", false}};
 
 // A percentile (or the mean) of one of the generation summaries, or "-".
@@ -36,7 +36,8 @@ std::string lengths(const result::RunResult& r) {
 
 std::vector<std::string> row_for(const result::RunResult& r) {
   std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
-                               std::to_string(r.scenario.parameters.request ? r.scenario.parameters.request->concurrency : 1), lengths(r)};
+                               std::to_string(r.scenario.parameters.request ? r.scenario.parameters.request->concurrency : 1),
+                               lengths(r)};
   if (r.generation && r.latency_ms) {
     const auto& g = *r.generation;
     row.push_back(format_number(g.requests_per_s));

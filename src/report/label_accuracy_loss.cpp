@@ -22,8 +22,7 @@ bool same_labels(const stats::LabelAccuracy& a, const stats::LabelAccuracy& b) {
 }
 
 bool same_family(const result::RunResult& a, const result::RunResult& b) {
-  return parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family &&
-         machine_key(a) == machine_key(b);
+  return parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family && machine_key(a) == machine_key(b);
 }
 
 const LoadedResult* find_reference(const std::vector<LoadedResult>& results, const LoadedResult& cell, LabelReference kind) {

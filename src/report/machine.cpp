@@ -14,8 +14,7 @@ std::string environment_text(const result::RunResult& r, const char* field, cons
 }  // namespace
 
 std::string machine_key(const result::RunResult& result) {
-  return environment_text(result, "hostname", "unknown host") + " (" + environment_text(result, "cpu_model", "unknown CPU") +
-         ")";
+  return environment_text(result, "hostname", "unknown host") + " (" + environment_text(result, "cpu_model", "unknown CPU") + ")";
 }
 
 bool is_x86(const result::RunResult& r) {

@@ -8,13 +8,13 @@
 #include <set>
 
 #include "core/json_text.hpp"
+#include "core/markdown_table.hpp"
+#include "report/ab_table.hpp"
 #include "report/comparison_table.hpp"
+#include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_column.hpp"
-#include "report/ab_table.hpp"
-#include "report/energy_column.hpp"
 #include "report/machine.hpp"
-#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 
@@ -100,16 +100,22 @@ std::string summary_table(const std::vector<LoadedResult>& cells) {
   std::vector<Row> rows;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto& r = cells[i].result;
-    Row row{cell_label(r), r.backend.version.empty() ? "-" : r.backend.version, mean_and_spread(r), p50(r), p99(r),
-            relative_text(speeds[i]), throughput(r), memory(r)};
+    Row row{cell_label(r),
+            r.backend.version.empty() ? "-" : r.backend.version,
+            mean_and_spread(r),
+            p50(r),
+            p99(r),
+            relative_text(speeds[i]),
+            throughput(r),
+            memory(r)};
     if (energy) row.push_back(inferences_per_joule_cell(r));
     row.push_back(accuracy(r));
     if (labelled) row.push_back(label_accuracy_cell(r));
     row.push_back(std::string(name_of(r.status)));
     rows.push_back(std::move(row));
   }
-  std::vector<MarkdownColumn> columns{{"framework"},         {"version"},           {"mean ± sd ms", true},
-                                      {"P50 ms", true},      {"P99 ms", true},      {"relative P50", true},
+  std::vector<MarkdownColumn> columns{{"framework"},          {"version"},      {"mean ± sd ms", true},
+                                      {"P50 ms", true},       {"P99 ms", true}, {"relative P50", true},
                                       {"inferences/s", true}, {"peak MB", true}};
   if (energy) columns.push_back({"inferences/J", true});
   columns.push_back({"agreement"});
@@ -163,9 +169,7 @@ std::string pivot(const std::vector<LoadedResult>& cells, const std::string& axi
   return table(header, rows);
 }
 
-std::string lanes_of(const result::RunResult& r) {
-  return std::to_string(r.scenario.parameters.lanes.value_or(1));
-}
+std::string lanes_of(const result::RunResult& r) { return std::to_string(r.scenario.parameters.lanes.value_or(1)); }
 
 // The summary and axis tables of cells measured on one machine; `heading` is their Markdown level.
 std::string machine_tables(const std::vector<LoadedResult>& all_cells, const std::string& heading) {

@@ -43,8 +43,10 @@ std::vector<ModelFamily> model_families(const std::vector<std::string>& model_na
     const auto family = parse_variant_name(model_names[i]).family;
     auto it = families.begin();
     while (it != families.end() && it->family != family) ++it;
-    if (it == families.end()) families.push_back({family, {i}});
-    else it->members.push_back(i);
+    if (it == families.end())
+      families.push_back({family, {i}});
+    else
+      it->members.push_back(i);
   }
   std::erase_if(families, [](const ModelFamily& f) { return f.members.size() < 2; });
   return families;

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "probes/peak_flops.hpp"
+#include "report/decision_trees.hpp"
 #include "report/recommend_constraints.hpp"
 #include "report/result_set.hpp"
-#include "report/decision_trees.hpp"
 
 namespace infermark::report {
 
@@ -46,19 +46,19 @@ struct CellFigures {
   std::optional<double> accuracy_loss;  // fraction (points of top-1 / 100 when judged against labels)
   std::string accuracy_source;          // "1 - top-1 agreement with onnxruntime", or why unknown
   AccuracyMeasure accuracy_measure = AccuracyMeasure::kNone;
-  std::optional<double> label_top1;     // top-1 vs labels, share in [0, 1], where the inputs had labels
-  long long label_samples = 0;          // how many labelled samples
-  double label_points_per_sample = 0;   // one sample's worth of top-1, in points (where judged against labels)
+  std::optional<double> label_top1;    // top-1 vs labels, share in [0, 1], where the inputs had labels
+  long long label_samples = 0;         // how many labelled samples
+  double label_points_per_sample = 0;  // one sample's worth of top-1, in points (where judged against labels)
   std::optional<double> inferences_per_joule;
-  std::string energy_source;           // why energy is unavailable, or its source
-  std::optional<double> model_gflops;  // GFLOP of one inference
-  std::string gflops_source;           // "--model-gflops" or "zoo manifest models/resnet50.json"
+  std::string energy_source;            // why energy is unavailable, or its source
+  std::optional<double> model_gflops;   // GFLOP of one inference
+  std::string gflops_source;            // "--model-gflops" or "zoo manifest models/resnet50.json"
   std::optional<double> average_watts;  // measured energy / measured duration
   std::string power_source;             // the energy source, or why energy was not measured
   // LLM cells (the result's "generation"):
   bool generation = false;
   std::optional<double> ttft_p99_ms, tpot_p99_ms;
-  std::optional<double> parameters;                  // model weights, where the backend recorded them
+  std::optional<double> parameters;                 // model weights, where the backend recorded them
   std::optional<double> gb_per_billion_parameters;  // peak RSS / parameters (performance-testing guide: 1.2 GB per B)
 };
 
@@ -97,7 +97,7 @@ struct DecisionTreeCheck {
 
 struct ModelRecommendation {
   std::string model;
-  std::string machine;                   // machine_key(); "" when every result comes from one machine
+  std::string machine;  // machine_key(); "" when every result comes from one machine
   // Only cells of one origin are ranked together: in-process, served and remote latencies time
   // different spans. `origin_named`: the results mixed origins, so the title names this one.
   result::ResultOrigin origin = result::ResultOrigin::kInProcess;
@@ -118,7 +118,7 @@ struct FamilyRecommendation {
   result::ResultOrigin origin = result::ResultOrigin::kInProcess;
   bool origin_named = false;
   std::string objective;
-  std::vector<CellAssessment> ranked;    // cells of every member meeting every constraint, best first
+  std::vector<CellAssessment> ranked;  // cells of every member meeting every constraint, best first
   std::vector<CellAssessment> rejected;
 };
 
@@ -136,13 +136,13 @@ struct Recommendation {
   Constraints constraints;
   std::optional<probes::PeakFlops> peak;
   std::vector<ModelRecommendation> models;
-  std::vector<FamilyRecommendation> families;  // precision variants side by side
-  std::vector<std::string> notes;  // caveats that concern every model, e.g. a peak from another CPU
+  std::vector<FamilyRecommendation> families;   // precision variants side by side
+  std::vector<std::string> notes;               // caveats that concern every model, e.g. a peak from another CPU
   std::optional<MachineMatrix> machine_matrix;  // results from several machines only
   bool every_model_has_a_pick() const;
 };
 
-std::string objective_name(Objective objective);                                 // "lowest P99 latency"
+std::string objective_name(Objective objective);                               // "lowest P99 latency"
 std::string objective_value(const CellAssessment& cell, Objective objective);  // "P99 12.3 ms"
 
 // `peak` gives % of peak wherever a cell's model FLOPs are known (the CLI takes it from

@@ -24,7 +24,8 @@ void fill_economics(CellAssessment& cell, const Constraints& c, const std::optio
 }  // namespace
 
 CellAssessment assess(const LoadedResult& loaded, const std::string& label, const Constraints& c,
-                      const std::optional<probes::PeakFlops>& peak, const std::map<std::string, LabelAccuracyLoss>& label_losses) {
+                      const std::optional<probes::PeakFlops>& peak,
+                      const std::map<std::string, LabelAccuracyLoss>& label_losses) {
   const auto& r = loaded.result;
   CellAssessment cell;
   cell.label = label;
@@ -43,15 +44,15 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   return cell;
 }
 
-  std::map<std::string, int> uses;
-  for (const auto& c : cells) ++uses[cell_label(c.result)];
-  std::vector<std::string> labels;
-  for (const auto& c : cells) {
-    auto label = cell_label(c.result);
-    if (uses[label] > 1) label += " [" + std::filesystem::path(c.path).parent_path().filename().string() + "]";
-    labels.push_back(label);
-  }
-  return labels;
+std::map<std::string, int> uses;
+for (const auto& c : cells) ++uses[cell_label(c.result)];
+std::vector<std::string> labels;
+for (const auto& c : cells) {
+  auto label = cell_label(c.result);
+  if (uses[label] > 1) label += " [" + std::filesystem::path(c.path).parent_path().filename().string() + "]";
+  labels.push_back(label);
+}
+return labels;
 }
 
 }  // namespace infermark::report

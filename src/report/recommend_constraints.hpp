@@ -12,20 +12,20 @@
 namespace infermark::report {
 
 struct Constraints {
-  std::optional<double> p99_ms;                 // P99 latency at most this
-  std::optional<double> min_qps;                // inferences/s at least this
-  std::optional<double> mem_mb;                 // peak RSS at most this
+  std::optional<double> p99_ms;   // P99 latency at most this
+  std::optional<double> min_qps;  // inferences/s at least this
+  std::optional<double> mem_mb;   // peak RSS at most this
   // Percent of agreement with the cross-check reference, or points of top-1 vs labels below the
   // family's FP32 reference where the inputs had labels (report/label_accuracy_loss).
   std::optional<double> max_accuracy_loss_pct;
-  bool dynamic_shapes = false;                  // the deployment feeds varying input shapes
-  bool energy = false;                          // prefer the most inferences per joule
-  std::optional<double> price_per_hour;         // machine price, for cost per million inferences
-  std::optional<double> target_qps;             // load to serve, for the machine count
-  std::optional<double> model_gflops;           // GFLOP of one inference (else the zoo manifest's), for GFLOP/s and % of peak
-  std::optional<double> ttft_ms;                // LLM cells: P99 time to first token at most this
-  std::optional<double> tpot_ms;                // LLM cells: P99 time per output token at most this
-  std::optional<double> watts;                  // average power (measured energy / duration) at most this
+  bool dynamic_shapes = false;           // the deployment feeds varying input shapes
+  bool energy = false;                   // prefer the most inferences per joule
+  std::optional<double> price_per_hour;  // machine price, for cost per million inferences
+  std::optional<double> target_qps;      // load to serve, for the machine count
+  std::optional<double> model_gflops;    // GFLOP of one inference (else the zoo manifest's), for GFLOP/s and % of peak
+  std::optional<double> ttft_ms;         // LLM cells: P99 time to first token at most this
+  std::optional<double> tpot_ms;         // LLM cells: P99 time per output token at most this
+  std::optional<double> watts;           // average power (measured energy / duration) at most this
   // Situations of the field guides' decision trees that no measurement or other flag reveals.
   bool domestic_hardware = false;
   bool fast_iteration = false;
@@ -65,9 +65,9 @@ struct GivenConstraint {
   ConstraintRole role;
   std::string_view flag;   // "--ttft-ms"
   std::string_view check;  // the name of the cell checks a limit or preference makes ("TTFT"), else ""
-  std::string text;       // "TTFT P99 <= 300 ms (LLM cells)"
-  double value = 0.0;     // the flag's value; 0 for a switch
-  bool llm_only = false;  // judges LLM cells (results with generation) only
+  std::string text;        // "TTFT P99 <= 300 ms (LLM cells)"
+  double value = 0.0;      // the flag's value; 0 for a switch
+  bool llm_only = false;   // judges LLM cells (results with generation) only
 };
 
 // The given flags, limits first, in the order of the "Constraints:" line.

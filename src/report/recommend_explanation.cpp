@@ -127,10 +127,11 @@ std::optional<std::string> batch_mix(const CellRefs& completed) {
   std::set<long long> batches;
   for (const auto* a : completed) batches.insert(a->batch);
   if (batches.size() < 2) return std::nullopt;
-  return fmt::format("These cells ran different batch sizes ({}): latency is per query of that many rows and "
-                     "throughput counts rows, so a larger batch trades latency for throughput; each label names "
-                     "its batch.",
-                     fmt::join(batches, ", "));
+  return fmt::format(
+      "These cells ran different batch sizes ({}): latency is per query of that many rows and "
+      "throughput counts rows, so a larger batch trades latency for throughput; each label names "
+      "its batch.",
+      fmt::join(batches, ", "));
 }
 
 }  // namespace

@@ -21,13 +21,11 @@ std::vector<FamilyRecommendation> family_recommendations(const std::vector<Model
         auto it = std::find_if(families.begin(), families.end(), [&](const FamilyRecommendation& f) {
           return f.family == family && f.machine == m.machine && f.origin == m.origin;
         });
-        if (it == families.end())
-          it = families.insert(families.end(), {family, m.machine, m.origin, m.origin_named, "", {}, {}});
+        if (it == families.end()) it = families.insert(families.end(), {family, m.machine, m.origin, m.origin_named, "", {}, {}});
         (cell.meets_all() ? it->ranked : it->rejected).push_back(cell);
         members[{family, m.machine, m.origin}].insert(cell.model_name);
       }
-  std::erase_if(families,
-                [&](const FamilyRecommendation& f) { return members[{f.family, f.machine, f.origin}].size() < 2; });
+  std::erase_if(families, [&](const FamilyRecommendation& f) { return members[{f.family, f.machine, f.origin}].size() < 2; });
   for (auto& f : families) {
     const auto objective = choose_objective(constraints, f.ranked);
     f.objective = objective_name(objective);

@@ -65,14 +65,15 @@ json families_json(const std::vector<FamilyRecommendation>& families) {
     json ranked = json::array(), rejected = json::array();
     for (const auto& cell : f.ranked) ranked.push_back(cell_json(cell));
     for (const auto& cell : f.rejected) rejected.push_back(cell_json(cell));
-    out.push_back({{"family", f.family},
-                   {"machine", f.machine},
-                   {"origin", name_of(f.origin)},
-                   {"objective", f.objective},
-                   {"pick", f.ranked.empty() ? json(nullptr)
-                                             : json{{"model_file", f.ranked.front().model_file}, {"label", f.ranked.front().label}}},
-                   {"ranked", ranked},
-                   {"rejected", rejected}});
+    out.push_back(
+        {{"family", f.family},
+         {"machine", f.machine},
+         {"origin", name_of(f.origin)},
+         {"objective", f.objective},
+         {"pick", f.ranked.empty() ? json(nullptr)
+                                   : json{{"model_file", f.ranked.front().model_file}, {"label", f.ranked.front().label}}},
+         {"ranked", ranked},
+         {"rejected", rejected}});
   }
   return out;
 }

@@ -34,8 +34,7 @@ std::vector<std::string> row_for(const CellAssessment& cell, const std::string& 
                                measured([&] { return format_number(f.qps); }),
                                measured([&] { return f.peak_rss_mb > 0 ? format_number(f.peak_rss_mb) : std::string("-"); }),
                                accuracy_text(f)};
-  if (any_label_top1(rec))
-    row.push_back(label_top1_text(f));
+  if (any_label_top1(rec)) row.push_back(label_top1_text(f));
   if (c.energy) row.push_back(f.inferences_per_joule ? fmt::format("{:.3g}", *f.inferences_per_joule) : "-");
   if (c.watts) row.push_back(f.average_watts ? fmt::format("{:.3g}", *f.average_watts) : "-");
   if (c.price_per_hour) row.push_back(cell.cost_per_million ? fmt::format("{:.4g}", *cell.cost_per_million) : "-");
@@ -137,14 +136,13 @@ std::string family_markdown(const FamilyRecommendation& f, const Recommendation&
     const auto& fig = cell.figures;
     rows.push_back({rank, cell.model_file, cell.label, cell.completed ? format_number(fig.p99_ms) : "-",
                     cell.completed ? format_number(fig.qps) : "-", accuracy_text(fig)});
-    if (labels)
-      rows.back().push_back(label_top1_text(fig));
+    if (labels) rows.back().push_back(label_top1_text(fig));
     rows.back().push_back(cell.meets_all() ? "meets every constraint" : cell.binding());
   };
   for (std::size_t i = 0; i < f.ranked.size(); ++i) add(f.ranked[i], std::to_string(i + 1));
   for (const auto& cell : f.rejected) add(cell, "-");
-  std::vector<MarkdownColumn> columns{{"rank", true}, {"model file", false}, {"cell", false},
-                                      {"P99 ms", true}, {"QPS", true},        {"accuracy loss", true}};
+  std::vector<MarkdownColumn> columns{{"rank", true},   {"model file", false}, {"cell", false},
+                                      {"P99 ms", true}, {"QPS", true},         {"accuracy loss", true}};
   if (labels) columns.push_back({"top-1 vs labels", true});
   columns.push_back({"verdict", false});
   auto out = fmt::format(

@@ -7,7 +7,9 @@
 namespace infermark::report {
 namespace {
 
-bool completed(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.latency_ms->at(50).value > 0; }
+bool completed(const result::RunResult& r) {
+  return r.status == result::CellStatus::kOk && r.latency_ms && r.latency_ms->at(50).value > 0;
+}
 
 }  // namespace
 

@@ -3,7 +3,9 @@
 namespace infermark::report {
 namespace {
 
-bool measured(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
+bool measured(const result::RunResult& r) {
+  return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0;
+}
 
 }  // namespace
 

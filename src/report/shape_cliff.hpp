@@ -19,8 +19,8 @@ const result::RunResult* fixed_shape_counterpart(const result::RunResult& varyin
 double input_elements(const result::RunResult& fixed);
 
 struct ShapeCliff {
-  double slowdown = 0;  // varying mean latency / fixed mean latency
-  double work = 0;      // varying mean input elements / fixed input elements (bucketing rounds sizes up)
+  double slowdown = 0;                     // varying mean latency / fixed mean latency
+  double work = 0;                         // varying mean input elements / fixed input elements (bucketing rounds sizes up)
   std::optional<double> per_unit_of_work;  // slowdown / work: the cost of the shape changes themselves
 };
 

@@ -8,16 +8,18 @@
 #include <map>
 #include <optional>
 
+#include "core/markdown_table.hpp"
 #include "report/comparison_table.hpp"
 #include "report/field_guides.hpp"
-#include "core/markdown_table.hpp"
 #include "report/shape_cliff.hpp"
 #include "stats/trend.hpp"
 
 namespace infermark::report {
 namespace {
 
-bool measured(const result::RunResult& r) { return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0; }
+bool measured(const result::RunResult& r) {
+  return r.status == result::CellStatus::kOk && r.latency_ms && r.throughput.inferences_per_s > 0;
+}
 double p99(const result::RunResult& r) { return r.latency_ms->at(99).value; }
 double qps(const result::RunResult& r) { return r.throughput.inferences_per_s; }
 
@@ -46,7 +48,7 @@ std::string frontier(const std::vector<LoadedResult>& results) {
 
 // The performance-evaluation guide's rule: about 1.5 x physical cores is usually the best intra-op thread count.
 std::string threads_rule(const std::vector<LoadedResult>& results) {
-  std::map<std::string, std::map<int, double>> by_backend;  // backend -> threads -> best inferences/s
+  std::map<std::string, std::map<int, double>> by_backend;       // backend -> threads -> best inferences/s
   std::map<std::string, std::map<int, std::string>> overridden;  // backend -> threads asked -> threads the framework ran
   int cores = 0;
   for (const auto& c : results) {
@@ -74,9 +76,9 @@ std::string threads_rule(const std::vector<LoadedResult>& results) {
       out += fmt::format("{} threads was asked for, but {} ran {}\n", rule, backend, asked.at(rule));
     else
       out += at_rule == by_threads.end() ? fmt::format("{} threads was not measured\n", rule)
-                                       : fmt::format("at {} threads {:.1f} ({:+.1f}%) — the rule {}\n", rule, at_rule->second,
-                                                     (at_rule->second / best->second - 1) * 100,
-                                                     at_rule->first == best->first ? "holds" : "does not hold here");
+                                         : fmt::format("at {} threads {:.1f} ({:+.1f}%) — the rule {}\n", rule, at_rule->second,
+                                                       (at_rule->second / best->second - 1) * 100,
+                                                       at_rule->first == best->first ? "holds" : "does not hold here");
   }
   return out + "\n";
 }

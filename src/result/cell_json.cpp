@@ -52,7 +52,6 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"output_tokens_stddev", s.output_tokens_stddev}};
 }
 
-
 json to_json(const CellRequest& c) {
   json shapes = json::object();
   for (const auto& [name, shape] : c.inputs.shape_overrides) shapes[name] = shape;

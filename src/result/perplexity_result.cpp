@@ -3,9 +3,14 @@
 namespace infermark::result {
 
 nlohmann::json to_json(const PerplexityResult& p) {
-  return {{"perplexity", p.perplexity}, {"tokens_scored", p.tokens_scored}, {"text_tokens", p.text_tokens},
-          {"window", p.window},         {"windows", p.windows},             {"source", p.source},
-          {"text_bytes", p.text_bytes}, {"wall_s", p.wall_s},
+  return {{"perplexity", p.perplexity},
+          {"tokens_scored", p.tokens_scored},
+          {"text_tokens", p.text_tokens},
+          {"window", p.window},
+          {"windows", p.windows},
+          {"source", p.source},
+          {"text_bytes", p.text_bytes},
+          {"wall_s", p.wall_s},
           {"method", "each window's first half is context, its second half scored (as llama-perplexity does)"}};
 }
 

@@ -98,7 +98,7 @@ result::RunResult result_for_cell(const CellRequest& request) {
 result::ModelDescription describe_model(const std::filesystem::path& model) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(model, ec);
-  return {model.string(), model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {},
+  return {model.string(),          model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {},
           read_output_kinds(model)};
 }
 

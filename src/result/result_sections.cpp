@@ -152,7 +152,8 @@ BreakerRecord breaker_from(const Fields& f) {
   b.rejected = f.get<std::uint64_t>("rejected");
   b.events = f.list("events", [](const json& e, const std::string& where) {
     const Fields event(e, where);
-    return BreakerEventRecord{event.get<double>("at_ms"), parse_breaker_state(event.get<std::string>("state"), event.path("state"))};
+    return BreakerEventRecord{event.get<double>("at_ms"),
+                              parse_breaker_state(event.get<std::string>("state"), event.path("state"))};
   });
   return b;
 }
@@ -190,10 +191,10 @@ json to_json(const RankRecord& r) {
   j["errors"] = r.errors;
   j["rejected"] = r.rejected;
   j["achieved_qps"] = r.achieved_qps;
-  j["issue_lateness_us"] = r.issue_lateness_us ? json{{"p50", r.issue_lateness_us->p50},
-                                                      {"p99", r.issue_lateness_us->p99},
-                                                      {"max", r.issue_lateness_us->max}}
-                                               : json(nullptr);
+  j["issue_lateness_us"] =
+      r.issue_lateness_us
+          ? json{{"p50", r.issue_lateness_us->p50}, {"p99", r.issue_lateness_us->p99}, {"max", r.issue_lateness_us->max}}
+          : json(nullptr);
   j["failed"] = r.failed;
   j["fell_behind"] = r.fell_behind;
   if (r.error) j["error"] = *r.error;
@@ -278,9 +279,9 @@ PipelineRecord pipeline_record_from(const json& j, const std::string& where) {
   p.transport = f.get<std::string>("transport");
   p.queue_depth = f.get<int>("queue_depth");
   const auto r = f.object("requests");
-  p.requests = {r.optional<std::uint64_t>("timed"),     r.get<std::uint64_t>("admitted"),
-                r.get<std::uint64_t>("completed"),      r.get<std::uint64_t>("completed_on_time"),
-                r.get<std::uint64_t>("completed_late"), r.get<std::uint64_t>("dropped"),
+  p.requests = {r.optional<std::uint64_t>("timed"),         r.get<std::uint64_t>("admitted"),
+                r.get<std::uint64_t>("completed"),          r.get<std::uint64_t>("completed_on_time"),
+                r.get<std::uint64_t>("completed_late"),     r.get<std::uint64_t>("dropped"),
                 r.get<std::uint64_t>("rejected_by_breaker")};
   p.timeout_ms = f.get<double>("timeout_ms");
   p.in_pipeline_latency_ms = brief_latency_from(f, "in_pipeline_latency_ms");
@@ -289,19 +290,15 @@ PipelineRecord pipeline_record_from(const json& j, const std::string& where) {
   if (f.find("breaker")) p.breaker = breaker_from(f.object("breaker"));
   const auto prediction = f.object("prediction");
   p.prediction = {parse_pipeline_mode(prediction.get<std::string>("from_mode"), prediction.path("from_mode")),
-                  prediction.get<double>("latency_ms"),
-                  prediction.get<double>("queries_per_s"), prediction.get<std::string>("rule")};
+                  prediction.get<double>("latency_ms"), prediction.get<double>("queries_per_s"),
+                  prediction.get<std::string>("rule")};
   p.max_abs_diff_vs_serial = f.optional<double>("max_abs_diff_vs_serial");
   return p;
 }
 
 json to_json(const RemoteErrorCounts& e) {
-  return {{"total", e.total},
-          {"transport", e.transport},
-          {"http_status", e.http_status},
-          {"grpc_status", e.grpc_status},
-          {"in_stream", e.in_stream},
-          {"examples", e.examples}};
+  return {{"total", e.total},         {"transport", e.transport}, {"http_status", e.http_status}, {"grpc_status", e.grpc_status},
+          {"in_stream", e.in_stream}, {"examples", e.examples}};
 }
 
 RemoteErrorCounts remote_errors_from(const json& j, const std::string& where) { return errors_from(Fields(j, where)); }
@@ -355,8 +352,8 @@ RemoteRecord remote_record_from(const json& j, const std::string& where) {
   }
   if (f.find("token_counts")) {
     const auto counts = f.object("token_counts");
-    r.token_counts = TokenCounts{counts.get<std::uint64_t>("from_server_usage"),
-                                 counts.get<std::uint64_t>("from_counted_stream_pieces")};
+    r.token_counts =
+        TokenCounts{counts.get<std::uint64_t>("from_server_usage"), counts.get<std::uint64_t>("from_counted_stream_pieces")};
   }
   if (f.find("errors")) r.errors = errors_from(f.object("errors"));
   r.connections_opened = f.optional<std::uint64_t>("connections_opened");
@@ -367,7 +364,8 @@ RemoteRecord remote_record_from(const json& j, const std::string& where) {
 json to_json(const ScaleoutRecord& s) {
   json rows = json::array();
   for (const auto& r : s.per_rank) rows.push_back(to_json(r));
-  json j{{"ranks", s.ranks}, {"valid", s.valid}, {"fell_behind_rule", s.fell_behind_rule}, {"merge", s.merge}, {"per_rank", rows}};
+  json j{
+      {"ranks", s.ranks}, {"valid", s.valid}, {"fell_behind_rule", s.fell_behind_rule}, {"merge", s.merge}, {"per_rank", rows}};
   if (s.problems) j["problems"] = *s.problems;
   return j;
 }

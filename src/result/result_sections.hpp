@@ -41,12 +41,11 @@ struct PipelineStageRecord {
 
 struct PipelineRequests {
   std::optional<std::uint64_t> timed;  // asked for in a closed loop; null in an open loop
-  std::uint64_t admitted = 0, completed = 0, completed_on_time = 0, completed_late = 0, dropped = 0,
-                rejected_by_breaker = 0;
+  std::uint64_t admitted = 0, completed = 0, completed_on_time = 0, completed_late = 0, dropped = 0, rejected_by_breaker = 0;
 };
 
 struct BreakerEventRecord {
-  double at_ms = 0;  // from the first admission
+  double at_ms = 0;                            // from the first admission
   BreakerState state = BreakerState::kClosed;  // the state entered
 };
 
@@ -143,9 +142,9 @@ struct IssueLateness {  // microseconds
 struct RankRecord {
   int rank = 0;
   std::string host;
-  std::optional<double> share_qps;     // open loop
-  std::optional<int> share_clients;    // closed loop
-  std::optional<double> target_qps;    // server scenario
+  std::optional<double> share_qps;               // open loop
+  std::optional<int> share_clients;              // closed loop
+  std::optional<double> target_qps;              // server scenario
   std::optional<std::uint64_t> waited_for_lane;  // server scenario
   std::uint64_t completed = 0, errors = 0, rejected = 0;
   double achieved_qps = 0;

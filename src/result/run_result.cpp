@@ -123,7 +123,8 @@ json inputs_fed_json(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> inputs_fed_from(const json& j) {
   std::vector<Tensor> out;
-  for (const auto& t : j) out.push_back({t.at("name"), parse_dtype(t.at("dtype").get<std::string>()), integers<std::int64_t>(t.at("shape")), {}});
+  for (const auto& t : j)
+    out.push_back({t.at("name"), parse_dtype(t.at("dtype").get<std::string>()), integers<std::int64_t>(t.at("shape")), {}});
   return out;
 }
 
@@ -162,9 +163,9 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
   if (j.is_null()) return std::nullopt;
   CrossCheck check{j.at("reference_backend"), j.at("reference_result"), j.at("is_reference"), {}, {}};
   for (const auto& o : j.at("outputs")) {
-    stats::OutputAgreement a{o.at("output"),         o.at("comparable"),        o.at("note"), o.at("max_abs_error"),
-                             o.at("mean_abs_error"), o.at("cosine_similarity"), std::nullopt,
-                             std::nullopt,           std::nullopt};
+    stats::OutputAgreement a{o.at("output"),        o.at("comparable"),     o.at("note"),
+                             o.at("max_abs_error"), o.at("mean_abs_error"), o.at("cosine_similarity"),
+                             std::nullopt,          std::nullopt,           std::nullopt};
     if (!o.at("top1_agreement").is_null()) a.top1_agreement = o.at("top1_agreement").get<double>();
     if (o.contains("vector_cosine_mean")) {
       a.vector_cosine_mean = o.at("vector_cosine_mean").get<double>();
@@ -173,9 +174,8 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
     check.outputs.push_back(a);
   }
   for (const auto& a : j.value("by_shape", json::array())) {
-    ShapeAgreement shape{a.at("shape"),         integer<int>(a.at("sets")),
-                         a.at("max_abs_error"), a.at("min_cosine_similarity"),
-                         std::nullopt,          a.value("comparable", true)};
+    ShapeAgreement shape{a.at("shape"), integer<int>(a.at("sets")), a.at("max_abs_error"), a.at("min_cosine_similarity"),
+                         std::nullopt,  a.value("comparable", true)};
     if (!a.at("top1_agreement").is_null()) shape.top1_agreement = a.at("top1_agreement").get<double>();
     check.by_shape.push_back(shape);
   }
@@ -280,13 +280,10 @@ json to_json(const RunResult& r) {
                      {"artifacts_dir", r.requested.artifacts_dir},
                      {"extras", r.requested.extras}}},
                    {"effective", settings_json(r.effective_settings)}};
-  j["scenario"] = {{"name", scenario_label(r.scenario)},
-                   {"batch", r.scenario.batch},
-                   {"warmup_runs", r.scenario.warmup_runs},
-                   {"timed_runs", r.scenario.timed_runs},
-                   {"seed", r.scenario.seed},
-                   {"inputs", inputs_fed_json(r.scenario.inputs)},
-                   {"parameters", to_json(r.scenario.parameters)}};
+  j["scenario"] = {
+      {"name", scenario_label(r.scenario)},          {"batch", r.scenario.batch}, {"warmup_runs", r.scenario.warmup_runs},
+      {"timed_runs", r.scenario.timed_runs},         {"seed", r.scenario.seed},   {"inputs", inputs_fed_json(r.scenario.inputs)},
+      {"parameters", to_json(r.scenario.parameters)}};
   j["timing_ms"] = {
       {"load", r.timing.load_ms}, {"prepare", r.timing.prepare_ms}, {"first_inference", r.timing.first_inference_ms}};
   j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
@@ -331,9 +328,13 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     r.started_at = j.at("started_at");
     r.isolation = j.at("isolation");
     const auto& m = j.at("model");
-    r.model = {
-        m.at("path"),           m.at("name"), m.at("format"), integer<long long>(m.at("size_bytes")), specs_from(m.at("inputs")),
-        specs_from(m.at("outputs")), {}};
+    r.model = {m.at("path"),
+               m.at("name"),
+               m.at("format"),
+               integer<long long>(m.at("size_bytes")),
+               specs_from(m.at("inputs")),
+               specs_from(m.at("outputs")),
+               {}};
     const auto kinds = m.value("output_kinds", json::object());
     for (const auto& [name, kind] : kinds.items())
       r.model.output_kinds[name] = parse_output_kind(kind.get<std::string>(), source + ": model.output_kinds." + name);
@@ -378,14 +379,17 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
                 optional_number(mem, "limit_mb")};
     r.outputs_dir = j.value("outputs_dir", "");
     r.cross_check = cross_check_from(j.value("cross_check", json(nullptr)));
-    if (j.contains("label_accuracy") && j["label_accuracy"].is_object()) r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
-    if (json_field(j, "pipeline") && !j["pipeline"].is_null()) r.pipeline = pipeline_record_from(j["pipeline"], source + ": pipeline");
+    if (j.contains("label_accuracy") && j["label_accuracy"].is_object())
+      r.label_accuracy = stats::label_accuracy_from(j["label_accuracy"]);
+    if (json_field(j, "pipeline") && !j["pipeline"].is_null())
+      r.pipeline = pipeline_record_from(j["pipeline"], source + ": pipeline");
     if (json_field(j, "remote") && !j["remote"].is_null()) r.remote = remote_record_from(j["remote"], source + ": remote");
-    if (json_field(j, "scaleout") && !j["scaleout"].is_null()) r.scaleout = scaleout_record_from(j["scaleout"], source + ": scaleout");
+    if (json_field(j, "scaleout") && !j["scaleout"].is_null())
+      r.scaleout = scaleout_record_from(j["scaleout"], source + ": scaleout");
     r.environment = j.at("environment");
     // Files written before "origin" existed: from what they record (derived_origin).
-    r.origin = j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin")
-                                    : derived_origin(r);
+    r.origin =
+        j.contains("origin") ? parse_result_origin(j["origin"].get<std::string>(), source + ": origin") : derived_origin(r);
     return r;
   } catch (const json::exception& e) {
     throw Error(source + ": malformed run result: " + e.what());

@@ -17,10 +17,10 @@
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
 #include "result/perplexity_result.hpp"
-#include "result/scenario_record.hpp"
 #include "result/result_sections.hpp"
-#include "stats/latency_summary.hpp"
+#include "result/scenario_record.hpp"
 #include "stats/label_accuracy.hpp"
+#include "stats/latency_summary.hpp"
 #include "stats/output_agreement.hpp"
 
 namespace infermark::result {
@@ -48,7 +48,7 @@ struct MemoryUse {
   double rss_before_load_mb = 0.0;
   double rss_after_load_mb = 0.0;
   double peak_rss_mb = 0.0;
-  std::string peak_scope;  // what the peak covers, e.g. "worker process: load + warm-up + timed runs"
+  std::string peak_scope;          // what the peak covers, e.g. "worker process: load + warm-up + timed runs"
   std::optional<double> limit_mb;  // the worker's --memory-limit, when one was set
 };
 
@@ -99,8 +99,8 @@ struct GenerationResult {
   double wall_s = 0;
   std::optional<stats::LatencySummary> ttft_ms, tpot_ms, itl_ms, e2e_ms;
   double prefill_tokens_per_s = 0, decode_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
-  std::string ttft_from;              // "issue" or "scheduled arrival (...)"; empty in older files
-  std::optional<double> goodput_rps;  // requests/s within every SLO; absent in older files
+  std::string ttft_from;                       // "issue" or "scheduled arrival (...)"; empty in older files
+  std::optional<double> goodput_rps;           // requests/s within every SLO; absent in older files
   std::optional<PerplexityResult> perplexity;  // --perplexity-text only
 };
 
@@ -141,11 +141,11 @@ struct RunResult {
   std::optional<GenerationResult> generation;       // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
-  std::string outputs_dir;                // .npy outputs of the last run, "" when not saved
-  std::optional<CrossCheck> cross_check;  // null until compared, or when no reference ran
+  std::string outputs_dir;                             // .npy outputs of the last run, "" when not saved
+  std::optional<CrossCheck> cross_check;               // null until compared, or when no reference ran
   std::optional<stats::LabelAccuracy> label_accuracy;  // inputs with labels beside them only (core/input_labels)
-  std::optional<PipelineRecord> pipeline;  // stages, per-stage times, timeouts, breaker (pipeline runs only)
-  std::optional<RemoteRecord> remote;      // protocol, URL, server identity, errors by kind (`load` runs only)
+  std::optional<PipelineRecord> pipeline;              // stages, per-stage times, timeouts, breaker (pipeline runs only)
+  std::optional<RemoteRecord> remote;                  // protocol, URL, server identity, errors by kind (`load` runs only)
   std::optional<ScaleoutRecord> scaleout;  // ranks of a distributed `load`: each one's share, counts, whether it fell behind
   nlohmann::json environment = nlohmann::json::object();
 };

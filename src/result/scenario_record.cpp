@@ -158,8 +158,8 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   read_field(j, "max_queries", where, s.max_queries);
   read_field(j, "max_duration_s", where, s.max_duration_s);
   read_field(j, "qps", where, s.qps);
-  s.arrivals = loadgen::parse_arrivals(text_field(j, "arrivals", where, std::string(loadgen::name_of(s.arrivals))),
-                                       where + ".arrivals");
+  s.arrivals =
+      loadgen::parse_arrivals(text_field(j, "arrivals", where, std::string(loadgen::name_of(s.arrivals))), where + ".arrivals");
   s.pacing = loadgen::parse_pacing(text_field(j, "pacing", where, std::string(loadgen::name_of(s.pacing))), where + ".pacing");
   read_field(j, "duration_s", where, s.duration_s);
   read_field(j, "sla_p99_ms", where, s.sla_p99_ms);
@@ -168,8 +168,8 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   read_field(j, "find_max_qps", where, s.find_max_qps);
   read_field(j, "max_queue", where, s.max_queue);
   read_field(j, "seed", where, s.seed);
-  s.ramp_by = loadgen::parse_ramp_by(text_field(j, "ramp_by", where, std::string(loadgen::name_of(s.ramp_by))),
-                                     where + ".ramp_by");
+  s.ramp_by =
+      loadgen::parse_ramp_by(text_field(j, "ramp_by", where, std::string(loadgen::name_of(s.ramp_by))), where + ".ramp_by");
   read_field(j, "ramp_step", where, s.ramp_step);
   read_field(j, "ramp_start", where, s.ramp_start);
   read_field(j, "ramp_steps", where, s.ramp_steps);
@@ -216,7 +216,8 @@ json to_json(const ScenarioParameters& p) {
     for (const auto& s : *p.schedule) j["schedule"].push_back({{"duration_s", s.duration_s}, {"rate_qps", s.rate_qps}});
   }
   if (p.samples)
-    j["samples"] = {{"count", p.samples->count}, {"groups", p.samples->groups}, {"order", p.samples->order}, {"seed", p.samples->seed}};
+    j["samples"] = {
+        {"count", p.samples->count}, {"groups", p.samples->groups}, {"order", p.samples->order}, {"seed", p.samples->seed}};
   if (p.varying_shapes) j["varying_shapes"] = to_json(*p.varying_shapes);
   return j;
 }

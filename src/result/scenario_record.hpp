@@ -21,8 +21,8 @@ namespace infermark::result {
 
 // One distinct shape a varying-shape run fed: its queries, their latency and the work per query.
 struct ShapeSetRecord {
-  std::optional<std::string> group;  // "input=1x3x224x224"; absent in files from before per-shape latency
-  std::uint64_t queries = 0;         // in the headline phase
+  std::optional<std::string> group;                       // "input=1x3x224x224"; absent in files from before per-shape latency
+  std::uint64_t queries = 0;                              // in the headline phase
   std::optional<double> p50_ms, p90_ms, p99_ms, mean_ms;  // where it ran queries
   double input_elements = 0;
 };
@@ -33,8 +33,8 @@ struct VaryingShapesRecord {
   std::optional<bool> bucketed;               // every range rounds to buckets; absent in older files
   std::vector<ShapeSetRecord> sets;           // one per distinct shape
   std::optional<std::uint64_t> distinct_shapes, input_sets;
-  double mean_input_elements = 0;         // per query, weighted by the queries each shape ran
-  std::vector<std::string> set_groups;    // each input set's shape label, in set order (outputs saved only)
+  double mean_input_elements = 0;       // per query, weighted by the queries each shape ran
+  std::vector<std::string> set_groups;  // each input set's shape label, in set order (outputs saved only)
 };
 
 // The input sets queries drew from ("samples").
@@ -54,13 +54,13 @@ struct RateSegmentRecord {
 // "scenario.parameters": the scenario as asked and what running it resolved. Served traffic has no
 // request; keys this build does not type (a pipeline's load, a server's settings) stay in `extra`.
 struct ScenarioParameters {
-  std::optional<loadgen::ScenarioSpec> request;  // every field of the scenario as asked
-  std::optional<int> lanes;                      // lanes the load ran on
-  std::optional<std::string> session_sharing;    // how the lanes shared sessions, as the framework did it
-  std::optional<SessionSharing> sessions;        // as asked (--sessions)
-  std::optional<std::string> batching;           // LLM cells: how requests were batched
-  std::optional<double> capacity_qps;            // measured by the capacity probe (server search, soak, pulse)
-  std::optional<double> soak_qps;                // soak: the offered rate
+  std::optional<loadgen::ScenarioSpec> request;            // every field of the scenario as asked
+  std::optional<int> lanes;                                // lanes the load ran on
+  std::optional<std::string> session_sharing;              // how the lanes shared sessions, as the framework did it
+  std::optional<SessionSharing> sessions;                  // as asked (--sessions)
+  std::optional<std::string> batching;                     // LLM cells: how requests were batched
+  std::optional<double> capacity_qps;                      // measured by the capacity probe (server search, soak, pulse)
+  std::optional<double> soak_qps;                          // soak: the offered rate
   std::optional<std::vector<RateSegmentRecord>> schedule;  // pulse: baseline, burst, recovery
   std::optional<SampleDraw> samples;
   std::optional<VaryingShapesRecord> varying_shapes;

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "harness/cross_check.hpp"
 #include "core/markdown_table.hpp"
+#include "harness/cross_check.hpp"
 #include "scaleout/cpu_binding.hpp"
 #include "study/cell_assignment.hpp"
 
@@ -77,9 +77,8 @@ harness::CellOutcome run_cell(const DistributedSweep& sweep, std::size_t cell, c
 void record_rank(result::RunResult& result, const RankInfo& rank, int ranks, SweepSpread spread) {
   if (!result.environment.is_object()) result.environment = nlohmann::json::object();
   const auto binding = this_process_binding();
-  result.environment["scaleout"] = {{"rank", rank.rank},        {"ranks", ranks},
-                                    {"host", rank.host},        {"spread", name_of(spread)},
-                                    {"cpus_allowed", binding.allowed}};
+  result.environment["scaleout"] = {
+      {"rank", rank.rank}, {"ranks", ranks}, {"host", rank.host}, {"spread", name_of(spread)}, {"cpus_allowed", binding.allowed}};
 }
 
 // Every result rank 0's folders hold for the plan's cells, per rank (host), then in study order.
@@ -137,7 +136,8 @@ std::vector<std::vector<std::string>> gather_cell_names(World& world, const std:
   return nlohmann::json::parse(world.broadcast(all.dump())).get<std::vector<std::vector<std::string>>>();
 }
 
-std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names, const std::vector<RankInfo>& roster) {
+std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names,
+                                  const std::vector<RankInfo>& roster) {
   for (std::size_t r = 1; r < rank_cell_names.size(); ++r) {
     const auto& first = rank_cell_names.front();
     const auto& other = rank_cell_names[r];
@@ -248,12 +248,11 @@ std::string ranks_summary(const std::vector<RankShare>& shares, SweepSpread spre
   for (const auto& s : shares)
     rows.push_back({std::to_string(s.rank.rank), s.rank.host, std::to_string(s.assigned), std::to_string(s.ran),
                     std::to_string(s.already_measured)});
-  return fmt::format("## Ranks\n\n{} MPI ranks, {}: {}.\n\n{}\n", shares.size(), name_of(spread),
-                     spread == SweepSpread::kPerHost ? "every rank ran the whole study; each host's results are in its own folder"
-                                                     : "each cell ran once, on one rank (longest estimate first, dealt round-robin)",
-                     markdown_table({{"rank", true}, {"host"}, {"cells", true}, {"measured now", true},
-                                             {"measured before", true}},
-                                            rows));
+  return fmt::format(
+      "## Ranks\n\n{} MPI ranks, {}: {}.\n\n{}\n", shares.size(), name_of(spread),
+      spread == SweepSpread::kPerHost ? "every rank ran the whole study; each host's results are in its own folder"
+                                      : "each cell ran once, on one rank (longest estimate first, dealt round-robin)",
+      markdown_table({{"rank", true}, {"host"}, {"cells", true}, {"measured now", true}, {"measured before", true}}, rows));
 }
 
 }  // namespace infermark::scaleout

@@ -41,7 +41,8 @@ std::vector<std::vector<std::string>> gather_cell_names(World& world, const std:
 
 // "" when every rank expanded the study to rank 0's cells, else the refusal of sharing them out
 // (a rank would run a cell rank 0 does not know): names the first rank and cell that differ.
-std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names, const std::vector<RankInfo>& roster);
+std::string different_cells_error(const std::vector<std::vector<std::string>>& rank_cell_names,
+                                  const std::vector<RankInfo>& roster);
 
 // What each rank did, for summary.md.
 struct RankShare {

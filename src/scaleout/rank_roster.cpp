@@ -17,8 +17,8 @@ std::string infermark_version() {
 #if defined(__clang__)
   const std::string compiler = "Clang " __clang_version__;
 #elif defined(__GNUC__)
-  const std::string compiler = "GCC " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
-                               std::to_string(__GNUC_PATCHLEVEL__);
+  const std::string compiler =
+      "GCC " + std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." + std::to_string(__GNUC_PATCHLEVEL__);
 #else
   const std::string compiler = "unknown compiler";
 #endif

@@ -40,8 +40,8 @@ std::vector<PendingInference> DynamicBatcher::next_batch() {
     const auto signature = queue_.front().signature;
     if (policy_.max_batch_rows > 1) {
       // Wait for more compatible requests until the batch is full, preferred, or the oldest has waited long enough.
-      const auto ready_at = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(queue_.front().enqueued_ns)) +
-                            policy_.max_queue_delay;
+      const auto ready_at =
+          std::chrono::steady_clock::time_point(std::chrono::nanoseconds(queue_.front().enqueued_ns)) + policy_.max_queue_delay;
       bool head_taken = false;
       for (;;) {
         const auto rows = ready_rows(signature);

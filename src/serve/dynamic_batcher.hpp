@@ -30,9 +30,9 @@ struct InferenceResult {
 struct PendingInference {
   std::vector<Tensor> inputs;  // in the model's input order
   std::int64_t rows = 1;
-  std::string signature;         // batch_signature(inputs)
-  std::int64_t enqueued_ns = 0;  // monotonic
-  std::int64_t deadline_ns = 0;  // monotonic; 0: none
+  std::string signature;                      // batch_signature(inputs)
+  std::int64_t enqueued_ns = 0;               // monotonic
+  std::int64_t deadline_ns = 0;               // monotonic; 0: none
   std::function<void(InferenceResult)> done;  // called exactly once, on a worker thread
   std::uint64_t sequence = 0;                 // set by the batcher
 };

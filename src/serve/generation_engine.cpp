@@ -164,9 +164,16 @@ void GenerationEngine::start_scheduler(const ModelSpec& model) {
 }
 
 ServedVariant GenerationEngine::description() const {
-  ServedVariant d{backend_.model_name, backend_.model_file, spec_.name, backend_.info, backend_.requested,
-                  generator_->effective_settings(), {}, {},
-                  load_ms_, {}};
+  ServedVariant d{backend_.model_name,
+                  backend_.model_file,
+                  spec_.name,
+                  backend_.info,
+                  backend_.requested,
+                  generator_->effective_settings(),
+                  {},
+                  {},
+                  load_ms_,
+                  {}};
   d.parameters = {{"weight", spec_.weight},
                   {"sequence_slots", generator_->max_slots()},
                   {"context_per_sequence", generator_->context_length()},

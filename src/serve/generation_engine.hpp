@@ -14,8 +14,8 @@
 #include "serve/serve_config.hpp"
 #include "serve/serve_metrics.hpp"
 #include "serve/served_traffic.hpp"
-#include "serve/variant_backend.hpp"
 #include "serve/token_channel.hpp"
+#include "serve/variant_backend.hpp"
 
 namespace infermark::serve {
 

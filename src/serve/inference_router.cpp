@@ -26,33 +26,37 @@ int http_status(InferStatus status) {
   return 500;
 }
 
-InferenceRouter::InferenceRouter(ModelRepository& repository, ServeMetrics& metrics) : repository_(repository), metrics_(metrics) {
+InferenceRouter::InferenceRouter(ModelRepository& repository, ServeMetrics& metrics)
+    : repository_(repository), metrics_(metrics) {
   for (const auto& model : repository_.models())
     for (const auto& variant : model->variants)
       if (const auto& shadow = variant->spec().shadow)
-        shadow_judges_[variant.get()] = std::make_shared<const ShadowJudge>(
-            read_output_kinds(variant_file(model->spec, variant->spec())), shadow->tolerance);
+        shadow_judges_[variant.get()] =
+            std::make_shared<const ShadowJudge>(read_output_kinds(variant_file(model->spec, variant->spec())), shadow->tolerance);
 }
 
 int retry_after_s(const ModelSpec& model) { return std::max(1, static_cast<int>(model.breaker_cooldown_ms / 1000 + 0.5)); }
 
 ServedModel& InferenceRouter::model(std::string_view name) {
   auto* model = repository_.find(name);
-  if (!model) throw kserve::RequestError(404, "unknown model '" + std::string(name) + "' (served: " + repository_.model_names() + ")");
+  if (!model)
+    throw kserve::RequestError(404, "unknown model '" + std::string(name) + "' (served: " + repository_.model_names() + ")");
   return *model;
 }
 
 ServedModel& InferenceRouter::tensor_model(std::string_view name) {
   auto& found = model(name);
   if (found.is_language_model())
-    throw kserve::RequestError(400, "model '" + found.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
+    throw kserve::RequestError(
+        400, "model '" + found.spec.name + "' is a language model: use /v1/completions or /v1/chat/completions");
   return found;
 }
 
 Variant& InferenceRouter::described_variant(ServedModel& model, std::string_view version) {
   if (model.is_language_model())
-    throw kserve::RequestError(400, "model '" + model.spec.name +
-                                "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
+    throw kserve::RequestError(
+        400, "model '" + model.spec.name +
+                 "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
   if (version.empty() || version == "1") return *model.variants.front();
   return *model.variants.at(model.choose({.version = version}).index);
 }
@@ -72,10 +76,10 @@ RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> i
     for (const auto& tensor : routed.inputs)
       if (tensor.shape.front() != routed.rows)
         throw kserve::RequestError(400, "input '" + tensor.name + "': dimension 0 is " + std::to_string(tensor.shape.front()) +
-                                    ", other inputs have " + std::to_string(routed.rows) + " rows");
+                                            ", other inputs have " + std::to_string(routed.rows) + " rows");
     if (routed.rows > variant.max_batch_rows())
       throw kserve::RequestError(400, "batch of " + std::to_string(routed.rows) + " rows exceeds max_batch_size " +
-                                  std::to_string(variant.max_batch_rows()) + " of model '" + model.spec.name + "'");
+                                          std::to_string(variant.max_batch_rows()) + " of model '" + model.spec.name + "'");
   }
   kserve::check_requested_outputs(outputs, variant.outputs());
   // Shadow: decided now, so only mirrored requests keep a copy of their inputs.

@@ -22,13 +22,13 @@ struct DurationStat {
 
 // Totals since the server started, as the statistics extension reports them.
 struct InferenceTotals {
-  std::uint64_t inference_count = 0;  // rows of successful requests
-  std::uint64_t execution_count = 0;  // successful model executions (batches)
-  std::int64_t last_inference_ms = 0;  // wall clock of the last execution, ms since the epoch
-  DurationStat success;        // successful requests, from queueing to outputs
-  DurationStat fail;           // failed requests, from queueing to the failure
-  DurationStat queue;          // successful requests' wait in the queue
-  DurationStat compute_infer;  // successful requests' execution: each counts its whole batch
+  std::uint64_t inference_count = 0;             // rows of successful requests
+  std::uint64_t execution_count = 0;             // successful model executions (batches)
+  std::int64_t last_inference_ms = 0;            // wall clock of the last execution, ms since the epoch
+  DurationStat success;                          // successful requests, from queueing to outputs
+  DurationStat fail;                             // failed requests, from queueing to the failure
+  DurationStat queue;                            // successful requests' wait in the queue
+  DurationStat compute_infer;                    // successful requests' execution: each counts its whole batch
   std::map<std::int64_t, DurationStat> batches;  // rows per execution -> executions and their time
   InferenceTotals& operator+=(const InferenceTotals& other);
 };

@@ -10,9 +10,9 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "kserve/kserve_codec.hpp"
-#include "serve/kserve_documents.hpp"
 #include "kserve/kserve_grpc_codec.hpp"
 #include "kserve/proto/grpc_service.grpc.pb.h"
+#include "serve/kserve_documents.hpp"
 #include "serve/triton_model_config.hpp"
 
 namespace infermark::serve {
@@ -82,7 +82,7 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
     return answer(context, [&] {
       auto& model = router_.model(request->name());
       kserve::fill_from_json(triton_model_config(model.spec, router_.described_variant(model, request->version())),
-                     *response->mutable_config());
+                             *response->mutable_config());
     });
   }
 

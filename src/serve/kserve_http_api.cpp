@@ -2,10 +2,10 @@
 
 #include "core/clock.hpp"
 #include "core/json_text.hpp"
-#include "net/completion.hpp"
 #include "kserve/kserve_codec.hpp"
-#include "serve/kserve_documents.hpp"
 #include "kserve/kserve_http_fields.hpp"
+#include "net/completion.hpp"
+#include "serve/kserve_documents.hpp"
 #include "serve/triton_model_config.hpp"
 
 namespace infermark::serve {
@@ -13,7 +13,6 @@ namespace {
 
 namespace http = net::http;
 using nlohmann::json;
-
 
 net::Response json_response(const json& body, http::status status = http::status::ok) {
   return net::make_response(status, json_text(body));
@@ -116,9 +115,10 @@ net::Response KServeHttpApi::model_route(const net::Request& request, ServedMode
 boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Responder& responder, ServedModel& model,
                                                   std::string version) {
   const auto started = mono_now_ns();
-  if (!net::field_of(request, http::field::content_encoding).empty() && net::field_of(request, http::field::content_encoding) != "identity")
+  if (!net::field_of(request, http::field::content_encoding).empty() &&
+      net::field_of(request, http::field::content_encoding) != "identity")
     throw kserve::RequestError(400, "Content-Encoding '" + std::string(net::field_of(request, http::field::content_encoding)) +
-                                "' is not supported; send the body uncompressed");
+                                        "' is not supported; send the body uncompressed");
   auto parsed = kserve::parse_infer_request(request.body(), header_length(request));
   request.body().clear();  // the tensors hold their own copies now
   std::vector<std::string> outputs;
@@ -132,8 +132,8 @@ boost::asio::awaitable<void> KServeHttpApi::infer(net::Request& request, net::Re
   if (result.status == InferStatus::kOk) {
     auto encoded = kserve::encode_infer_response({model.spec.name, "1", parsed.id}, result.outputs, parsed);
     const bool binary = encoded.json_length.has_value();
-    response = net::make_response(http::status::ok, std::move(encoded.body),
-                                  binary ? "application/octet-stream" : "application/json");
+    response =
+        net::make_response(http::status::ok, std::move(encoded.body), binary ? "application/octet-stream" : "application/json");
     if (binary) response.set("Inference-Header-Content-Length", std::to_string(*encoded.json_length));
   } else {
     const int status = http_status(result.status);

@@ -18,8 +18,7 @@ class KServeHttpApi {
  private:
   boost::asio::awaitable<void> route(net::Request& request, net::Responder& responder);
   net::Response answer(const net::Request& request, const std::vector<std::string>& parts);  // every route but infer
-  boost::asio::awaitable<void> infer(net::Request& request, net::Responder& responder, ServedModel& model,
-                                     std::string version);
+  boost::asio::awaitable<void> infer(net::Request& request, net::Responder& responder, ServedModel& model, std::string version);
   net::Response model_route(const net::Request& request, ServedModel& model, const std::string& version,
                             const std::string& action);
 

@@ -60,7 +60,8 @@ ModelRepository::ModelRepository(const BackendRegistry& registry, const ServeCon
       weights.push_back(variant.weight);
     }
     if (!model->variants.empty() && !model->generators.empty())
-      throw Error("model '" + spec.name + "': its variants mix language models (GGUF) and tensor models; serve them as two models");
+      throw Error("model '" + spec.name +
+                  "': its variants mix language models (GGUF) and tensor models; serve them as two models");
     model->router = std::make_unique<VariantRouter>(weights);
     models_.push_back(std::move(model));
   }

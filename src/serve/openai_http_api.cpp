@@ -6,14 +6,13 @@
 
 #include "core/json_text.hpp"
 #include "core/random.hpp"
-#include "net/completion.hpp"
 #include "kserve/kserve_codec.hpp"
+#include "net/completion.hpp"
 
 namespace infermark::serve {
 namespace {
 
 namespace http = net::http;
-
 
 net::Response openai_error(int status, const std::string& message) {
   return net::make_response(static_cast<http::status>(status), openai_error_body(status, message));
@@ -77,8 +76,8 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     throw kserve::RequestError(404, "model: '" + parsed.model + "' is not served (language models: " + names + ")");
   }
   if (!model->is_language_model())
-    throw kserve::RequestError(400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" +
-                                parsed.model + "/infer)");
+    throw kserve::RequestError(
+        400, "model: '" + parsed.model + "' is a tensor model: use the KServe v2 API (/v2/models/" + parsed.model + "/infer)");
   const auto choice = model->choose(
       {net::field_of(request, kVariantHeader), kVariantHeader, "", net::field_of(request, model->spec.sticky_header)});
   GenerationEngine* engine = model->generators.at(choice.index).get();
@@ -92,8 +91,8 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   }
   if (static_cast<int>(work.prompt.size()) + parsed.max_tokens > engine->context_length())
     throw kserve::RequestError(400, "max_tokens: the prompt's " + std::to_string(work.prompt.size()) + " tokens + " +
-                                std::to_string(parsed.max_tokens) + " output tokens exceed the context of " +
-                                std::to_string(engine->context_length()) + " tokens per sequence");
+                                        std::to_string(parsed.max_tokens) + " output tokens exceed the context of " +
+                                        std::to_string(engine->context_length()) + " tokens per sequence");
   work.max_tokens = parsed.max_tokens;
   work.sampling = parsed.sampling;
   if (!parsed.seed_given) work.sampling.seed = SeededRandom(unix_seconds() ^ (requests_.fetch_add(1) << 20)).next();

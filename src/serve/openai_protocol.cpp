@@ -21,12 +21,15 @@ T number(const json& j, const char* key, T fallback, T low, T high) {
   if (!j[key].is_number()) throw bad_request(std::string(key) + ": must be a number");
   const auto value = j[key].get<T>();
   if (value < low || value > high)
-    throw bad_request(std::string(key) + ": " + json_text(j[key]) + " is outside " + std::to_string(low) + ".." + std::to_string(high));
+    throw bad_request(std::string(key) + ": " + json_text(j[key]) + " is outside " + std::to_string(low) + ".." +
+                      std::to_string(high));
   return value;
 }
 
 json usage_json(int prompt_tokens, int completion_tokens) {
-  return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"total_tokens", prompt_tokens + completion_tokens}};
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
 json envelope(const CompletionRequest& request, const CompletionIdentity& identity, bool chunk) {
@@ -108,8 +111,8 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
   }
   if (j.contains("stream_options") && j["stream_options"].is_object()) {
     const auto& options = j["stream_options"];
-    request.include_usage = options.contains("include_usage") && options["include_usage"].is_boolean() &&
-                            options["include_usage"].get<bool>();
+    request.include_usage =
+        options.contains("include_usage") && options["include_usage"].is_boolean() && options["include_usage"].get<bool>();
   }
   return request;
 }
@@ -130,10 +133,11 @@ std::string completion_body(const CompletionRequest& request, const CompletionId
 std::string stream_event(const CompletionRequest& request, const CompletionIdentity& identity, const std::string& text,
                          std::optional<FinishReason> finish, bool role_only) {
   auto body = envelope(request, identity, true);
-  json choice{{"index", 0}, {"logprobs", nullptr},
-              {"finish_reason", finish ? json(finish_reason_name(*finish)) : json(nullptr)}};
+  json choice{{"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish ? json(finish_reason_name(*finish)) : json(nullptr)}};
   if (request.chat) {
-    choice["delta"] = role_only ? json{{"role", "assistant"}, {"content", ""}} : finish ? json::object() : json{{"content", text}};
+    choice["delta"] = role_only ? json{{"role", "assistant"}, {"content", ""}}
+                      : finish  ? json::object()
+                                : json{{"content", text}};
   } else {
     choice["text"] = text;
   }
@@ -155,8 +159,10 @@ std::string stream_error_event(const std::string& message) {
 }
 
 std::string openai_error_body(int status, const std::string& message) {
-  const char* type = status == 404 ? "not_found_error" : status == 429 ? "rate_limit_error" : status < 500 ? "invalid_request_error"
-                                                                                                          : "server_error";
+  const char* type = status == 404   ? "not_found_error"
+                     : status == 429 ? "rate_limit_error"
+                     : status < 500  ? "invalid_request_error"
+                                     : "server_error";
   return dump({{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}});
 }
 

@@ -15,7 +15,9 @@ std::filesystem::path resolve(const std::filesystem::path& path, const std::file
 
 VariantSpec parse_variant(const YAML::Node& node, const std::string& where, const std::filesystem::path& base) {
   if (!node.IsMap()) throw Error(where + ": a variant maps name, backend, weight, ...");
-  check_keys(node, {"name", "backend", "model", "precision", "threads", "instances", "slots", "context", "weight", "opt", "shadow"}, where);
+  check_keys(node,
+             {"name", "backend", "model", "precision", "threads", "instances", "slots", "context", "weight", "opt", "shadow"},
+             where);
   VariantSpec variant;
   variant.backend = yaml_value<std::string>(node, "backend", "", where);
   if (variant.backend.empty()) throw Error(where + ": no 'backend'");
@@ -32,7 +34,8 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
     const auto at = where + ": shadow";
     if (!shadow.IsMap()) throw Error(at + ": maps 'to' (a variant), 'share' (0..1), 'tolerance' and 'min_cosine'");
     check_keys(shadow, {"to", "share", "tolerance", "min_cosine"}, at);
-    variant.shadow = ShadowSettings{yaml_value<std::string>(shadow, "to", "", at), yaml_value<double>(shadow, "share", 1.0, at), {}};
+    variant.shadow =
+        ShadowSettings{yaml_value<std::string>(shadow, "to", "", at), yaml_value<double>(shadow, "share", 1.0, at), {}};
     auto& tolerance = variant.shadow->tolerance;
     tolerance.max_abs_error = yaml_value<double>(shadow, "tolerance", tolerance.max_abs_error, at);
     tolerance.min_cosine = yaml_value<double>(shadow, "min_cosine", tolerance.min_cosine, at);
@@ -43,7 +46,8 @@ VariantSpec parse_variant(const YAML::Node& node, const std::string& where, cons
 ModelSpec parse_model(const YAML::Node& node, const std::string& where, const std::filesystem::path& base) {
   if (!node.IsMap()) throw Error(where + ": a model maps name, file, variants, ...");
   check_keys(node,
-             {"name", "file", "batching", "max_queue", "timeout_ms", "inline_below_us", "breaker", "sticky_header", "variants"}, where);
+             {"name", "file", "batching", "max_queue", "timeout_ms", "inline_below_us", "breaker", "sticky_header", "variants"},
+             where);
   ModelSpec model;
   model.name = yaml_value<std::string>(node, "name", "", where);
   model.file = resolve(yaml_value<std::string>(node, "file", "", where), base);
@@ -52,8 +56,7 @@ ModelSpec parse_model(const YAML::Node& node, const std::string& where, const st
     check_keys(batching, {"max_batch_size", "max_queue_delay_us", "preferred_batch_sizes"}, at);
     model.batching.max_batch_size = yaml_value<int>(batching, "max_batch_size", 0, at);
     model.batching.max_queue_delay_us = yaml_value<std::int64_t>(batching, "max_queue_delay_us", 0, at);
-    model.batching.preferred_batch_sizes =
-        yaml_value<std::vector<std::int64_t>>(batching, "preferred_batch_sizes", {}, at);
+    model.batching.preferred_batch_sizes = yaml_value<std::vector<std::int64_t>>(batching, "preferred_batch_sizes", {}, at);
   }
   model.max_queue = yaml_value<std::size_t>(node, "max_queue", model.max_queue, where);
   model.timeout_ms = yaml_value<double>(node, "timeout_ms", 0.0, where);
@@ -81,8 +84,8 @@ ServeConfig config_from(const YAML::Node& root, const std::filesystem::path& fil
   if (const auto server = root["server"]) {
     const auto at = where + ": server";
     check_keys(server,
-               {"host", "http_port", "grpc_port", "io_threads", "max_body_mb", "drain_s", "max_connections",
-                "read_timeout_s", "idle_timeout_s", "write_timeout_s"},
+               {"host", "http_port", "grpc_port", "io_threads", "max_body_mb", "drain_s", "max_connections", "read_timeout_s",
+                "idle_timeout_s", "write_timeout_s"},
                at);
     config.host = yaml_value<std::string>(server, "host", config.host, at);
     config.http_port = yaml_value<std::uint16_t>(server, "http_port", config.http_port, at);
@@ -127,9 +130,9 @@ void validate(const ServeConfig& config) {
   if (config.models.empty()) throw Error("no model to serve");
   if (config.io_threads < 0) throw Error("io_threads must not be negative (0 = one per core)");
   if (config.max_body_mb == 0) throw Error("max_body_mb must be at least 1");
-  for (const auto& [name, seconds] : {std::pair{"read_timeout_s", config.read_timeout_s},
-                                      std::pair{"idle_timeout_s", config.idle_timeout_s},
-                                      std::pair{"write_timeout_s", config.write_timeout_s}})
+  for (const auto& [name, seconds] :
+       {std::pair{"read_timeout_s", config.read_timeout_s}, std::pair{"idle_timeout_s", config.idle_timeout_s},
+        std::pair{"write_timeout_s", config.write_timeout_s}})
     if (seconds < 1) throw Error(std::string(name) + " must be at least 1 (seconds), got " + std::to_string(seconds));
   if (config.grpc_port < -1 || config.grpc_port > 65535)
     throw Error("grpc_port must be a port (0: any free port) or -1 (no gRPC), got " + std::to_string(config.grpc_port));
@@ -158,7 +161,8 @@ void validate(const ServeConfig& config) {
       if (variant.name.empty() || variant.name.find('/') != std::string::npos)
         throw Error(where + ": a variant name must be non-empty and must not contain '/'");
       if (!variant_names.insert(variant.name).second) throw Error(at + ": named twice");
-      if (variant.model.empty() && model.file.empty()) throw Error(at + ": no model file (set the model's 'file' or the variant's 'model')");
+      if (variant.model.empty() && model.file.empty())
+        throw Error(at + ": no model file (set the model's 'file' or the variant's 'model')");
       if (variant.instances < 1) throw Error(at + ": instances must be at least 1");
       if (variant.slots < 1) throw Error(at + ": slots must be at least 1");
       if (variant.context < 0) throw Error(at + ": context must not be negative (0 = the model's)");
@@ -170,7 +174,8 @@ void validate(const ServeConfig& config) {
     for (const auto& variant : model.variants)
       if (variant.shadow) {
         const auto at = where + ": variant '" + variant.name + "': shadow";
-        if (!variant_names.count(variant.shadow->to)) throw Error(at + ": 'to' names no variant of this model ('" + variant.shadow->to + "')");
+        if (!variant_names.count(variant.shadow->to))
+          throw Error(at + ": 'to' names no variant of this model ('" + variant.shadow->to + "')");
         if (variant.shadow->to == variant.name) throw Error(at + ": a variant cannot shadow itself");
         if (variant.shadow->share <= 0 || variant.shadow->share > 1) throw Error(at + ": share must be in (0, 1]");
         if (!(variant.shadow->tolerance.max_abs_error >= 0)) throw Error(at + ": tolerance must not be negative");

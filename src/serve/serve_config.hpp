@@ -26,7 +26,7 @@ struct ShadowTolerance {
 };
 
 struct ShadowSettings {
-  std::string to;     // the variant that receives the mirrored requests
+  std::string to;    // the variant that receives the mirrored requests
   double share = 0;  // share of this variant's requests mirrored, 0..1
   ShadowTolerance tolerance;
 };
@@ -38,9 +38,9 @@ struct VariantSpec {
   std::string precision = "fp32";
   int threads = 0;  // 0: framework default
   int instances = 1;
-  int slots = 4;    // language models: sequences decoded together (continuous batching)
-  int context = 0;  // language models: tokens per sequence; 0: the model's training context
-  double weight = 1;  // share of traffic without an explicit variant, relative to the others
+  int slots = 4;                               // language models: sequences decoded together (continuous batching)
+  int context = 0;                             // language models: tokens per sequence; 0: the model's training context
+  double weight = 1;                           // share of traffic without an explicit variant, relative to the others
   std::map<std::string, std::string> options;  // framework-specific, as --opt
   std::optional<ShadowSettings> shadow;
 };
@@ -55,7 +55,7 @@ struct ModelSpec {
   double breaker_cooldown_ms = 1000;
   // An unbatched variant whose execution takes less than this runs on the thread that received the
   // request when an instance is idle: the hand-off to a worker would cost more than the model.
-  double inline_below_us = 200;  // 0: always through the workers
+  double inline_below_us = 200;                 // 0: always through the workers
   std::string sticky_header = "X-Request-Key";  // requests with the same value stay on one variant
   std::vector<VariantSpec> variants;
 };
@@ -64,7 +64,7 @@ struct ServeConfig {
   std::string host = "127.0.0.1";
   std::uint16_t http_port = 8000;
   int grpc_port = 8001;  // KServe v2 over gRPC; 0: any free port; -1: off
-  int io_threads = 0;  // 0: one per core
+  int io_threads = 0;    // 0: one per core
   std::size_t max_body_mb = 64;
   // Connections served at once; beyond it a new one is answered 503 and closed. 0: as many as the
   // open-file limit allows (less a reserve for the server's own files).
@@ -72,7 +72,7 @@ struct ServeConfig {
   int read_timeout_s = 30;   // a request's body must arrive within this once its headers did (408)
   int idle_timeout_s = 75;   // a connection waiting this long for (the rest of) a request's headers closes (408 if begun)
   int write_timeout_s = 30;  // a client that will not read its answer this long is dropped
-  double drain_s = 30;  // SIGTERM: how long in-flight requests may finish
+  double drain_s = 30;       // SIGTERM: how long in-flight requests may finish
   std::string results_dir = "results";  // at exit, one result per variant under <results_dir>/<local time>-serve/
   std::vector<ModelSpec> models;
 };

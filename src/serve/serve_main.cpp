@@ -106,10 +106,11 @@ int run_serve(const ServeConfig& config) {
   ModelRepository repository(registry, config, metrics);
   for (const auto& model : repository.models())
     for (const auto& engine : model->generators)
-      fmt::print("infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, continuous batching over {} "
-                 "sequence slots of {} tokens (OpenAI API)\n",
-                 model->spec.name, engine->name(), engine->backend().framework, engine->backend().version, engine->load_ms(),
-                 engine->spec().weight, engine->slots(), engine->context_length());
+      fmt::print(
+          "infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, continuous batching over {} "
+          "sequence slots of {} tokens (OpenAI API)\n",
+          model->spec.name, engine->name(), engine->backend().framework, engine->backend().version, engine->load_ms(),
+          engine->spec().weight, engine->slots(), engine->context_length());
   for (const auto& model : repository.models())
     for (const auto& variant : model->variants)
       fmt::print("infermark serve: model '{}' variant '{}': {} {} ({:.0f} ms to load), weight {}, {}{}\n", model->spec.name,
@@ -128,12 +129,12 @@ int run_serve(const ServeConfig& config) {
   limits.write_timeout = std::chrono::seconds(config.write_timeout_s);
   const auto open_files = raise_open_file_limit();
   limits.max_connections = connection_cap(config.max_connections, open_files);
-  const int io_threads = config.io_threads > 0 ? config.io_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  net::HttpServer server(config.host, config.http_port, io_threads, limits,
-                         [&api, &openai](net::Request& request, net::Responder& responder) {
-                           return net::target_of(request).starts_with("/v1/") ? openai.handle(request, responder)
-                                                                               : api.handle(request, responder);
-                         });
+  const int io_threads =
+      config.io_threads > 0 ? config.io_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  net::HttpServer server(
+      config.host, config.http_port, io_threads, limits, [&api, &openai](net::Request& request, net::Responder& responder) {
+        return net::target_of(request).starts_with("/v1/") ? openai.handle(request, responder) : api.handle(request, responder);
+      });
   // gRPC first: its line is printed before the HTTP one, which tells clients the server is up.
   KServeGrpcServer grpc(router, metrics);
   if (config.grpc_port >= 0) {
@@ -141,9 +142,10 @@ int run_serve(const ServeConfig& config) {
     fmt::print("infermark serve: gRPC (KServe v2) on {}:{}\n", config.host, grpc.port());
   }
   server.start();
-  fmt::print("infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads, "
-             "at most {} connections (open-file limit {})\n",
-             config.host, server.port(), io_threads, limits.max_connections, open_files);
+  fmt::print(
+      "infermark serve: listening on http://{}:{} (KServe v2 HTTP, OpenAI /v1, /metrics), {} io threads, "
+      "at most {} connections (open-file limit {})\n",
+      config.host, server.port(), io_threads, limits.max_connections, open_files);
   std::fflush(stdout);
   int received = 0;
   sigwait(&signals, &received);

@@ -30,9 +30,10 @@ double process_cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
 }
 
-constexpr NamedValue<RouteChoice> kRouteChoiceNames[] = {
-    {RouteChoice::kHeader, "header"}, {RouteChoice::kVersion, "version"}, {RouteChoice::kSticky, "sticky"},
-    {RouteChoice::kWeighted, "weighted"}};
+constexpr NamedValue<RouteChoice> kRouteChoiceNames[] = {{RouteChoice::kHeader, "header"},
+                                                         {RouteChoice::kVersion, "version"},
+                                                         {RouteChoice::kSticky, "sticky"},
+                                                         {RouteChoice::kWeighted, "weighted"}};
 // Triton's own spellings.
 constexpr NamedValue<FailureReason> kFailureReasonNames[] = {{FailureReason::kRejected, "REJECTED"},
                                                              {FailureReason::kCanceled, "CANCELED"},
@@ -51,7 +52,8 @@ ServeMetrics::ServeMetrics()
                    .Name("nv_inference_request_success")
                    .Help("Successful inference requests (a request of N rows counts 1)")
                    .Register(*registry_)),
-      failure_(BuildCounter().Name("nv_inference_request_failure").Help("Failed inference requests, by reason").Register(*registry_)),
+      failure_(
+          BuildCounter().Name("nv_inference_request_failure").Help("Failed inference requests, by reason").Register(*registry_)),
       count_(BuildCounter()
                  .Name("nv_inference_count")
                  .Help("Inferences performed by successful requests (a request of N rows counts N)")
@@ -72,7 +74,8 @@ ServeMetrics::ServeMetrics()
                       .Name("nv_inference_compute_infer_duration_us")
                       .Help("Cumulative execution time of successful requests, each counting its whole batch, in microseconds")
                       .Register(*registry_)),
-      pending_(BuildGauge().Name("nv_inference_pending_request_count").Help("Requests waiting in the queue").Register(*registry_)),
+      pending_(
+          BuildGauge().Name("nv_inference_pending_request_count").Help("Requests waiting in the queue").Register(*registry_)),
       requests_(BuildCounter()
                     .Name("infermark_requests_total")
                     .Help("Inference requests answered, by HTTP status code")
@@ -100,7 +103,8 @@ ServeMetrics::ServeMetrics()
                            .Register(*registry_)),
       shadow_disagreed_(BuildCounter()
                             .Name("infermark_shadow_disagreements_total")
-                            .Help("Mirrored requests whose outputs disagreed (by each output kind's rule: top-1, tolerance or cosine), by input shape")
+                            .Help("Mirrored requests whose outputs disagreed (by each output kind's rule: top-1, tolerance or "
+                                  "cosine), by input shape")
                             .Register(*registry_)),
       shadow_max_error_(BuildGauge()
                             .Name("infermark_shadow_max_abs_error")

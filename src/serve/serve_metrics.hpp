@@ -30,14 +30,14 @@ std::string_view failure_reason_label(FailureReason reason);
 // One variant's metric cells (prometheus-cpp cells are thread-safe and live as long as the registry).
 // The nv_inference_* cells are written only through InferenceStatistics, which keeps /stats in step.
 struct VariantMetrics {
-  prometheus::Counter* success = nullptr;         // nv_inference_request_success (requests)
+  prometheus::Counter* success = nullptr;                        // nv_inference_request_success (requests)
   std::array<prometheus::Counter*, kFailureReasons> failures{};  // nv_inference_request_failure by FailureReason
-  prometheus::Counter* inferences = nullptr;      // nv_inference_count (rows of successful requests)
-  prometheus::Counter* executions = nullptr;      // nv_inference_exec_count (successful batches)
-  prometheus::Counter* request_us = nullptr;      // nv_inference_request_duration_us (per successful request)
-  prometheus::Counter* queue_us = nullptr;        // nv_inference_queue_duration_us (per successful request)
-  prometheus::Counter* compute_us = nullptr;      // nv_inference_compute_infer_duration_us (per successful request)
-  prometheus::Gauge* pending = nullptr;           // nv_inference_pending_request_count
+  prometheus::Counter* inferences = nullptr;                     // nv_inference_count (rows of successful requests)
+  prometheus::Counter* executions = nullptr;                     // nv_inference_exec_count (successful batches)
+  prometheus::Counter* request_us = nullptr;                     // nv_inference_request_duration_us (per successful request)
+  prometheus::Counter* queue_us = nullptr;                       // nv_inference_queue_duration_us (per successful request)
+  prometheus::Counter* compute_us = nullptr;         // nv_inference_compute_infer_duration_us (per successful request)
+  prometheus::Gauge* pending = nullptr;              // nv_inference_pending_request_count
   prometheus::Histogram* total_seconds = nullptr;    // infermark_request_duration_seconds{phase="total"}
   prometheus::Histogram* queue_seconds = nullptr;    // ...{phase="queue"}
   prometheus::Histogram* compute_seconds = nullptr;  // ...{phase="compute"}
@@ -45,20 +45,20 @@ struct VariantMetrics {
   prometheus::Gauge* breaker_open = nullptr;         // infermark_circuit_breaker_open
   prometheus::Counter* inline_executions = nullptr;  // infermark_inline_executions_total
   // Looked up once: a label lookup per request showed in the server's overhead.
-  prometheus::Counter* ok_requests = nullptr;                 // infermark_requests_total{code="200"}
+  prometheus::Counter* ok_requests = nullptr;                // infermark_requests_total{code="200"}
   std::array<prometheus::Counter*, kRouteChoices> routed{};  // infermark_routed_total by RouteChoice
 };
 
 // A served language model's cells: time to first token, time per output token, tokens, slots.
 struct GenerationMetrics {
-  prometheus::Counter* success = nullptr;              // nv_inference_request_success
-  prometheus::Histogram* total_seconds = nullptr;      // infermark_request_duration_seconds{phase="total"}
-  prometheus::Histogram* ttft_seconds = nullptr;       // infermark_time_to_first_token_seconds
-  prometheus::Histogram* tpot_seconds = nullptr;       // infermark_time_per_output_token_seconds
-  prometheus::Counter* prompt_tokens = nullptr;        // infermark_prompt_tokens_total
-  prometheus::Counter* generated_tokens = nullptr;     // infermark_generated_tokens_total
-  prometheus::Gauge* active_sequences = nullptr;       // infermark_active_sequences
-  prometheus::Gauge* pending = nullptr;                // nv_inference_pending_request_count
+  prometheus::Counter* success = nullptr;           // nv_inference_request_success
+  prometheus::Histogram* total_seconds = nullptr;   // infermark_request_duration_seconds{phase="total"}
+  prometheus::Histogram* ttft_seconds = nullptr;    // infermark_time_to_first_token_seconds
+  prometheus::Histogram* tpot_seconds = nullptr;    // infermark_time_per_output_token_seconds
+  prometheus::Counter* prompt_tokens = nullptr;     // infermark_prompt_tokens_total
+  prometheus::Counter* generated_tokens = nullptr;  // infermark_generated_tokens_total
+  prometheus::Gauge* active_sequences = nullptr;    // infermark_active_sequences
+  prometheus::Gauge* pending = nullptr;             // nv_inference_pending_request_count
 };
 
 class ServeMetrics {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/clock.hpp"
-#include "result/result_builders.hpp"
 #include "probes/environment.hpp"
 #include "probes/memory.hpp"
+#include "result/result_builders.hpp"
 
 namespace infermark::serve {
 namespace {
@@ -87,8 +87,10 @@ result::RunResult ServedTraffic::result(const ServedVariant& variant, const nloh
   for (const auto& [shadow, by_shape] : shadow_) {
     auto shapes = nlohmann::json::array();
     for (const auto& [shape, a] : by_shape)
-      shapes.push_back({{"shape", shape}, {"compared", a.compared}, {"disagreed", a.disagreed}, {"max_abs_error", a.max_abs_error}});
-    parameters["shadow"][shadow] = {{"by_shape", shapes}, {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
+      shapes.push_back(
+          {{"shape", shape}, {"compared", a.compared}, {"disagreed", a.disagreed}, {"max_abs_error", a.max_abs_error}});
+    parameters["shadow"][shadow] = {{"by_shape", shapes},
+                                    {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
   }
   for (const auto& [shadow, dropped] : shadow_dropped_)
     if (!shadow_.count(shadow)) parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
@@ -106,8 +108,8 @@ result::RunResult ServedTraffic::result(const ServedVariant& variant, const nloh
   return r;
 }
 
-std::vector<std::filesystem::path> write_served_results(const std::filesystem::path& folder,
-                                                        const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants) {
+std::vector<std::filesystem::path> write_served_results(
+    const std::filesystem::path& folder, const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants) {
   std::filesystem::create_directories(folder);
   std::vector<std::filesystem::path> written;
   const auto environment = probes::to_json(probes::capture_environment());

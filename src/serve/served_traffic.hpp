@@ -56,7 +56,7 @@ class ServedTraffic {
 };
 
 // Writes one result per variant under `folder`; returns the files written.
-std::vector<std::filesystem::path> write_served_results(const std::filesystem::path& folder,
-                                                        const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants);
+std::vector<std::filesystem::path> write_served_results(
+    const std::filesystem::path& folder, const std::vector<std::pair<ServedVariant, const ServedTraffic*>>& variants);
 
 }  // namespace infermark::serve

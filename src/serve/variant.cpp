@@ -85,8 +85,16 @@ Variant::Variant(const BackendRegistry& registry, const ModelSpec& model, const 
 }
 
 ServedVariant Variant::description() const {
-  ServedVariant d{backend_.model_name, backend_.model_file, spec_.name, backend_.info, backend_.requested, settings_,
-                  inputs_, outputs_, load_ms_, {}};
+  ServedVariant d{backend_.model_name,
+                  backend_.model_file,
+                  spec_.name,
+                  backend_.info,
+                  backend_.requested,
+                  settings_,
+                  inputs_,
+                  outputs_,
+                  load_ms_,
+                  {}};
   d.parameters = {{"weight", spec_.weight},
                   {"instances", spec_.instances},
                   {"max_batch_size", max_batch_rows() > 1 ? max_batch_rows() : 0},
@@ -106,7 +114,8 @@ void Variant::close() { batcher_->close(); }
 void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::function<void(InferenceResult)> done) {
   const auto now = mono_now_ns();
   if (!breaker_.admit(now)) {
-    InferenceResult refused{InferStatus::kBreakerOpen, "variant '" + spec_.name + "' is failing: its circuit breaker is open", {}};
+    InferenceResult refused{
+        InferStatus::kBreakerOpen, "variant '" + spec_.name + "' is failing: its circuit breaker is open", {}};
     statistics_.record_failure(failure_reason(refused.status), 0);
     done(std::move(refused));
     return;
@@ -122,8 +131,9 @@ void Variant::submit(std::vector<Tensor> inputs, std::int64_t deadline_ns, std::
   if (!batcher_->submit(request)) {
     breaker_.release();  // a refusal says nothing about the variant's health
     statistics_.record_failure(failure_reason(InferStatus::kQueueFull), mono_now_ns() - request.enqueued_ns);
-    request.done({InferStatus::kQueueFull, "variant '" + spec_.name + "' queue is full (" +
-                                               std::to_string(batcher_->policy().max_queue) + " waiting)", {}});
+    request.done({InferStatus::kQueueFull,
+                  "variant '" + spec_.name + "' queue is full (" + std::to_string(batcher_->policy().max_queue) + " waiting)",
+                  {}});
     return;
   }
   metrics_.pending->Set(static_cast<double>(batcher_->depth()));
@@ -174,8 +184,9 @@ void Variant::execute(Session& session, std::vector<PendingInference>& batch) {
   std::vector<PendingInference> live;
   for (auto& request : batch) {
     if (request.deadline_ns > 0 && started > request.deadline_ns)
-      finish(request, {InferStatus::kTimedOut, "timed out in the queue of variant '" + spec_.name + "'", {},
-                       started - request.enqueued_ns});
+      finish(
+          request,
+          {InferStatus::kTimedOut, "timed out in the queue of variant '" + spec_.name + "'", {}, started - request.enqueued_ns});
     else
       live.push_back(std::move(request));
   }

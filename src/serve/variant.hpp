@@ -70,8 +70,8 @@ class Variant {
   VariantBackend backend_;  // declared before the sessions: outlives them
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::unique_ptr<std::mutex>> instance_busy_;  // held while a session runs
-  std::int64_t inline_below_ns_ = 0;                         // 0: never inline
-  std::atomic<std::int64_t> recent_compute_ns_{0};           // moving average of one unbatched execution
+  std::int64_t inline_below_ns_ = 0;                        // 0: never inline
+  std::atomic<std::int64_t> recent_compute_ns_{0};          // moving average of one unbatched execution
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<EffectiveSetting> settings_;
   double load_ms_ = 0;

@@ -16,8 +16,8 @@ struct LabelAccuracy {
   std::string labels_file;  // where the labels came from
   std::string output;       // the output judged
   std::int64_t samples = 0;
-  double top1 = 0.0;        // share in [0, 1]
-  double top5 = 0.0;        // share in [0, 1] (the label among the min(5, classes) highest)
+  double top1 = 0.0;  // share in [0, 1]
+  double top5 = 0.0;  // share in [0, 1] (the label among the min(5, classes) highest)
 };
 
 // `scores` is [samples, classes] (or [samples, ..., classes]: rows over the last axis, one per

@@ -55,7 +55,8 @@ std::pair<std::optional<double>, std::optional<double>> vector_cosines(const std
 OutputAgreement compare_one(const Tensor& reference, const Tensor* candidate) {
   OutputAgreement agreement{reference.name, true, "", 0, 0, 0, std::nullopt, std::nullopt, std::nullopt};
   agreement.comparable = candidate && candidate->shape == reference.shape;
-  if (!candidate) agreement.note = "the candidate has no output of this name";
+  if (!candidate)
+    agreement.note = "the candidate has no output of this name";
   else if (!agreement.comparable)
     agreement.note = "shape " + format_shape(candidate->shape) + " differs from the reference's " + format_shape(reference.shape);
   if (!agreement.comparable) return agreement;

@@ -77,8 +77,8 @@ std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>
   for (const auto& server : study.servers) {
     // "tiny_cnn.remote-kserve-127.0.0.1_8000": the address keeps two servers of one model apart.
     auto address = server.url.substr(server.url.find("://") == std::string::npos ? 0 : server.url.find("://") + 3);
-    add_axis_cells(study, {server.url, "remote", {}, safe_stem(server.model + ".remote-" + server.protocol + "-" + address), {},
-                           server},
+    add_axis_cells(study,
+                   {server.url, "remote", {}, safe_stem(server.model + ".remote-" + server.protocol + "-" + address), {}, server},
                    cells);
   }
   return cells;

@@ -24,8 +24,8 @@ Study load_study(const std::filesystem::path& file);
 Study parse_study(const std::string& yaml, const std::filesystem::path& file);
 
 struct StudyCell {
-  std::string model;    // a model file, or a server's URL
-  std::string backend;  // "remote" for a server
+  std::string model;                                          // a model file, or a server's URL
+  std::string backend;                                        // "remote" for a server
   std::vector<std::pair<std::string, std::string>> settings;  // axis flag -> value, in axis order
   std::string name;                                           // stable file stem, for resuming
   std::vector<std::string> origins;                           // "file:line:column" of each setting

@@ -38,7 +38,8 @@ Values scalars(const YAML::Node& node, const std::string& what, const std::strin
 }
 
 // "1.5x" means 1.5 times the physical cores (the performance-evaluation guide's rule of thumb is written this way).
-std::string resolve_multiple_of_cores(const std::string& value, const std::string& origin, const std::function<int()>& physical_cores) {
+std::string resolve_multiple_of_cores(const std::string& value, const std::string& origin,
+                                      const std::function<int()>& physical_cores) {
   if (value.size() < 2 || value.back() != 'x') return value;
   double factor = 0;
   std::size_t used = 0;
@@ -65,10 +66,14 @@ std::vector<StudyServer> servers(const YAML::Node& node, const std::string& file
     server.origin = origin(file, entry);
     for (const auto& kv : entry) {
       const auto key = scalar(kv.first, "servers key", file);
-      if (key == "url") server.url = scalar(kv.second, "url", file);
-      else if (key == "protocol") server.protocol = scalar(kv.second, "protocol", file);
-      else if (key == "model") server.model = scalar(kv.second, "model", file);
-      else throw Error(origin(file, kv.first) + ": unknown key '" + key + "' (a server has url, protocol, model)");
+      if (key == "url")
+        server.url = scalar(kv.second, "url", file);
+      else if (key == "protocol")
+        server.protocol = scalar(kv.second, "protocol", file);
+      else if (key == "model")
+        server.model = scalar(kv.second, "model", file);
+      else
+        throw Error(origin(file, kv.first) + ": unknown key '" + key + "' (a server has url, protocol, model)");
     }
     if (server.url.empty()) throw Error(server.origin + ": the server has no 'url'");
     out.push_back(std::move(server));
@@ -123,7 +128,8 @@ Study study_from(const YAML::Node& root, const std::filesystem::path& file, cons
       StudyAxis axis{flag, {}, {}};
       for (std::size_t i = 0; i < values.values.size(); ++i) {
         // "0.5x" and "1" are one cell on a two-core machine.
-        const auto value = flag == "threads" ? resolve_multiple_of_cores(values.values[i], values.origins[i], physical_cores) : values.values[i];
+        const auto value =
+            flag == "threads" ? resolve_multiple_of_cores(values.values[i], values.origins[i], physical_cores) : values.values[i];
         if (flag == "threads" && std::find(axis.values.begin(), axis.values.end(), value) != axis.values.end()) continue;
         axis.values.push_back(value);
         axis.origins.push_back(values.origins[i]);

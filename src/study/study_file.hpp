@@ -20,10 +20,10 @@ struct StudyAxis {
 // A remote server the study measures with `infermark load`'s client: one more column beside the
 // backends, under every axis (scenario, concurrency, qps, shape, ...).
 struct StudyServer {
-  std::string url;                // as `load` takes it (kserve-grpc: HOST:PORT)
+  std::string url;                  // as `load` takes it (kserve-grpc: HOST:PORT)
   std::string protocol = "kserve";  // `load --protocol`
-  std::string model;              // the served model's name
-  std::string origin;             // "file:line:column" of the entry
+  std::string model;                // the served model's name
+  std::string origin;               // "file:line:column" of the entry
 };
 
 struct Study {

@@ -23,8 +23,7 @@ std::string command_of(const fs::path& proc_dir) {
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto program_end = raw.find('\0');
   std::string text = fs::path(raw.substr(0, program_end)).filename().string();
-  if (program_end != std::string::npos && program_end + 1 < raw.size())
-    text += " " + std::string(raw.c_str() + program_end + 1);
+  if (program_end != std::string::npos && program_end + 1 < raw.size()) text += " " + std::string(raw.c_str() + program_end + 1);
   return text;
 }
 
@@ -32,8 +31,7 @@ bool has_open(const fs::path& proc_dir, const struct stat& target) {
   std::error_code error;
   for (fs::directory_iterator fd(proc_dir / "fd", error), end; !error && fd != end; fd.increment(error)) {
     struct stat opened {};
-    if (::stat(fd->path().c_str(), &opened) == 0 && opened.st_dev == target.st_dev && opened.st_ino == target.st_ino)
-      return true;
+    if (::stat(fd->path().c_str(), &opened) == 0 && opened.st_dev == target.st_dev && opened.st_ino == target.st_ino) return true;
   }
   return false;
 }

@@ -104,7 +104,8 @@ TEST_F(Cli, TheBatchThatRanIsTheBatchPrinted) {
   photos.data.resize(photos.element_count() * 4);
   const auto file = dir_ / "photos.npy";
   infermark::write_npy(photos, file);
-  const auto r = infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + file.string() + quick("onnxruntime"));
+  const auto r =
+      infermark("run " + (kModels / "tiny_cnn.onnx").string() + " --input input=" + file.string() + quick("onnxruntime"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find(", batch 7 (rows of --input input=" + file.string() + "),"), std::string::npos) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\| +threads +\| +batch +\|)"))) << r.out;

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/markdown_table.hpp"
 #include "e2e/cli_test_support.hpp"
 #include "probes/rapl.hpp"
-#include "core/markdown_table.hpp"
 #include "report/result_set.hpp"
 
 namespace {
@@ -124,8 +124,8 @@ TEST_F(EnergyCli, LongWarmUpGivesTheSameInferencesPerJoule) {
   EXPECT_LT(long_energy.seconds, 0.5 * long_result.resources->summary.duration_s);
   // Mean power over the measured phase (joules / the phase's wall time) agrees within the noise of
   // the fake counters; counted over the whole span it was 5x higher after the long warm-up.
-  const double power_ratio = (long_energy.joules / long_result.throughput.wall_s) /
-                             (short_energy.joules / short_result.throughput.wall_s);
+  const double power_ratio =
+      (long_energy.joules / long_result.throughput.wall_s) / (short_energy.joules / short_result.throughput.wall_s);
   EXPECT_GT(power_ratio, 0.6) << "joules per measured second: long warm-up / short";
   EXPECT_LT(power_ratio, 1.67) << "joules per measured second: long warm-up / short; the warm-up's joules counted?";
   // inferences/J is that power over the throughput, which two runs on a shared machine may differ

@@ -50,8 +50,9 @@ TEST_F(ImagenetLabelsCli, OpenCvRunsTheOpset10ExportAsOnnxRuntimeDoes) {
   const auto results = dir_ / "results";
   const auto int8 = kModels / "efficientnet_lite0_opencv_int8.onnx";
   ASSERT_TRUE(fs::exists(int8)) << "run scripts/setup (it builds efficientnet-lite0-opencv)";
-  const auto r = infermark("run " + model.string() + " " + int8.string() + " -b onnxruntime,opencv --threads 2 --warmup 0 --runs 1 --out " +
-                           results.string() + " --input input=" + kLabelledSet.string());
+  const auto r =
+      infermark("run " + model.string() + " " + int8.string() + " -b onnxruntime,opencv --threads 2 --warmup 0 --runs 1 --out " +
+                results.string() + " --input input=" + kLabelledSet.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::map<std::string, nlohmann::json> by_backend, int8_by_backend;
   for (const auto& run : fs::directory_iterator(results))
@@ -59,7 +60,8 @@ TEST_F(ImagenetLabelsCli, OpenCvRunsTheOpset10ExportAsOnnxRuntimeDoes) {
       if (file.path().extension() == ".json" && file.path().filename().string().starts_with("efficientnet_lite0_opencv")) {
         const auto result = nlohmann::json::parse(slurp(file.path()));
         (result["model"]["name"] == "efficientnet_lite0_opencv_int8" ? int8_by_backend
-                                                                     : by_backend)[result["backend"]["name"].get<std::string>()] = result;
+                                                                     : by_backend)[result["backend"]["name"].get<std::string>()] =
+            result;
       }
   ASSERT_TRUE(by_backend.contains("opencv") && by_backend.contains("onnxruntime")) << r.out;
   const auto& opencv = by_backend["opencv"];

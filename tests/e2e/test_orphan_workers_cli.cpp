@@ -71,8 +71,9 @@ class OrphanWorkers : public CliTest {
 }  // namespace
 
 TEST_F(OrphanWorkers, RunKilledBySigkillTakesItsWorkerWithIt) {
-  const pid_t run = start("run " + (kModels / "tiny_cnn.onnx").string() +
-                          " -b onnxruntime --scenario server --qps 20 --duration 60 --warmup 0 --out " + (dir_ / "results").string());
+  const pid_t run =
+      start("run " + (kModels / "tiny_cnn.onnx").string() +
+            " -b onnxruntime --scenario server --qps 20 --duration 60 --warmup 0 --out " + (dir_ / "results").string());
   expect_children_die_with(run, "worker");
 }
 
@@ -86,13 +87,16 @@ TEST_F(OrphanWorkers, PipelineKilledBySigkillTakesItsStageProcessesWithIt) {
   std::ofstream(file) << "name: tiny\nmodes: [processes]\nwarmup: 0\npipeline:\n  stages:\n"
                       << "    - {name: encoder, model: " << (kModels / "tiny_encoder.onnx").string()
                       << ", backend: onnxruntime, threads: 1}\n"
-                      << "    - {name: head, model: " << (kModels / "tiny_head.onnx").string() << ", backend: onnxruntime, threads: 1}\n";
+                      << "    - {name: head, model: " << (kModels / "tiny_head.onnx").string()
+                      << ", backend: onnxruntime, threads: 1}\n";
   const pid_t pipeline =
       start("pipeline " + file.string() + " --scenario server --qps 20 --duration 60 --out " + (dir_ / "results").string());
   expect_children_die_with(pipeline, "pipeline-stage", 2);
   // A pipeline killed by SIGKILL cannot unlink its shared-memory rings; the next pipeline run
   // removes them, since their owner is gone.
-  const auto ring = [&](int k) { return fs::path("/dev/shm/infermark-pipeline-" + std::to_string(pipeline) + "-" + std::to_string(k)); };
+  const auto ring = [&](int k) {
+    return fs::path("/dev/shm/infermark-pipeline-" + std::to_string(pipeline) + "-" + std::to_string(k));
+  };
   const auto short_run = dir_ / "short.yaml";
   {
     std::ifstream in(file);

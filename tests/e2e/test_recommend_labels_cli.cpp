@@ -20,10 +20,9 @@ TEST_F(RecommendLabelsCli, Int8IsJudgedAgainstLabelsRelativeToItsFp32Sibling) {
   ASSERT_TRUE(fs::exists(kModels / "efficientnet_lite0_int8.onnx")) << "run scripts/setup (it builds efficientnet-lite0)";
   ASSERT_TRUE(fs::exists(labelled)) << "run scripts/setup (it writes the labelled ImageNet photos)";
   const auto results = dir_ / "results";
-  const auto run = infermark("run " + (kModels / "efficientnet_lite0.onnx").string() + " " +
-                             (kModels / "efficientnet_lite0_int8.onnx").string() +
-                             " -b onnxruntime --threads 2 --warmup 1 --runs 3 --out " + results.string() +
-                             " --input input=" + labelled.string());
+  const auto run = infermark(
+      "run " + (kModels / "efficientnet_lite0.onnx").string() + " " + (kModels / "efficientnet_lite0_int8.onnx").string() +
+      " -b onnxruntime --threads 2 --warmup 1 --runs 3 --out " + results.string() + " --input input=" + labelled.string());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
 
   const auto r = infermark("recommend " + results.string() + " --max-accuracy-loss 10 --json");

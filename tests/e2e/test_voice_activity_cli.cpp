@@ -43,8 +43,8 @@ TEST_F(VoiceActivityCli, OnnxOpenVinoAndTorchScriptGiveTheSameSensibleSpeechProb
   const auto r = infermark("run " + (kModels / "silero_vad.onnx").string() + " " + (kModels / "silero_vad.xml").string() + " " +
                            (kModels / "silero_vad.pt").string() +
                            " -b onnxruntime,openvino,libtorch --threads 1 --warmup 0 --runs 1 --out " + results.string() +
-                           " --input input=" + (kSpeech / "input.npy").string() + " --input state=" +
-                           (kSpeech / "state.npy").string() + " --input sr=" + (kSpeech / "sr.npy").string());
+                           " --input input=" + (kSpeech / "input.npy").string() +
+                           " --input state=" + (kSpeech / "state.npy").string() + " --input sr=" + (kSpeech / "sr.npy").string());
   // OpenVINO's ONNX front end cannot convert the published silero_vad.onnx (nested If): that one
   // cell fails, so the run exits 2; OpenVINO runs the IR instead.
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 2) << r.out << r.err;

@@ -159,7 +159,7 @@ TEST_F(Zoo, UnknownNamesFailWithOneClearLine) {
   auto r = infermark(zoo("build nosuchmodel"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown model 'nosuchmodel' (known: resnet50, efficientnet-lite0, efficientnet-lite0-opencv, "
-                     "open-nsfw, resnet50-dynamic-hw, bert-base"),
+                       "open-nsfw, resnet50-dynamic-hw, bert-base"),
             std::string::npos)
       << r.err;
   r = infermark(zoo("build tinynet --formats onxx"));

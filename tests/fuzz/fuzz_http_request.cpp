@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "core/error.hpp"
-#include "net/request_parser.hpp"
 #include "kserve/kserve_http_fields.hpp"
+#include "net/request_parser.hpp"
 
 namespace {
 
@@ -22,8 +22,7 @@ void interpret(const http::request<http::string_body>& request) {
   const auto length = request["Inference-Header-Content-Length"];
   try {
     (void)infermark::kserve::parse_header_length({length.data(), length.size()});
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   (void)request.keep_alive();
   (void)request.method_string();
 }

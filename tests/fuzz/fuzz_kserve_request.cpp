@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto request = infermark::kserve::parse_infer_request(body, json_length);
     (void)request;
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   return 0;
 }

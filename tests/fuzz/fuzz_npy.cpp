@@ -13,12 +13,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/infermark-fuzz-npy-" + std::to_string(getpid()) + ".npy";
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   try {
     const auto tensor = infermark::read_npy(path, "input");
     (void)tensor;
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   return 0;
 }

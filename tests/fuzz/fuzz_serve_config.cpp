@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto config = infermark::serve::parse_serve_config(yaml, "repository/fuzz.yaml");
     (void)config;
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   return 0;
 }

@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto range = infermark::parse_shape_range(text, "--shape-range");
     (void)infermark::format_shape_range(range);
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   return 0;
 }

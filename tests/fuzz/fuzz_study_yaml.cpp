@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto study = infermark::study::parse_study(yaml, "fuzz.yaml", [] { return 2; });
     (void)study;
-  } catch (const infermark::Error&) {
-  }
+  } catch (const infermark::Error&) {}
   return 0;
 }

@@ -315,8 +315,8 @@ TEST_F(TfliteBackendTest, LiteRtRuntimeAgreesWithTheCRuntime) {
     auto litert = open_litert(tflite(), model, 2);
     if (!litert) GTEST_SKIP() << "this build found no ai-edge-litert";
     // tiny_cnn at batch 4: its declared batch is -1, so the compiled model is resized.
-    const auto inputs = input.empty() ? tiny_inputs(*litert)
-                                      : std::vector<Tensor>{read_npy(kModels / "inputs" / (stem + ".npy"), input)};
+    const auto inputs =
+        input.empty() ? tiny_inputs(*litert) : std::vector<Tensor>{read_npy(kModels / "inputs" / (stem + ".npy"), input)};
     ASSERT_EQ(litert->input_specs().size(), inputs.size());
     const auto actual = infer(*litert, inputs);
     auto c = tflite().open(model, with_runtime("c", 2));

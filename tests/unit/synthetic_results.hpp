@@ -61,7 +61,7 @@ inline report::LoadedResult synthetic_result(const std::vector<double>& samples_
     r.scenario.parameters = result::scenario_parameters_from({{"variant", spec.backend}, {"weight", spec.weight}});
   }
   const auto folder = spec.origin == result::ResultOrigin::kInProcess ? std::string("/results/")
-                                                                     : "/results/" + std::string(name_of(spec.origin)) + "/";
+                                                                      : "/results/" + std::string(name_of(spec.origin)) + "/";
   return {r, path.empty() ? folder + spec.model + "." + spec.backend + ".t" + spec.threads + ".json" : path};
 }
 
@@ -74,8 +74,8 @@ inline report::LoadedResult narrow_cell(const std::string& backend, double media
 
 // An LLM cell as `infermark run MODEL.gguf` writes it: request latency, a "generation" object with
 // TTFT and TPOT summaries, and llama.cpp's recorded parameter count ("" = not recorded).
-inline report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_ms, double rss_mb,
-                                     const std::string& parameters, const std::string& threads = "2") {
+inline report::LoadedResult llm_cell(double ttft_median_ms, double tpot_median_ms, double rss_mb, const std::string& parameters,
+                                     const std::string& threads = "2") {
   auto loaded = synthetic_result(latency_samples(64, 400.0, 3, 0.05),
                                  {.backend = "llamacpp", .threads = threads, .model = "llama-tiny", .peak_rss_mb = rss_mb});
   auto& r = loaded.result;

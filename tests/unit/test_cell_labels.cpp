@@ -17,8 +17,11 @@ using testing::synthetic_result;
 LoadedResult llm_cell(int concurrency, const std::string& path) {
   auto cell = synthetic_result(latency_samples(20, 50.0, 1), {.backend = "llamacpp", .model = "llama-tiny"}, path);
   cell.result.scenario.name = loadgen::Scenario::kConcurrency;
-  cell.result.scenario.parameters = result::scenario_parameters_from(
-      {{"name", "concurrency"}, {"concurrency", concurrency}, {"lanes", concurrency}, {"prompt_tokens", 16}, {"output_tokens", 8}});
+  cell.result.scenario.parameters = result::scenario_parameters_from({{"name", "concurrency"},
+                                                                      {"concurrency", concurrency},
+                                                                      {"lanes", concurrency},
+                                                                      {"prompt_tokens", 16},
+                                                                      {"output_tokens", 8}});
   cell.result.generation = result::GenerationResult{};
   cell.result.generation->concurrency = concurrency;
   return cell;
@@ -59,9 +62,11 @@ TEST(CellLabels, LanesAreNamedOnlyWhereConcurrencyLeavesCellsAlike) {
 
 TEST(CellLabels, AGgufFileNamesTheWeightsItHoldsNotThePrecisionAskedFor) {
   auto f16 = llm_cell(4, "/r/a/x.json");
-  f16.result.effective_settings.push_back({"precision", "fp32", "llama ?B F16", SettingState::kNotApplied, "fixed by the GGUF file"});
+  f16.result.effective_settings.push_back(
+      {"precision", "fp32", "llama ?B F16", SettingState::kNotApplied, "fixed by the GGUF file"});
   auto q8 = llm_cell(4, "/r/a/y.json");
-  q8.result.effective_settings.push_back({"precision", "fp32", "llama ?B Q8_0", SettingState::kNotApplied, "fixed by the GGUF file"});
+  q8.result.effective_settings.push_back(
+      {"precision", "fp32", "llama ?B Q8_0", SettingState::kNotApplied, "fixed by the GGUF file"});
   EXPECT_EQ(texts(label_cells({f16, q8})), (std::vector<std::string>{"llamacpp F16", "llamacpp Q8_0"}));
 }
 

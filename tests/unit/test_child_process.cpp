@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "process/child_process.hpp"
 #include "harness/comparison.hpp"
+#include "process/child_process.hpp"
 #include "unit/process_watch.hpp"
 
 namespace infermark::harness {
@@ -49,12 +49,13 @@ TEST(ChildProcess, StopsAHangAtTheTimeout) {
 TEST(ChildProcess, StopsAChildOverItsMemoryLimitAndSaysSo) {
   // 400 MiB touched (bytearray zero-fills) against a 100 MiB limit; it would sleep long after.
   const auto outcome = process::run_child({"/usr/bin/python3", "-c", "b = bytearray(400 << 20); import time; time.sleep(30)"},
-                                 temp_log("memory"), {.timeout_s = 20, .memory_mb = 100});
+                                          temp_log("memory"), {.timeout_s = 20, .memory_mb = 100});
   EXPECT_EQ(outcome.kind, process::ChildOutcome::Kind::kMemoryLimit);
   EXPECT_GT(outcome.rss_mb, 100);
   EXPECT_NE(outcome.describe().find("over the limit of 100 MiB"), std::string::npos) << outcome.describe();
   // Under the limit nothing happens.
-  EXPECT_EQ(process::run_child({"/usr/bin/python3", "-c", "b = bytearray(1 << 20)"}, temp_log("small"), {.timeout_s = 20, .memory_mb = 200})
+  EXPECT_EQ(process::run_child({"/usr/bin/python3", "-c", "b = bytearray(1 << 20)"}, temp_log("small"),
+                               {.timeout_s = 20, .memory_mb = 200})
                 .kind,
             process::ChildOutcome::Kind::kExited);
 }
@@ -91,9 +92,9 @@ TEST(ChildProcess, DiesWithAParentKilledBySigkill) {
 TEST(ChildProcess, StderrGoesToTheLogAndStagesAreRead) {
   const auto log = temp_log("stages");
   process::run_child({"/bin/sh", "-c",
-             "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
-             "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
-            log, {10});
+                      "echo 'infermark-stage: loading the model' >&2; echo 'boom' >&2; "
+                      "echo 'infermark-stage: running' >&2; kill -SEGV $$"},
+                     log, {10});
   EXPECT_EQ(last_stage(log), "running");
   std::ifstream in(log);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

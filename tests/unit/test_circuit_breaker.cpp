@@ -52,10 +52,10 @@ TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
 TEST(CircuitBreaker, ATrialThatNeverRanDecidesNothing) {
   CircuitBreaker breaker({1, 100});
   breaker.record(true, 0);
-  ASSERT_TRUE(breaker.admit(100 * kMs));  // the trial is admitted...
-  breaker.release();                      // ...but refused further on (a full queue)
+  ASSERT_TRUE(breaker.admit(100 * kMs));                // the trial is admitted...
+  breaker.release();                                    // ...but refused further on (a full queue)
   EXPECT_EQ(breaker.state(), BreakerState::kHalfOpen);  // not closed by a request that never ran
-  EXPECT_TRUE(breaker.admit(101 * kMs));    // the next request is the trial
+  EXPECT_TRUE(breaker.admit(101 * kMs));                // the next request is the trial
   breaker.record(false, 110 * kMs);
   EXPECT_EQ(breaker.state(), BreakerState::kClosed);
 }

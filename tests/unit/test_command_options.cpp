@@ -35,8 +35,8 @@ std::string parse_error(void (*define_flags)(CLI::App&, Options&), const std::ve
 }
 
 TEST(RunCommand, ModelsBackendsAndCellSettings) {
-  const auto o = parse_command(define_run_flags, {"a.onnx", "b.onnx", "-b", "onnxruntime,openvino", "--out", "out",
-                                                  "--timeout", "30", "--reference", "openvino", "--threads", "2"});
+  const auto o = parse_command(define_run_flags, {"a.onnx", "b.onnx", "-b", "onnxruntime,openvino", "--out", "out", "--timeout",
+                                                  "30", "--reference", "openvino", "--threads", "2"});
   EXPECT_EQ(o.models, (std::vector<std::string>{"a.onnx", "b.onnx"}));
   EXPECT_EQ(o.backends, (std::vector<std::string>{"onnxruntime", "openvino"}));
   EXPECT_EQ(o.out, "out");
@@ -64,10 +64,10 @@ TEST(RunCommand, FlagErrorsNameTheFlag) {
 }
 
 TEST(LoadCommand, ProtocolEndpointAndStreamingFillTheRequest) {
-  const auto o = parse_command(define_load_flags, {"http://127.0.0.1:8080", "--protocol", "openai", "--model", "m",
-                                                   "--endpoint", "completions", "--no-stream", "--no-ignore-eos",
-                                                   "--header", "Authorization=Bearer x", "--timeout-s", "5",
-                                                   "--client-threads", "3", "--out", "o"});
+  const auto o =
+      parse_command(define_load_flags, {"http://127.0.0.1:8080", "--protocol", "openai", "--model", "m", "--endpoint",
+                                        "completions", "--no-stream", "--no-ignore-eos", "--header", "Authorization=Bearer x",
+                                        "--timeout-s", "5", "--client-threads", "3", "--out", "o"});
   const auto& r = o.request;
   EXPECT_EQ(r.url, "http://127.0.0.1:8080");
   EXPECT_EQ(r.protocol, remote::RemoteProtocol::kOpenAi);
@@ -93,8 +93,8 @@ TEST(LoadCommand, DefaultsAreKServeWithStreamingAndIgnoreEos) {
 }
 
 TEST(LoadCommand, PlainHttpRequestAndConcurrencyLevels) {
-  const auto o = parse_command(define_load_flags, {"http://127.0.0.1:8000/health", "--protocol", "http", "--method",
-                                                   "POST", "--content-type", "text/plain", "--concurrency", "1,8"});
+  const auto o = parse_command(define_load_flags, {"http://127.0.0.1:8000/health", "--protocol", "http", "--method", "POST",
+                                                   "--content-type", "text/plain", "--concurrency", "1,8"});
   EXPECT_EQ(o.request.protocol, remote::RemoteProtocol::kHttp);
   EXPECT_EQ(o.request.plain.method, remote::HttpMethod::kPost);
   EXPECT_EQ(o.request.plain.content_type, "text/plain");
@@ -108,9 +108,9 @@ TEST(LoadCommand, UnknownProtocolOrMethodIsRefused) {
 }
 
 TEST(ServeCommand, OneModelWithVariantsAndWeights) {
-  const auto o = parse_command(define_serve_flags, {"--model", "m.onnx", "--name", "resnet", "-b", "onnxruntime,openvino",
-                                                    "--weights", "90,10", "--instances", "2", "--max-batch", "8",
-                                                    "--batch-delay-us", "500", "--opt", "k=v", "--out", "o"});
+  const auto o = parse_command(define_serve_flags,
+                               {"--model", "m.onnx", "--name", "resnet", "-b", "onnxruntime,openvino", "--weights", "90,10",
+                                "--instances", "2", "--max-batch", "8", "--batch-delay-us", "500", "--opt", "k=v", "--out", "o"});
   EXPECT_EQ(o.model.model_file, "m.onnx");
   EXPECT_EQ(o.model.name, "resnet");
   EXPECT_EQ(o.model.backends, (std::vector<std::string>{"onnxruntime", "openvino"}));
@@ -159,9 +159,10 @@ TEST(PipelineCommand, OverridesOnlyWhatIsGiven) {
   EXPECT_FALSE(defaults.scenario_given);
   EXPECT_FALSE(defaults.runs_given);
 
-  const auto o = parse_command(define_pipeline_flags, {"p.yaml", "--modes", "serial,threads", "--warmup", "3",
-                                                       "--timeout-ms", "0", "--scenario", "server", "--runs", "50"});
-  EXPECT_EQ(o.overrides.modes, (std::vector<result::PipelineMode>{result::PipelineMode::kSerial, result::PipelineMode::kThreads}));
+  const auto o = parse_command(define_pipeline_flags, {"p.yaml", "--modes", "serial,threads", "--warmup", "3", "--timeout-ms",
+                                                       "0", "--scenario", "server", "--runs", "50"});
+  EXPECT_EQ(o.overrides.modes,
+            (std::vector<result::PipelineMode>{result::PipelineMode::kSerial, result::PipelineMode::kThreads}));
   EXPECT_EQ(o.overrides.warmup, 3);
   EXPECT_DOUBLE_EQ(o.overrides.timeout_ms, 0);
   EXPECT_TRUE(o.scenario_given);
@@ -212,8 +213,8 @@ TEST(CompareCommand, TheRegressionGateIsAlsoThePracticalThreshold) {
   EXPECT_DOUBLE_EQ(defaults.settings.threshold_pct, report::CompareSettings{}.threshold_pct);
   EXPECT_FALSE(defaults.fail_on_regression_pct);
 
-  const auto o = parse_command(define_compare_flags, {"a.json", "b.json", "--threshold", "2", "--fail-on-regression", "7",
-                                                      "--seed", "9", "--json"});
+  const auto o = parse_command(define_compare_flags,
+                               {"a.json", "b.json", "--threshold", "2", "--fail-on-regression", "7", "--seed", "9", "--json"});
   EXPECT_EQ(o.baseline, "a.json");
   EXPECT_EQ(o.candidate, "b.json");
   EXPECT_DOUBLE_EQ(*o.fail_on_regression_pct, 7);
@@ -236,15 +237,15 @@ TEST(ReportCommand, OutputsChosenByFlags) {
 }
 
 TEST(ZooCommand, BuildBecomesTheDriversArguments) {
-  const auto o = parse_command(define_zoo_flags, {"--models-dir", "m", "build", "resnet50", "bert", "--formats",
-                                                  "onnx,tflite", "--force"});
+  const auto o =
+      parse_command(define_zoo_flags, {"--models-dir", "m", "build", "resnet50", "bert", "--formats", "onnx,tflite", "--force"});
   EXPECT_EQ(o.action, ZooAction::kBuild);
-  EXPECT_EQ(zoo_driver_arguments(o), (std::vector<std::string>{"--models-dir", "m", "build", "resnet50", "bert",
-                                                                "--formats", "onnx", "tflite", "--force"}));
+  EXPECT_EQ(zoo_driver_arguments(o), (std::vector<std::string>{"--models-dir", "m", "build", "resnet50", "bert", "--formats",
+                                                               "onnx", "tflite", "--force"}));
   const auto list = parse_command(define_zoo_flags, {"list", "--json"});
   EXPECT_EQ(list.action, ZooAction::kList);
   EXPECT_EQ(zoo_driver_arguments(list), (std::vector<std::string>{"list", "--json"}));
-  EXPECT_FALSE(parse_error(define_zoo_flags, {}).empty());  // a subcommand is required
+  EXPECT_FALSE(parse_error(define_zoo_flags, {}).empty());         // a subcommand is required
   EXPECT_FALSE(parse_error(define_zoo_flags, {"build"}).empty());  // and build needs names
 }
 

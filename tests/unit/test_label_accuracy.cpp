@@ -8,8 +8,8 @@
 
 #include "core/error.hpp"
 #include "core/input_labels.hpp"
-#include "harness/run_options.hpp"
 #include "harness/label_check.hpp"
+#include "harness/run_options.hpp"
 #include "report/comparison_table.hpp"
 #include "report/markdown_report.hpp"
 #include "result/run_result.hpp"

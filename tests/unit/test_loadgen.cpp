@@ -223,10 +223,11 @@ TEST(Ramp, KneeRulesOnSyntheticSteps) {
   std::vector<Phase> steps;
   steps.push_back(synthetic_phase(100, 2, 1'000'000));
   steps.push_back(synthetic_phase(190, 2, 2'000'000));
-  steps.push_back(synthetic_phase(260, 2, 30'000'000));                            // throughput still rising, but P99 30 ms
-  EXPECT_EQ(find_knee(steps, SloLimits{10}).step, 2u);                             // the SLA binds first
-  EXPECT_FALSE(find_knee(steps, SloLimits{}).step.has_value());                    // without an SLA: no knee yet
-  EXPECT_EQ(ramp_levels(RampConfig{}), (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the panoramic-analysis guide
+  steps.push_back(synthetic_phase(260, 2, 30'000'000));          // throughput still rising, but P99 30 ms
+  EXPECT_EQ(find_knee(steps, SloLimits{10}).step, 2u);           // the SLA binds first
+  EXPECT_FALSE(find_knee(steps, SloLimits{}).step.has_value());  // without an SLA: no knee yet
+  EXPECT_EQ(ramp_levels(RampConfig{}),
+            (std::vector<double>{1, 10, 20, 30, 40}));  // +10 per step, as the panoramic-analysis guide
 }
 
 TEST(FindMaxQps, StaysWithinThePlantedCapacity) {

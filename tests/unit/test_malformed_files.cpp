@@ -34,28 +34,30 @@ TEST(MalformedFiles, PipelineListsAndMapsWhereValuesBelongAreErrors) {
   for (const std::string tail : {"modes: [serial, processe:]\n", "modes: {serial: 1}\n", "? [a, b]\n: 1\n"})
     expect_error_naming("p.yaml", [&] { pipeline::parse_pipeline(kStages + tail, "p.yaml"); });
   expect_error_naming("p.yaml", [] {
-    pipeline::parse_pipeline("pipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime, opt: {k: [1, 2]}}\n"
-                             "    - {model: b.onnx, backend: onnxruntime}\n",
-                             "p.yaml");
+    pipeline::parse_pipeline(
+        "pipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime, opt: {k: [1, 2]}}\n"
+        "    - {model: b.onnx, backend: onnxruntime}\n",
+        "p.yaml");
   });
-  EXPECT_EQ(pipeline::parse_pipeline(kStages + "modes: serial\n", "p.yaml").modes, std::vector<result::PipelineMode>{result::PipelineMode::kSerial});
+  EXPECT_EQ(pipeline::parse_pipeline(kStages + "modes: serial\n", "p.yaml").modes,
+            std::vector<result::PipelineMode>{result::PipelineMode::kSerial});
 }
 
 TEST(MalformedFiles, ModelRepositoryKeysAndOptionsMustBeValues) {
   // fuzz_serve_config: a variant whose key is a map (`precision: fp32,!opt: {...}`).
   const std::string head = "models:\n  - name: m\n    file: m.onnx\n    variants:\n      - ";
-  for (const std::string variant : {"{backend: onnxruntime, {a: 1}: 2}", "{backend: onnxruntime, opt: {k: {x: 1}}}",
-                                    "{backend: onnxruntime, opt: [1]}"})
+  for (const std::string variant :
+       {"{backend: onnxruntime, {a: 1}: 2}", "{backend: onnxruntime, opt: {k: {x: 1}}}", "{backend: onnxruntime, opt: [1]}"})
     expect_error_naming("r.yaml", [&] { serve::parse_serve_config(head + variant + "\n", "r.yaml"); });
   // fuzz_serve_config (3-minute run): `batching: rrr`, a section that is a single value; yaml-cpp's
   // operator[] threw "operator[] call on a scalar".
   for (const std::string section : {"batching: rrr\n", "breaker: [1, 2]\n"})
     expect_error_naming("r.yaml", [&] {
-      serve::parse_serve_config("models:\n  - name: m\n    file: m.onnx\n    " + section +
-                                    "    variants:\n      - {backend: onnxruntime}\n",
-                                "r.yaml");
+      serve::parse_serve_config(
+          "models:\n  - name: m\n    file: m.onnx\n    " + section + "    variants:\n      - {backend: onnxruntime}\n", "r.yaml");
     });
-  expect_error_naming("r.yaml", [&] { serve::parse_serve_config("server: 8000\n" + head + "{backend: onnxruntime}\n", "r.yaml"); });
+  expect_error_naming("r.yaml",
+                      [&] { serve::parse_serve_config("server: 8000\n" + head + "{backend: onnxruntime}\n", "r.yaml"); });
   const auto config = serve::parse_serve_config(head + "{backend: onnxruntime, opt: {k: v}}\n", "r.yaml");
   EXPECT_EQ(config.models.at(0).variants.at(0).options.at("k"), "v");
 }

@@ -9,8 +9,8 @@
 
 namespace {
 
-using infermark::result::CellRequest;
 using infermark::harness::measure_in_stages;
+using infermark::result::CellRequest;
 using infermark::result::CellStatus;
 
 CellRequest request() {

@@ -158,9 +158,8 @@ TEST(NetConcurrency, AServerShutDownWhileRequestsArriveAnswersOrDropsEachOnce) {
     std::atomic<bool> sending{true};
     std::thread sender([&] {
       for (int i = 0; sending.load(); ++i) {
-        client.send({http::verb::get, "/work/" + std::to_string(i), "", {}}, [&](net::ClientResponse response) {
-          ++(response.error == net::TransportError::kNone ? answered : failed);
-        });
+        client.send({http::verb::get, "/work/" + std::to_string(i), "", {}},
+                    [&](net::ClientResponse response) { ++(response.error == net::TransportError::kNone ? answered : failed); });
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     });
@@ -187,7 +186,8 @@ TEST(NetConcurrency, TimeoutsOnAThreadedClientFailEachRequestOnce) {
     constexpr int kRequests = 32;
     std::vector<std::promise<net::ClientResponse>> answers(kRequests);
     for (auto& answer : answers)
-      client.send({http::verb::get, "/hang", "", {}}, [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
+      client.send({http::verb::get, "/hang", "", {}},
+                  [&answer](net::ClientResponse response) { answer.set_value(std::move(response)); });
     for (auto& answer : answers) EXPECT_EQ(answer.get_future().get().error, net::TransportError::kTimeout);
   }
   server.shutdown(std::chrono::milliseconds(0));
@@ -218,8 +218,7 @@ TEST(NetConcurrency, ClosedAndOpenLoopsOverHttpCountEveryQuery) {
     open.lanes = 8;
     open.pacing = loadgen::Pacing::kSleep;
     const auto open_phase = loadgen::run_open_loop(system, open);
-    EXPECT_EQ(open_phase.recorder.completed() + open_phase.recorder.errors() + open_phase.recorder.rejected(),
-              open_phase.issued);
+    EXPECT_EQ(open_phase.recorder.completed() + open_phase.recorder.errors() + open_phase.recorder.rejected(), open_phase.issued);
     EXPECT_GT(open_phase.recorder.completed(), 0u);
     EXPECT_EQ(errors.total(), 0u) << errors.to_json().dump();
   }

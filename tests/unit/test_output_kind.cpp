@@ -8,8 +8,8 @@
 
 #include "core/error.hpp"
 #include "core/output_kind.hpp"
-#include "stats/agreement_measure.hpp"
 #include "report/recommend.hpp"
+#include "stats/agreement_measure.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark {
@@ -65,13 +65,15 @@ TEST(OutputKind, RecommendJudgesOcrByPerStepTop1) {
 TEST(OutputKind, ReadFromTheManifestAndUnknownKindsNameTheManifestAndOutput) {
   const auto dir = std::filesystem::temp_directory_path() / "infermark_output_kind_test";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "m.json") << R"({"outputs": [{"name": "logits", "dtype": "float32", "shape": [1, 10], "kind": "class_scores"},
+  std::ofstream(dir / "m.json")
+      << R"({"outputs": [{"name": "logits", "dtype": "float32", "shape": [1, 10], "kind": "class_scores"},
                                                   {"name": "extra", "dtype": "float32", "shape": [1]}]})";
   const auto kinds = read_output_kinds(dir / "m.onnx");
   ASSERT_EQ(kinds.size(), 1u);
   EXPECT_EQ(kinds.at("logits"), OutputKind::kClassScores);
   EXPECT_TRUE(read_output_kinds(dir / "absent.onnx").empty());
-  std::ofstream(dir / "bad.json") << R"({"outputs": [{"name": "logits", "dtype": "float32", "shape": [1, 10], "kind": "logits"}]})";
+  std::ofstream(dir / "bad.json")
+      << R"({"outputs": [{"name": "logits", "dtype": "float32", "shape": [1, 10], "kind": "logits"}]})";
   try {
     read_output_kinds(dir / "bad.onnx");
     FAIL() << "no error";

@@ -1,7 +1,7 @@
 // The pipeline's hand-over machinery: the in-process bounded queue, the message encoding and the
 // shared-memory ring between processes.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>

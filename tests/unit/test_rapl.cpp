@@ -16,14 +16,16 @@ using infermark::probes::RaplMeter;
 class Rapl : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("infermark_rapl_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = fs::temp_directory_path() /
+            ("infermark_rapl_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
   void TearDown() override { fs::remove_all(root_); }
 
   // A zone directory with its name and counters; an empty `range` leaves max_energy_range_uj out.
-  void zone(const std::string& id, const std::string& name, const std::string& energy_uj, const std::string& range = "262143328850") {
+  void zone(const std::string& id, const std::string& name, const std::string& energy_uj,
+            const std::string& range = "262143328850") {
     fs::create_directories(root_ / id);
     write(id + "/name", name + "\n");
     if (!energy_uj.empty()) write(id + "/energy_uj", energy_uj + "\n");
@@ -58,7 +60,7 @@ TEST_F(Rapl, PackagesAreSummedAndTheirCoreAndUncoreAreNot) {
   energy("intel-rapl:0", 1'500'000);    // +0.5 J
   energy("intel-rapl:0:0", 1'400'000);  // inside package-0: must not add
   energy("intel-rapl:0:1", 1'100'000);
-  energy("intel-rapl:1", 2'250'000);    // +0.25 J
+  energy("intel-rapl:1", 2'250'000);  // +0.25 J
   meter.update();
   ASSERT_TRUE(meter.available());
   EXPECT_DOUBLE_EQ(meter.joules(), 0.75);

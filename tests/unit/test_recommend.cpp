@@ -33,7 +33,8 @@ std::vector<report::LoadedResult> three_backends() {
 // Cells of different batch sizes rank together, and the explanation says their latency is per
 // query of that many rows; cells of one batch size say nothing of it.
 TEST(RecommendBatches, AMixOfBatchSizesIsSaidInTheExplanation) {
-  const auto mixed = report::recommend({narrow_cell("onnxruntime", 20.0, 300.0, 1, 1), narrow_cell("openvino", 60.0, 300.0, 2, 7)}, {});
+  const auto mixed =
+      report::recommend({narrow_cell("onnxruntime", 20.0, 300.0, 1, 1), narrow_cell("openvino", 60.0, 300.0, 2, 7)}, {});
   ASSERT_EQ(mixed.models.size(), 1u);
   const auto& why = mixed.models[0].explanation;
   EXPECT_TRUE(std::any_of(why.begin(), why.end(), [](const std::string& line) {

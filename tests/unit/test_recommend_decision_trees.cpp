@@ -7,10 +7,10 @@
 #include <regex>
 #include <set>
 
+#include "report/decision_tree_verdicts.hpp"
 #include "report/generation_table.hpp"
 #include "report/machine.hpp"
 #include "report/recommend.hpp"
-#include "report/decision_tree_verdicts.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark {
@@ -25,7 +25,8 @@ constexpr auto kScenario = report::DecisionTree::kFrameworkForScenario;
 constexpr auto kPriority = report::DecisionTree::kFrameworkByPriority;
 constexpr auto kWorkload = report::DecisionTree::kEngineForWorkload;
 
-const report::DecisionTreeCheck& branch(const report::ModelRecommendation& m, report::DecisionTree tree, const std::string& name) {
+const report::DecisionTreeCheck& branch(const report::ModelRecommendation& m, report::DecisionTree tree,
+                                        const std::string& name) {
   for (const auto& b : m.decision_tree_branches)
     if (b.branch.tree == tree && b.branch.branch == name) return b;
   throw std::out_of_range(std::string(report::name_of(tree)) + " " + name);
@@ -102,7 +103,8 @@ TEST(RecommendDecisionTrees, ConstraintsSelectBranches) {
   // The selection path is a priority order: fast iteration also matches but comes after maximum performance.
   const auto& fast = branch(rec.models[0], kPriority, "fast iteration");
   EXPECT_FALSE(fast.selected);
-  EXPECT_EQ(fast.detail, "matches (--fast-iteration), but 'Which framework to choose, in priority order' takes 'maximum performance' first");
+  EXPECT_EQ(fast.detail,
+            "matches (--fast-iteration), but 'Which framework to choose, in priority order' takes 'maximum performance' first");
   EXPECT_EQ(branch(rec.models[0], kWorkload, "multi-backend").selected_by, "--multi-backend");
 
   report::Constraints dynamic;
@@ -208,7 +210,8 @@ TEST(RecommendDecisionTrees, HighThroughputComparesOnnxRuntimesBestRate) {
 
   const std::vector<report::LoadedResult> slow{narrow_cell("openvino", 10.0, 300.0),
                                                narrow_cell("onnxruntime", 400.0, 300.0, 2, 8)};
-  EXPECT_EQ(branch(report::recommend(slow, c).models[0], kScenario, "high-throughput batch").verdict, BranchVerdict::kContradicted);
+  EXPECT_EQ(branch(report::recommend(slow, c).models[0], kScenario, "high-throughput batch").verdict,
+            BranchVerdict::kContradicted);
 
   const auto missing =
       branch(report::recommend({narrow_cell("openvino", 10.0, 300.0)}, c).models[0], kScenario, "high-throughput batch");
@@ -253,8 +256,8 @@ TEST(RecommendLlm, TtftAndTpotLimitsJudgeLlmCellsOnly) {
   EXPECT_TRUE(contains(llm.checks[0].detail, " ms <= 300 ms")) << llm.checks[0].detail;
   EXPECT_EQ(llm.checks[1].outcome, report::Outcome::kFailed);
   EXPECT_TRUE(contains(llm.binding(), "TPOT P99 10.")) << llm.binding();
-  EXPECT_TRUE(find(rec.models[1], "onnxruntime").checks.empty());  // not an LLM cell: no TTFT to judge
-  EXPECT_FALSE(branch(rec.models[1], kWorkload, "long generation").selected);  // --ttft-ms concerns LLM cells only
+  EXPECT_TRUE(find(rec.models[1], "onnxruntime").checks.empty());               // not an LLM cell: no TTFT to judge
+  EXPECT_FALSE(branch(rec.models[1], kWorkload, "long generation").selected);   // --ttft-ms concerns LLM cells only
   EXPECT_FALSE(branch(rec.models[0], kWorkload, "fixed input size").selected);  // prompt lengths vary
 
   const auto& generation = branch(rec.models[0], kWorkload, "long generation");
@@ -262,7 +265,10 @@ TEST(RecommendLlm, TtftAndTpotLimitsJudgeLlmCellsOnly) {
   EXPECT_EQ(generation.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(contains(generation.detail, "vLLM server")) << generation.detail;
   EXPECT_TRUE(contains(generation.detail, "lowest TTFT: llamacpp t2 TTFT P99 1")) << generation.detail;
-  EXPECT_TRUE(contains(generation.detail, "(baselines of \u201cAI model inference framework performance testing, a panoramic analysis\u201d: TTFT 300 ms, P99 500 ms")) << generation.detail;
+  EXPECT_TRUE(contains(generation.detail,
+                       "(baselines of \u201cAI model inference framework performance testing, a panoramic analysis\u201d: TTFT "
+                       "300 ms, P99 500 ms"))
+      << generation.detail;
   EXPECT_EQ(branch(report::recommend({llm_cell(120.0, 10.0, 200.0, "")}, {}).models[0], kWorkload, "long generation").selected_by,
             "LLM generation results");
 }
@@ -283,8 +289,11 @@ TEST(RecommendLlm, MemoryPerBillionParametersWhereTheParameterCountWasRecorded) 
   const auto& cell = find(rec.models[0], "llamacpp");
   EXPECT_TRUE(cell.figures.generation);
   const auto text = report::to_markdown(rec);
-  EXPECT_TRUE(contains(text, "LLM serving, beside the baselines of *AI model inference framework performance testing, a panoramic analysis* "
-                             "(TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters)")) << text;
+  EXPECT_TRUE(
+      contains(text,
+               "LLM serving, beside the baselines of *AI model inference framework performance testing, a panoramic analysis* "
+               "(TTFT 300 ms, P99 500 ms, 1.2 GB per B parameters)"))
+      << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| +2 \| +1\.20 \|)"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(\| not recorded \| +- \|)"))) << text;
 }
@@ -363,8 +372,8 @@ TEST(RecommendDecisionTrees, JsonCarriesEveryBranchWithTheAgreedNames) {
   const auto& branches = json["models"][0]["decision_tree_branches"];
   ASSERT_EQ(branches.size(), 13u);
   const auto& first = branches[0];
-  for (const char* key : {"tree", "guide", "section", "branch", "recommends", "alternative", "selected", "selected_by",
-                          "verdict", "detail"})
+  for (const char* key :
+       {"tree", "guide", "section", "branch", "recommends", "alternative", "selected", "selected_by", "verdict", "detail"})
     EXPECT_TRUE(first.contains(key)) << key;
   EXPECT_EQ(first.size(), 10u);
   EXPECT_EQ(first["tree"], "Which framework for the deployment scenario");

@@ -17,7 +17,8 @@ using testing::synthetic_result;
 report::LoadedResult labelled(const std::string& model, const std::string& backend, int correct,
                               const std::string& reference = "onnxruntime", double median_ms = 10.0) {
   auto cell = synthetic_result(latency_samples(200, median_ms, 3, 0.02), {.backend = backend, .model = model});
-  cell.result.label_accuracy = stats::LabelAccuracy{"models/inputs/imagenet_labelled.labels.json", "logits", 7, correct / 7.0, 1.0};
+  cell.result.label_accuracy =
+      stats::LabelAccuracy{"models/inputs/imagenet_labelled.labels.json", "logits", 7, correct / 7.0, 1.0};
   if (!reference.empty()) {
     const bool is_reference = backend == reference && model == "efficientnet-lite0";
     cell.result.cross_check = result::CrossCheck{reference, "ref.json", is_reference, {}, {}};
@@ -118,8 +119,7 @@ TEST(RecommendLabels, WithoutLabelsTheAgreementWithTheReferenceJudges) {
   EXPECT_EQ(int8.binding(), "accuracy loss 50% > 10% (1 - top-1 agreement with onnxruntime)");
   const auto text = report::to_markdown(rec);
   EXPECT_EQ(text.find("top-1 vs labels |"), std::string::npos) << text;
-  EXPECT_NE(text.find("Accuracy loss judged by agreement with the reference backend for onnxruntime t2."),
-            std::string::npos);
+  EXPECT_NE(text.find("Accuracy loss judged by agreement with the reference backend for onnxruntime t2."), std::string::npos);
   EXPECT_EQ(only_cell(rec, "efficientnet-lite0").figures.accuracy_measure, report::AccuracyMeasure::kAgreement);
   EXPECT_EQ(text.find("judged by nothing"), std::string::npos) << text;
 }

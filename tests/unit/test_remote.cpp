@@ -16,13 +16,13 @@
 #include <boost/asio.hpp>
 
 #include "core/error.hpp"
+#include "kserve/kserve_codec.hpp"
 #include "net/http_client.hpp"
 #include "remote/kserve_http.hpp"
 #include "remote/measure_remote.hpp"
 #include "remote/metrics_scraper.hpp"
 #include "remote/remote_errors.hpp"
 #include "remote/sse_parser.hpp"
-#include "kserve/kserve_codec.hpp"
 
 namespace infermark {
 namespace {
@@ -32,7 +32,9 @@ namespace {
 class OneAnswerServer {
  public:
   explicit OneAnswerServer(std::string answer)
-      : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}), answer_(std::move(answer)), thread_([this] { serve(); }) {}
+      : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
+        answer_(std::move(answer)),
+        thread_([this] { serve(); }) {}
   ~OneAnswerServer() {
     stopping_ = true;
     boost::system::error_code ec;
@@ -56,7 +58,8 @@ class OneAnswerServer {
       const std::string head(asio::buffers_begin(request.data()), asio::buffers_begin(request.data()) + header_bytes);
       const auto length_at = head.find("Content-Length: ");
       const auto length = length_at == std::string::npos ? 0 : std::stoul(head.substr(length_at + 16));
-      if (!ec && request.size() - header_bytes < length) asio::read(socket, request, asio::transfer_exactly(length - (request.size() - header_bytes)), ec);
+      if (!ec && request.size() - header_bytes < length)
+        asio::read(socket, request, asio::transfer_exactly(length - (request.size() - header_bytes)), ec);
       if (!ec) asio::write(socket, asio::buffer(answer_), ec);
       socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     }
@@ -203,7 +206,8 @@ TEST(HttpClient, PreparedRequestsCarryTheRequestLineHeadersAndBody) {
   net::ClientOptions options;
   options.headers = {{"Authorization", "Bearer t"}};
   net::HttpClient client(net::parse_http_url("http://127.0.0.1:9/base", "URL"), options);
-  const auto prepared = client.prepare({boost::beast::http::verb::post, "/v2/models/m/infer", "body!", {{"X-Model-Variant", "a"}}});
+  const auto prepared =
+      client.prepare({boost::beast::http::verb::post, "/v2/models/m/infer", "body!", {{"X-Model-Variant", "a"}}});
   const auto& bytes = prepared->bytes;
   EXPECT_EQ(bytes.rfind("POST /base/v2/models/m/infer HTTP/1.1\r\n", 0), 0u) << bytes;
   EXPECT_NE(bytes.find("Host: 127.0.0.1:9\r\n"), std::string::npos);
@@ -291,10 +295,10 @@ TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
     EXPECT_EQ(result.status, result::CellStatus::kFailed);
     return result;
   };
-  const auto openai = failed_load(
-      http_answer("404 Not Found", "application/json",
-                  R"({"error": {"message": "The model `nosuch` does not exist.", "type": "invalid_request_error"}})"),
-      remote::RemoteProtocol::kOpenAi);  // streamed by default: the error body must not go to the SSE reader
+  const auto openai =
+      failed_load(http_answer("404 Not Found", "application/json",
+                              R"({"error": {"message": "The model `nosuch` does not exist.", "type": "invalid_request_error"}})"),
+                  remote::RemoteProtocol::kOpenAi);  // streamed by default: the error body must not go to the SSE reader
   EXPECT_NE(openai.error.find("HTTP 404: The model `nosuch` does not exist."), std::string::npos) << openai.error;
   ASSERT_TRUE(openai.remote && openai.remote->errors);
   EXPECT_EQ(openai.remote->errors->examples.at(0), "HTTP 404: The model `nosuch` does not exist.");
@@ -306,7 +310,8 @@ TEST(RemoteErrors, AFailedLoadSaysWhatTheServerSaid) {
   const auto kserve = failed_load(http_answer("404 Not Found", "application/json", R"({"error": "Model 'nosuch' is not found"})"),
                                   remote::RemoteProtocol::kKServe);
   EXPECT_NE(kserve.error.find("/v2: HTTP 404: Model 'nosuch' is not found"), std::string::npos) << kserve.error;
-  const auto plain = failed_load(http_answer("404 Not Found", "text/plain", "no route for this path\n"), remote::RemoteProtocol::kHttp);
+  const auto plain =
+      failed_load(http_answer("404 Not Found", "text/plain", "no route for this path\n"), remote::RemoteProtocol::kHttp);
   EXPECT_NE(plain.error.find("HTTP 404: no route for this path)"), std::string::npos) << plain.error;
 }
 

@@ -11,12 +11,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/markdown_table.hpp"
 #include "report/ab_table.hpp"
 #include "report/cell_labels.hpp"
 #include "report/comparison_table.hpp"
 #include "report/html_report.hpp"
 #include "report/markdown_report.hpp"
-#include "core/markdown_table.hpp"
 #include "report/relative_speed.hpp"
 #include "unit/synthetic_results.hpp"
 
@@ -150,10 +150,13 @@ TEST(MarkdownReport, SummaryHasSpreadRelativeAndEnergyColumns) {
   without_energy(b.result, "RAPL not readable: permission denied");
   const auto md = report::markdown_report({a, b});
   EXPECT_NE(md.find("Measured on unknown host (Test CPU)."), std::string::npos) << md;
-  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| mean ± sd ms \| P50 ms \| P99 ms \| +relative P50 \| inferences/s \| peak MB \| inferences/J \|)"))) << md;
+  EXPECT_TRUE(std::regex_search(
+      md, std::regex(R"(\| mean ± sd ms \| P50 ms \| P99 ms \| +relative P50 \| inferences/s \| peak MB \| inferences/J \|)")))
+      << md;
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| openvino t2 .*\| +1\.00× \|.*\| +500\.0 \|)"))) << md;
   EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| onnxruntime t2 .*\| (1\.9\d|2\.0\d)× slower .*\| +- \|)"))) << md;
-  EXPECT_NE(md.find("- inferences/J not measured here for 1 of 2 cells: RAPL not readable: permission denied;"), std::string::npos)
+  EXPECT_NE(md.find("- inferences/J not measured here for 1 of 2 cells: RAPL not readable: permission denied;"),
+            std::string::npos)
       << md;
 }
 
@@ -192,13 +195,15 @@ TEST_F(HardwareMatrix, ResultsFromTwoMachinesGetAMatrixAndTablesPerMachine) {
   const auto figures = fmt::format("{:.2f} / {:.2f} / {:.1f}", r.latency_ms->at(50).value, r.latency_ms->at(99).value,
                                    r.throughput.inferences_per_s);
   EXPECT_NE(md.find("### Framework × machine (P50 ms / P99 ms / inferences/s)"), std::string::npos) << md;
-  EXPECT_TRUE(std::regex_search(md, std::regex(R"(\| framework \\ machine +\| cloud-vm \(AMD EPYC 7B13\) +\| edge-box \(Intel Core i5-8250U\) +\|)")))
+  EXPECT_TRUE(std::regex_search(
+      md, std::regex(R"(\| framework \\ machine +\| cloud-vm \(AMD EPYC 7B13\) +\| edge-box \(Intel Core i5-8250U\) +\|)")))
       << md;
   EXPECT_NE(md.find("| " + report::cell_label(r) + " "), std::string::npos) << md;
   const auto matrix_row = md.substr(md.find("| " + report::cell_label(r) + " "));
   EXPECT_EQ(lines_of(matrix_row)[0].find(figures) != std::string::npos, true) << matrix_row;
   EXPECT_NE(lines_of(matrix_row)[0].find(figures, lines_of(matrix_row)[0].find(figures) + 1), std::string::npos) << matrix_row;
-  const auto first = md.find("### Measured on cloud-vm (AMD EPYC 7B13)"), second = md.find("### Measured on edge-box (Intel Core i5-8250U)");
+  const auto first = md.find("### Measured on cloud-vm (AMD EPYC 7B13)"),
+             second = md.find("### Measured on edge-box (Intel Core i5-8250U)");
   ASSERT_NE(first, std::string::npos) << md;
   ASSERT_NE(second, std::string::npos) << md;
   // Each machine's summary compares its own cells: a lone cell is its machine's fastest.
@@ -312,8 +317,10 @@ TEST(HtmlReport, TheAbSectionIsRowsOfASortableTable) {
 // says so, so cells asked for 3 and 4 threads never read alike, in either labelling.
 TEST(CellLabel, NamesAThreadCountTheFrameworkDidNotApply) {
   RunResult asked3 = cell("openvino", 5.0, 1), asked4 = cell("openvino", 5.0, 2), applied = cell("openvino", 5.0, 3);
-  asked3.effective_settings = {{"intra_op_threads", "3", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
-  asked4.effective_settings = {{"intra_op_threads", "4", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
+  asked3.effective_settings = {
+      {"intra_op_threads", "3", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
+  asked4.effective_settings = {
+      {"intra_op_threads", "4", "2", infermark::SettingState::kNotApplied, "OpenVINO chose a different thread count"}};
   applied.effective_settings = {{"intra_op_threads", "2", "2", infermark::SettingState::kVerified, ""}};
   EXPECT_EQ(report::cell_label(asked3), "openvino t2 (asked 3)");
   EXPECT_EQ(report::cell_label(asked4), "openvino t2 (asked 4)");

@@ -399,8 +399,8 @@ TEST(ResourceSampler, GpuCellReadsItsGpuCounterNotRapl) {
 TEST(EnergyTarget, DeviceNamesMapToTheirOwnCounter) {
   EXPECT_EQ(energy_target_for_device("cpu").device, EnergyDevice::kCpu);
   EXPECT_EQ(energy_target_for_device("CPU").device, EnergyDevice::kCpu);
-  for (const auto& [name, index] : std::vector<std::pair<std::string, unsigned>>{
-           {"cuda", 0}, {"cuda:1", 1}, {"gpu", 0}, {"GPU.2", 2}, {"gpu:3", 3}}) {
+  for (const auto& [name, index] :
+       std::vector<std::pair<std::string, unsigned>>{{"cuda", 0}, {"cuda:1", 1}, {"gpu", 0}, {"GPU.2", 2}, {"gpu:3", 3}}) {
     const auto target = energy_target_for_device(name);
     EXPECT_EQ(target.device, EnergyDevice::kNvidiaGpu) << name;
     EXPECT_EQ(target.gpu_index, index) << name;
@@ -433,8 +433,8 @@ TEST(ResourceSummaryJson, EnergySpanAndDeviceRoundTripAndOlderFilesLoad) {
   EXPECT_EQ(back.energy.device, "cpu");
   EXPECT_DOUBLE_EQ(*mean_watts(back.energy, 10.0), 5.0);  // over the joules' own span, not the sampled one
 
-  const auto older = resource_summary_from(nlohmann::json::parse(
-      R"({"duration_s": 4, "energy": {"available": true, "source": "rapl:package-0", "joules": 8}})"));
+  const auto older = resource_summary_from(
+      nlohmann::json::parse(R"({"duration_s": 4, "energy": {"available": true, "source": "rapl:package-0", "joules": 8}})"));
   EXPECT_TRUE(older.energy.available);
   EXPECT_DOUBLE_EQ(older.energy.joules, 8.0);
   EXPECT_TRUE(std::isnan(older.energy.seconds));

@@ -123,7 +123,7 @@ TEST(RunResult, AnOlderFileWithoutOriginReadsWithTheOriginItsFieldsImply) {
   };
   auto served = sample_result();
   served.origin = result::ResultOrigin::kRemote;  // not written: must not leak into the derivation
-  served.scenario.name = std::nullopt;  // served traffic, written "serve"
+  served.scenario.name = std::nullopt;            // served traffic, written "serve"
   EXPECT_EQ(origin_of(served), result::ResultOrigin::kServed);
   auto remote = sample_result();
   remote.backend.name = "remote";
@@ -169,7 +169,10 @@ TEST(RunResult, TextThatIsNotUtf8IsReplacedNotAFailureToWrite) {
 
 TEST(JsonText, ReplacesInvalidUtf8AndKeepsValidText) {
   EXPECT_EQ(valid_utf8("caf\xC3\xA9"), "caf\xC3\xA9");
-  EXPECT_EQ(valid_utf8("a\x80" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(valid_utf8("a\x80"
+                       "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(json_text(nlohmann::json{{"m", "\xff"}}), "{\"m\":\"\xEF\xBF\xBD\"}");
 }
 

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "kserve/kserve_codec.hpp"
 #include "serve/batch_tensors.hpp"
 #include "serve/dynamic_batcher.hpp"
 #include "serve/generation_engine.hpp"
 #include "serve/openai_protocol.hpp"
-#include "kserve/kserve_codec.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
 #include "unit/request_errors.hpp"
@@ -43,8 +43,7 @@ TEST(KServeCodec, ParsesJsonTensorsNestedOrFlat) {
 }
 
 TEST(KServeCodec, ParsesBinaryTensorsAfterTheJsonHeader) {
-  const std::string header =
-      R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]})";
+  const std::string header = R"({"inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","parameters":{"binary_data_size":12}}]})";
   const float values[3] = {1.5f, -2.f, 3.25f};
   std::string body = header + std::string(reinterpret_cast<const char*>(values), sizeof(values));
   const auto request = kserve::parse_infer_request(body, header.size());
@@ -53,31 +52,35 @@ TEST(KServeCodec, ParsesBinaryTensorsAfterTheJsonHeader) {
 }
 
 TEST(KServeCodec, HalfPrecisionJsonIsEncoded) {
-  const auto request =
-      kserve::parse_infer_request(R"({"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1.0,-0.5,65504]}]})", std::nullopt);
+  const auto request = kserve::parse_infer_request(
+      R"({"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1.0,-0.5,65504]}]})", std::nullopt);
   const auto decoded = to_doubles(request.inputs[0]);
   EXPECT_EQ(decoded, (std::vector<double>{1.0, -0.5, 65504.0}));
 }
 
 TEST(KServeCodec, BadBodiesNameTheField) {
   int status = 0;
-  EXPECT_NE(request_error([] { kserve::parse_infer_request("{", std::nullopt); }, &status).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(request_error([] { kserve::parse_infer_request("{", std::nullopt); }, &status).find("not a JSON object"),
+            std::string::npos);
   EXPECT_EQ(status, 400);
   EXPECT_NE(request_error([] {
               kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1]}]})", std::nullopt);
             }).find("input 'x'.data: 1 values for shape 2"),
             std::string::npos);
   EXPECT_NE(request_error([] {
-              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]})", std::nullopt);
+              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]})",
+                                          std::nullopt);
             }).find("'BYTES' is not supported"),
             std::string::npos);
   EXPECT_NE(request_error([] {
-              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]})", std::nullopt);
+              kserve::parse_infer_request(R"({"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]})",
+                                          std::nullopt);
             }).find("must be integers"),
             std::string::npos);
   const std::string header = R"({"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]})";
-  EXPECT_NE(request_error([&] { kserve::parse_infer_request(header + "1234", header.size()); }).find("binary data ends after 4 of 8"),
-            std::string::npos);
+  EXPECT_NE(
+      request_error([&] { kserve::parse_infer_request(header + "1234", header.size()); }).find("binary data ends after 4 of 8"),
+      std::string::npos);
   EXPECT_NE(request_error([&] { kserve::parse_infer_request(header, header.size() + 10); }).find("exceeds the body"),
             std::string::npos);
 }
@@ -88,15 +91,21 @@ TEST(KServeCodec, InputsAreCheckedAgainstTheModel) {
   const auto ordered = kserve::match_inputs(given, specs);
   EXPECT_EQ(ordered[0].name, "a");
   EXPECT_EQ(ordered[1].name, "b");
-  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 4}, 0), given[0]}, specs); }).find("dimension 1"),
+  EXPECT_NE(request_error([&] {
+              kserve::match_inputs({floats("a", {2, 4}, 0), given[0]}, specs);
+            }).find("dimension 1"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0)}, specs); }).find("input 'b': missing"),
+  EXPECT_NE(request_error([&] {
+              kserve::match_inputs({floats("a", {2, 3}, 0)}, specs);
+            }).find("input 'b': missing"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0), given[0], floats("c", {1}, 0)}, specs); })
-                .find("input 'c': the model has no such input"),
+  EXPECT_NE(request_error([&] {
+              kserve::match_inputs({floats("a", {2, 3}, 0), given[0], floats("c", {1}, 0)}, specs);
+            }).find("input 'c': the model has no such input"),
             std::string::npos);
-  EXPECT_NE(request_error([&] { kserve::match_inputs({floats("a", {2, 3}, 0), floats("b", {2}, 0)}, specs); })
-                .find("datatype FP32, the model expects INT64"),
+  EXPECT_NE(request_error([&] {
+              kserve::match_inputs({floats("a", {2, 3}, 0), floats("b", {2}, 0)}, specs);
+            }).find("datatype FP32, the model expects INT64"),
             std::string::npos);
 }
 
@@ -112,8 +121,9 @@ TEST(KServeCodec, ResponseCarriesBinaryOutputsAfterTheJson) {
   std::memcpy(back, encoded.body.data() + *encoded.json_length, 8);
   EXPECT_FLOAT_EQ(back[1], 2.f);
   request.outputs = {{"nope", false}};
-  EXPECT_NE(request_error([&] { kserve::encode_infer_response({"m", "1", ""}, {floats("y", {1}, 0)}, request); })
-                .find("output 'nope'"),
+  EXPECT_NE(request_error([&] {
+              kserve::encode_infer_response({"m", "1", ""}, {floats("y", {1}, 0)}, request);
+            }).find("output 'nope'"),
             std::string::npos);
 }
 
@@ -264,8 +274,7 @@ TEST(ServeConfig, MistakesNameTheField) {
   EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, wieght: 2}]}\n")
                 .find("unknown key 'wieght'"),
             std::string::npos);
-  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: nosuch}]}\n").find("nosuch"),
-            std::string::npos);
+  EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: nosuch}]}\n").find("nosuch"), std::string::npos);
   EXPECT_NE(error_of("models:\n  - {name: m, file: m.onnx, variants: [{backend: onnxruntime, shadow: {to: x}}]}\n")
                 .find("shadow: 'to' names no variant"),
             std::string::npos);
@@ -312,15 +321,16 @@ TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {
 
 TEST(OpenAiProtocol, BadRequestsNameTheField) {
   EXPECT_NE(request_error([] { parse_completion_request(R"({"prompt":"x"})", false); }).find("model"), std::string::npos);
-  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":0})", false); })
-                .find("max_tokens"),
-            std::string::npos);
+  EXPECT_NE(
+      request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":0})", false); }).find("max_tokens"),
+      std::string::npos);
   EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","n":3})", false); }).find("n:"),
             std::string::npos);
   EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":["a","b"]})", false); }).find("prompt"),
             std::string::npos);
-  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","messages":[{"content":"x"}]})", true); })
-                .find("messages[0].role"),
+  EXPECT_NE(request_error([] {
+              parse_completion_request(R"({"model":"m","messages":[{"content":"x"}]})", true);
+            }).find("messages[0].role"),
             std::string::npos);
 }
 
@@ -334,9 +344,9 @@ TEST(OpenAiProtocol, InvalidUtf8InModelOutputIsReplacedNotFatal) {
 
 TEST(GenerationText, SplitUtf8CharactersAreHeldBack) {
   EXPECT_EQ(complete_utf8_prefix("abc"), 3u);
-  EXPECT_EQ(complete_utf8_prefix("ab\xC3"), 2u);            // first byte of a 2-byte character
-  EXPECT_EQ(complete_utf8_prefix("ab\xC3\xA9"), 4u);        // é complete
-  EXPECT_EQ(complete_utf8_prefix("a\xE2\x82"), 1u);         // 2 of 3 bytes of €
+  EXPECT_EQ(complete_utf8_prefix("ab\xC3"), 2u);             // first byte of a 2-byte character
+  EXPECT_EQ(complete_utf8_prefix("ab\xC3\xA9"), 4u);         // é complete
+  EXPECT_EQ(complete_utf8_prefix("a\xE2\x82"), 1u);          // 2 of 3 bytes of €
   EXPECT_EQ(complete_utf8_prefix("a\xF0\x9F\x98\x80"), 5u);  // a 4-byte emoji, complete
   EXPECT_EQ(complete_utf8_prefix("a\x80\x80\x80\x80"), 5u);  // stray continuation bytes do not stall the stream
 }

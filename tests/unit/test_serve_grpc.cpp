@@ -108,7 +108,8 @@ TEST(KServeGrpcCodec, BadInputsNameTheInputAndField) {
   {
     ModelInferRequest request;
     add_input(request, "h", "FP16", {1}).mutable_contents()->add_fp32_contents(1.f);
-    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("FP16 has no typed contents field"), std::string::npos);
+    EXPECT_NE(request_error([&] { kserve::decode_infer_inputs(request); }).find("FP16 has no typed contents field"),
+              std::string::npos);
   }
   {
     ModelInferRequest request;
@@ -119,9 +120,10 @@ TEST(KServeGrpcCodec, BadInputsNameTheInputAndField) {
   {
     ModelInferRequest request;
     add_input(request, "x", "FP32", {-1, 2});
-    EXPECT_NE(
-        request_error([&] { kserve::decode_infer_inputs(request); }).find("input 'x'.shape: dimensions must be non-negative, got [-1,2]"),
-        std::string::npos);
+    EXPECT_NE(request_error([&] {
+                kserve::decode_infer_inputs(request);
+              }).find("input 'x'.shape: dimensions must be non-negative, got [-1,2]"),
+              std::string::npos);
   }
   {
     ModelInferRequest request;
@@ -206,7 +208,8 @@ TEST(KServeGrpcCodec, ModelConfigFromTheTritonJson) {
   for (const auto dtype : {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
                            DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
     inference::ModelInput input;
-    EXPECT_NO_THROW(kserve::fill_from_json({{"data_type", kserve::triton_config_type(dtype)}}, input)) << kserve::triton_config_type(dtype);
+    EXPECT_NO_THROW(kserve::fill_from_json({{"data_type", kserve::triton_config_type(dtype)}}, input))
+        << kserve::triton_config_type(dtype);
     EXPECT_NE(input.data_type(), inference::TYPE_INVALID);
   }
 }
@@ -233,12 +236,12 @@ TEST(KServeGrpcCodec, StatisticsFromTheHttpJson) {
 TEST(KServeGrpcCodec, MetadataSkipsWhatTheMessageLacks) {
   inference::ModelMetadataResponse metadata;
   kserve::fill_from_json({{"name", "tiny"},
-                  {"versions", {"1"}},
-                  {"platform", "infermark_openvino"},
-                  {"inputs", {{{"name", "input"}, {"datatype", "FP32"}, {"shape", {-1, 3}}}}},
-                  {"outputs", nlohmann::json::array()},
-                  {"parameters", {{"variants", nlohmann::json::array()}}}},
-                 metadata);
+                          {"versions", {"1"}},
+                          {"platform", "infermark_openvino"},
+                          {"inputs", {{{"name", "input"}, {"datatype", "FP32"}, {"shape", {-1, 3}}}}},
+                          {"outputs", nlohmann::json::array()},
+                          {"parameters", {{"variants", nlohmann::json::array()}}}},
+                         metadata);
   EXPECT_EQ(metadata.platform(), "infermark_openvino");
   ASSERT_EQ(metadata.inputs_size(), 1);
   EXPECT_EQ(metadata.inputs(0).shape(0), -1);

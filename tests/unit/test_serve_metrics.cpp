@@ -8,9 +8,9 @@
 #include <future>
 #include <string>
 
+#include "kserve/kserve_grpc_codec.hpp"
 #include "remote/prometheus_text.hpp"
 #include "serve/kserve_documents.hpp"
-#include "kserve/kserve_grpc_codec.hpp"
 #include "serve/model_repository.hpp"
 
 namespace infermark::serve {

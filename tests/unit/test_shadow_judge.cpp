@@ -27,7 +27,7 @@ bool disagreed(const Tensor& primary, const Tensor& shadow, std::map<std::string
 
 TEST(ShadowJudge, ClassScoresDisagreeOnlyWhenATopClassDiffers) {
   const auto primary = floats("logits", {2, 3}, {1, 2, 3, 3, 2, 1});
-  const auto flipped = floats("logits", {2, 3}, {1, 2, 3, 1.99f, 2, 1});    // row 2: class 0 -> 1, error 1.01
+  const auto flipped = floats("logits", {2, 3}, {1, 2, 3, 1.99f, 2, 1});   // row 2: class 0 -> 1, error 1.01
   const auto scaled = floats("logits", {2, 3}, {10, 20, 30, 30, 20, 10});  // same classes, error 27
   for (const auto& kinds : {std::map<std::string, OutputKind>{}, {{"logits", OutputKind::kClassScores}}}) {
     EXPECT_TRUE(disagreed(primary, flipped, kinds));
@@ -71,7 +71,7 @@ TEST(ShadowJudge, MissingOrReshapedOutputsDisagreeAndTheLargestErrorIsKept) {
   EXPECT_TRUE(disagreed(primary, floats("score", {1, 2}, {0.5f, 0.5f})));
   EXPECT_TRUE(disagreed(primary, floats("score", {1, 1}, {std::numeric_limits<float>::quiet_NaN()})));
   const auto verdict = ShadowJudge({}, {}).judge({primary, floats("logits", {1, 2}, {1, 2})},
-                                                {floats("score", {1, 1}, {0.25f}), floats("logits", {1, 2}, {1, 2})});
+                                                 {floats("score", {1, 1}, {0.25f}), floats("logits", {1, 2}, {1, 2})});
   EXPECT_TRUE(verdict.disagreed);
   EXPECT_DOUBLE_EQ(verdict.max_abs_error, 0.25);
 }

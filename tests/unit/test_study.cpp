@@ -115,12 +115,11 @@ axes:
   EXPECT_EQ(study.servers[0].protocol, "kserve");  // the default, as `load`
   EXPECT_EQ(study.servers[1].origin, "s.yaml:5:5");
   const auto cells = expand(study, {});
-  EXPECT_EQ(names(cells), (std::vector<std::string>{
-                              "tiny_cnn.onnxruntime.concurrency-1", "tiny_cnn.onnxruntime.concurrency-4",
-                              "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-1",
-                              "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-4",
-                              "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-1",
-                              "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-4"}));
+  EXPECT_EQ(names(cells), (std::vector<std::string>{"tiny_cnn.onnxruntime.concurrency-1", "tiny_cnn.onnxruntime.concurrency-4",
+                                                    "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-1",
+                                                    "tiny_cnn.remote-kserve-127.0.0.1_8000.concurrency-4",
+                                                    "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-1",
+                                                    "tiny_cnn.remote-kserve-grpc-127.0.0.1_8001.concurrency-4"}));
   EXPECT_FALSE(cells[0].server);
   ASSERT_TRUE(cells[4].server);
   EXPECT_EQ(cells[4].backend, "remote");

@@ -47,8 +47,7 @@ TEST(StudyFolderLock, RefusesAFolderAnotherProcessHoldsNamingItAndIsFreeOnceItDi
       const StudyFolderLock lock(folder);
       (void)!write(ready[1], "x", 1);
       pause();
-    } catch (...) {
-    }
+    } catch (...) {}
     _exit(1);
   }
   char byte = 0;

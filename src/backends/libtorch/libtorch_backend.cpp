@@ -139,7 +139,8 @@ c10::IValue scalar_argument(const Tensor& t, ArgumentKind kind) {
     default:
       break;
   }
-  throw Error("input '" + t.name + "': forward() takes a TorchScript " + wanted + " there; a " + std::string(dtype_name(t.dtype)) +
+  throw Error("input '" + t.name + "': forward() takes a TorchScript " + wanted + " there; a " +
+              std::string(dtype_name(t.dtype)) +
               " input cannot be passed as one (declare it in the manifest with a matching dtype)");
 }
 
@@ -195,17 +196,17 @@ class LibTorchSession final : public Session {
     if (freeze) module_ = torch::jit::freeze(module_);
     if (freeze && optimize) module_ = torch::jit::optimize_for_inference(module_);
     const auto unverified = SettingState::kUnverified;  // set here, not read back
-    settings_ = {threads,
-                 observed_threads(options.inter_op_threads, at::get_num_interop_threads(),
-                                  "at::get_num_interop_threads(); LibTorch sizes its inter-op pool only before first use",
-                                  "inter_op_threads"),
-                 {"precision", options.precision, c10::toString(precision_), unverified,
-                  precision_ == torch::kFloat32 ? "" : "module and floating-point inputs cast to this type"},
-                 {"freeze", option_or(options.extras, "freeze", ""), freeze ? "on" : "off", unverified, ""},
-                 {"optimize_for_inference", option_or(options.extras, "optimize_for_inference", ""),
-                  freeze && optimize ? "on" : "off", configured_state(freeze || !optimize),
-                  freeze || !optimize ? "" : "needs freeze=on"},
-                 {"inference_mode", "", "on (torch::InferenceMode)", unverified, ""}};
+    settings_ = {
+        threads,
+        observed_threads(options.inter_op_threads, at::get_num_interop_threads(),
+                         "at::get_num_interop_threads(); LibTorch sizes its inter-op pool only before first use",
+                         "inter_op_threads"),
+        {"precision", options.precision, c10::toString(precision_), unverified,
+         precision_ == torch::kFloat32 ? "" : "module and floating-point inputs cast to this type"},
+        {"freeze", option_or(options.extras, "freeze", ""), freeze ? "on" : "off", unverified, ""},
+        {"optimize_for_inference", option_or(options.extras, "optimize_for_inference", ""), freeze && optimize ? "on" : "off",
+         configured_state(freeze || !optimize), freeze || !optimize ? "" : "needs freeze=on"},
+        {"inference_mode", "", "on (torch::InferenceMode)", unverified, ""}};
   }
 
   // In place only at FP32 with tensor arguments only: other precisions bind converted copies of

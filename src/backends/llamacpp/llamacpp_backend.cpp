@@ -244,7 +244,8 @@ class LlamaCppGenerator final : public Generator {
     for (const char* tmpl : {model_template, "chatml"}) {
       if (!tmpl) continue;
       std::string buffer(2 * characters + 256, '\0');
-      auto n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), true, buffer.data(), static_cast<int32_t>(buffer.size()));
+      auto n =
+          llama_chat_apply_template(tmpl, chat.data(), chat.size(), true, buffer.data(), static_cast<int32_t>(buffer.size()));
       if (n > static_cast<int32_t>(buffer.size())) {
         buffer.resize(static_cast<std::size_t>(n));
         n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), true, buffer.data(), static_cast<int32_t>(buffer.size()));

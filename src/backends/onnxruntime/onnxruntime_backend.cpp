@@ -117,7 +117,8 @@ EffectiveSetting intra_op_threads_setting(int requested, const std::string& exec
   if (execution_mode == "parallel")
     return unverified_threads(requested, configured,
                               "execution_mode=parallel starts the inter-op pool too, so the threads the session started "
-                              "cannot be told apart; " + no_getter);
+                              "cannot be told apart; " +
+                                  no_getter);
   if (!started)
     return unverified_threads(requested, configured, "/proc/self/task cannot be read to count the pool; " + no_getter);
   return counted_pool_threads(requested, *started, "the session");
@@ -250,8 +251,8 @@ class OnnxRuntimeSession final : public Session {
       input_names.push_back(tensor.name.c_str());
     }
     for (const auto& spec : outputs_) output_names.push_back(spec.name.c_str());
-    return copy_outputs(session_->Run(run_options_, input_names.data(), values.data(), values.size(), output_names.data(),
-                                      output_names.size()));
+    return copy_outputs(
+        session_->Run(run_options_, input_names.data(), values.data(), values.size(), output_names.data(), output_names.size()));
   }
 
   std::vector<EffectiveSetting> effective_settings() const override { return settings_; }

@@ -216,8 +216,9 @@ class OpenVinoSession final : public Session {
     }
     auto& request = found->second.request;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      request.set_input_tensor(i, ov::Tensor(to_element(inputs[i].dtype), ov::Shape(inputs[i].shape.begin(), inputs[i].shape.end()),
-                                             const_cast<std::byte*>(inputs[i].data.data())));
+      request.set_input_tensor(i,
+                               ov::Tensor(to_element(inputs[i].dtype), ov::Shape(inputs[i].shape.begin(), inputs[i].shape.end()),
+                                          const_cast<std::byte*>(inputs[i].data.data())));
     request.infer();
     return copy_outputs(request);
   }
@@ -274,12 +275,12 @@ class OpenVinoSession final : public Session {
                                 : precision == ov::element::f16  ? "fp16"
                                                                  : precision.get_type_name();
     const auto asked = [&](const char* key) { return option_or(options_.extras, key, ""); };
-    const auto asked_pinning =
-        asked("pinning").empty() ? "" : parse_bool_option(kName, "pinning", asked("pinning")) ? "on" : "off";
+    const auto asked_pinning = asked("pinning").empty()                                ? ""
+                               : parse_bool_option(kName, "pinning", asked("pinning")) ? "on"
+                                                                                       : "off";
     const std::string from_compiled = "read back from the compiled model";
     settings_ = {
-        observed_threads(options_.intra_op_threads, static_cast<int>(threads),
-                         "ov::inference_num_threads, " + from_compiled),
+        observed_threads(options_.intra_op_threads, static_cast<int>(threads), "ov::inference_num_threads, " + from_compiled),
         {"precision", options_.precision, precision_name,
          options_.precision == precision_name ? SettingState::kVerified : SettingState::kNotApplied,
          options_.precision == precision_name ? "" : "the CPU plugin does not support the requested precision here"},

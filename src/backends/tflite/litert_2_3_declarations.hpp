@@ -30,14 +30,23 @@ using Status = int;  // 0 is success
 inline constexpr Status kStatusOk = 0;
 using ParamIndex = size_t;
 
-inline constexpr int kHwAcceleratorCpu = 1;           // bit of the accelerator set
+inline constexpr int kHwAcceleratorCpu = 1;  // bit of the accelerator set
 inline constexpr int kTensorBufferTypeHostMemory = 1;
 inline constexpr int kLockModeRead = 0;
 inline constexpr int kLockModeWrite = 1;
-inline constexpr int kRankedTensorType = 0;           // the tensor type id of a tensor with a shape
+inline constexpr int kRankedTensorType = 0;  // the tensor type id of a tensor with a shape
 
 // Element types (TfLite's type numbers).
-enum class ElementType : int32_t { kFloat32 = 1, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kBool = 6, kInt16 = 7, kInt8 = 9, kFloat16 = 10 };
+enum class ElementType : int32_t {
+  kFloat32 = 1,
+  kInt32 = 2,
+  kUInt8 = 3,
+  kInt64 = 4,
+  kBool = 6,
+  kInt16 = 7,
+  kInt8 = 9,
+  kFloat16 = 10
+};
 
 inline constexpr int kMaxRank = 8;
 struct Layout {

@@ -7,8 +7,8 @@
 #include <type_traits>
 
 #include "backends/options.hpp"
-#include "backends/thread_count.hpp"
 #include "backends/tflite/tflite_settings.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -18,16 +18,25 @@ namespace lrt = litert_2_3;
 
 DType dtype_of(std::int32_t element_type, const std::string& tensor) {
   switch (static_cast<lrt::ElementType>(element_type)) {
-    case lrt::ElementType::kFloat32: return DType::kFloat32;
-    case lrt::ElementType::kFloat16: return DType::kFloat16;
-    case lrt::ElementType::kInt8: return DType::kInt8;
-    case lrt::ElementType::kUInt8: return DType::kUInt8;
-    case lrt::ElementType::kInt16: return DType::kInt16;
-    case lrt::ElementType::kInt32: return DType::kInt32;
-    case lrt::ElementType::kInt64: return DType::kInt64;
-    case lrt::ElementType::kBool: return DType::kBool;
+    case lrt::ElementType::kFloat32:
+      return DType::kFloat32;
+    case lrt::ElementType::kFloat16:
+      return DType::kFloat16;
+    case lrt::ElementType::kInt8:
+      return DType::kInt8;
+    case lrt::ElementType::kUInt8:
+      return DType::kUInt8;
+    case lrt::ElementType::kInt16:
+      return DType::kInt16;
+    case lrt::ElementType::kInt32:
+      return DType::kInt32;
+    case lrt::ElementType::kInt64:
+      return DType::kInt64;
+    case lrt::ElementType::kBool:
+      return DType::kBool;
   }
-  throw Error("tensor '" + tensor + "' has LiteRT element type " + std::to_string(element_type) + ", which infermark cannot feed");
+  throw Error("tensor '" + tensor + "' has LiteRT element type " + std::to_string(element_type) +
+              ", which infermark cannot feed");
 }
 
 std::vector<std::int64_t> dims_of(const lrt::Layout& layout) {
@@ -36,13 +45,20 @@ std::vector<std::int64_t> dims_of(const lrt::Layout& layout) {
 
 std::string status_text(lrt::Status status) {
   switch (status) {
-    case 1: return "kLiteRtStatusErrorInvalidArgument";
-    case 3: return "kLiteRtStatusErrorRuntimeFailure";
-    case 6: return "kLiteRtStatusErrorNotFound";
-    case 500: return "kLiteRtStatusErrorFileIO";
-    case 501: return "kLiteRtStatusErrorInvalidFlatbuffer";
-    case 504: return "kLiteRtStatusErrorCompilation";
-    default: return "LiteRT status " + std::to_string(status);
+    case 1:
+      return "kLiteRtStatusErrorInvalidArgument";
+    case 3:
+      return "kLiteRtStatusErrorRuntimeFailure";
+    case 6:
+      return "kLiteRtStatusErrorNotFound";
+    case 500:
+      return "kLiteRtStatusErrorFileIO";
+    case 501:
+      return "kLiteRtStatusErrorInvalidFlatbuffer";
+    case 504:
+      return "kLiteRtStatusErrorCompilation";
+    default:
+      return "LiteRT status " + std::to_string(status);
   }
 }
 
@@ -78,7 +94,8 @@ class LiteRtSession final : public Session {
     check(api_.signature_input_count(signature, &inputs), "count the signature's inputs");
     check(api_.signature_output_count(signature, &outputs), "count the signature's outputs");
     for (lrt::ParamIndex i = 0; i < inputs; ++i) add_spec(signature, i, api_.signature_input_tensor, input_specs_, input_types_);
-    for (lrt::ParamIndex i = 0; i < outputs; ++i) add_spec(signature, i, api_.signature_output_tensor, output_specs_, output_types_);
+    for (lrt::ParamIndex i = 0; i < outputs; ++i)
+      add_spec(signature, i, api_.signature_output_tensor, output_specs_, output_types_);
     for (auto& spec : input_specs_) {
       const auto found = declared.find(spec.name);
       if (found == declared.end() || found->second.size() != spec.shape.size()) continue;
@@ -95,7 +112,8 @@ class LiteRtSession final : public Session {
 
   void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
     if (slots < 1 || slots > max_slots()) throw Error("tflite: " + std::to_string(slots) + " request slots requested");
-    if (inputs.size() != input_specs_.size()) throw Error("tflite: the model takes " + std::to_string(input_specs_.size()) + " inputs");
+    if (inputs.size() != input_specs_.size())
+      throw Error("tflite: the model takes " + std::to_string(input_specs_.size()) + " inputs");
     while (static_cast<int>(slots_.size()) < slots) slots_.push_back(make_slot());
     slots_.resize(static_cast<std::size_t>(slots));
     for (auto& slot : slots_) bind(*slot, inputs);
@@ -136,10 +154,10 @@ class LiteRtSession final : public Session {
 
   std::vector<EffectiveSetting> effective_settings() const override {
     auto settings = tflite_settings::common(options_, tflite_settings::Runtime::kLiteRt);
-    settings.push_back({"runtime_api", "",
-                        "LiteRT's C API, CompiledModel on the CPU accelerator (ai-edge-litert " + api_.version +
-                            "'s libLiteRt.so)",
-                        SettingState::kVerified, "the library litert-benchmark runs; no Python in the timed call"});
+    settings.push_back(
+        {"runtime_api", "",
+         "LiteRT's C API, CompiledModel on the CPU accelerator (ai-edge-litert " + api_.version + "'s libLiteRt.so)",
+         SettingState::kVerified, "the library litert-benchmark runs; no Python in the timed call"});
     settings.push_back(threads_setting());
     const auto requested = options_.extras.find("xnnpack");
     settings.push_back({"xnnpack", requested == options_.extras.end() ? "" : requested->second, "on (LiteRT's CPU accelerator)",
@@ -198,15 +216,16 @@ class LiteRtSession final : public Session {
     return result;
   }
 
-  void add_spec(lrt::Signature signature, lrt::ParamIndex index, lrt::GetSignatureTensorByIndex get, std::vector<TensorSpec>& specs,
-                std::vector<lrt::RankedTensorType>& types) {
+  void add_spec(lrt::Signature signature, lrt::ParamIndex index, lrt::GetSignatureTensorByIndex get,
+                std::vector<TensorSpec>& specs, std::vector<lrt::RankedTensorType>& types) {
     lrt::Tensor tensor = nullptr;
     check(get(signature, index, &tensor), "find signature tensor " + std::to_string(index));
     const char* name = nullptr;
     check(api_.tensor_name(tensor, &name), "name signature tensor " + std::to_string(index));
     int type_id = -1;
     check(api_.tensor_type_id(tensor, &type_id), "type tensor '" + std::string(name) + "'");
-    if (type_id != lrt::kRankedTensorType) throw Error("tensor '" + std::string(name) + "' has no rank; infermark feeds ranked tensors only");
+    if (type_id != lrt::kRankedTensorType)
+      throw Error("tensor '" + std::string(name) + "' has no rank; infermark feeds ranked tensors only");
     lrt::RankedTensorType type{};
     check(api_.ranked_tensor_type(tensor, &type), "type tensor '" + std::string(name) + "'");
     TensorSpec spec;
@@ -228,7 +247,8 @@ class LiteRtSession final : public Session {
     char* payload = new char[toml.size() + 1];
     std::memcpy(payload, toml.c_str(), toml.size() + 1);
     lrt::OpaqueOptions cpu = nullptr;
-    const auto created = api_.create_opaque_options(lrt::kCpuOptionsIdentifier, payload, [](void* p) { delete[] static_cast<char*>(p); }, &cpu);
+    const auto created = api_.create_opaque_options(
+        lrt::kCpuOptionsIdentifier, payload, [](void* p) { delete[] static_cast<char*>(p); }, &cpu);
     if (created != lrt::kStatusOk) delete[] payload;
     check(created, "create CPU options");
     check(api_.add_opaque_options(options, cpu), "add CPU options");  // the options own them now
@@ -258,11 +278,14 @@ class LiteRtSession final : public Session {
     bool resized = false;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const auto& name = input_specs_[i].name;
-      if (inputs[i].dtype != input_specs_[i].dtype) throw Error("tflite: input '" + name + "' is " + std::string(dtype_name(input_specs_[i].dtype)));
+      if (inputs[i].dtype != input_specs_[i].dtype)
+        throw Error("tflite: input '" + name + "' is " + std::string(dtype_name(input_specs_[i].dtype)));
       if (dims_of(slot.input_types[i].layout) == inputs[i].shape) continue;
-      if (inputs[i].shape.size() > static_cast<std::size_t>(lrt::kMaxRank)) throw Error("tflite: input '" + name + "' has more than 8 dimensions");
+      if (inputs[i].shape.size() > static_cast<std::size_t>(lrt::kMaxRank))
+        throw Error("tflite: input '" + name + "' has more than 8 dimensions");
       std::vector<int> dims(inputs[i].shape.begin(), inputs[i].shape.end());
-      check(api_.resize_input(slot.compiled, 0, i, dims.data(), dims.size()), "give input '" + name + "' shape " + format_shape(inputs[i].shape));
+      check(api_.resize_input(slot.compiled, 0, i, dims.data(), dims.size()),
+            "give input '" + name + "' shape " + format_shape(inputs[i].shape));
       auto& layout = slot.input_types[i].layout;
       layout.rank = static_cast<std::uint32_t>(dims.size()) & 0x7f;
       for (std::size_t d = 0; d < dims.size(); ++d) layout.dimensions[d] = dims[d];
@@ -276,16 +299,20 @@ class LiteRtSession final : public Session {
       slot.input_bytes.clear();
       for (std::size_t i = 0; i < inputs.size(); ++i) {
         lrt::TensorBufferRequirements requirements = nullptr;  // owned by the compiled model
-        check(api_.input_requirements(slot.compiled, 0, i, &requirements), "find input '" + input_specs_[i].name + "''s buffer requirements");
+        check(api_.input_requirements(slot.compiled, 0, i, &requirements),
+              "find input '" + input_specs_[i].name + "''s buffer requirements");
         slot.inputs.push_back(nullptr);
-        check(api_.create_buffer(environment_.get(), &slot.input_types[i], requirements, &slot.inputs.back()), "make a buffer for input '" + input_specs_[i].name + "'");
+        check(api_.create_buffer(environment_.get(), &slot.input_types[i], requirements, &slot.inputs.back()),
+              "make a buffer for input '" + input_specs_[i].name + "'");
         slot.input_bytes.push_back(inputs[i].data.size());
       }
       for (std::size_t i = 0; i < slot.output_types.size(); ++i) {
         lrt::TensorBufferRequirements requirements = nullptr;
-        check(api_.output_requirements(slot.compiled, 0, i, &requirements), "find output '" + output_specs_[i].name + "''s buffer requirements");
+        check(api_.output_requirements(slot.compiled, 0, i, &requirements),
+              "find output '" + output_specs_[i].name + "''s buffer requirements");
         slot.outputs.push_back(nullptr);
-        check(api_.create_buffer(environment_.get(), &slot.output_types[i], requirements, &slot.outputs.back()), "make a buffer for output '" + output_specs_[i].name + "'");
+        check(api_.create_buffer(environment_.get(), &slot.output_types[i], requirements, &slot.outputs.back()),
+              "make a buffer for output '" + output_specs_[i].name + "'");
       }
     }
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -311,7 +338,8 @@ class LiteRtSession final : public Session {
 
 }  // namespace
 
-std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options,
+std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model,
+                                             const SessionOptions& options,
                                              const std::map<std::string, std::vector<std::int64_t>>& declared) {
   return std::make_unique<LiteRtSession>(api, model, options, declared);
 }

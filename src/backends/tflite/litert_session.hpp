@@ -17,7 +17,8 @@ namespace infermark {
 // `declared`: each input's declared shape by tensor name (-1 where any size goes), which LiteRT's C
 // API does not report for a file without rank flags; a -1 there makes the spec's dimension free.
 // Throws infermark::Error when the model cannot be read or compiled.
-std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model, const SessionOptions& options,
+std::unique_ptr<Session> open_litert_session(const LiteRtCApi& api, const std::filesystem::path& model,
+                                             const SessionOptions& options,
                                              const std::map<std::string, std::vector<std::int64_t>>& declared);
 
 }  // namespace infermark

@@ -49,11 +49,11 @@ class TfliteBackend final : public Backend {
     } catch (const Error& e) {
       litert_api = std::string("unavailable: ") + e.what();
     }
-    const std::string litert_text = "runtime=litert" + std::string(litert_default ? " (default)" : "") + ": LiteRT's C API, " + litert_api;
+    const std::string litert_text =
+        "runtime=litert" + std::string(litert_default ? " (default)" : "") + ": LiteRT's C API, " + litert_api;
     const std::string c_text = "runtime=c" + std::string(litert_default ? "" : " (default)") + ": " + c_api;
     return declared_backend_info(tflite_settings::kBackend, version, {"cpu"},
-                                 litert_text + "; " + c_text + "; see docs/backends.md",
-                                 tflite_settings::options());
+                                 litert_text + "; " + c_text + "; see docs/backends.md", tflite_settings::options());
   }
 
   BackendCapabilities capabilities() const override { return {.generators = false}; }

@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "backends/options.hpp"
-#include "backends/thread_count.hpp"
 #include "backends/tflite/tflite_settings.hpp"
+#include "backends/thread_count.hpp"
 #include "core/error.hpp"
 
 namespace infermark {
@@ -80,8 +80,10 @@ class TfliteCSession final : public Session {
     std::vector<Tensor> result;
     for (int i = 0; i < api_.output_count(interpreter); ++i) {
       const TfLiteTensor* t = api_.output_tensor(interpreter, i);
-      Tensor tensor{output_specs_[static_cast<std::size_t>(i)].name, output_specs_[static_cast<std::size_t>(i)].dtype,
-                    current_shape(t), {}};
+      Tensor tensor{output_specs_[static_cast<std::size_t>(i)].name,
+                    output_specs_[static_cast<std::size_t>(i)].dtype,
+                    current_shape(t),
+                    {}};
       tensor.data.resize(api_.tensor_byte_size(t));
       if (api_.tensor_copy_to(t, tensor.data.data(), tensor.data.size()) != kTfLiteOk)
         throw Error("tflite: cannot read output '" + tensor.name + "'");
@@ -131,10 +133,10 @@ class TfliteCSession final : public Session {
     const int asked = options_.intra_op_threads;
     const std::string set = std::to_string(threads_) + (asked > 0 ? "" : " (infermark's default for TfLite)");
     if (!xnnpack_)
-      return unverified_threads(asked, set, "TfLiteInterpreterOptionsSetNumThreads; the C API cannot report it and the "
-                                            "kernels' pool starts only when an operator needs it");
-    if (!xnnpack_pool_started_)
-      return unverified_threads(asked, set, "/proc/self/task cannot be read to count XNNPACK's pool");
+      return unverified_threads(asked, set,
+                                "TfLiteInterpreterOptionsSetNumThreads; the C API cannot report it and the "
+                                "kernels' pool starts only when an operator needs it");
+    if (!xnnpack_pool_started_) return unverified_threads(asked, set, "/proc/self/task cannot be read to count XNNPACK's pool");
     return counted_pool_threads(asked, *xnnpack_pool_started_, "the XNNPACK delegate");
   }
 
@@ -204,11 +206,13 @@ class TfliteCSession final : public Session {
     bool resized = false;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       const auto& name = input_specs_[i].name;
-      if (inputs[i].dtype != input_specs_[i].dtype) throw Error("tflite: input '" + name + "' is " + std::string(dtype_name(input_specs_[i].dtype)));
+      if (inputs[i].dtype != input_specs_[i].dtype)
+        throw Error("tflite: input '" + name + "' is " + std::string(dtype_name(input_specs_[i].dtype)));
       if (current_shape(api_.input_tensor(slot.interpreter, static_cast<int>(i))) == inputs[i].shape) continue;
       std::vector<int> dims(inputs[i].shape.begin(), inputs[i].shape.end());
       if (api_.resize_input(slot.interpreter, static_cast<int>(i), dims.data(), static_cast<int>(dims.size())) != kTfLiteOk)
-        throw Error("tflite: input '" + name + "' cannot take shape " + format_shape(inputs[i].shape) + ": " + slot.log.take("no reason given"));
+        throw Error("tflite: input '" + name + "' cannot take shape " + format_shape(inputs[i].shape) + ": " +
+                    slot.log.take("no reason given"));
       resized = true;
     }
     if (resized && api_.allocate_tensors(slot.interpreter) != kTfLiteOk)
@@ -227,7 +231,7 @@ class TfliteCSession final : public Session {
   bool xnnpack_ = true;
   int xnnpack_threads_ = 0;
   std::optional<int> xnnpack_pool_started_;  // threads the first slot's delegate started
-  ErrorLog model_log_;  // before model_, which reports into it while it is built
+  ErrorLog model_log_;                       // before model_, which reports into it while it is built
   std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> model_;
   std::vector<std::unique_ptr<Slot>> slots_;  // after model_: interpreters die before their model
   std::vector<TensorSpec> input_specs_, output_specs_;
@@ -235,15 +239,16 @@ class TfliteCSession final : public Session {
 
 }  // namespace
 
-std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api, const std::filesystem::path& model) {
+std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api,
+                                                                           const std::filesystem::path& model) {
   ErrorLog log;
-  std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> read(api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &log),
-                                                                   api.model_delete);
+  std::unique_ptr<TfLiteModel, decltype(&TfLiteModelDelete)> read(
+      api.model_create_from_file(model.string().c_str(), &ErrorLog::report, &log), api.model_delete);
   if (!read) throw Error("TfLite's flatbuffer verifier rejects the model: " + log.take("no reason given"));
   TfLiteInterpreterOptions* options = api.options_create();
   api.options_set_error_reporter(options, &ErrorLog::report, &log);
   std::unique_ptr<TfLiteInterpreter, decltype(&TfLiteInterpreterDelete)> interpreter(api.interpreter_create(read.get(), options),
-                                                                                    api.interpreter_delete);
+                                                                                     api.interpreter_delete);
   api.options_delete(options);
   if (!interpreter) throw Error("TfLite cannot build an interpreter for the model: " + log.take("no reason given"));
   std::map<std::string, std::vector<std::int64_t>> signatures;

@@ -22,6 +22,7 @@ std::unique_ptr<Session> open_tflite_c_session(const TfliteCApi& api, const std:
 // reason when it cannot. runtime=litert runs this first: LiteRT 2.3.0 reads a file without
 // verifying it (a file with flipped bits can crash it), and its C API reports the fixed shape of
 // a tensor whose file gives no rank flag, where TfLite reports the declared -1.
-std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api, const std::filesystem::path& model);
+std::map<std::string, std::vector<std::int64_t>> verified_input_signatures(const TfliteCApi& api,
+                                                                           const std::filesystem::path& model);
 
 }  // namespace infermark

@@ -21,7 +21,8 @@ const std::vector<OptionDoc>& options() {
       {"runtime", "c|litert", kDefaultRuntime,
        "c: TfLite's C API (litert-lm-api's library); "
        "litert: LiteRT's C API, a CompiledModel on ai-edge-litert's libLiteRt.so (what litert-benchmark runs)"},
-      {"xnnpack", "on|off", "on", "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only (runtime=c; runtime=litert always runs XNNPACK)"}};
+      {"xnnpack", "on|off", "on",
+       "XNNPACK, TFLite's CPU delegate; off runs TFLite's builtin kernels only (runtime=c; runtime=litert always runs XNNPACK)"}};
   return docs;
 }
 
@@ -31,8 +32,9 @@ Choice parse(const SessionOptions& options) {
   choice.xnnpack = parse_bool_option(kBackend, "xnnpack", option_or(options.extras, "xnnpack", "on"));
   const auto runtime = option_or(options.extras, "runtime", kDefaultRuntime);
   if (runtime == "python")
-    throw Error("tflite: runtime=python was removed: runtime=litert runs the library litert-benchmark runs through LiteRT's "
-                "C API, within 5% of that tool (docs/backends.md), with no Python in the timed call; use litert or c");
+    throw Error(
+        "tflite: runtime=python was removed: runtime=litert runs the library litert-benchmark runs through LiteRT's "
+        "C API, within 5% of that tool (docs/backends.md), with no Python in the timed call; use litert or c");
   if (runtime == "litert")
     choice.runtime = Runtime::kLiteRt;
   else if (runtime == "c")
@@ -40,8 +42,9 @@ Choice parse(const SessionOptions& options) {
   else
     throw Error("tflite: option runtime=" + runtime + " is none of c, litert");
   if (choice.runtime == Runtime::kLiteRt && !choice.xnnpack)
-    throw Error("tflite: runtime=litert cannot take xnnpack=off: ai-edge-litert 2.3.0's CPU accelerator always runs XNNPACK "
-                "(its CPU options have no kernel mode); use runtime=c for TFLite's builtin kernels");
+    throw Error(
+        "tflite: runtime=litert cannot take xnnpack=off: ai-edge-litert 2.3.0's CPU accelerator always runs XNNPACK "
+        "(its CPU options have no kernel mode); use runtime=c for TFLite's builtin kernels");
   return choice;
 }
 
@@ -49,8 +52,10 @@ Runtime default_runtime() { return std::string(kDefaultRuntime) == "litert" ? Ru
 
 std::string runtime_name(Runtime runtime) {
   switch (runtime) {
-    case Runtime::kCApi: return "c";
-    case Runtime::kLiteRt: return "litert";
+    case Runtime::kCApi:
+      return "c";
+    case Runtime::kLiteRt:
+      return "litert";
   }
   return "c";
 }
