@@ -3,61 +3,22 @@
 // predictions. `infermark pipeline-stage` is the hidden per-stage worker of the processes mode.
 #include <fmt/core.h>
 
-#include <fstream>
-
 #include "cli/commands.hpp"
 #include "cli/pipeline_command.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "core/error.hpp"
-#include "pipeline/pipeline_file.hpp"
-#include "pipeline/pipeline_report.hpp"
-#include "probes/environment.hpp"
+#include "pipeline/pipeline_job.hpp"
 #include "scaleout/single_process_guard.hpp"
 
 namespace infermark::cli {
 namespace {
 
 int run_pipeline(const PipelineOptions& o) {
-  auto spec = pipeline::load_pipeline_file(o.file);
-  pipeline::apply_overrides(o.overrides, spec, o.file);
   const auto load = load_request(o);
   const auto& stop = install_stop_handler();
   const BackendRegistry registry(default_plugin_dir());
-  const auto folder = pipeline::pipeline_folder(o.out, spec);
-  std::filesystem::create_directories(folder);
-  pipeline::RunSettings settings;
-  settings.executable = std::filesystem::read_symlink("/proc/self/exe");
-  settings.work_dir = folder / "work";
-  settings.stop = &stop;
-  const auto captured = probes::capture_environment();
-  settings.logical_cores = captured.logical_cores;
-  const auto environment = probes::to_json(captured);
-
-  std::vector<pipeline::ModeOutcome> outcomes;
-  for (const auto& mode : spec.modes) {
-    if (stop.load()) break;
-    fmt::print("pipeline {}: {} ...\n", spec.name, result::name_of(mode));
-    std::fflush(stdout);
-    outcomes.push_back(pipeline::run_mode(registry, spec, mode, load, settings));
-    if (outcomes.back().status != result::CellStatus::kOk)
-      fmt::print(stderr, "infermark: {} mode {}: {}\n", result::name_of(mode), result::name_of(outcomes.back().status),
-                 outcomes.back().error);
-  }
-  std::vector<pipeline::ModeFigures> figures;
-  for (const auto& outcome : outcomes) figures.push_back(pipeline::figures_of(outcome, spec.stages.size()));
-  pipeline::compare_modes(figures, outcomes);
-
-  bool failed = false;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    pipeline::write_mode_result(folder, spec, o.file, outcomes[i], figures[i], environment);
-    failed = failed || outcomes[i].status != result::CellStatus::kOk;
-  }
-  const auto summary = pipeline::pipeline_summary(spec, outcomes, figures, load);
-  std::ofstream(folder / "summary.md") << summary;
-  fmt::print("\n{}\nresults and summary.md: {}\n", summary, folder.string());
-  if (stop.load()) return 130;
-  return failed ? 1 : 0;
+  return pipeline::run_pipeline_job({o.file, o.overrides, load, o.out}, registry, stop);
 }
 
 }  // namespace

@@ -12,12 +12,12 @@
 #include "cli/run_command.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
-#include "cli/unsaved_results.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
 #include "harness/comparison.hpp"
 #include "harness/planned_batch.hpp"
 #include "harness/run_options.hpp"
+#include "harness/unsaved_results.hpp"
 #include "report/comparison_table.hpp"
 #include "result/results_folder.hpp"
 #include "scaleout/single_process_guard.hpp"
@@ -99,7 +99,7 @@ int run(const RunCommandOptions& o) {
   }
   fmt::print("\n{}{}\nresults: {}\n", report::comparison_table(results), report::scenario_notes(results),
              plan.output_dir.string());
-  report_unsaved_results(outcomes, exit_code);
+  harness::report_unsaved_results(outcomes, exit_code);
   if (stop.load()) {
     fmt::print(stderr, "infermark: interrupted; results measured so far are kept in {}\n", plan.output_dir.string());
     return 130;

@@ -1,20 +1,13 @@
 // `infermark load URL`: its flags, which fill the remote client's request directly.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
 
-#include "harness/run_options.hpp"
-#include "remote/measure_remote.hpp"
+#include "scaleout/load_job.hpp"
 
 namespace infermark::cli {
 
-struct LoadOptions {
-  remote::RemoteRequest request;    // everything but the cell, which each concurrency level sets
-  harness::RunOptions measurement;  // inputs and scenario, as `run` takes them
-  std::string out = "results";
-};
+using LoadOptions = scaleout::LoadJob;  // the request, the measurement flags and --out
 
 void define_load_flags(CLI::App& cmd, LoadOptions& options);
 

@@ -74,17 +74,4 @@ std::vector<BreakerEvent> CircuitBreaker::events() const {
   return events_;
 }
 
-nlohmann::json CircuitBreaker::to_json(std::int64_t origin_ns) const {
-  std::lock_guard lock(mutex_);
-  auto events = nlohmann::json::array();
-  for (const auto& e : events_)
-    events.push_back({{"at_ms", static_cast<double>(e.at_ns - origin_ns) * 1e-6}, {"state", name_of(e.state)}});
-  return {{"trip_after", settings_.trip_after},
-          {"cooldown_ms", settings_.cooldown_ms},
-          {"final_state", name_of(state_)},
-          {"times_opened", times_opened_},
-          {"rejected", rejected_},
-          {"events", events}};
-}
-
 }  // namespace infermark

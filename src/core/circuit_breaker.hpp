@@ -9,8 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace infermark {
 
 struct BreakerSettings {
@@ -45,8 +43,7 @@ class CircuitBreaker {
   int rejected() const;
   int times_opened() const;
   std::vector<BreakerEvent> events() const;
-  // Settings, counts and state changes (times relative to `origin_ns`, in ms) for the result.
-  nlohmann::json to_json(std::int64_t origin_ns) const;
+  const BreakerSettings& settings() const { return settings_; }
 
  private:
   using State = BreakerState;

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/named_enum.hpp"
 
 namespace infermark::net {
 namespace {
@@ -67,21 +68,17 @@ HttpEndpoint parse_http_url(const std::string& url, const std::string& flag) {
   return endpoint;
 }
 
-std::string_view name_of(TransportError error) {
-  switch (error) {
-    case TransportError::kNone:
-      return "none";
-    case TransportError::kConnect:
-      return "connect";
-    case TransportError::kTimeout:
-      return "timeout";
-    case TransportError::kWrite:
-      return "write";
-    case TransportError::kRead:
-      return "read";
-  }
-  return "read";
-}
+namespace {
+
+constexpr NamedValue<TransportError> kTransportErrors[] = {{TransportError::kNone, "none"},
+                                                           {TransportError::kConnect, "connect"},
+                                                           {TransportError::kTimeout, "timeout"},
+                                                           {TransportError::kWrite, "write"},
+                                                           {TransportError::kRead, "read"}};
+
+}  // namespace
+
+std::string_view name_of(TransportError error) { return name_in(kTransportErrors, error); }
 
 std::string_view ClientResponse::header(std::string_view name) const {
   for (const auto& h : headers)

@@ -58,7 +58,7 @@ std::string mean_cell(const std::optional<stats::LatencySummary>& s) { return s 
 ModeFigures figures_of(const ModeOutcome& outcome, std::size_t stage_count) {
   ModeFigures f;
   f.mode = outcome.mode;
-  f.rejected = outcome.breaker.is_object() ? outcome.breaker.value("rejected", 0) : 0;
+  f.rejected = outcome.breaker ? static_cast<int>(outcome.breaker->rejected) : 0;
   std::vector<std::vector<double>> service(stage_count), inference(stage_count), wait(stage_count);
   f.stages.resize(stage_count);
   std::int64_t first = 0, last = 0;
@@ -210,7 +210,7 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   pipeline.in_pipeline_latency_ms = brief_latency(f.latency_ms);
   pipeline.in_pipeline_throughput_qps = f.throughput_qps;
   pipeline.goodput_qps = f.goodput_qps;
-  if (outcome.breaker.is_object()) pipeline.breaker = result::breaker_record_from(outcome.breaker, "pipeline breaker");
+  pipeline.breaker = outcome.breaker;
   pipeline.prediction = {f.predicted_from, f.predicted_latency_ms, f.predicted_qps,
                          pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"};
   pipeline.max_abs_diff_vs_serial = f.max_abs_diff_vs_serial;
@@ -282,14 +282,12 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
 
 std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
   if (spec.timeout_ms <= 0) return "";
-  const auto& b = outcome.breaker;
+  const auto b = outcome.breaker.value_or(result::BreakerRecord{});
   std::string text = fmt::format(
       "- {}: timeout {} ms; breaker (opens after {} consecutive timeouts) opened {} time(s), "
       "{} request(s) rejected, final state {}",
-      mode_name(outcome.mode), spec.timeout_ms, spec.breaker_after, b.value("times_opened", 0), b.value("rejected", 0),
-      b.value("final_state", "closed"));
-  for (const auto& e : b.value("events", nlohmann::json::array()))
-    text += fmt::format("; {} at {:.1f} ms", e.value("state", ""), e.value("at_ms", 0.0));
+      mode_name(outcome.mode), spec.timeout_ms, spec.breaker_after, b.times_opened, b.rejected, name_of(b.final_state));
+  for (const auto& e : b.events) text += fmt::format("; {} at {:.1f} ms", name_of(e.state), e.at_ms);
   return text + "\n";
 }
 

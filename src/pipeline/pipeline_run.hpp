@@ -15,6 +15,7 @@
 #include "pipeline/pipeline_system.hpp"
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
+#include "result/result_sections.hpp"
 
 namespace infermark::pipeline {
 
@@ -24,7 +25,7 @@ struct ModeOutcome {
   std::string error;
   std::vector<StageDescription> stages;
   std::vector<RequestRecord> records;            // admitted timed requests, in completion order
-  nlohmann::json breaker;                        // CircuitBreaker::to_json, times from the first admission
+  std::optional<result::BreakerRecord> breaker;  // times from the first admission; none when the system never ran
   std::vector<Tensor> last_outputs;              // the last stage's outputs of the last request completed
   loadgen::ScenarioSpec scenario;                // the load applied (warm-up: the pipeline's own, before it)
   std::optional<loadgen::ScenarioOutcome> load;  // what the load generator measured; none when it never ran

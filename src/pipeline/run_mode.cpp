@@ -81,7 +81,8 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
       std::erase_if(outcome.records, [from](const RequestRecord& r) { return r.admitted_ns < from; });
     }
     outcome.last_outputs = system->take_last_outputs();
-    outcome.breaker = system->breaker().to_json(outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
+    outcome.breaker =
+        result::breaker_record_of(system->breaker(), outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
   }
   if (outcome.status == result::CellStatus::kOk && settings.stop && settings.stop->load())
     outcome.status = result::CellStatus::kInterrupted;

@@ -7,6 +7,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "core/named_enum.hpp"
 #include "harness/measure_generation.hpp"
 #include "loadgen/input_set_library.hpp"
 #include "loadgen/rank_outcome.hpp"
@@ -208,26 +209,18 @@ std::optional<MergedRanks> gather_ranks(const loadgen::RankCoordination& ranks, 
 
 }  // namespace
 
-std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() {
-  return {{"kserve", RemoteProtocol::kKServe},
-          {"kserve-grpc", RemoteProtocol::kKServeGrpc},
-          {"openai", RemoteProtocol::kOpenAi},
-          {"http", RemoteProtocol::kHttp}};
-}
+namespace {
 
-std::string_view name_of(RemoteProtocol protocol) {
-  switch (protocol) {
-    case RemoteProtocol::kKServe:
-      return "kserve";
-    case RemoteProtocol::kKServeGrpc:
-      return "kserve-grpc";
-    case RemoteProtocol::kOpenAi:
-      return "openai";
-    case RemoteProtocol::kHttp:
-      return "http";
-  }
-  return "kserve";
-}
+constexpr NamedValue<RemoteProtocol> kProtocols[] = {{RemoteProtocol::kKServe, "kserve"},
+                                                     {RemoteProtocol::kKServeGrpc, "kserve-grpc"},
+                                                     {RemoteProtocol::kOpenAi, "openai"},
+                                                     {RemoteProtocol::kHttp, "http"}};
+
+}  // namespace
+
+std::vector<std::pair<std::string, RemoteProtocol>> protocol_names() { return names_in(kProtocols); }
+
+std::string_view name_of(RemoteProtocol protocol) { return name_in(kProtocols, protocol); }
 
 RemoteRequest request_for_cell(const result::CellRequest& cell) {
   const auto& remote = cell.remote;
@@ -235,14 +228,7 @@ RemoteRequest request_for_cell(const result::CellRequest& cell) {
   RemoteRequest request;
   request.url = remote["url"].get<std::string>();
   request.model = remote.value("model", std::string());
-  const auto protocol = remote.value("protocol", std::string("kserve"));
-  bool known = false;
-  for (const auto& [name, value] : protocol_names())
-    if (name == protocol) {
-      request.protocol = value;
-      known = true;
-    }
-  if (!known) throw Error("protocol '" + protocol + "': expected kserve, kserve-grpc, openai or http");
+  request.protocol = parse_in(kProtocols, remote.value("protocol", std::string("kserve")), "cell: remote: protocol");
   request.cell = cell;
   if (request.cell.scenario.concurrency == 0 && loadgen::is_open_loop(request.cell.scenario))
     request.cell.scenario.concurrency = kDefaultOpenLoopInFlight;

@@ -9,8 +9,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string variant_of(const result::RunResult& r) { return r.scenario.parameters.extra.value("variant", r.backend.name); }
-double weight_of(const result::RunResult& r) { return r.scenario.parameters.extra.value("weight", 0.0); }
+std::string variant_of(const result::RunResult& r) {
+  return r.scenario.parameters.serving ? r.scenario.parameters.serving->variant : r.backend.name;
+}
+double weight_of(const result::RunResult& r) {
+  return r.scenario.parameters.serving ? r.scenario.parameters.serving->weight : 0.0;
+}
 
 std::string change_text(const MetricChange& m) {
   std::string text = fmt::format("{:+.1f}%", m.change_pct);
@@ -22,17 +26,16 @@ std::string change_text(const MetricChange& m) {
 std::vector<std::string> shadow_notes(const std::vector<const LoadedResult*>& served) {
   std::vector<std::string> notes;
   for (const auto* c : served) {
-    const auto& p = c->result.scenario.parameters.extra;
-    if (!p.contains("shadow") || !p["shadow"].is_object()) continue;
-    for (const auto& [shadow, record] : p["shadow"].items()) {
+    const auto& serving = c->result.scenario.parameters.serving;
+    if (!serving) continue;
+    for (const auto& [shadow, record] : serving->shadow) {
       std::string shapes;
-      for (const auto& s : record.value("by_shape", json::array()))
-        shapes +=
-            fmt::format("{}{}: {} of {} disagreed (max abs error {:.3g})", shapes.empty() ? "" : "; ", s.value("shape", "?"),
-                        s.value("disagreed", 0), s.value("compared", 0), s.value("max_abs_error", 0.0));
+      for (const auto& s : record.by_shape)
+        shapes += fmt::format("{}{}: {} of {} disagreed (max abs error {:.3g})", shapes.empty() ? "" : "; ", s.shape, s.disagreed,
+                              s.compared, s.max_abs_error);
       notes.push_back(fmt::format("'{}' mirrored to '{}': {}{}", variant_of(c->result), shadow,
                                   shapes.empty() ? "nothing compared" : shapes,
-                                  record.value("dropped", 0) ? fmt::format(" ({} dropped)", record.value("dropped", 0)) : ""));
+                                  record.dropped ? fmt::format(" ({} dropped)", record.dropped) : ""));
     }
   }
   return notes;

@@ -12,18 +12,6 @@
 namespace infermark::report {
 namespace {
 
-// A serving detail `infermark serve` records beside the scenario (kept untyped in `extra`).
-std::string serving_text(const result::RunResult& r, const char* key) {
-  const auto& p = r.scenario.parameters.extra;
-  if (!p.is_object() || !p.contains(key) || p[key].is_null()) return "";
-  return p[key].is_string() ? p[key].get<std::string>() : p[key].dump();
-}
-
-double serving_number(const result::RunResult& r, const char* key) {
-  const auto& p = r.scenario.parameters.extra;
-  return p.is_object() && p.contains(key) && p[key].is_number() ? p[key].get<double>() : 0.0;
-}
-
 // "t2"; a framework's own choice is named as it put it, without the explanation.
 std::string threads(const result::RunResult& r) {
   auto t = effective_setting(r, "intra_op_threads");
@@ -63,13 +51,14 @@ std::string lanes(const result::RunResult& r) {
 }
 
 std::string sessions(const result::RunResult& r) {
-  if (const auto n = serving_number(r, "instances"); n > 0) return fmt::format("{:g} instances", n);  // serve
+  if (const auto& serving = r.scenario.parameters.serving; serving && serving->instances.value_or(0) > 0)  // serve
+    return fmt::format("{} instances", *serving->instances);
   return r.scenario.parameters.session_sharing.value_or("");
 }
 
 std::string variant(const result::RunResult& r) {
-  const auto v = serving_text(r, "variant");
-  return v.empty() ? "" : "variant " + v;
+  const auto& serving = r.scenario.parameters.serving;
+  return serving && !serving->variant.empty() ? "variant " + serving->variant : "";
 }
 
 // The offered rate matters to the open-loop scenarios only (every setting is recorded).

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/markdown_table.hpp"
+#include "core/named_enum.hpp"
 #include "report/comparison_table.hpp"
 #include "report/result_set.hpp"
 #include "result/cell_outcome.hpp"
@@ -239,17 +240,11 @@ std::string describe(const CellKey& k) {
 }
 
 std::string verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::kRegression:
-      return "regression";
-    case Verdict::kImprovement:
-      return "improvement";
-    case Verdict::kNoSignificantChange:
-      return "no significant change";
-    case Verdict::kNotJudged:
-      return "not judged";
-  }
-  return "";
+  static constexpr NamedValue<Verdict> kVerdicts[] = {{Verdict::kRegression, "regression"},
+                                                      {Verdict::kImprovement, "improvement"},
+                                                      {Verdict::kNoSignificantChange, "no significant change"},
+                                                      {Verdict::kNotJudged, "not judged"}};
+  return std::string(name_in(kVerdicts, v));
 }
 
 bool CellComparison::has_regression() const {

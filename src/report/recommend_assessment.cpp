@@ -44,15 +44,16 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   return cell;
 }
 
-std::map<std::string, int> uses;
-for (const auto& c : cells) ++uses[cell_label(c.result)];
-std::vector<std::string> labels;
-for (const auto& c : cells) {
-  auto label = cell_label(c.result);
-  if (uses[label] > 1) label += " [" + std::filesystem::path(c.path).parent_path().filename().string() + "]";
-  labels.push_back(label);
-}
-return labels;
+std::vector<std::string> labels_for(const std::vector<LoadedResult>& cells) {
+  std::map<std::string, int> uses;
+  for (const auto& c : cells) ++uses[cell_label(c.result)];
+  std::vector<std::string> labels;
+  for (const auto& c : cells) {
+    auto label = cell_label(c.result);
+    if (uses[label] > 1) label += " [" + std::filesystem::path(c.path).parent_path().filename().string() + "]";
+    labels.push_back(label);
+  }
+  return labels;
 }
 
 }  // namespace infermark::report

@@ -240,6 +240,17 @@ json to_json(const BreakerRecord& b) {
 
 BreakerRecord breaker_record_from(const json& j, const std::string& where) { return breaker_from(Fields(j, where)); }
 
+BreakerRecord breaker_record_of(const CircuitBreaker& breaker, std::int64_t origin_ns) {
+  BreakerRecord b;
+  b.trip_after = breaker.settings().trip_after;
+  b.cooldown_ms = breaker.settings().cooldown_ms;
+  b.final_state = breaker.state();
+  b.times_opened = static_cast<std::uint64_t>(breaker.times_opened());
+  b.rejected = static_cast<std::uint64_t>(breaker.rejected());
+  for (const auto& e : breaker.events()) b.events.push_back({static_cast<double>(e.at_ns - origin_ns) * 1e-6, e.state});
+  return b;
+}
+
 json to_json(const PipelineRecord& p) {
   json stages = json::array();
   for (const auto& s : p.stages) stages.push_back(to_json(s));

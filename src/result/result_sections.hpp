@@ -1,6 +1,6 @@
 // The optional sections of a RunResult that one kind of run adds: "pipeline" (`infermark pipeline`),
-// "remote" (`infermark load`), "scaleout" (a `load` run as several ranks) and the serving details
-// `infermark serve` keeps in scenario.parameters (variant, weight, shadow comparisons). Producers
+// "remote" (`infermark load`) and "scaleout" (a `load` run as several ranks); the serving details of
+// `infermark serve` are scenario.parameters' (result/scenario_record.hpp). Producers
 // fill these structs and reports read their fields; the JSON keeps the keys and shape it had
 // before they were typed (docs/result-schema.md), so older files still load.
 //
@@ -175,6 +175,8 @@ PipelineRecord pipeline_record_from(const nlohmann::json& j, const std::string& 
 RemoteRecord remote_record_from(const nlohmann::json& j, const std::string& where = "remote");
 ScaleoutRecord scaleout_record_from(const nlohmann::json& j, const std::string& where = "scaleout");
 BreakerRecord breaker_record_from(const nlohmann::json& j, const std::string& where = "breaker");
+// The breaker as it is now: settings, counts and state changes (times in ms from `origin_ns`).
+BreakerRecord breaker_record_of(const CircuitBreaker& breaker, std::int64_t origin_ns);
 RemoteErrorCounts remote_errors_from(const nlohmann::json& j, const std::string& where = "errors");
 nlohmann::json to_json(const RemoteErrorCounts& errors);
 

@@ -116,8 +116,93 @@ std::vector<RateSegmentRecord> schedule_from(const json& j, const std::string& w
   return schedule;
 }
 
-// The keys the typed members of ScenarioParameters own; everything else is `extra`.
-bool typed_key(const std::string& key) {
+constexpr const char* kServingKeys[] = {"variant",
+                                        "weight",
+                                        "instances",
+                                        "max_batch_size",
+                                        "max_queue_delay_us",
+                                        "inline_below_us",
+                                        "batching_note",
+                                        "sequence_slots",
+                                        "context_per_sequence",
+                                        "errors",
+                                        "rows",
+                                        "latency_measured",
+                                        "shadow"};
+
+ServingRecord serving_from(const json& j, const std::string& where) {
+  ServingRecord s;
+  read_field(j, "variant", where, s.variant);
+  read_field(j, "weight", where, s.weight);
+  read_field(j, "instances", where, s.instances);
+  read_field(j, "max_batch_size", where, s.max_batch_size);
+  read_field(j, "max_queue_delay_us", where, s.max_queue_delay_us);
+  read_field(j, "inline_below_us", where, s.inline_below_us);
+  read_field(j, "batching_note", where, s.batching_note);
+  read_field(j, "sequence_slots", where, s.sequence_slots);
+  read_field(j, "context_per_sequence", where, s.context_per_sequence);
+  read_field(j, "errors", where, s.errors);
+  read_field(j, "rows", where, s.rows);
+  read_field(j, "latency_measured", where, s.latency_measured);
+  if (j.contains("shadow") && !j["shadow"].is_null()) {
+    const auto& shadows = j["shadow"];
+    require_object(shadows, where + ".shadow");
+    for (const auto& [name, record] : shadows.items()) {
+      const auto at = where + ".shadow." + name;
+      require_object(record, at);
+      ShadowRecord& r = s.shadow[name];
+      read_field(record, "dropped", at, r.dropped);
+      if (record.contains("by_shape") && !record["by_shape"].is_null()) {
+        if (!record["by_shape"].is_array()) throw Error(at + ".by_shape: expected an array, got " + record["by_shape"].dump());
+        for (std::size_t i = 0; i < record["by_shape"].size(); ++i) {
+          const auto& row = record["by_shape"][i];
+          const auto row_at = at + ".by_shape[" + std::to_string(i) + "]";
+          require_object(row, row_at);
+          ShadowShapeRecord shape;
+          read_field(row, "shape", row_at, shape.shape);
+          read_field(row, "compared", row_at, shape.compared);
+          read_field(row, "disagreed", row_at, shape.disagreed);
+          read_field(row, "max_abs_error", row_at, shape.max_abs_error);
+          r.by_shape.push_back(shape);
+        }
+      }
+    }
+  }
+  return s;
+}
+
+void put_serving(json& j, const ServingRecord& s) {
+  j["variant"] = s.variant;
+  j["weight"] = s.weight;
+  put(j, "instances", s.instances);
+  put(j, "max_batch_size", s.max_batch_size);
+  put(j, "max_queue_delay_us", s.max_queue_delay_us);
+  put(j, "inline_below_us", s.inline_below_us);
+  put(j, "batching_note", s.batching_note);
+  put(j, "sequence_slots", s.sequence_slots);
+  put(j, "context_per_sequence", s.context_per_sequence);
+  j["errors"] = s.errors;
+  j["rows"] = s.rows;
+  j["latency_measured"] = s.latency_measured;
+  if (s.shadow.empty()) return;
+  json& shadows = j["shadow"] = json::object();
+  for (const auto& [name, r] : s.shadow) {
+    json shapes = json::array();
+    for (const auto& shape : r.by_shape)
+      shapes.push_back({{"shape", shape.shape},
+                        {"compared", shape.compared},
+                        {"disagreed", shape.disagreed},
+                        {"max_abs_error", shape.max_abs_error}});
+    shadows[name] = {{"by_shape", shapes}, {"dropped", r.dropped}};
+  }
+}
+
+// The keys the typed members of ScenarioParameters own; everything else is `extra`. The serving
+// keys only where the parameters are served traffic's (they name a variant).
+bool typed_key(const std::string& key, bool served) {
+  if (served)
+    for (const char* k : kServingKeys)
+      if (key == k) return true;
   static const json kRequestKeys = scenario_json(loadgen::ScenarioSpec{});
   static const char* const kResolved[] = {"lanes",    "session_sharing", "sessions", "batching",      "capacity_qps",
                                           "soak_qps", "schedule",        "samples",  "varying_shapes"};
@@ -219,6 +304,7 @@ json to_json(const ScenarioParameters& p) {
     j["samples"] = {
         {"count", p.samples->count}, {"groups", p.samples->groups}, {"order", p.samples->order}, {"seed", p.samples->seed}};
   if (p.varying_shapes) j["varying_shapes"] = to_json(*p.varying_shapes);
+  if (p.serving) put_serving(j, *p.serving);
   return j;
 }
 
@@ -240,8 +326,10 @@ ScenarioParameters scenario_parameters_from(const json& j) {
   if (j.contains("samples") && !j["samples"].is_null()) p.samples = samples_from(j["samples"], where + ".samples");
   if (j.contains("varying_shapes") && !j["varying_shapes"].is_null())
     p.varying_shapes = varying_shapes_at(j["varying_shapes"], where + ".varying_shapes");
+  const bool served = j.contains("variant");
+  if (served) p.serving = serving_from(j, where);
   for (const auto& [key, value] : j.items())
-    if (!typed_key(key)) p.extra[key] = value;
+    if (!typed_key(key, served)) p.extra[key] = value;
   return p;
 }
 

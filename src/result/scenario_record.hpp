@@ -51,6 +51,34 @@ struct RateSegmentRecord {
   double rate_qps = 0;
 };
 
+// Mirrored requests of one input shape: the variant's outputs against its shadow's.
+struct ShadowShapeRecord {
+  std::string shape;  // "1x3x224x224"
+  std::uint64_t compared = 0, disagreed = 0;
+  double max_abs_error = 0;
+};
+
+struct ShadowRecord {
+  std::vector<ShadowShapeRecord> by_shape;
+  std::uint64_t dropped = 0;  // mirrored requests the shadow refused or failed
+};
+
+// Served traffic (`infermark serve`): the variant, its share of the traffic and how it was served.
+struct ServingRecord {
+  std::string variant;
+  double weight = 0;  // routing weight
+  // Tensor models.
+  std::optional<std::int64_t> instances, max_batch_size, max_queue_delay_us;
+  std::optional<double> inline_below_us;
+  std::optional<std::string> batching_note;  // why batching asked for was not applied; "" when it was
+  // Language models (their batching is ScenarioParameters::batching).
+  std::optional<std::int64_t> sequence_slots, context_per_sequence;
+  std::uint64_t errors = 0;  // requests refused or failed
+  std::uint64_t rows = 0;    // rows served by successful requests
+  std::string latency_measured;
+  std::map<std::string, ShadowRecord> shadow;  // by the shadow variant requests were mirrored to
+};
+
 // "scenario.parameters": the scenario as asked and what running it resolved. Served traffic has no
 // request; keys this build does not type (a pipeline's load, a server's settings) stay in `extra`.
 struct ScenarioParameters {
@@ -64,7 +92,8 @@ struct ScenarioParameters {
   std::optional<std::vector<RateSegmentRecord>> schedule;  // pulse: baseline, burst, recovery
   std::optional<SampleDraw> samples;
   std::optional<VaryingShapesRecord> varying_shapes;
-  nlohmann::json extra = nlohmann::json::object();  // untyped keys, kept as written
+  std::optional<ServingRecord> serving;             // served traffic only (written as keys beside the others)
+  nlohmann::json extra = nlohmann::json::object();  // untyped keys (a pipeline's load), kept as written
 };
 
 // "scenario": what drove the cell and with what inputs.

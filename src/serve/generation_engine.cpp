@@ -173,11 +173,12 @@ ServedVariant GenerationEngine::description() const {
                   {},
                   {},
                   load_ms_,
-                  {}};
-  d.parameters = {{"weight", spec_.weight},
-                  {"sequence_slots", generator_->max_slots()},
-                  {"context_per_sequence", generator_->context_length()},
-                  {"batching", "continuous (requests join and leave the running batch at every step)"}};
+                  {},
+                  std::nullopt};
+  d.serving.weight = spec_.weight;
+  d.serving.sequence_slots = generator_->max_slots();
+  d.serving.context_per_sequence = generator_->context_length();
+  d.batching = "continuous (requests join and leave the running batch at every step)";
   return d;
 }
 

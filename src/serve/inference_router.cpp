@@ -58,7 +58,7 @@ Variant& InferenceRouter::described_variant(ServedModel& model, std::string_view
         400, "model '" + model.spec.name +
                  "' is a language model: use the OpenAI API (/v1/models, /v1/completions, /v1/chat/completions)");
   if (version.empty() || version == "1") return *model.variants.front();
-  return *model.variants.at(model.choose({.version = version}).index);
+  return *model.variants.at(model.choose({"", "", version, ""}).index);
 }
 
 RoutedInference InferenceRouter::route(ServedModel& model, std::vector<Tensor> inputs, const std::vector<std::string>& outputs,

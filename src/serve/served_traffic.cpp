@@ -76,25 +76,20 @@ result::RunResult ServedTraffic::result(const ServedVariant& variant, const nloh
   r.effective_settings = variant.effective_settings;
   r.scenario.name = std::nullopt;  // served traffic: no load generator scenario shaped it
   r.scenario.warmup_runs = 0;
-  auto parameters = variant.parameters;
-  parameters["variant"] = variant.variant;
-  parameters["latency_measured"] = "server side: request parsed to response ready (network and client excluded)";
+  auto& parameters = r.scenario.parameters;
+  parameters.batching = variant.batching;
+  auto& serving = parameters.serving.emplace(variant.serving);
+  serving.variant = variant.variant;
+  serving.latency_measured = "server side: request parsed to response ready (network and client excluded)";
   r.timing.load_ms = variant.load_ms;
   std::lock_guard lock(mutex_);
   r.scenario.timed_runs = static_cast<int>(recorder_.completed());
-  parameters["errors"] = recorder_.errors();
-  parameters["rows"] = rows_;
-  for (const auto& [shadow, by_shape] : shadow_) {
-    auto shapes = nlohmann::json::array();
+  serving.errors = recorder_.errors();
+  serving.rows = static_cast<std::uint64_t>(rows_);
+  for (const auto& [shadow, by_shape] : shadow_)
     for (const auto& [shape, a] : by_shape)
-      shapes.push_back(
-          {{"shape", shape}, {"compared", a.compared}, {"disagreed", a.disagreed}, {"max_abs_error", a.max_abs_error}});
-    parameters["shadow"][shadow] = {{"by_shape", shapes},
-                                    {"dropped", shadow_dropped_.count(shadow) ? shadow_dropped_.at(shadow) : 0}};
-  }
-  for (const auto& [shadow, dropped] : shadow_dropped_)
-    if (!shadow_.count(shadow)) parameters["shadow"][shadow] = {{"by_shape", nlohmann::json::array()}, {"dropped", dropped}};
-  r.scenario.parameters = result::scenario_parameters_from(parameters);  // serving details stay in `extra`
+      serving.shadow[shadow].by_shape.push_back({shape, a.compared, a.disagreed, a.max_abs_error});
+  for (const auto& [shadow, dropped] : shadow_dropped_) serving.shadow[shadow].dropped = dropped;
   result::fill_latency_and_throughput(r, recorder_, static_cast<double>(last_ns_ - first_ns_) * 1e-9);
   // Rows per request can exceed 1 (clients send batches): inferences/s counts rows.
   if (r.throughput.wall_s > 0) r.throughput.inferences_per_s = static_cast<double>(rows_) / r.throughput.wall_s;

@@ -22,7 +22,10 @@ struct ServedVariant {
   std::vector<EffectiveSetting> effective_settings;
   std::vector<TensorSpec> inputs, outputs;
   double load_ms = 0;
-  nlohmann::json parameters = nlohmann::json::object();  // weight, batching, slots: how it was served
+  // How it was served: weight, instances and batching, or slots and continuous batching. The
+  // traffic's counts and shadow comparisons are added when the result is made.
+  result::ServingRecord serving;
+  std::optional<std::string> batching;  // language models
 };
 
 // This variant's outputs against its shadow's on mirrored requests, at one input shape.

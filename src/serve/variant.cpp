@@ -94,13 +94,15 @@ ServedVariant Variant::description() const {
                   inputs_,
                   outputs_,
                   load_ms_,
-                  {}};
-  d.parameters = {{"weight", spec_.weight},
-                  {"instances", spec_.instances},
-                  {"max_batch_size", max_batch_rows() > 1 ? max_batch_rows() : 0},
-                  {"max_queue_delay_us", batcher_->policy().max_queue_delay.count()},
-                  {"inline_below_us", static_cast<double>(inline_below_ns_) * 1e-3},
-                  {"batching_note", batching_note_}};
+                  {},
+                  std::nullopt};
+  auto& s = d.serving;
+  s.weight = spec_.weight;
+  s.instances = spec_.instances;
+  s.max_batch_size = max_batch_rows() > 1 ? max_batch_rows() : 0;
+  s.max_queue_delay_us = batcher_->policy().max_queue_delay.count();
+  s.inline_below_us = static_cast<double>(inline_below_ns_) * 1e-3;
+  s.batching_note = batching_note_;
   return d;
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/named_enum.hpp"
+
 namespace infermark::stats {
 namespace {
 
@@ -11,21 +13,14 @@ AgreementFigure by_rank(const stats::OutputAgreement& o) {
   return {o.cosine_similarity, AgreementMeasure::kCosine};
 }
 
+constexpr NamedValue<AgreementMeasure> kMeasures[] = {{AgreementMeasure::kTop1, "top-1 agreement"},
+                                                      {AgreementMeasure::kStepTop1, "per-step top-1 agreement"},
+                                                      {AgreementMeasure::kVectorCosine, "mean vector cosine"},
+                                                      {AgreementMeasure::kCosine, "cosine similarity"}};
+
 }  // namespace
 
-std::string agreement_measure_name(AgreementMeasure measure) {
-  switch (measure) {
-    case AgreementMeasure::kTop1:
-      return "top-1 agreement";
-    case AgreementMeasure::kStepTop1:
-      return "per-step top-1 agreement";
-    case AgreementMeasure::kVectorCosine:
-      return "mean vector cosine";
-    case AgreementMeasure::kCosine:
-      return "cosine similarity";
-  }
-  return "";
-}
+std::string agreement_measure_name(AgreementMeasure measure) { return std::string(name_in(kMeasures, measure)); }
 
 AgreementFigure agreement_figure(const stats::OutputAgreement& o, std::optional<OutputKind> kind) {
   if (!kind) return by_rank(o);

@@ -140,7 +140,7 @@ TEST_F(Cli, AConcurrencyListKeepsOneResultPerLevel) {
   std::set<int> levels;
   for (const auto& result : all) {
     EXPECT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
-    levels.insert(result.scenario.parameters.at("lanes").get<int>());
+    levels.insert(result.scenario.parameters.lanes.value_or(0));
   }
   EXPECT_EQ(levels, (std::set<int>{1, 2}));
   EXPECT_NE(r.out.find("tiny_cnn.onnxruntime.t"), std::string::npos) << r.out;

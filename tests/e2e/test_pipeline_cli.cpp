@@ -139,8 +139,9 @@ TEST_F(Pipeline, TheServerScenarioDrivesEveryModeOpenLoop) {
     const auto res = result(mode);
     ASSERT_EQ(res.status, infermark::result::CellStatus::kOk) << mode << ": " << res.error;
     EXPECT_EQ(infermark::result::scenario_label(res.scenario), "pipeline-" + mode);
-    EXPECT_EQ(res.scenario.parameters.at("name"), "server") << mode;
-    EXPECT_EQ(res.scenario.parameters.at("lanes"), mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth
+    ASSERT_TRUE(res.scenario.parameters.request) << mode;
+    EXPECT_EQ(res.scenario.parameters.request->name, infermark::loadgen::Scenario::kServer) << mode;
+    EXPECT_EQ(res.scenario.parameters.lanes, mode == "serial" ? 1 : 4) << mode;  // the pipeline's depth
     ASSERT_EQ(res.phases.size(), 1u) << mode;
     const auto& phase = res.phases[0];
     EXPECT_EQ(phase.at("label"), "server") << mode;

@@ -427,7 +427,8 @@ TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
   request.scenario.warmup_queries = 2;
   const auto result = harness::measure_cell(registry(), request);
   ASSERT_EQ(result.status, infermark::result::CellStatus::kOk) << result.error;
-  const auto& shapes = result.scenario.parameters.at("varying_shapes");
+  ASSERT_TRUE(result.scenario.parameters.varying_shapes);
+  const auto shapes = infermark::result::to_json(*result.scenario.parameters.varying_shapes);  // as the file has it
   EXPECT_EQ(shapes.at("ranges").at("input"), "1x3x24-40/8x24-40/8");
   EXPECT_TRUE(shapes.at("bucketed").get<bool>());
   EXPECT_EQ(shapes.at("input_sets"), 6);

@@ -3,6 +3,7 @@
 
 #include "core/circuit_breaker.hpp"
 #include "pipeline/pipeline_report.hpp"
+#include "result/result_sections.hpp"
 
 namespace infermark::pipeline {
 namespace {
@@ -41,12 +42,16 @@ TEST(CircuitBreaker, AfterTheCooldownOneTrialDecides) {
   breaker.record(false, 260 * kMs);  // the trial succeeded: closed
   EXPECT_EQ(breaker.state(), BreakerState::kClosed);
   EXPECT_TRUE(breaker.admit(261 * kMs));
-  const auto json = breaker.to_json(0);
-  EXPECT_EQ(json["times_opened"], 2);
-  EXPECT_EQ(json["rejected"], 2);
-  ASSERT_EQ(json["events"].size(), 5u);  // open, half-open, open, half-open, closed
+  const auto record = result::breaker_record_of(breaker, 0);
+  EXPECT_EQ(record.times_opened, 2u);
+  EXPECT_EQ(record.rejected, 2u);
+  ASSERT_EQ(record.events.size(), 5u);  // open, half-open, open, half-open, closed
+  EXPECT_EQ(record.events[4].state, BreakerState::kClosed);
+  EXPECT_DOUBLE_EQ(record.events[4].at_ms, 260.0);
+  // Written as the result file has it.
+  const auto json = result::to_json(record);
   EXPECT_EQ(json["events"][4]["state"], "closed");
-  EXPECT_DOUBLE_EQ(json["events"][4]["at_ms"].get<double>(), 260.0);
+  EXPECT_EQ(json["final_state"], "closed");
 }
 
 TEST(CircuitBreaker, ATrialThatNeverRanDecidesNothing) {
@@ -99,7 +104,8 @@ TEST(PipelineFigures, CountsRequestsAndTimesEachStage) {
   ModeOutcome outcome;
   outcome.mode = PipelineMode::kThreads;
   outcome.records = {record(0, 0, {10, 30}, 2), record(1, 10, {10, 30}, 4), record(2, 20, {10, 30}, 0, 1)};
-  outcome.breaker = {{"rejected", 3}};
+  outcome.breaker = result::BreakerRecord{};
+  outcome.breaker->rejected = 3;
   const auto f = figures_of(outcome, 2);
   EXPECT_EQ(f.admitted, 3);
   EXPECT_EQ(f.completed, 2);

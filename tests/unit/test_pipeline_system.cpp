@@ -181,25 +181,25 @@ TEST(PipelineSystem, TheDefaultLoadIsAClosedLoopAtEachModesDepth) {
   spec.queue_depth = 2;
   spec.requests = 30;
   spec.warmup = 2;
-  EXPECT_EQ(pipeline_depth(spec, "serial"), 1);
-  EXPECT_EQ(pipeline_depth(spec, "threads"), 4);  // two stages busy, two requests queued between them
+  EXPECT_EQ(pipeline_depth(spec, PipelineMode::kSerial), 1);
+  EXPECT_EQ(pipeline_depth(spec, PipelineMode::kThreads), 4);  // two stages busy, two requests queued between them
   LoadRequest load;
-  const auto threads = scenario_for_mode(spec, load, "threads");
+  const auto threads = scenario_for_mode(spec, load, PipelineMode::kThreads);
   EXPECT_EQ(threads.name, loadgen::Scenario::kConcurrency);
   EXPECT_EQ(threads.concurrency, 4);
   EXPECT_EQ(threads.max_queries, 30u);
   EXPECT_EQ(threads.warmup_queries, 2u);
-  EXPECT_EQ(scenario_for_mode(spec, load, "serial").concurrency, 1);
+  EXPECT_EQ(scenario_for_mode(spec, load, PipelineMode::kSerial).concurrency, 1);
 
   load.scenario_given = true;
   load.scenario.name = loadgen::Scenario::kServer;
   load.scenario.qps = 50;
-  const auto server = scenario_for_mode(spec, load, "processes");
+  const auto server = scenario_for_mode(spec, load, PipelineMode::kProcesses);
   EXPECT_EQ(server.name, loadgen::Scenario::kServer);
   EXPECT_EQ(loadgen::lanes_needed(server, 64), 4);  // the pipeline's depth, not the machine's cores
   load.concurrency_given = true;
   load.scenario.concurrency = 8;
-  EXPECT_EQ(scenario_for_mode(spec, load, "serial").concurrency, 8);
+  EXPECT_EQ(scenario_for_mode(spec, load, PipelineMode::kSerial).concurrency, 8);
 }
 
 }  // namespace infermark::pipeline

@@ -100,6 +100,59 @@ TEST(RunResult, RejectsWhatIsNotAResult) {
   EXPECT_NE(error_of(missing).find("r.json: malformed run result"), std::string::npos);
 }
 
+// Served traffic's details (variant, weight, batching, shadow comparisons) and a pipeline's mode and
+// breaker are typed in memory and written with the keys and values a version-1 file has.
+TEST(RunResult, ServedAndPipelineDetailsAreTypedAndWrittenAsBefore) {
+  auto served = to_json(sample_result());
+  served["scenario"]["name"] = "serve";
+  served["scenario"]["parameters"] = {
+      {"variant", "ov"},
+      {"weight", 10.0},
+      {"instances", 2},
+      {"max_batch_size", 8},
+      {"max_queue_delay_us", 500},
+      {"inline_below_us", 200.0},
+      {"batching_note", ""},
+      {"errors", 3},
+      {"rows", 120},
+      {"latency_measured", "server side"},
+      {"shadow",
+       {{"ort",
+         {{"by_shape", {{{"shape", "1x3"}, {"compared", 5}, {"disagreed", 1}, {"max_abs_error", 0.5}}}}, {"dropped", 2}}}}}};
+  served["schema_version"] = 1;
+  const auto back = result::run_result_from_json(served, "served.json");
+  EXPECT_TRUE(is_served(back.scenario));
+  ASSERT_TRUE(back.scenario.parameters.serving);
+  const auto& serving = *back.scenario.parameters.serving;
+  EXPECT_EQ(serving.variant, "ov");
+  EXPECT_DOUBLE_EQ(serving.weight, 10.0);
+  EXPECT_EQ(serving.instances, 2);
+  EXPECT_EQ(serving.rows, 120u);
+  ASSERT_EQ(serving.shadow.at("ort").by_shape.size(), 1u);
+  EXPECT_EQ(serving.shadow.at("ort").by_shape[0].disagreed, 1u);
+  EXPECT_EQ(serving.shadow.at("ort").dropped, 2u);
+  EXPECT_TRUE(back.scenario.parameters.extra.empty());  // nothing left untyped
+  auto written = to_json(back);
+  EXPECT_EQ(written["scenario"], served["scenario"]);
+
+  auto wrong = served;
+  wrong["scenario"]["parameters"]["rows"] = "many";
+  try {
+    result::run_result_from_json(wrong, "served.json");
+    FAIL() << "a row count that is text was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scenario.parameters.rows"), std::string::npos) << e.what();
+  }
+  auto pipeline = to_json(sample_result());
+  pipeline["scenario"]["name"] = "pipeline-fibers";
+  try {
+    result::run_result_from_json(pipeline, "p.json");
+    FAIL() << "an unknown pipeline mode was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fibers"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RunResult, OriginRoundTrips) {
   for (const auto origin : {result::ResultOrigin::kInProcess, result::ResultOrigin::kServed, result::ResultOrigin::kRemote}) {
     auto r = sample_result();

@@ -1,4 +1,4 @@
-#include "cli/unsaved_results.hpp"
+#include "harness/unsaved_results.hpp"
 
 #include <fmt/core.h>
 
@@ -6,9 +6,9 @@
 #include <cstring>
 #include <fstream>
 
-namespace infermark::cli {
+namespace infermark::harness {
 
-void report_unsaved_results(const std::vector<harness::CellOutcome>& outcomes, int& exit_code) {
+void report_unsaved_results(const std::vector<CellOutcome>& outcomes, int& exit_code) {
   std::size_t unsaved = 0;
   for (const auto& outcome : outcomes)
     if (!outcome.save_error.empty()) {
@@ -29,4 +29,4 @@ bool write_text_file(const std::filesystem::path& path, const std::string& text)
   return false;
 }
 
-}  // namespace infermark::cli
+}  // namespace infermark::harness
