@@ -239,7 +239,7 @@ class ServeLimitsAndShutdown(unittest.TestCase):
             self.assertIn(status, (200, 503, 0))
         self.assertIn(200, statuses)
         # Each variant's served latencies became a result file; `infermark report` compares them.
-        folders = glob.glob(os.path.join(results, "serve-*"))
+        folders = glob.glob(os.path.join(results, "*-serve*"))
         self.assertEqual(len(folders), 1, output)
         self.assertEqual(sorted(os.listdir(folders[0])), ["tiny_cnn-onnxruntime.json", "tiny_cnn-openvino.json"])
         with open(os.path.join(folders[0], "tiny_cnn-openvino.json")) as f:
@@ -276,7 +276,7 @@ class ServeShadowComparison(unittest.TestCase):
                        "five shadow comparisons in /metrics")
         finally:
             self.assertEqual(stop_server(process), 0)
-        folder = glob.glob(os.path.join(results, "serve-*"))[0]
+        folder = glob.glob(os.path.join(results, "*-serve*"))[0]
         report = subprocess.run([INFERMARK, "report", folder], capture_output=True, text=True, timeout=120)
         self.assertEqual(report.returncode, 0, report.stderr)
         self.assertRegex(report.stdout, r"Shadow: 'primary' mirrored to 'candidate': 1x3x32x32: \d+ of 5 disagreed")

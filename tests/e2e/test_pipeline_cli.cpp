@@ -171,7 +171,7 @@ TEST_F(Pipeline, BadPipelineFilesAreRefusedWithTheCause) {
   r = write(
       "name: x\nmodes: [serial, warp]\npipeline:\n  stages:\n    - {model: a.onnx, backend: onnxruntime}\n    - {model: b.onnx, "
       "backend: onnxruntime}\n");
-  EXPECT_NE(r.err.find("mode 'warp'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("modes: mode warp: unknown (expected serial, threads, processes)"), std::string::npos) << r.err;
   r = write(
       "name: x\npipeline:\n  stages:\n    - {model: a.onnx, backend: nosuch}\n    - {model: b.onnx, backend: onnxruntime}\n");
   EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;

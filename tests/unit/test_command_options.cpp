@@ -23,12 +23,15 @@
 namespace infermark::cli {
 namespace {
 
-// The CLI11 error `args` give `define_flags`, or "" when they parse.
+// The error `args` give `define_flags` (CLI11's, or infermark's from a flag's own check), or "" when
+// they parse.
 template <class Options>
 std::string parse_error(void (*define_flags)(CLI::App&, Options&), const std::vector<std::string>& args) {
   try {
     parse_command(define_flags, args);
   } catch (const CLI::ParseError& e) {
+    return e.what();
+  } catch (const Error& e) {
     return e.what();
   }
   return "";
