@@ -10,7 +10,6 @@
 namespace infermark::report {
 namespace {
 
-using testing::CellSpec;
 using testing::latency_samples;
 using testing::synthetic_result;
 

@@ -13,7 +13,6 @@
 namespace infermark {
 namespace {
 
-using testing::CellSpec;
 using testing::latency_samples;
 using testing::narrow_cell;
 using testing::synthetic_result;

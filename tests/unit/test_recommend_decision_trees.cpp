@@ -17,7 +17,6 @@ namespace infermark {
 namespace {
 
 using report::BranchVerdict;
-using testing::latency_samples;
 using testing::llm_cell;
 using testing::narrow_cell;
 

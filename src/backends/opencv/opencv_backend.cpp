@@ -59,7 +59,7 @@ decltype(auto) rethrow_opencv_errors(std::string_view context, Action&& action) 
 
 // OpenCV 4.6 names its parallel framework (TBB, OpenMP, pthreads) only in its build information.
 std::string parallel_framework() {
-  const std::string info = cv::getBuildInformation();
+  const std::string& info = cv::getBuildInformation();
   const std::string key = "Parallel framework:";
   const auto at = info.find(key);
   if (at == std::string::npos) return "unknown";

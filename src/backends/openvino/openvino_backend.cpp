@@ -300,7 +300,7 @@ class OpenVinoSession final : public Session {
     std::vector<Tensor> result;
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
       const auto out = request.get_output_tensor(i);
-      const auto shape = out.get_shape();
+      const auto& shape = out.get_shape();
       Tensor tensor{outputs_[i].name,
                     to_dtype(out.get_element_type(), outputs_[i].name),
                     std::vector<std::int64_t>(shape.begin(), shape.end()),
