@@ -40,8 +40,7 @@ void define_load_flags(CLI::App& cmd, LoadOptions& o) {
       ->transform(CLI::CheckedTransformer(remote::tensor_encoding_names()))
       ->default_str("auto");
   cmd.add_option("--endpoint", r.endpoint, "openai: chat (/v1/chat/completions) or completions (/v1/completions)")
-      ->transform(CLI::CheckedTransformer(std::vector<std::pair<std::string, remote::OpenAiEndpoint>>{
-          {"chat", remote::OpenAiEndpoint::kChat}, {"completions", remote::OpenAiEndpoint::kCompletions}}))
+      ->transform(CLI::CheckedTransformer(remote::endpoint_names()))
       ->default_str("chat");
   cmd.add_flag_callback(
       "--no-stream", [&r] { r.stream = false; }, "openai: ask for whole answers (TTFT is then the whole request)");

@@ -6,6 +6,8 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/named_enum.hpp"
+#include "openai/openai_protocol.hpp"
 #include "remote/sse_parser.hpp"
 
 namespace infermark::remote {
@@ -22,16 +24,8 @@ constexpr const char* kWords[] = {"the",  "of",    "and",   "to",    "in",   "is
                                   "will", "up",    "other", "about", "out",  "many",  "then", "them", "these", "so",    "some",
                                   "her",  "would", "make",  "like",  "him",  "into",  "time", "has",  "look"};
 
-std::string_view content_of(const json& choice, OpenAiEndpoint endpoint) {
-  const json* text = nullptr;
-  if (endpoint == OpenAiEndpoint::kChat) {
-    for (const char* key : {"delta", "message"})
-      if (choice.contains(key) && choice[key].is_object() && choice[key].contains("content")) text = &choice[key]["content"];
-  } else if (choice.contains("text")) {
-    text = &choice["text"];
-  }
-  return text && text->is_string() ? std::string_view(text->get_ref<const std::string&>()) : std::string_view();
-}
+constexpr NamedValue<OpenAiEndpoint> kEndpoints[] = {{OpenAiEndpoint::kChat, "chat"},
+                                                     {OpenAiEndpoint::kCompletions, "completions"}};
 
 // One request's stream: what its events said so far.
 struct StreamState {
@@ -51,28 +45,25 @@ struct StreamState {
   }
 
   void read(const json& j, OpenAiEndpoint endpoint, std::int64_t now_ns) {
-    if (j.contains("error") && !j["error"].is_null()) {
-      error = server_message(json_text(j));  // the message, not the whole error object
+    const auto piece = openai::read_answer_piece(j, endpoint == OpenAiEndpoint::kChat);
+    if (piece.error) {
+      error = server_message(*piece.error);  // the message, not the whole error object
       return;
     }
-    if (j.contains("usage") && j["usage"].is_object()) {
-      const auto& u = j["usage"];
-      if (u.contains("completion_tokens") && u["completion_tokens"].is_number_integer()) {
-        completion->output_tokens = u["completion_tokens"].get<int>();
-        usage = true;
-      }
-      if (u.contains("prompt_tokens") && u["prompt_tokens"].is_number_integer())
-        completion->prompt_tokens = u["prompt_tokens"].get<int>();
+    if (piece.completion_tokens) {
+      completion->output_tokens = *piece.completion_tokens;
+      usage = true;
     }
-    if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() &&
-        !content_of(j["choices"].front(), endpoint).empty())
-      completion->token_ns.push_back(now_ns);
+    if (piece.prompt_tokens) completion->prompt_tokens = *piece.prompt_tokens;
+    if (piece.has_text) completion->token_ns.push_back(now_ns);
   }
 };
 
 }  // namespace
 
-std::string_view name_of(OpenAiEndpoint endpoint) { return endpoint == OpenAiEndpoint::kChat ? "chat" : "completions"; }
+std::string_view name_of(OpenAiEndpoint endpoint) { return name_in(kEndpoints, endpoint); }
+
+std::vector<std::pair<std::string, OpenAiEndpoint>> endpoint_names() { return names_in(kEndpoints); }
 
 std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
                                             const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
@@ -140,19 +131,20 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
       lanes_(lanes),
       errors_(errors) {
   for (const auto& prompt : prompts) {
-    json body{{"model", settings_.model},
-              {"max_tokens", prompt.max_tokens},
-              {"stream", settings_.stream},
-              {"temperature", 0},
-              {"seed", settings_.seed}};
-    if (settings_.endpoint == OpenAiEndpoint::kChat)
-      body["messages"] = json::array({{{"role", "user"}, {"content", prompt.text}}});
+    openai::CompletionRequest request;  // greedy and seeded: the same prompt gives the same work every run
+    request.chat = settings_.endpoint == OpenAiEndpoint::kChat;
+    request.model = settings_.model;
+    if (request.chat)
+      request.messages = {{"user", prompt.text}};
     else
-      body["prompt"] = prompt.text;
-    if (settings_.stream) body["stream_options"] = {{"include_usage", true}};
-    if (settings_.ignore_eos) body["ignore_eos"] = true;
-    for (const auto& [key, value] : settings_.extra.items()) body[key] = value;
-    bodies_.push_back(json_text(body));
+      request.prompt = prompt.text;
+    request.max_tokens = prompt.max_tokens;
+    request.sampling.temperature = 0;
+    request.sampling.seed = settings_.seed;
+    request.seed_given = true;
+    request.stream = settings_.stream;
+    request.include_usage = settings_.stream;  // the token count, from the server's own usage
+    bodies_.push_back(openai::completion_request_body(request, settings_.ignore_eos, settings_.extra));
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@ namespace infermark::remote {
 
 enum class OpenAiEndpoint { kChat, kCompletions };
 std::string_view name_of(OpenAiEndpoint endpoint);  // "chat", "completions"
+std::vector<std::pair<std::string, OpenAiEndpoint>> endpoint_names();
 
 struct PromptSample {
   std::string text;  // the user's message (chat) or the prompt (completions)

@@ -15,7 +15,7 @@ namespace {
 namespace http = net::http;
 
 net::Response openai_error(int status, const std::string& message) {
-  return net::make_response(static_cast<http::status>(status), openai_error_body(status, message));
+  return net::make_response(static_cast<http::status>(status), openai::openai_error_body(status, message));
 }
 
 std::int64_t unix_seconds() {
@@ -67,7 +67,13 @@ boost::asio::awaitable<void> OpenAiHttpApi::handle(net::Request& request, net::R
 }
 
 boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net::Responder& responder, bool chat) {
-  auto parsed = parse_completion_request(request.body(), chat);
+  const auto parsed = [&] {
+    try {
+      return openai::parse_completion_request(request.body(), chat);
+    } catch (const Error& e) {
+      throw kserve::RequestError(400, e.what());  // a request that does not parse names the field
+    }
+  }();
   auto* model = repository_.find(parsed.model);
   if (!model) {
     std::string names;
@@ -99,8 +105,8 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   work.stop = parsed.stop;
   work.channel = std::make_shared<TokenChannel>();
   auto channel = work.channel;
-  CompletionIdentity identity{std::string(chat ? "chatcmpl-" : "cmpl-") + std::to_string(requests_.fetch_add(1)),
-                              model->spec.name, unix_seconds(), engine->name()};
+  openai::CompletionIdentity identity{std::string(chat ? "chatcmpl-" : "cmpl-") + std::to_string(requests_.fetch_add(1)),
+                                      model->spec.name, unix_seconds(), engine->name()};
   if (!engine->submit(std::move(work))) {
     metrics_.count_rejection(model->spec.name, engine->name(), "queue_full");
     metrics_.count_request(model->spec.name, engine->name(), 429);
@@ -121,10 +127,10 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     }
     const int status = last.error.empty() ? 200 : 500;
     metrics_.count_request(model->spec.name, engine->name(), status);
-    auto response = last.error.empty()
-                        ? net::make_response(http::status::ok, completion_body(parsed, identity, text, last.finish,
-                                                                               last.prompt_tokens, last.completion_tokens))
-                        : openai_error(500, last.error);
+    auto response = last.error.empty() ? net::make_response(http::status::ok,
+                                                            openai::completion_body(parsed, identity, text, last.finish,
+                                                                                    last.prompt_tokens, last.completion_tokens))
+                                       : openai_error(500, last.error);
     response.set(std::string(kVariantHeader), engine->name());
     co_await responder.send(std::move(response));
     co_return;
@@ -134,7 +140,7 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   head.set(std::string(kVariantHeader), engine->name());
   bool open = co_await responder.begin_stream(std::move(head));
   if (open && chat) {
-    const auto first = stream_event(parsed, identity, "", std::nullopt, true);
+    const auto first = openai::stream_event(parsed, identity, "", std::nullopt, true);
     open = co_await responder.write(first);
   }
   StreamChunk last;
@@ -142,7 +148,7 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
     auto chunks = co_await next_chunks(channel);
     for (auto& chunk : chunks) {
       if (!chunk.text.empty() && open) {
-        const auto event = stream_event(parsed, identity, chunk.text, std::nullopt);
+        const auto event = openai::stream_event(parsed, identity, chunk.text, std::nullopt);
         open = co_await responder.write(event);
       }
       if (chunk.done) last = std::move(chunk);
@@ -155,10 +161,10 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
   }
   std::string tail;
   if (!last.error.empty()) {
-    tail = stream_error_event(last.error);
+    tail = openai::stream_error_event(last.error);
   } else {
-    tail = stream_event(parsed, identity, "", last.finish);
-    if (parsed.include_usage) tail += usage_event(parsed, identity, last.prompt_tokens, last.completion_tokens);
+    tail = openai::stream_event(parsed, identity, "", last.finish);
+    if (parsed.include_usage) tail += openai::usage_event(parsed, identity, last.prompt_tokens, last.completion_tokens);
     tail += "data: [DONE]\n\n";
   }
   metrics_.count_request(model->spec.name, engine->name(), last.error.empty() ? 200 : 500);

@@ -6,8 +6,8 @@
 #include <atomic>
 
 #include "net/http_server.hpp"
+#include "openai/openai_protocol.hpp"
 #include "serve/model_repository.hpp"
-#include "serve/openai_protocol.hpp"
 #include "serve/serve_metrics.hpp"
 
 namespace infermark::serve {

@@ -2,8 +2,6 @@
 
 namespace infermark::serve {
 
-std::string_view finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
-
 void TokenChannel::push(StreamChunk chunk) {
   std::function<void(std::vector<StreamChunk>)> deliver;
   std::vector<StreamChunk> batch;

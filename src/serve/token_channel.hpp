@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "openai/openai_protocol.hpp"
+
 namespace infermark::serve {
 
-enum class FinishReason { kLength, kStop };
-std::string_view finish_reason_name(FinishReason reason);  // OpenAI's "length", "stop"
+using openai::FinishReason;
 
 struct StreamChunk {
   std::string text;  // valid UTF-8 as far as the model produced it

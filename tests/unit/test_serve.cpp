@@ -9,10 +9,10 @@
 
 #include "core/clock.hpp"
 #include "kserve/kserve_codec.hpp"
+#include "openai/openai_protocol.hpp"
 #include "serve/batch_tensors.hpp"
 #include "serve/dynamic_batcher.hpp"
 #include "serve/generation_engine.hpp"
-#include "serve/openai_protocol.hpp"
 #include "serve/serve_config.hpp"
 #include "serve/variant_router.hpp"
 #include "unit/request_errors.hpp"
@@ -297,8 +297,19 @@ TEST(ServeConfig, MistakesNameTheField) {
             std::string::npos);
 }
 
+// The message of the infermark::Error `fn` throws, or "" when it throws none.
+template <typename Fn>
+std::string parse_error(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {
-  const auto completion = parse_completion_request(
+  const auto completion = openai::parse_completion_request(
       R"({"model":"m","prompt":"hi","max_tokens":5,"temperature":0,"seed":7,"stop":["\n"],"stream":true,
           "stream_options":{"include_usage":true},"user":"ignored"})",
       false);
@@ -309,7 +320,7 @@ TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {
   EXPECT_EQ(completion.sampling.seed, 7u);
   EXPECT_EQ(completion.stop, (std::vector<std::string>{"\n"}));
   EXPECT_TRUE(completion.stream && completion.include_usage);
-  const auto chat = parse_completion_request(
+  const auto chat = openai::parse_completion_request(
       R"({"model":"m","messages":[{"role":"system","content":"be brief"},
           {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"max_completion_tokens":3})",
       true);
@@ -320,23 +331,77 @@ TEST(OpenAiProtocol, ParsesCompletionAndChatRequests) {
 }
 
 TEST(OpenAiProtocol, BadRequestsNameTheField) {
-  EXPECT_NE(request_error([] { parse_completion_request(R"({"prompt":"x"})", false); }).find("model"), std::string::npos);
-  EXPECT_NE(
-      request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":0})", false); }).find("max_tokens"),
-      std::string::npos);
-  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":"x","n":3})", false); }).find("n:"),
+  EXPECT_NE(parse_error([] { openai::parse_completion_request(R"({"prompt":"x"})", false); }).find("model"), std::string::npos);
+  EXPECT_NE(parse_error([] {
+              openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":0})", false);
+            }).find("max_tokens"),
             std::string::npos);
-  EXPECT_NE(request_error([] { parse_completion_request(R"({"model":"m","prompt":["a","b"]})", false); }).find("prompt"),
+  EXPECT_NE(parse_error([] { openai::parse_completion_request(R"({"model":"m","prompt":"x","n":3})", false); }).find("n:"),
             std::string::npos);
-  EXPECT_NE(request_error([] {
-              parse_completion_request(R"({"model":"m","messages":[{"content":"x"}]})", true);
+  EXPECT_NE(parse_error([] { openai::parse_completion_request(R"({"model":"m","prompt":["a","b"]})", false); }).find("prompt"),
+            std::string::npos);
+  EXPECT_NE(parse_error([] {
+              openai::parse_completion_request(R"({"model":"m","messages":[{"content":"x"}]})", true);
             }).find("messages[0].role"),
             std::string::npos);
 }
 
+// The client writes what the server reads: one request type for both sides of the protocol.
+TEST(OpenAiProtocol, TheClientsRequestBodyParsesBackToTheSameRequest) {
+  openai::CompletionRequest asked;
+  asked.chat = true;
+  asked.model = "llama";
+  asked.messages = {{"user", "hello there"}};
+  asked.max_tokens = 12;
+  asked.sampling.temperature = 0;
+  asked.sampling.seed = 9;
+  asked.seed_given = true;
+  asked.stream = true;
+  asked.include_usage = true;
+  const auto body = openai::completion_request_body(asked, true, {{"grammar", "root ::= [a-z]+"}});
+  const auto json = nlohmann::json::parse(body);
+  EXPECT_TRUE(json["ignore_eos"].get<bool>());
+  EXPECT_EQ(json["grammar"], "root ::= [a-z]+");
+  const auto read = openai::parse_completion_request(body, true);
+  EXPECT_EQ(read.model, "llama");
+  ASSERT_EQ(read.messages.size(), 1u);
+  EXPECT_EQ(read.messages[0].content, "hello there");
+  EXPECT_EQ(read.max_tokens, 12);
+  EXPECT_EQ(read.sampling.temperature, 0.f);
+  EXPECT_EQ(read.sampling.seed, 9u);
+  EXPECT_TRUE(read.stream && read.include_usage);
+}
+
+// The client reads what the server writes: text, usage and errors, streamed or whole.
+TEST(OpenAiProtocol, TheClientReadsTheServersAnswers) {
+  openai::CompletionRequest chat;
+  chat.chat = true;
+  chat.include_usage = true;
+  const openai::CompletionIdentity identity{"chatcmpl-1", "m", 0, "v"};
+  const auto event_json = [](const std::string& event) {  // "data: {...}\n\n"
+    return nlohmann::json::parse(event.substr(6, event.size() - 8));
+  };
+  EXPECT_FALSE(
+      openai::read_answer_piece(event_json(openai::stream_event(chat, identity, "", std::nullopt, true)), true).has_text);
+  EXPECT_TRUE(openai::read_answer_piece(event_json(openai::stream_event(chat, identity, "hi", std::nullopt)), true).has_text);
+  const auto usage = openai::read_answer_piece(event_json(openai::usage_event(chat, identity, 4, 7)), true);
+  EXPECT_EQ(usage.prompt_tokens, 4);
+  EXPECT_EQ(usage.completion_tokens, 7);
+  openai::CompletionRequest completion;
+  const auto whole = openai::read_answer_piece(
+      nlohmann::json::parse(openai::completion_body(completion, {"cmpl-1", "m", 0, "v"}, "text", FinishReason::kStop, 2, 3)),
+      false);
+  EXPECT_TRUE(whole.has_text);
+  EXPECT_EQ(whole.completion_tokens, 3);
+  const auto error = openai::read_answer_piece(nlohmann::json::parse(openai::openai_error_body(404, "no such model")), false);
+  ASSERT_TRUE(error.error);
+  EXPECT_NE(error.error->find("no such model"), std::string::npos);
+}
+
 TEST(OpenAiProtocol, InvalidUtf8InModelOutputIsReplacedNotFatal) {
-  CompletionRequest request;
-  const auto body = completion_body(request, {"cmpl-1", "m", 0, "v"}, std::string("ok\xff\xfe"), FinishReason::kLength, 1, 2);
+  openai::CompletionRequest request;
+  const auto body =
+      openai::completion_body(request, {"cmpl-1", "m", 0, "v"}, std::string("ok\xff\xfe"), FinishReason::kLength, 1, 2);
   const auto parsed = nlohmann::json::parse(body);
   EXPECT_EQ(parsed["choices"][0]["text"], "ok\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFD twice
   EXPECT_EQ(parsed["usage"]["total_tokens"], 3);

@@ -1,16 +1,23 @@
 // OpenAI-compatible request and response bodies (/v1/completions, /v1/chat/completions), as
-// vLLM and llama-server speak them: parsing with errors that name the field, responses whole or
-// as server-sent-event chunks. Nothing here knows about HTTP or the model.
+// vLLM and llama-server speak them, for both sides: the server (`serve`) parses requests with
+// errors that name the field and writes answers whole or as server-sent-event chunks; the client
+// (`load --protocol openai`) writes requests and reads answers. Nothing here knows about HTTP,
+// the model or the load.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "backends/generator.hpp"
-#include "serve/token_channel.hpp"
+#include <nlohmann/json.hpp>
 
-namespace infermark::serve {
+#include "backends/generator.hpp"
+
+namespace infermark::openai {
+
+enum class FinishReason { kLength, kStop };
+std::string_view finish_reason_name(FinishReason reason);  // OpenAI's "length", "stop"
 
 struct CompletionRequest {
   bool chat = false;
@@ -25,8 +32,21 @@ struct CompletionRequest {
   bool include_usage = false;  // stream_options.include_usage
 };
 
-// Throws RequestError(400) naming the field.
+// Throws infermark::Error naming the field (the server answers it with 400).
 CompletionRequest parse_completion_request(std::string_view body, bool chat);
+
+// The client's side: the body of `request` (model, prompt or messages, max_tokens, temperature,
+// seed when given, stream and stream_options.include_usage), with "ignore_eos" when asked and
+// `extra` fields merged last (they win).
+std::string completion_request_body(const CompletionRequest& request, bool ignore_eos, const nlohmann::json& extra);
+
+// What one answer (non-streamed) or one streamed event says.
+struct AnswerPiece {
+  std::optional<std::string> error;                     // the server's error object, as JSON text
+  std::optional<int> prompt_tokens, completion_tokens;  // from "usage"
+  bool has_text = false;                                // the first choice carries text ("text", or "delta"/"message" content)
+};
+AnswerPiece read_answer_piece(const nlohmann::json& piece, bool chat);
 
 struct CompletionIdentity {
   std::string id;  // "cmpl-..." / "chatcmpl-..."
@@ -50,4 +70,4 @@ std::string stream_error_event(const std::string& message);
 // OpenAI's error body: {"error": {"message", "type", "code"}}.
 std::string openai_error_body(int status, const std::string& message);
 
-}  // namespace infermark::serve
+}  // namespace infermark::openai

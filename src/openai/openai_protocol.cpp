@@ -1,16 +1,14 @@
-#include "serve/openai_protocol.hpp"
+#include "openai/openai_protocol.hpp"
 
-#include <nlohmann/json.hpp>
-
+#include "core/error.hpp"
 #include "core/json_text.hpp"
-#include "kserve/kserve_codec.hpp"
 
-namespace infermark::serve {
+namespace infermark::openai {
 namespace {
 
 using nlohmann::json;
 
-kserve::RequestError bad_request(const std::string& message) { return kserve::RequestError(400, message); }
+Error bad_request(const std::string& message) { return Error(message); }
 
 // Model output may hold invalid UTF-8 (random-weight models do): replaced, never a failure.
 std::string dump(const json& j) { return json_text(j); }
@@ -40,7 +38,59 @@ json envelope(const CompletionRequest& request, const CompletionIdentity& identi
           {"system_fingerprint", "infermark-" + identity.variant}};
 }
 
+// The text a choice carries: "text" (completions), "delta" or "message" content (chat).
+bool has_text(const json& choice, bool chat) {
+  const json* text = nullptr;
+  if (chat) {
+    for (const char* key : {"delta", "message"})
+      if (choice.contains(key) && choice[key].is_object() && choice[key].contains("content")) text = &choice[key]["content"];
+  } else if (choice.contains("text")) {
+    text = &choice["text"];
+  }
+  return text && text->is_string() && !text->get_ref<const std::string&>().empty();
+}
+
+std::optional<int> usage_count(const json& usage, const char* key) {
+  if (usage.contains(key) && usage[key].is_number_integer()) return usage[key].get<int>();
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string_view finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
+
+std::string completion_request_body(const CompletionRequest& request, bool ignore_eos, const json& extra) {
+  json body{{"model", request.model},
+            {"max_tokens", request.max_tokens},
+            {"stream", request.stream},
+            {"temperature", request.sampling.temperature}};
+  if (request.seed_given) body["seed"] = request.sampling.seed;
+  if (request.chat) {
+    body["messages"] = json::array();
+    for (const auto& m : request.messages) body["messages"].push_back({{"role", m.role}, {"content", m.content}});
+  } else {
+    body["prompt"] = request.prompt;
+  }
+  if (request.include_usage) body["stream_options"] = {{"include_usage", true}};
+  if (ignore_eos) body["ignore_eos"] = true;
+  for (const auto& [key, value] : extra.items()) body[key] = value;
+  return json_text(body);
+}
+
+AnswerPiece read_answer_piece(const json& j, bool chat) {
+  AnswerPiece piece;
+  if (j.contains("error") && !j["error"].is_null()) {
+    piece.error = json_text(j);
+    return piece;
+  }
+  if (j.contains("usage") && j["usage"].is_object()) {
+    piece.completion_tokens = usage_count(j["usage"], "completion_tokens");
+    piece.prompt_tokens = usage_count(j["usage"], "prompt_tokens");
+  }
+  piece.has_text =
+      j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() && has_text(j["choices"].front(), chat);
+  return piece;
+}
 
 CompletionRequest parse_completion_request(std::string_view body, bool chat) {
   const json j = json::parse(body, nullptr, false);
@@ -166,4 +216,4 @@ std::string openai_error_body(int status, const std::string& message) {
   return dump({{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}});
 }
 
-}  // namespace infermark::serve
+}  // namespace infermark::openai
