@@ -58,7 +58,7 @@ class ProcessPipeline final : public PipelinedSystem {
   ProcessPipeline(const PipelineSpec& spec, int lanes, const RunSettings& settings)
       : PipelinedSystem(spec, lanes), settings_(settings), aborted_([this] { return broken_.load(); }) {
     try {
-      start();
+      start_stage_workers();
     } catch (const std::exception& e) {
       break_down(e.what());
       shut_down();
@@ -87,7 +87,7 @@ class ProcessPipeline final : public PipelinedSystem {
   }
 
  private:
-  void start() {
+  void start_stage_workers() {
     const auto n = spec_.stages.size();
     std::filesystem::create_directories(settings_.work_dir);
     remove_orphaned_pipeline_rings();  // left by runs killed with SIGKILL
