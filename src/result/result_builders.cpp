@@ -28,7 +28,8 @@ std::optional<HeadlineFigures> headline_of(const loadgen::ScenarioOutcome& outco
 }
 
 void fill_measurements(result::RunResult& result, const loadgen::ScenarioOutcome& outcome, const HeadlineFigures& headline) {
-  for (const auto& phase : outcome.phases) result.phases.push_back(loadgen::phase_json(phase, outcome.group_labels));
+  for (const auto& phase : outcome.phases)
+    result.phases.push_back(phase_record_from(loadgen::phase_json(phase, outcome.group_labels), "phases"));
   result.analysis = outcome.analysis;
   fill_latency_and_throughput(result, headline.recorder, headline.duration_s);
 }
@@ -52,8 +53,8 @@ void fill_resources(result::RunResult& result, const probes::ResourceSummary& su
 
 void fill_latency_and_throughput(result::RunResult& result, const loadgen::QueryRecorder& recorder, double duration_s) {
   const auto& histogram = recorder.latency();
-  result.latency_histogram = histogram.to_json();
-  result.time_series = recorder.series().to_json();
+  result.latency_histogram = histogram;
+  result.time_series = time_series_from(recorder.series().to_json(), "time_series");
   if (histogram.count() == 0) return;
   if (recorder.samples_complete()) {
     result.percentile_method = "exact";

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/circuit_breaker.hpp"
+#include "result/measured_phases.hpp"  // IssueLateness
 #include "result/pipeline_mode.hpp"
 
 namespace infermark::result {
@@ -133,10 +134,6 @@ struct RemoteRecord {
 };
 
 // ---- "scaleout" -------------------------------------------------------------------------------
-
-struct IssueLateness {  // microseconds
-  double p50 = 0, p99 = 0, max = 0;
-};
 
 // One rank of a distributed `load`: its share, what it did, and whether it kept up.
 struct RankRecord {

@@ -289,9 +289,10 @@ json to_json(const RunResult& r) {
   j["latency_ms"] = r.latency_ms ? latency_json(*r.latency_ms) : json(nullptr);
   j["percentile_method"] = r.percentile_method;
   j["samples_ms"] = r.samples_ms;
-  j["latency_histogram_ns"] = r.latency_histogram;
-  j["time_series"] = r.time_series;
-  j["phases"] = r.phases;
+  j["latency_histogram_ns"] = r.latency_histogram ? r.latency_histogram->to_json() : json(nullptr);
+  j["time_series"] = r.time_series ? to_json(*r.time_series) : json(nullptr);
+  j["phases"] = json::array();
+  for (const auto& phase : r.phases) j["phases"].push_back(to_json(phase));
   j["analysis"] = loadgen::to_json(r.analysis);
   j["resources"] = r.resources ? to_json(*r.resources) : json(nullptr);
   j["generation"] = r.generation ? to_json(*r.generation) : json(nullptr);
@@ -366,9 +367,19 @@ RunResult run_result_from_json(const json& j, const std::string& source) {
     if (!j.at("latency_ms").is_null()) r.latency_ms = latency_from(j.at("latency_ms"));
     r.samples_ms = j.at("samples_ms").get<std::vector<double>>();
     r.percentile_method = j.value("percentile_method", "exact");
-    r.latency_histogram = j.value("latency_histogram_ns", json(nullptr));
-    r.time_series = j.value("time_series", json(nullptr));
-    r.phases = j.value("phases", json::array());
+    try {
+      if (json_field(j, "latency_histogram_ns") && !j["latency_histogram_ns"].is_null())
+        r.latency_histogram = latency_histogram_from(j["latency_histogram_ns"], "latency_histogram_ns");
+      if (json_field(j, "time_series") && !j["time_series"].is_null())
+        r.time_series = time_series_from(j["time_series"], "time_series");
+      if (json_field(j, "phases") && !j["phases"].is_null()) {
+        if (!j["phases"].is_array()) throw Error("phases: expected a list, got " + j["phases"].dump().substr(0, 60));
+        for (std::size_t i = 0; i < j["phases"].size(); ++i)
+          r.phases.push_back(phase_record_from(j["phases"][i], "phases[" + std::to_string(i) + "]"));
+      }
+    } catch (const Error& e) {
+      throw Error(source + ": " + e.what());
+    }
     r.analysis = loadgen::analysis_from(j.value("analysis", json::object()));  // lenient: never throws
     if (j.contains("resources") && j["resources"].is_object()) r.resources = resources_from(j["resources"]);
     if (j.contains("generation") && j["generation"].is_object()) r.generation = generation_from(j["generation"]);

@@ -16,6 +16,7 @@
 #include "loadgen/analysis.hpp"
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
+#include "result/measured_phases.hpp"
 #include "result/perplexity_result.hpp"
 #include "result/result_sections.hpp"
 #include "result/scenario_record.hpp"
@@ -131,14 +132,14 @@ struct RunResult {
   ScenarioDescription scenario;
   Timing timing;
   std::optional<stats::LatencySummary> latency_ms;
-  std::string percentile_method;                    // "exact" (every sample kept) or "histogram" (<= 1% relative error)
-  std::vector<double> samples_ms;                   // every sample when the method is exact, else empty
-  nlohmann::json latency_histogram = nullptr;       // mergeable log-linear histogram (ns) of the summarised phases
-  nlohmann::json time_series = nullptr;             // per-interval completions, errors, throughput, P50/P99
-  nlohmann::json phases = nlohmann::json::array();  // every measured phase (ramp steps, trials, ...)
-  loadgen::Analysis analysis;                       // knee, SLA verdict, max QPS, soak and pulse verdicts
-  std::optional<ResourceRecord> resources;          // CPU, memory, energy and GPU over the measurement
-  std::optional<GenerationResult> generation;       // LLM cells: TTFT, TPOT, inter-token latency, token rates
+  std::string percentile_method;                             // "exact" (every sample kept) or "histogram" (<= 1% relative error)
+  std::vector<double> samples_ms;                            // every sample when the method is exact, else empty
+  std::optional<stats::LatencyHistogram> latency_histogram;  // mergeable log-linear histogram (ns) of the summarised phases
+  std::optional<TimeSeries> time_series;                     // per-interval completions, errors, throughput, P50/P99
+  std::vector<PhaseRecord> phases;                           // every measured phase (ramp steps, trials, ...)
+  loadgen::Analysis analysis;                                // knee, SLA verdict, max QPS, soak and pulse verdicts
+  std::optional<ResourceRecord> resources;                   // CPU, memory, energy and GPU over the measurement
+  std::optional<GenerationResult> generation;                // LLM cells: TTFT, TPOT, inter-token latency, token rates
   Throughput throughput;
   MemoryUse memory;
   std::string outputs_dir;                             // .npy outputs of the last run, "" when not saved

@@ -323,9 +323,10 @@ TEST_F(Cli, ServerScenarioWithAnSlaReportsTheVerdictAndTheTimeSeries) {
     ASSERT_TRUE(result.analysis.sla.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
     EXPECT_EQ(result.analysis.sla->p99_ms_target, 50.0);
     ASSERT_EQ(result.phases.size(), 1u);
-    EXPECT_GT(result.phases[0]["issued"].get<int>(), 100);
-    EXPECT_FALSE(result.phases[0]["issue_lateness_us"].is_null());
-    EXPECT_FALSE(result.time_series.empty());
+    EXPECT_GT(result.phases[0].issued, 100u);
+    EXPECT_TRUE(result.phases[0].issue_lateness_us);
+    ASSERT_TRUE(result.time_series);
+    EXPECT_FALSE(result.time_series->empty());
     EXPECT_EQ(result.scenario.parameters.lanes, 2);
     ASSERT_TRUE(result.resources.has_value());
     EXPECT_TRUE(result.resources->summary.energy.available || !result.resources->summary.energy.source.empty());
@@ -341,7 +342,7 @@ TEST_F(Cli, RampReportsEveryStepAndItsKnee) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const auto& result : results()) {
     ASSERT_EQ(result.phases.size(), 3u);
-    EXPECT_EQ(result.phases[2]["concurrency"], 4);  // 1, 2, 4
+    EXPECT_EQ(result.phases[2].concurrency, 4);  // 1, 2, 4
     ASSERT_TRUE(result.analysis.ramp.has_value()) << infermark::loadgen::to_json(result.analysis).dump();
     EXPECT_FALSE(result.analysis.ramp->knee_reason.empty());
     EXPECT_EQ(result.analysis.ramp->steps.size(), 3u);

@@ -449,7 +449,8 @@ TEST_P(VaryingShapes, AMeasuredCellRecordsTheShapesItFed) {
   EXPECT_EQ(queries, 30u);  // every timed query, counted against the shape it ran
   EXPECT_GT(shapes.at("mean_input_elements").get<double>(), 3.0 * 24 * 24 - 1);
   ASSERT_FALSE(result.phases.empty());
-  EXPECT_EQ(result.phases[0].at("latency_by_group_ms").size(), shapes.at("sets").size());
+  ASSERT_TRUE(result.phases[0].latency_by_group_ms);
+  EXPECT_EQ(result.phases[0].latency_by_group_ms->size(), shapes.at("sets").size());
   EXPECT_GE(shapes.at("distinct_shapes").get<int>(), 2);
 }
 

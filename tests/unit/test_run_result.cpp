@@ -153,6 +153,50 @@ TEST(RunResult, ServedAndPipelineDetailsAreTypedAndWrittenAsBefore) {
   }
 }
 
+// Phases, the time series and the histogram are typed too: a field of the wrong kind is named.
+TEST(RunResult, MeasuredPhasesAreTypedAndAWrongFieldIsNamed) {
+  auto json = to_json(sample_result());
+  json["phases"] = {{{"label", "rate 50/s"},
+                     {"concurrency", 4},
+                     {"issued", 120},
+                     {"completed", 118},
+                     {"errors", 1},
+                     {"rejected", 1},
+                     {"duration_s", 2.5},
+                     {"achieved_qps", 47.2},
+                     {"minimums_met", true},
+                     {"interrupted", false},
+                     {"target_qps", 50.0},
+                     {"waited_for_lane", 3},
+                     {"latency_ms", {{"p50", 1.0}, {"p90", 2.0}, {"p99", 3.0}, {"max", 4.0}, {"mean", 1.5}}},
+                     {"issue_lateness_us", {{"p50", 10.0}, {"p99", 40.0}, {"max", 90.0}}},
+                     {"good_queries", 118},
+                     {"goodput_qps", 47.2}}};
+  json["time_series"] = {{{"t_s", 0.0},
+                          {"completed", 5},
+                          {"errors", 0},
+                          {"throughput_per_s", 5.0},
+                          {"p50_ms", nullptr},
+                          {"p99_ms", nullptr},
+                          {"max_ms", nullptr}}};
+  const auto back = result::run_result_from_json(json, "r.json");
+  ASSERT_EQ(back.phases.size(), 1u);
+  EXPECT_EQ(back.phases[0].issued, 120u);
+  EXPECT_EQ(back.phases[0].target_qps, 50.0);
+  EXPECT_EQ(back.phases[0].waited_for_lane, 3u);
+  ASSERT_TRUE(back.time_series);
+  EXPECT_FALSE(back.time_series->at(0).p50_ms);
+  EXPECT_EQ(to_json(back), json);  // written back as read
+
+  json["phases"][0]["issued"] = "many";
+  try {
+    result::run_result_from_json(json, "r.json");
+    FAIL() << "an issued count that is text was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("r.json: phases[0].issued"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RunResult, OriginRoundTrips) {
   for (const auto origin : {result::ResultOrigin::kInProcess, result::ResultOrigin::kServed, result::ResultOrigin::kRemote}) {
     auto r = sample_result();
