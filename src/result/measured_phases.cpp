@@ -10,12 +10,8 @@ namespace {
 
 using detail::Fields;
 using detail::optional_json;
+using detail::put;
 using nlohmann::json;
-
-template <typename T>
-void put(json& j, const char* key, const std::optional<T>& value) {
-  if (value) j[key] = *value;
-}
 
 json to_json(const std::optional<TokenLatency>& t) {
   if (!t) return nullptr;

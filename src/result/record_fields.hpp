@@ -113,4 +113,11 @@ json optional_json(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+// Writes `key` only when the value is there (a field older files lack, or one that applies only
+// to some results).
+template <typename T>
+void put(json& j, const char* key, const std::optional<T>& value) {
+  if (value) j[key] = *value;
+}
+
 }  // namespace infermark::result::detail

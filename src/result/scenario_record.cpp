@@ -5,10 +5,12 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "result/cell_json.hpp"
+#include "result/record_fields.hpp"
 
 namespace infermark::result {
 namespace {
 
+using detail::put;
 using nlohmann::json;
 
 constexpr const char* kServed = "serve";
@@ -45,11 +47,6 @@ std::string text_field(const json& j, const char* key, const std::string& where,
 
 void require_object(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected an object, got " + j.dump());
-}
-
-template <typename T>
-void put(json& j, const char* key, const std::optional<T>& value) {
-  if (value) j[key] = *value;
 }
 
 ShapeSetRecord shape_set_from(const json& j, const std::string& where) {
