@@ -123,7 +123,12 @@ class Backend {
 // generators: the check callers make before open_generator().
 void require_generators(const Backend& backend, const std::filesystem::path& model);
 
-// Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf", or "".
+// Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf",
+// "onnx-genai" (a model folder named *.genai), or "".
 std::string model_format(const std::filesystem::path& model);
+
+// Whether `model` is a language model that backends open as a Generator (GGUF, ONNX Runtime GenAI
+// folders) rather than a tensor model opened as a Session.
+bool is_language_model(const std::filesystem::path& model);
 
 }  // namespace infermark

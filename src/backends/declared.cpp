@@ -54,8 +54,15 @@ BackendInfo declared_backend_info(std::string_view name, std::string version, st
 }
 
 std::string model_format(const std::filesystem::path& model) {
-  const auto* format = declared_backends().format_of_extension(model.extension().string());
+  // "models/m.genai/" names the folder too: its extension is that of the path without the slash.
+  const auto path = model.has_filename() ? model : model.parent_path();
+  const auto* format = declared_backends().format_of_extension(path.extension().string());
   return format ? std::string(format->name) : std::string();
+}
+
+bool is_language_model(const std::filesystem::path& model) {
+  const auto format = model_format(model);
+  return format == "gguf" || format == "onnx-genai";
 }
 
 }  // namespace infermark

@@ -33,6 +33,18 @@ struct WindowScore {
   int tokens = 0;
 };
 
+// How a generator decodes its sequence slots, which results report beside the figures.
+enum class GenerationBatching {
+  kContinuous,        // one forward pass per step over every active slot; requests join and leave it
+  kSequencesInTurn,   // one forward pass per active slot per step, run one after another
+};
+
+// The scenario's "batching" text for results and tables.
+inline const char* describe(GenerationBatching batching) {
+  return batching == GenerationBatching::kContinuous ? "continuous: requests join and leave one running batch"
+                                                     : "none: each sequence is its own forward pass, the active ones run in turn";
+}
+
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant"
   std::string content;
@@ -46,6 +58,7 @@ class Generator {
   virtual int vocab_size() const = 0;
   // Sequence slots that can be decoded together in one batch.
   virtual int max_slots() const = 0;
+  virtual GenerationBatching batching() const = 0;
   // Token ids that are safe for synthetic prompts (ordinary vocabulary pieces, no control tokens).
   virtual std::vector<TokenId> prompt_vocabulary() const = 0;
   // Queues `prompt` on a free `slot`; its prefill runs in the next step(). Throws infermark::Error

@@ -4,7 +4,7 @@
 
 #include "backends/backend.hpp"
 
-#define INFERMARK_BACKEND_ABI_VERSION 7
+#define INFERMARK_BACKEND_ABI_VERSION 8
 
 extern "C" {
 struct InfermarkBackendEntry {

@@ -115,7 +115,7 @@ probes::EnergyTarget energy_target_for(const SessionOptions& options, const std:
 
 result::RunResult measure_cell(const BackendRegistry& registry, const result::CellRequest& request, const std::atomic<bool>* stop,
                                const StageCallback& on_stage) {
-  if (model_format(request.model) == "gguf") return measure_generation_cell(registry, request, stop, on_stage);
+  if (is_language_model(request.model)) return measure_generation_cell(registry, request, stop, on_stage);
   return measure_in_stages(
       request, on_stage, [&](result::RunResult& result, probes::Environment& environment, const auto& enter) {
         enter("loading the backend plugin");

@@ -89,7 +89,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed);
         GeneratorSystem system(*generator, prompts, lanes);
         result.scenario.parameters.lanes = lanes;
-        result.scenario.parameters.batching = "continuous: requests join and leave one running batch";
+        result.scenario.parameters.batching = describe(generator->batching());
 
         enter("running");
         const auto run = loadgen::run_sampled(system, spec, environment.logical_cores, stop,

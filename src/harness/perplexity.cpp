@@ -18,6 +18,30 @@ std::string read_text(const std::filesystem::path& file) {
   return text.str();
 }
 
+// The greedy continuations the report compares engines on: the context half of the first windows,
+// each continued by kContinuationTokens tokens on slot 0 as the benchmark decodes (greedy).
+constexpr std::size_t kContinuations = 4;
+constexpr int kContinuationTokens = 16;
+
+void continue_greedily(Generator& generator, const std::vector<TokenId>& tokens, std::size_t window,
+                       result::PerplexityResult& result, const std::atomic<bool>* stop) {
+  const auto context = window / 2;
+  if (static_cast<int>(context) + kContinuationTokens > generator.context_length()) return;
+  result.continuation_tokens = kContinuationTokens;
+  for (std::size_t begin = 0; begin + window <= tokens.size() && result.continuations.size() < kContinuations; begin += window) {
+    if (stop && stop->load()) break;
+    const std::vector<TokenId> prompt(tokens.begin() + static_cast<std::ptrdiff_t>(begin),
+                                      tokens.begin() + static_cast<std::ptrdiff_t>(begin + context));
+    std::vector<int> continuation;
+    generator.start(0, prompt, kContinuationTokens);
+    while (continuation.size() < static_cast<std::size_t>(kContinuationTokens))
+      generator.step([&](const GeneratedToken& token) { continuation.push_back(token.token); });
+    generator.finish(0);
+    result.continuation_prompts.emplace_back(prompt.begin(), prompt.end());
+    result.continuations.push_back(std::move(continuation));
+  }
+}
+
 }  // namespace
 
 double perplexity_of(const std::vector<WindowScore>& scores) {
@@ -57,6 +81,7 @@ result::PerplexityResult measure_perplexity(Generator& generator, const std::fil
   result.wall_s = static_cast<double>(mono_now_ns() - start) * 1e-9;
   result.windows = static_cast<int>(scores.size());
   result.perplexity = perplexity_of(scores);
+  continue_greedily(generator, tokens, size, result, stop);
   return result;
 }
 

@@ -102,8 +102,8 @@ result::CellRequest to_cell(const RunOptions& o, const std::string& backend, int
     read_input_labels(file);  // a malformed labels file beside it fails here, before anything runs
   }
   if (!o.perplexity_text.empty()) {
-    if (model_format(o.model) != "gguf")
-      throw Error("--perplexity-text: only language models (GGUF) have a perplexity; " + o.model + " is not one");
+    if (!is_language_model(o.model))
+      throw Error("--perplexity-text: only language models (GGUF, *.genai) have a perplexity; " + o.model + " is not one");
     if (!std::filesystem::is_regular_file(o.perplexity_text))
       throw Error("--perplexity-text " + o.perplexity_text + ": no such file");
     cell.perplexity_text = o.perplexity_text;
@@ -112,7 +112,7 @@ result::CellRequest to_cell(const RunOptions& o, const std::string& backend, int
   cell.scenario = scenario_of(o, concurrency);
   // A language model asked for C > 1 sequences without a scenario runs them as the concurrency
   // scenario (C requests batched together), as `--concurrency 1,4,16` always meant for LLMs.
-  if (model_format(o.model) == "gguf" && cell.scenario.name == loadgen::Scenario::kSingleStream && cell.scenario.concurrency > 1)
+  if (is_language_model(o.model) && cell.scenario.name == loadgen::Scenario::kSingleStream && cell.scenario.concurrency > 1)
     cell.scenario.name = loadgen::Scenario::kConcurrency;
   loadgen::validate(cell.scenario);
   return cell;

@@ -80,6 +80,34 @@ std::optional<double> gb_per_billion_parameters(const result::RunResult& result)
 
 bool has_perplexity(const result::RunResult& r) { return r.generation && r.generation->perplexity; }
 
+// With --perplexity-text: an agreement column before the status: each result's greedy continuations
+// against those of the first result that has them (the reference), on the same prompts only.
+std::string agreement_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
+                           std::vector<std::vector<std::string>>& rows) {
+  const auto continued = [](const result::RunResult& r) { return has_perplexity(r) && !r.generation->perplexity->continuations.empty(); };
+  const auto reference = std::find_if(results.begin(), results.end(), continued);
+  if (reference == results.end()) return "";
+  const auto& base = *reference->generation->perplexity;
+  columns.insert(columns.end() - 1, {"greedy agree", true});
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    std::string cell = "-";
+    if (&results[i] == &*reference) {
+      cell = "(reference)";
+    } else if (continued(results[i])) {
+      const auto agreement = result::greedy_agreement(*results[i].generation->perplexity, base);
+      cell = !agreement                         ? "other prompts"
+             : agreement->first_divergence < 0 ? fmt::format("{:.1f}%", 100 * agreement->identical_share)
+                                               : fmt::format("{:.1f}% (from {})", 100 * agreement->identical_share,
+                                                             agreement->first_divergence);
+    }
+    rows[i].insert(rows[i].end() - 1, cell);
+  }
+  return fmt::format(
+      "  greedy agree: tokens equal to {} ({})'s, position by position, over {} greedy continuations of {} tokens from the "
+      "perplexity text; (from N): the earliest position where one differs\n",
+      reference->model.name, reference->backend.name, base.continuations.size(), base.continuation_tokens);
+}
+
 // With --perplexity-text: a perplexity column before the status, and a note on the text it was measured on.
 std::string perplexity_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
                             std::vector<std::vector<std::string>>& rows) {
@@ -93,7 +121,7 @@ std::string perplexity_note(const std::vector<result::RunResult>& results, std::
       note += fmt::format("  perplexity of {}: {} tokens of {} scored, windows of {} (second half scored), {:.1f} s\n",
                           results[i].model.name, p->tokens_scored, p->source, p->window, p->wall_s);
   }
-  return note;
+  return note + agreement_note(results, columns, rows);
 }
 
 std::string generation_table(const std::vector<result::RunResult>& results) {

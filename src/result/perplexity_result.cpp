@@ -1,5 +1,7 @@
 #include "result/perplexity_result.hpp"
 
+#include <algorithm>
+
 namespace infermark::result {
 
 nlohmann::json to_json(const PerplexityResult& p) {
@@ -11,7 +13,33 @@ nlohmann::json to_json(const PerplexityResult& p) {
           {"source", p.source},
           {"text_bytes", p.text_bytes},
           {"wall_s", p.wall_s},
-          {"method", "each window's first half is context, its second half scored (as llama-perplexity does)"}};
+          {"method", "each window's first half is context, its second half scored (as llama-perplexity does)"},
+          {"continuation_tokens", p.continuation_tokens},
+          {"continuations", p.continuations},
+          {"continuation_prompts", p.continuation_prompts}};
+}
+
+std::optional<GreedyAgreement> greedy_agreement(const PerplexityResult& candidate, const PerplexityResult& reference) {
+  if (candidate.continuations.empty() || candidate.continuation_prompts != reference.continuation_prompts ||
+      candidate.continuations.size() != reference.continuations.size())
+    return std::nullopt;
+  GreedyAgreement agreement;
+  int equal = 0;
+  for (std::size_t c = 0; c < candidate.continuations.size(); ++c) {
+    const auto& ours = candidate.continuations[c];
+    const auto& theirs = reference.continuations[c];
+    const auto length = std::min(ours.size(), theirs.size());
+    for (std::size_t i = 0; i < length; ++i) {
+      if (ours[i] == theirs[i]) {
+        ++equal;
+      } else if (agreement.first_divergence < 0 || static_cast<int>(i) < agreement.first_divergence) {
+        agreement.first_divergence = static_cast<int>(i);
+      }
+    }
+    agreement.tokens += static_cast<int>(length);
+  }
+  agreement.identical_share = agreement.tokens > 0 ? static_cast<double>(equal) / agreement.tokens : 0.0;
+  return agreement;
 }
 
 PerplexityResult perplexity_from(const nlohmann::json& j) {
@@ -24,6 +52,9 @@ PerplexityResult perplexity_from(const nlohmann::json& j) {
   p.source = j.value("source", "");
   p.text_bytes = j.value("text_bytes", 0LL);
   p.wall_s = j.value("wall_s", 0.0);
+  p.continuation_tokens = j.value("continuation_tokens", 0);
+  p.continuations = j.value("continuations", std::vector<std::vector<int>>{});
+  p.continuation_prompts = j.value("continuation_prompts", std::vector<std::vector<int>>{});
   return p;
 }
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <string>
+#include <vector>
 
 namespace infermark::result {
 
@@ -18,7 +20,23 @@ struct PerplexityResult {
   std::string source;  // the text file as given
   long long text_bytes = 0;
   double wall_s = 0;  // time to score every window
+  // Greedy continuations of the first windows' context halves: engines and precisions of one model
+  // are compared token by token on them (the report's agreement column). Empty in older results.
+  int continuation_tokens = 0;                   // new tokens per continuation
+  std::vector<std::vector<int>> continuations;   // one per window, the generated token ids
+  std::vector<std::vector<int>> continuation_prompts;  // their prompts, so only equal prompts are compared
 };
+
+// How a continuation set agrees with a reference set on the same prompts: the share of equal
+// tokens position by position, and the earliest position where any continuation differs (none: -1).
+struct GreedyAgreement {
+  double identical_share = 0;
+  int first_divergence = -1;
+  int tokens = 0;
+};
+
+// nullopt when the two results did not continue the same prompts (different tokenizers or texts).
+std::optional<GreedyAgreement> greedy_agreement(const PerplexityResult& candidate, const PerplexityResult& reference);
 
 nlohmann::json to_json(const PerplexityResult& p);
 PerplexityResult perplexity_from(const nlohmann::json& j);

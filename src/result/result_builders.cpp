@@ -5,6 +5,7 @@
 #include <cctype>
 #include <ctime>
 
+#include "backends/declared.hpp"
 #include "core/error.hpp"
 #include "core/output_kind.hpp"
 #include "probes/memory.hpp"
@@ -74,9 +75,13 @@ void fill_latency_and_throughput(result::RunResult& result, const loadgen::Query
 
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
-  if (std::filesystem::is_directory(model)) throw Error(model.string() + ": is a folder, not a model file");
+  const bool folder_format = model_format(model) == "onnx-genai";  // a model folder (*.genai)
+  if (std::filesystem::is_directory(model) && !folder_format)
+    throw Error(model.string() + ": is a folder, not a model file (model folders are named *.genai)");
+  if (folder_format && !std::filesystem::is_directory(model))
+    throw Error(model.string() + ": an ONNX Runtime GenAI model is a folder (genai_config.json, model.onnx, tokenizer.json)");
   if (model_format(model).empty())
-    throw Error(model.string() + ": unknown model format (expected .onnx, .xml, .pt, .tflite or .gguf)");
+    throw Error(model.string() + ": unknown model format (expected " + declared_backends().extensions_text() + ")");
 }
 
 result::RunResult result_for_cell(const CellRequest& request) {
@@ -96,11 +101,26 @@ result::RunResult result_for_cell(const CellRequest& request) {
   return result;
 }
 
-result::ModelDescription describe_model(const std::filesystem::path& model) {
+namespace {
+
+// A model file's size, or the sum of the files of a model folder (*.genai); 0 when unreadable.
+long long model_bytes(const std::filesystem::path& model) {
   std::error_code ec;
-  const auto size = std::filesystem::file_size(model, ec);
-  return {model.string(),          model.stem().string(), model_format(model), ec ? 0 : static_cast<long long>(size), {}, {},
-          read_output_kinds(model)};
+  if (!std::filesystem::is_directory(model, ec)) {
+    const auto size = std::filesystem::file_size(model, ec);
+    return ec ? 0 : static_cast<long long>(size);
+  }
+  long long total = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(model, ec))
+    if (entry.is_regular_file(ec)) total += static_cast<long long>(entry.file_size(ec));
+  return total;
+}
+
+}  // namespace
+
+result::ModelDescription describe_model(const std::filesystem::path& model) {
+  return {model.string(),     model.has_filename() ? model.stem().string() : model.parent_path().stem().string(),
+          model_format(model), model_bytes(model), {}, {}, read_output_kinds(model)};
 }
 
 std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample) {

@@ -52,7 +52,7 @@ ModelRepository::ModelRepository(const BackendRegistry& registry, const ServeCon
     model->spec = spec;
     std::vector<double> weights;
     for (const auto& variant : spec.variants) {
-      if (model_format(variant_file(spec, variant)) == "gguf")
+      if (is_language_model(variant_file(spec, variant)))
         model->generators.push_back(
             std::make_unique<GenerationEngine>(registry, spec, variant, metrics.generation(spec.name, variant.name)));
       else
@@ -61,7 +61,7 @@ ModelRepository::ModelRepository(const BackendRegistry& registry, const ServeCon
     }
     if (!model->variants.empty() && !model->generators.empty())
       throw Error("model '" + spec.name +
-                  "': its variants mix language models (GGUF) and tensor models; serve them as two models");
+                  "': its variants mix language models (GGUF, *.genai) and tensor models; serve them as two models");
     model->router = std::make_unique<VariantRouter>(weights);
     models_.push_back(std::move(model));
   }

@@ -36,7 +36,7 @@ struct VariantChoice {
 struct ServedModel {
   ModelSpec spec;
   std::vector<std::unique_ptr<Variant>> variants;             // tensor models, in the configuration's order
-  std::vector<std::unique_ptr<GenerationEngine>> generators;  // language models (GGUF), same order
+  std::vector<std::unique_ptr<GenerationEngine>> generators;  // language models (GGUF, *.genai), same order
   std::unique_ptr<VariantRouter> router;
 
   bool is_language_model() const { return !generators.empty(); }

@@ -27,6 +27,7 @@ class ScriptedGenerator final : public Generator {
   int context_length() const override { return context_; }
   int vocab_size() const override { return 100; }
   int max_slots() const override { return static_cast<int>(slots_.size()); }
+  GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
   std::vector<TokenId> prompt_vocabulary() const override { return {5, 6, 7}; }
 
   void start(int slot, const std::vector<TokenId>& prompt, int max_new_tokens) override {
@@ -158,6 +159,7 @@ class FailingGenerator final : public Generator {
   int context_length() const override { return 256; }
   int vocab_size() const override { return 100; }
   int max_slots() const override { return 2; }
+  GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
   std::vector<TokenId> prompt_vocabulary() const override { return {5}; }
   void start(int slot, const std::vector<TokenId>&, int wanted) override {
     wanted_[slot] = wanted, produced_[slot] = 0, active_[slot] = true;

@@ -19,6 +19,7 @@ class ScriptedScorer final : public Generator {
   int context_length() const override { return 1024; }
   int vocab_size() const override { return 256; }
   int max_slots() const override { return 1; }
+  GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
   std::vector<TokenId> prompt_vocabulary() const override { return {}; }
   void start(int, const std::vector<TokenId>&, int) override {}
   void step(const std::function<void(const GeneratedToken&)>&) override {}

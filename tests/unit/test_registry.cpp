@@ -81,6 +81,12 @@ TEST(Registry, FormatsAndModelFiles) {
   EXPECT_EQ(model_format("m.pt"), "torchscript");
   EXPECT_EQ(model_format("m.txt"), "");
   EXPECT_EQ(model_format("onnx"), "");
+  // A model folder, with or without the trailing slash a shell's completion adds.
+  EXPECT_EQ(model_format("models/smollm2-135m_int4.genai"), "onnx-genai");
+  EXPECT_EQ(model_format("models/smollm2-135m_int4.genai/"), "onnx-genai");
+  EXPECT_TRUE(is_language_model("models/smollm2-135m_int4.genai/"));
+  EXPECT_TRUE(is_language_model("m.gguf"));
+  EXPECT_FALSE(is_language_model("m.onnx"));
   // Every declared extension means its format, and every declared format is read by a backend.
   for (const auto& format : declared_backends().formats) {
     EXPECT_FALSE(format.extensions.empty()) << format.name;

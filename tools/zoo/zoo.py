@@ -22,7 +22,7 @@ import time
 from catalog import CATALOG, FORMATS, HERE, PRECISIONS, ROOT
 from zoo_files import sha256
 
-STAMPS = ".zoo-verified.json"  # file name -> [size, mtime_ns, sha256] of files whose checksum was verified
+STAMPS = ".zoo-verified.json"  # path in the folder -> [size, mtime_ns, sha256] of files whose checksum was verified
 STAGING_PREFIX = ".zoo-staging-"
 
 
@@ -55,16 +55,23 @@ class Verifier:
         except OSError:
             return False
         key = [st.st_size, st.st_mtime_ns]
-        stamp = self.stamps.get(path.name)
+        stamp = self.stamps.get(self.key(path))
         if stamp and stamp[:2] == key and stamp[2] == expected:
             return True
         actual = sha256(path)
         self.remember(path, actual)
         return actual == expected
 
+    def key(self, path: pathlib.Path) -> str:
+        """The file's path in the models folder: model folders (*.genai) hold files of equal names."""
+        try:
+            return path.relative_to(self.folder).as_posix()
+        except ValueError:
+            return path.name
+
     def remember(self, path: pathlib.Path, digest: str) -> None:
         st = path.stat()
-        self.stamps[path.name] = [st.st_size, st.st_mtime_ns, digest]
+        self.stamps[self.key(path)] = [st.st_size, st.st_mtime_ns, digest]
         self.changed = True
 
     def save(self) -> None:
@@ -88,7 +95,10 @@ def read_manifest(path: pathlib.Path) -> dict:
 
 
 def file_entries(entry: dict) -> list:
-    """(file name, sha256) of a manifest's file entry, an OpenVINO IR's weights included."""
+    """(file name, sha256) of a manifest's file entry, an OpenVINO IR's weights included, or every
+    file of a model folder's entry ("members")."""
+    if "members" in entry:
+        return [(m["path"], m["sha256"]) for m in entry["members"]]
     pairs = [(entry["path"], entry["sha256"])]
     if "weights" in entry:
         pairs.append((entry["weights"]["path"], entry["weights"]["sha256"]))
@@ -136,7 +146,7 @@ def list_models(folder: pathlib.Path, as_json: bool) -> int:
             rows.append([entry.name if first else "", weights, fmt] + [cells.get((fmt, p), "-") for p in PRECISIONS])
         document.append({"name": entry.name, "summary": entry.summary, "weights": entry.weights,
                          "real_weights": real_weights(entry),
-                         "files": [entry.stem(s, entry.base_precision) for s in entry.stems],
+                         "files": [entry.stem(s, entry.base_precision if entry.base_precision != "none" else next(iter(entry.offers.values()))[0]) for s in entry.stems],
                          "built_by_setup": not entry.on_demand,
                          "variants": [{"format": f, "precision": p, "state": s} for (f, p), s in cells.items()]})
     verifier.save()
@@ -217,6 +227,10 @@ def remove_stale_staging(folder: pathlib.Path) -> None:
 
 
 def run_exporter(entry, staging: pathlib.Path, formats: list, precisions: list) -> None:
+    if not entry.python.exists() and entry.installer:
+        print(f"{entry.name}: installing its exporter's tools on demand ({entry.installer.relative_to(ROOT)})", flush=True)
+        if subprocess.run([str(entry.installer)]).returncode != 0:
+            raise ZooError(f"{entry.name}: {entry.installer.relative_to(ROOT)} failed", 1)
     if not entry.python.exists():
         raise ZooError(f"{entry.name}: {entry.python} not found (run scripts/setup)")
     command = [str(entry.python), str(HERE / entry.script), "--out", str(staging),
@@ -267,8 +281,12 @@ def install(entry, staging: pathlib.Path, folder: pathlib.Path, pairs: list, ver
             manifests[name] = staged
     for name, staged in manifests.items():
         for entry_files in staged["files"].values():
+            if "members" in entry_files:  # a model folder moves as a whole, replacing the old one
+                shutil.rmtree(folder / entry_files["path"], ignore_errors=True)
+                os.replace(staging / entry_files["path"], folder / entry_files["path"])
             for file_name, digest in file_entries(entry_files):
-                os.replace(staging / file_name, folder / file_name)
+                if "members" not in entry_files:
+                    os.replace(staging / file_name, folder / file_name)
                 verifier.remember(folder / file_name, digest)  # just checked in staging
     for name, staged in manifests.items():
         path = folder / f"{name}.json"

@@ -92,7 +92,12 @@ def _io_specs(entries, dim_ranges=None):
 
 
 def file_entry(path: pathlib.Path) -> dict:
-    """Path, size and checksum of a model file; an OpenVINO IR's .xml carries its .bin along."""
+    """Path, size and checksum of a model file; an OpenVINO IR's .xml carries its .bin along, and a
+    model folder (ONNX Runtime GenAI's *.genai) lists every file in it with its own checksum."""
+    if path.is_dir():
+        members = [{"path": f"{path.name}/{f.name}", "size": f.stat().st_size, "sha256": sha256(f)}
+                   for f in sorted(path.iterdir()) if f.is_file()]
+        return {"path": path.name, "size": sum(m["size"] for m in members), "members": members}
     entry = {"path": path.name, "size": path.stat().st_size, "sha256": sha256(path)}
     if path.suffix == ".xml":
         entry["weights"] = file_entry(path.with_suffix(".bin"))

@@ -186,6 +186,7 @@ class LlamaCppGenerator final : public Generator {
   int context_length() const override { return static_cast<int>(llama_n_ctx_seq(context_)); }
   int vocab_size() const override { return llama_vocab_n_tokens(vocab_); }
   int max_slots() const override { return static_cast<int>(slots_.size()); }
+  GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
 
   std::vector<TokenId> prompt_vocabulary() const override {
     std::vector<TokenId> tokens;

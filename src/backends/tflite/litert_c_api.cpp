@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "backends/tflite/shared_library.hpp"
+#include "backends/shared_library.hpp"
 #include "core/error.hpp"
 
 namespace infermark {

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "backends/tflite/shared_library.hpp"
+#include "backends/shared_library.hpp"
 #include "core/error.hpp"
 
 namespace infermark {

@@ -1,4 +1,4 @@
-// What the tflite backend's two dlopen'ed C APIs (TfLite's, LiteRT's) share: resolving a function
+// What the backends that dlopen a framework's C API (TfLite, LiteRT, ONNX Runtime GenAI) share: resolving a function
 // with an error naming the library, and opening a library once per process.
 #pragma once
 

@@ -1,0 +1,117 @@
+"""LLM engines side by side on one pretrained model: SmolLM2-135M as llama.cpp's F16 GGUF and as
+ONNX Runtime GenAI's FP32 and INT4 folders from the same weights (`infermark zoo build
+smollm2-135m-genai`, which the fixture test zoo_build_smollm2_genai runs first).
+
+- one `infermark run` of the three files: every cell ok, one table, each result names the
+  batching that ran (llama.cpp continuous, ONNX Runtime GenAI one sequence at a time) and gives
+  exactly the output tokens asked for;
+- the same weights score the same text alike: ONNX Runtime GenAI FP32's perplexity on real
+  English within 2 % of llama.cpp F16's (each engine tokenises the text with its own tokenizer of
+  the same vocabulary), and INT4's finite;
+- bad input: a GGUF given to ortgenai, a folder without its tokenizer, and a prompt longer than
+  the context each fail their own cell with the file or the cause named, while the other cell of
+  the same run is measured.
+
+Usage: llm_engines_test.py INFERMARK MODELS_DIR
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import unittest_main
+
+INFERMARK, MODELS = sys.argv[1], sys.argv[2]
+GGUF = os.path.join(MODELS, "smollm2-135m.gguf")
+FP32 = os.path.join(MODELS, "smollm2-135m_fp32.genai")
+INT4 = os.path.join(MODELS, "smollm2-135m_int4.genai")
+TEXT_SOURCE = "/usr/share/common-licenses/GPL-3"  # Debian base-files
+SHORT = ["--threads", "2", "--prompt-tokens", "16", "--output-tokens", "8", "--runs", "3", "--warmup", "1"]
+
+
+def run(*args, expect_ok=True):
+    out = tempfile.mkdtemp(prefix="llm-engines-")
+    done = subprocess.run([INFERMARK, "run", *args, "--out", out], capture_output=True, text=True, timeout=600)
+    if expect_ok and done.returncode != 0:
+        raise AssertionError(f"infermark run exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    results = {}  # (model folder or file name, backend, concurrency) -> result
+    for path in glob.glob(os.path.join(out, "**", "*.json"), recursive=True):
+        with open(path) as f:
+            result = json.load(f)
+        if "backend" in result and "model" in result:
+            concurrency = (result.get("generation") or {}).get("concurrency", 1)
+            results[(os.path.basename(result["model"]["path"].rstrip("/")), result["backend"]["name"], concurrency)] = result
+    shutil.rmtree(out, ignore_errors=True)
+    return done, results
+
+
+@unittest.skipUnless(os.path.isdir(FP32) and os.path.isdir(INT4) and os.path.isfile(GGUF),
+                     "smollm2-135m GGUF and .genai folders not built (infermark zoo build smollm2-135m smollm2-135m-genai)")
+class EnginesSideBySide(unittest.TestCase):
+    def test_one_run_three_variants_two_engines(self):
+        done, results = run(GGUF, FP32, INT4, *SHORT, "--concurrency", "1,2")
+        self.assertEqual(len(results), 6, sorted(results))  # 3 files x 2 concurrency levels
+        self.assertIn("ortgenai", done.stdout)
+        self.assertIn("llamacpp", done.stdout)
+        for (model, backend, _), r in results.items():
+            with self.subTest(model=model, backend=backend):
+                self.assertEqual(r["status"], "ok", r.get("error"))
+                g = r["generation"]
+                self.assertEqual(g["output_tokens"]["mean"], 8)  # exactly what was asked, end tokens or not
+                self.assertGreater(g["output_tokens_per_s"], 0)
+                self.assertGreater(g["ttft_ms"]["mean"], 0)
+                batching = r["scenario"]["parameters"]["batching"]
+                expected = "continuous" if backend == "llamacpp" else "none"
+                self.assertTrue(batching.startswith(expected), batching)
+                self.assertEqual(backend, "llamacpp" if model.endswith(".gguf") else "ortgenai")
+        settings = {s["key"]: s for s in results[("smollm2-135m_int4.genai", "ortgenai", 2)]["settings"]["effective"]}
+        self.assertEqual(settings["intra_op_threads"]["effective"], "2")
+        self.assertEqual(settings["intra_op_threads"]["state"], "verified")
+        self.assertEqual(settings["device"]["state"], "verified")
+        self.assertEqual(settings["architecture"]["effective"], "llama")
+
+    @unittest.skipUnless(os.path.isfile(TEXT_SOURCE), f"{TEXT_SOURCE} missing (Debian base-files)")
+    def test_same_weights_same_perplexity(self):
+        with open(TEXT_SOURCE) as f:
+            text = f.read(3000)
+        fd, text_file = tempfile.mkstemp(suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        _, results = run(GGUF, FP32, INT4, "--threads", "2", "--prompt-tokens", "8", "--output-tokens", "2", "--runs", "1",
+                         "--warmup", "0", "--perplexity-text", text_file, "--perplexity-window", "256")
+        ppl = {model: r["generation"]["perplexity"]["perplexity"] for (model, _, _), r in results.items()}
+        tokens = {model: r["generation"]["perplexity"]["tokens_scored"] for (model, _, _), r in results.items()}
+        reference, fp32, int4 = ppl["smollm2-135m.gguf"], ppl["smollm2-135m_fp32.genai"], ppl["smollm2-135m_int4.genai"]
+        self.assertEqual(tokens["smollm2-135m.gguf"], tokens["smollm2-135m_fp32.genai"])  # the same tokenisation
+        self.assertLess(abs(fp32 - reference) / reference, 0.02, ppl)
+        self.assertTrue(1 < int4 < 10 * reference, ppl)
+
+    def test_bad_inputs_fail_their_own_cell(self):
+        broken = tempfile.mkdtemp(suffix=".genai")
+        for name in os.listdir(INT4):
+            if name != "tokenizer.json":
+                os.symlink(os.path.abspath(os.path.join(INT4, name)), os.path.join(broken, name))
+        done, results = run(INT4, broken, *SHORT, expect_ok=False)
+        self.assertNotEqual(done.returncode, 0)
+        by_model = {model: r for (model, _, _), r in results.items()}
+        self.assertEqual(by_model["smollm2-135m_int4.genai"]["status"], "ok")
+        self.assertIn("tokenizer.json", by_model[os.path.basename(broken)]["error"])
+
+        done, _ = run(GGUF, "-b", "ortgenai", *SHORT, expect_ok=False)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("smollm2-135m.gguf", done.stdout + done.stderr)
+
+        done, results = run(INT4, *SHORT[:2], "--prompt-tokens", "64", "--output-tokens", "8", "--runs", "1",
+                            "--opt", "ctx=32", expect_ok=False)
+        self.assertNotEqual(done.returncode, 0)
+        (r,) = results.values()
+        self.assertIn("longer than the model's context of 32 tokens", r["error"])
+
+
+if __name__ == "__main__":
+    unittest_main.main()
