@@ -34,8 +34,11 @@ void continue_greedily(Generator& generator, const std::vector<TokenId>& tokens,
                                       tokens.begin() + static_cast<std::ptrdiff_t>(begin + context));
     std::vector<int> continuation;
     generator.start(0, prompt, kContinuationTokens);
-    while (continuation.size() < static_cast<std::size_t>(kContinuationTokens))
+    // One token per step is the contract; a generator that yields none would loop forever.
+    for (int steps = 0; continuation.size() < static_cast<std::size_t>(kContinuationTokens); ++steps) {
+      if (steps > 2 * kContinuationTokens) throw Error("perplexity: the generator stopped producing tokens of a greedy continuation");
       generator.step([&](const GeneratedToken& token) { continuation.push_back(token.token); });
+    }
     generator.finish(0);
     result.continuation_prompts.emplace_back(prompt.begin(), prompt.end());
     result.continuations.push_back(std::move(continuation));

@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<MarkdownColumn> kColumns{
     {"backend", false},        {"model", false},       {"threads", true},      {"C", true},
-    {"prompt+output", true},   {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
+    {"prompt+output", true},   {"load s", true},       {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
     {"TTFT P50 ms", true},     {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
     {"prefill tok/s", true},   {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
     {"GB per B params", true}, {"status", false}};
@@ -36,8 +36,8 @@ std::string lengths(const result::RunResult& r) {
 
 std::vector<std::string> row_for(const result::RunResult& r) {
   std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
-                               std::to_string(r.scenario.parameters.request ? r.scenario.parameters.request->concurrency : 1),
-                               lengths(r)};
+                               std::to_string(r.generation ? r.generation->concurrency : 1),  // sequences decoded together (single-stream: 1)
+                               lengths(r), r.timing.load_ms > 0 ? format_number(r.timing.load_ms / 1000) : "-"};
   if (r.generation && r.latency_ms) {
     const auto& g = *r.generation;
     row.push_back(format_number(g.requests_per_s));

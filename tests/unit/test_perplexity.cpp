@@ -21,8 +21,9 @@ class ScriptedScorer final : public Generator {
   int max_slots() const override { return 1; }
   GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
   std::vector<TokenId> prompt_vocabulary() const override { return {}; }
-  void start(int, const std::vector<TokenId>&, int) override {}
-  void step(const std::function<void(const GeneratedToken&)>&) override {}
+  // Greedy continuations: the prompt's last token + 1, + 2, ...
+  void start(int, const std::vector<TokenId>& prompt, int) override { next = prompt.back() + 1; }
+  void step(const std::function<void(const GeneratedToken&)>& on_token) override { on_token({0, next++}); }
   void finish(int) override {}
   std::vector<EffectiveSetting> effective_settings() const override { return {}; }
   std::vector<TokenId> tokenize(const std::string& text) const override { return {text.begin(), text.end()}; }
@@ -32,6 +33,7 @@ class ScriptedScorer final : public Generator {
     return {scored * std::log(5.0), scored};
   }
   std::vector<std::pair<std::size_t, std::size_t>> windows;  // (size, first scored)
+  TokenId next = 0;
 };
 
 std::filesystem::path text_file(std::size_t bytes) {
@@ -51,6 +53,33 @@ TEST(Perplexity, WholeWindowsSecondHalfScored) {
     EXPECT_EQ(size, 32u);
     EXPECT_EQ(first, 16u);
   }
+}
+
+TEST(Perplexity, GreedyContinuationsOfEachWindowsContextHalf) {
+  ScriptedScorer scorer;
+  const auto result = measure_perplexity(scorer, text_file(100), 32);
+  ASSERT_EQ(result.continuations.size(), 3u);  // one per whole window, at most four
+  EXPECT_EQ(result.continuation_tokens, 16);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(result.continuation_prompts[i], std::vector<int>(16, 'a'));
+    ASSERT_EQ(result.continuations[i].size(), 16u);
+    EXPECT_EQ(result.continuations[i].front(), 'a' + 1);
+  }
+}
+
+TEST(Perplexity, GreedyAgreementIsTheShareOfEqualTokensAndTheFirstDivergence) {
+  result::PerplexityResult reference, candidate, other_prompts;
+  reference.continuation_prompts = candidate.continuation_prompts = {{1, 2}, {3, 4}};
+  reference.continuations = {{5, 6, 7, 8}, {9, 10, 11, 12}};
+  candidate.continuations = {{5, 6, 0, 8}, {9, 0, 11, 12}};
+  const auto agreement = result::greedy_agreement(candidate, reference);
+  ASSERT_TRUE(agreement);
+  EXPECT_DOUBLE_EQ(agreement->identical_share, 6.0 / 8.0);
+  EXPECT_EQ(agreement->first_divergence, 1);
+  EXPECT_EQ(result::greedy_agreement(reference, reference)->first_divergence, -1);
+  other_prompts.continuation_prompts = {{1, 2}, {3, 5}};
+  other_prompts.continuations = reference.continuations;
+  EXPECT_FALSE(result::greedy_agreement(other_prompts, reference));  // another tokenizer or text: not comparable
 }
 
 TEST(Perplexity, TextShorterThanOneWindowIsAnErrorNamingTheFlag) {
