@@ -99,12 +99,15 @@ std::string agreement_note(const std::vector<result::RunResult>& results, std::v
              : agreement->first_divergence < 0 ? fmt::format("{:.1f}%", 100 * agreement->identical_share)
                                                : fmt::format("{:.1f}% (from {})", 100 * agreement->identical_share,
                                                              agreement->first_divergence);
+      if (agreement && agreement->continuations < static_cast<int>(base.continuations.size()))
+        cell += fmt::format(" [{} of {}]", agreement->continuations, base.continuations.size());
     }
     rows[i].insert(rows[i].end() - 1, cell);
   }
   return fmt::format(
       "  greedy agree: tokens equal to {} ({})'s, position by position, over {} greedy continuations of {} tokens from the "
-      "perplexity text; (from N): the earliest position where one differs\n",
+      "perplexity text; (from N): the earliest position where one differs; [k of n]: only k prompts were cut into the same "
+      "tokens by both tokenizers, and only those are compared\n",
       reference->model.name, reference->backend.name, base.continuations.size(), base.continuation_tokens);
 }
 

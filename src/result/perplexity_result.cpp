@@ -20,12 +20,13 @@ nlohmann::json to_json(const PerplexityResult& p) {
 }
 
 std::optional<GreedyAgreement> greedy_agreement(const PerplexityResult& candidate, const PerplexityResult& reference) {
-  if (candidate.continuations.empty() || candidate.continuation_prompts != reference.continuation_prompts ||
-      candidate.continuations.size() != reference.continuations.size())
-    return std::nullopt;
   GreedyAgreement agreement;
   int equal = 0;
-  for (std::size_t c = 0; c < candidate.continuations.size(); ++c) {
+  const auto pairs = std::min({candidate.continuations.size(), reference.continuations.size(),
+                               candidate.continuation_prompts.size(), reference.continuation_prompts.size()});
+  for (std::size_t c = 0; c < pairs; ++c) {
+    // Tokenizers of one vocabulary can still cut a text differently: only equal prompts compare.
+    if (candidate.continuation_prompts[c] != reference.continuation_prompts[c]) continue;
     const auto& ours = candidate.continuations[c];
     const auto& theirs = reference.continuations[c];
     const auto length = std::min(ours.size(), theirs.size());
@@ -37,7 +38,9 @@ std::optional<GreedyAgreement> greedy_agreement(const PerplexityResult& candidat
       }
     }
     agreement.tokens += static_cast<int>(length);
+    ++agreement.continuations;
   }
+  if (agreement.continuations == 0) return std::nullopt;
   agreement.identical_share = agreement.tokens > 0 ? static_cast<double>(equal) / agreement.tokens : 0.0;
   return agreement;
 }

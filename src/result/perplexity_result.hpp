@@ -27,15 +27,16 @@ struct PerplexityResult {
   std::vector<std::vector<int>> continuation_prompts;  // their prompts, so only equal prompts are compared
 };
 
-// How a continuation set agrees with a reference set on the same prompts: the share of equal
-// tokens position by position, and the earliest position where any continuation differs (none: -1).
+// How a continuation set agrees with a reference set on the prompts both cut alike: the share of
+// equal tokens position by position, and the earliest position where any continuation differs (none: -1).
 struct GreedyAgreement {
   double identical_share = 0;
   int first_divergence = -1;
   int tokens = 0;
+  int continuations = 0;  // compared: those whose prompts were equal
 };
 
-// nullopt when the two results did not continue the same prompts (different tokenizers or texts).
+// nullopt when no continuation of the two results had the same prompt (other texts or tokenizers).
 std::optional<GreedyAgreement> greedy_agreement(const PerplexityResult& candidate, const PerplexityResult& reference);
 
 nlohmann::json to_json(const PerplexityResult& p);

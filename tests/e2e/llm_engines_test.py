@@ -8,6 +8,8 @@ smollm2-135m-genai`, which the fixture test zoo_build_smollm2_genai runs first).
 - the same weights score the same text alike: ONNX Runtime GenAI FP32's perplexity on real
   English within 2 % of llama.cpp F16's (each engine tokenises the text with its own tokenizer of
   the same vocabulary), and INT4's finite;
+- `infermark serve` routes one model between the two engines by X-Model-Variant, and the official
+  openai client gets a completion and a chat answer of the asked length from each;
 - bad input: a GGUF given to ortgenai, a folder without its tokenizer, and a prompt longer than
   the context each fail their own cell with the file or the cause named, while the other cell of
   the same run is measured.
@@ -24,6 +26,9 @@ import sys
 import tempfile
 import unittest
 
+import openai
+
+from serve_support import start_server, stop_server
 import unittest_main
 
 INFERMARK, MODELS = sys.argv[1], sys.argv[2]
@@ -111,6 +116,43 @@ class EnginesSideBySide(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         (r,) = results.values()
         self.assertIn("longer than the model's context of 32 tokens", r["error"])
+
+
+@unittest.skipUnless(os.path.isdir(FP32) and os.path.isfile(GGUF), "smollm2-135m GGUF and FP32 .genai folder not built")
+class ServedAbBetweenEngines(unittest.TestCase):
+    def test_openai_client_reaches_each_engine_by_header(self):
+        folder = tempfile.mkdtemp(prefix="serve-engines-")
+        config = os.path.join(folder, "models.yaml")
+        with open(config, "w") as f:
+            f.write(f"""models:
+  - name: smollm2
+    file: {os.path.abspath(GGUF)}
+    variants:
+      - {{name: llamacpp-f16, backend: llamacpp, weight: 1, slots: 2, context: 256, threads: 2}}
+      - {{name: ortgenai-fp32, backend: ortgenai, model: {os.path.abspath(FP32)}, weight: 1, slots: 2, context: 256, threads: 2}}
+""")
+        process, address = start_server(INFERMARK, ["--config", config, "--port", "0", "--out", folder])
+        try:
+            client = openai.OpenAI(base_url=f"http://{address}/v1", api_key="unused", max_retries=0, timeout=120)
+            texts = {}
+            for variant in ("llamacpp-f16", "ortgenai-fp32"):
+                with self.subTest(variant=variant):
+                    raw = client.completions.with_raw_response.create(
+                        model="smollm2", prompt="The GNU General Public License is", max_tokens=12, temperature=0,
+                        extra_headers={"X-Model-Variant": variant})
+                    self.assertEqual(raw.headers.get("X-Model-Variant"), variant)
+                    completion = raw.parse()
+                    self.assertEqual(completion.usage.completion_tokens, 12)
+                    texts[variant] = completion.choices[0].text
+                    self.assertRegex(texts[variant], "[a-z]")  # real English, not noise
+                    chat = client.chat.completions.with_raw_response.create(
+                        model="smollm2", messages=[{"role": "user", "content": "Name a colour."}], max_tokens=8,
+                        temperature=0, extra_headers={"X-Model-Variant": variant})
+                    self.assertEqual(chat.headers.get("X-Model-Variant"), variant)
+                    self.assertGreater(chat.parse().usage.completion_tokens, 0)
+            print(f"greedy continuations: {texts}", file=sys.stderr)
+        finally:
+            self.assertEqual(stop_server(process), 0)
 
 
 if __name__ == "__main__":

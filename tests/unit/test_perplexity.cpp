@@ -77,9 +77,16 @@ TEST(Perplexity, GreedyAgreementIsTheShareOfEqualTokensAndTheFirstDivergence) {
   EXPECT_DOUBLE_EQ(agreement->identical_share, 6.0 / 8.0);
   EXPECT_EQ(agreement->first_divergence, 1);
   EXPECT_EQ(result::greedy_agreement(reference, reference)->first_divergence, -1);
-  other_prompts.continuation_prompts = {{1, 2}, {3, 5}};
-  other_prompts.continuations = reference.continuations;
-  EXPECT_FALSE(result::greedy_agreement(other_prompts, reference));  // another tokenizer or text: not comparable
+  EXPECT_EQ(agreement->continuations, 2);
+  other_prompts.continuation_prompts = {{1, 2}, {3, 5}};  // the second prompt cut otherwise: not compared
+  other_prompts.continuations = {{5, 6, 7, 0}, {0, 0, 0, 0}};
+  const auto partly = result::greedy_agreement(other_prompts, reference);
+  ASSERT_TRUE(partly);
+  EXPECT_EQ(partly->continuations, 1);
+  EXPECT_DOUBLE_EQ(partly->identical_share, 3.0 / 4.0);
+  EXPECT_EQ(partly->first_divergence, 3);
+  other_prompts.continuation_prompts = {{9}, {9}};
+  EXPECT_FALSE(result::greedy_agreement(other_prompts, reference));  // another text: nothing to compare
 }
 
 TEST(Perplexity, TextShorterThanOneWindowIsAnErrorNamingTheFlag) {
