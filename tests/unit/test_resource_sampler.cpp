@@ -477,8 +477,10 @@ TEST(SampledRunEnergy, LongWarmUpGivesTheSameInferencesPerJoule) {
   const auto short_warmup = loadgen::run_sampled(system, spec, 1, nullptr, powercap.target());
   spec.warmup_queries = 300;
   const auto long_warmup = loadgen::run_sampled(system, spec, 1, nullptr, powercap.target());
-  EXPECT_NEAR(inferences_per_joule_of(short_warmup), 1000.0, 20.0);
-  EXPECT_NEAR(inferences_per_joule_of(long_warmup), 1000.0, 20.0);  // counted over the warm-up too: 500
+  // 5%: a loaded machine stretches the sleeps and delays the sampler's edge reads (2.2% seen under
+  // the full suite), while counting the warm-up's energy too would give 500.
+  EXPECT_NEAR(inferences_per_joule_of(short_warmup), 1000.0, 50.0);
+  EXPECT_NEAR(inferences_per_joule_of(long_warmup), 1000.0, 50.0);
   // The span the joules cover is the measured phase's, which the inference count covers.
   EXPECT_NEAR(long_warmup.resources.energy.seconds, long_warmup.outcome.phases.at(0).duration_s, 1e-6);
 }
