@@ -35,8 +35,8 @@ struct WindowScore {
 
 // How a generator decodes its sequence slots, which results report beside the figures.
 enum class GenerationBatching {
-  kContinuous,        // one forward pass per step over every active slot; requests join and leave it
-  kSequencesInTurn,   // one forward pass per active slot per step, run one after another
+  kContinuous,       // one forward pass per step over every active slot; requests join and leave it
+  kSequencesInTurn,  // one forward pass per active slot per step, run one after another
 };
 
 // The scenario's "batching" text for results and tables.

@@ -67,9 +67,12 @@ void define_zoo_flags(CLI::App& cmd, ZooOptions& o) {
   auto* build = cmd.add_subcommand("build", "Export what is missing of models NAME... (cached variants are skipped)");
   build->preparse_callback([&o](std::size_t) { o.action = ZooAction::kBuild; });
   build->add_option("names", o.names, "Catalog names (see `infermark zoo list`)")->required();
-  build->add_option("--formats", o.formats, "onnx, torchscript, openvino-ir, tflite, gguf, onnx-genai (default: all the model offers)")
+  build
+      ->add_option("--formats", o.formats,
+                   "onnx, torchscript, openvino-ir, tflite, gguf, onnx-genai (default: all the model offers)")
       ->delimiter(',');
-  build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0, int4 (default: all the model offers)")->delimiter(',');
+  build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0, int4 (default: all the model offers)")
+      ->delimiter(',');
   build->add_flag("--force", o.force, "Rebuild even what is cached");
 }
 

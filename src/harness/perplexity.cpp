@@ -36,7 +36,8 @@ void continue_greedily(Generator& generator, const std::vector<TokenId>& tokens,
     generator.start(0, prompt, kContinuationTokens);
     // One token per step is the contract; a generator that yields none would loop forever.
     for (int steps = 0; continuation.size() < static_cast<std::size_t>(kContinuationTokens); ++steps) {
-      if (steps > 2 * kContinuationTokens) throw Error("perplexity: the generator stopped producing tokens of a greedy continuation");
+      if (steps > 2 * kContinuationTokens)
+        throw Error("perplexity: the generator stopped producing tokens of a greedy continuation");
       generator.step([&](const GeneratedToken& token) { continuation.push_back(token.token); });
     }
     generator.finish(0);

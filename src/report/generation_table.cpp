@@ -13,11 +13,11 @@ namespace infermark::report {
 namespace {
 
 const std::vector<MarkdownColumn> kColumns{
-    {"backend", false},        {"model", false},       {"threads", true},      {"C", true},
-    {"prompt+output", true},   {"load s", true},       {"req/s", true},        {"P50 ms", true},       {"P99 ms", true},
-    {"TTFT P50 ms", true},     {"TTFT P99 ms", true},  {"TPOT ms", true},      {"ITL P99 ms", true},
-    {"prefill tok/s", true},   {"decode tok/s", true}, {"output tok/s", true}, {"peak RSS GB", true},
-    {"GB per B params", true}, {"status", false}};
+    {"backend", false},      {"model", false},          {"threads", true},      {"C", true},
+    {"prompt+output", true}, {"load s", true},          {"req/s", true},        {"P50 ms", true},
+    {"P99 ms", true},        {"TTFT P50 ms", true},     {"TTFT P99 ms", true},  {"TPOT ms", true},
+    {"ITL P99 ms", true},    {"prefill tok/s", true},   {"decode tok/s", true}, {"output tok/s", true},
+    {"peak RSS GB", true},   {"GB per B params", true}, {"status", false}};
 
 // A percentile (or the mean) of one of the generation summaries, or "-".
 std::string percentile(const std::optional<stats::LatencySummary>& summary, double p) {
@@ -35,9 +35,13 @@ std::string lengths(const result::RunResult& r) {
 }
 
 std::vector<std::string> row_for(const result::RunResult& r) {
-  std::vector<std::string> row{r.backend.name, r.model.name, threads_cell(r),
-                               std::to_string(r.generation ? r.generation->concurrency : 1),  // sequences decoded together (single-stream: 1)
-                               lengths(r), r.timing.load_ms > 0 ? format_number(r.timing.load_ms / 1000) : "-"};
+  std::vector<std::string> row{
+      r.backend.name,
+      r.model.name,
+      threads_cell(r),
+      std::to_string(r.generation ? r.generation->concurrency : 1),  // sequences decoded together (single-stream: 1)
+      lengths(r),
+      r.timing.load_ms > 0 ? format_number(r.timing.load_ms / 1000) : "-"};
   if (r.generation && r.latency_ms) {
     const auto& g = *r.generation;
     row.push_back(format_number(g.requests_per_s));
@@ -84,7 +88,9 @@ bool has_perplexity(const result::RunResult& r) { return r.generation && r.gener
 // against those of the first result that has them (the reference), on the same prompts only.
 std::string agreement_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
                            std::vector<std::vector<std::string>>& rows) {
-  const auto continued = [](const result::RunResult& r) { return has_perplexity(r) && !r.generation->perplexity->continuations.empty(); };
+  const auto continued = [](const result::RunResult& r) {
+    return has_perplexity(r) && !r.generation->perplexity->continuations.empty();
+  };
   const auto reference = std::find_if(results.begin(), results.end(), continued);
   if (reference == results.end()) return "";
   const auto& base = *reference->generation->perplexity;
@@ -95,10 +101,10 @@ std::string agreement_note(const std::vector<result::RunResult>& results, std::v
       cell = "(reference)";
     } else if (continued(results[i])) {
       const auto agreement = result::greedy_agreement(*results[i].generation->perplexity, base);
-      cell = !agreement                         ? "other prompts"
-             : agreement->first_divergence < 0 ? fmt::format("{:.1f}%", 100 * agreement->identical_share)
-                                               : fmt::format("{:.1f}% (from {})", 100 * agreement->identical_share,
-                                                             agreement->first_divergence);
+      cell = !agreement ? "other prompts"
+             : agreement->first_divergence < 0
+                 ? fmt::format("{:.1f}%", 100 * agreement->identical_share)
+                 : fmt::format("{:.1f}% (from {})", 100 * agreement->identical_share, agreement->first_divergence);
       if (agreement && agreement->continuations < static_cast<int>(base.continuations.size()))
         cell += fmt::format(" [{} of {}]", agreement->continuations, base.continuations.size());
     }

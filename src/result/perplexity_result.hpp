@@ -22,8 +22,8 @@ struct PerplexityResult {
   double wall_s = 0;  // time to score every window
   // Greedy continuations of the first windows' context halves: engines and precisions of one model
   // are compared token by token on them (the report's agreement column). Empty in older results.
-  int continuation_tokens = 0;                   // new tokens per continuation
-  std::vector<std::vector<int>> continuations;   // one per window, the generated token ids
+  int continuation_tokens = 0;                         // new tokens per continuation
+  std::vector<std::vector<int>> continuations;         // one per window, the generated token ids
   std::vector<std::vector<int>> continuation_prompts;  // their prompts, so only equal prompts are compared
 };
 

@@ -1,5 +1,7 @@
 #include "result/results_folder.hpp"
 
+#include <cctype>
+
 #include "core/error.hpp"
 
 namespace infermark::result {
@@ -15,7 +17,11 @@ std::string results_folder_name(const std::string& label, std::time_t started) {
   localtime_r(&started, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return std::string(stamp) + "-" + label;
+  // A served model's name may be a path or a hub id ("org/model", "/models:file.gguf"): one folder.
+  std::string safe = label;
+  for (auto& c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return std::string(stamp) + "-" + safe;
 }
 
 std::filesystem::path create_results_folder(const std::filesystem::path& out, const std::string& label, std::time_t started,

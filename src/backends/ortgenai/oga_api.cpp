@@ -54,8 +54,9 @@ OgaApi open_install(const std::string& folder, const std::string& expected_versi
   OgaApi api;
   api.version = first_line(fs::path(folder) / "VERSION");
   if (api.version != expected_version)
-    throw Error("ONNX Runtime GenAI in " + folder + " is version " + api.version + ", but infermark's declarations of its C API " +
-                "(src/backends/ortgenai/oga_0_18_declarations.hpp) were checked against " + expected_version + " only" + kSetupHint);
+    throw Error(
+        "ONNX Runtime GenAI in " + folder + " is version " + api.version + ", but infermark's declarations of its C API " +
+        "(src/backends/ortgenai/oga_0_18_declarations.hpp) were checked against " + expected_version + " only" + kSetupHint);
   for (const auto& entry : fs::directory_iterator(lib))
     if (entry.path().filename().string().rfind("libonnxruntime.so.", 0) == 0) api.onnxruntime_library = entry.path().string();
   if (api.onnxruntime_library.empty()) throw Error("no libonnxruntime.so.* in " + lib.string() + kSetupHint);

@@ -13,9 +13,9 @@ namespace infermark {
 
 struct OgaApi {
   std::string library_path;
-  std::string version;               // from the install's VERSION file, checked against the declarations
-  std::string onnxruntime_library;   // the ONNX Runtime it runs on
-  std::string onnxruntime_version;   // that library's own OrtGetApiBase()->GetVersionString()
+  std::string version;              // from the install's VERSION file, checked against the declarations
+  std::string onnxruntime_library;  // the ONNX Runtime it runs on
+  std::string onnxruntime_version;  // that library's own OrtGetApiBase()->GetVersionString()
 
   decltype(&OgaResultGetError) result_error = nullptr;
   decltype(&OgaDestroyResult) destroy_result = nullptr;

@@ -25,8 +25,8 @@ namespace {
 
 constexpr const char* kName = "ortgenai";
 
-const std::vector<OptionDoc> kOptions{
-    {"ctx", "N", "prompt + output of the workload", "most tokens per sequence (GenAI's max_length; at most the model's context_length)"}};
+const std::vector<OptionDoc> kOptions{{"ctx", "N", "prompt + output of the workload",
+                                       "most tokens per sequence (GenAI's max_length; at most the model's context_length)"}};
 
 const OgaApi& api() { return OgaApi::open(INFERMARK_ORTGENAI_DIR, INFERMARK_ORTGENAI_VERSION); }
 
@@ -73,7 +73,8 @@ std::string parameters_from_manifest(const std::filesystem::path& folder) {
 
 nlohmann::json read_json(const std::filesystem::path& file) {
   std::ifstream in(file);
-  if (!in) throw Error(file.string() + ": missing (an ONNX Runtime GenAI model folder needs it; build one with infermark zoo build)");
+  if (!in)
+    throw Error(file.string() + ": missing (an ONNX Runtime GenAI model folder needs it; build one with infermark zoo build)");
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
@@ -104,7 +105,8 @@ ModelFolder read_model_folder(const std::filesystem::path& folder) {
   const auto tokenizer = read_json(tokenizer_file);
   for (const auto& added : tokenizer.value("added_tokens", nlohmann::json::array()))
     if (added.value("special", false)) m.special_tokens.insert(added.at("id").get<TokenId>());
-  if (m.context_length < 2 || m.vocab_size < 1) throw Error(config_file.string() + ": model.context_length or model.vocab_size is not positive");
+  if (m.context_length < 2 || m.vocab_size < 1)
+    throw Error(config_file.string() + ": model.context_length or model.vocab_size is not positive");
   m.parameters = parameters_from_manifest(folder);
   m.chatml = chat_template_is_chatml(folder);
   return m;
@@ -175,10 +177,12 @@ class OrtGenAiGenerator final : public Generator {
   void start(int slot, const std::vector<TokenId>& prompt, int max_new_tokens) override {
     auto& s = slot_at(slot);
     if (s.active) throw Error("ONNX Runtime GenAI: sequence slot " + std::to_string(slot) + " is busy");
-    if (prompt.empty() || max_new_tokens < 1) throw Error("ONNX Runtime GenAI: a request needs at least one prompt and one output token");
+    if (prompt.empty() || max_new_tokens < 1)
+      throw Error("ONNX Runtime GenAI: a request needs at least one prompt and one output token");
     if (static_cast<int>(prompt.size()) + max_new_tokens > context_length())
-      throw Error("ONNX Runtime GenAI: prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(max_new_tokens) +
-                  " output tokens exceeds the context of " + std::to_string(context_length()) + " tokens per sequence");
+      throw Error("ONNX Runtime GenAI: prompt of " + std::to_string(prompt.size()) + " tokens + " +
+                  std::to_string(max_new_tokens) + " output tokens exceeds the context of " + std::to_string(context_length()) +
+                  " tokens per sequence");
     s = SlotState{};
     s.active = true;
     s.prompt = prompt;
@@ -214,7 +218,8 @@ class OrtGenAiGenerator final : public Generator {
   bool is_end_of_generation(TokenId token) const override { return folder_.end_tokens.count(token) > 0; }
 
   std::string chat_prompt(const std::vector<ChatMessage>& messages) const override {
-    if (!folder_.chatml) throw Error("ONNX Runtime GenAI: the model folder's chat template is not ChatML, the one format infermark formats");
+    if (!folder_.chatml)
+      throw Error("ONNX Runtime GenAI: the model folder's chat template is not ChatML, the one format infermark formats");
     std::string prompt;
     for (const auto& m : messages) prompt += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
     return prompt + "<|im_start|>assistant\n";
@@ -350,7 +355,8 @@ class OrtGenAiGenerator final : public Generator {
         read_back("device", options.device, lower(model_string(api_.model_device_type)), "OgaModelGetDeviceType"),
         read_back("parameters", "", folder_.parameters.empty() ? "unknown" : folder_.parameters,
                   "architecture.n_params of the zoo manifest beside the folder"),
-        read_back("onnxruntime", "", api_.onnxruntime_version, "the ONNX Runtime GenAI runs on (" + api_.onnxruntime_library + ")"),
+        read_back("onnxruntime", "", api_.onnxruntime_version,
+                  "the ONNX Runtime GenAI runs on (" + api_.onnxruntime_library + ")"),
         read_back("sequence_slots", std::to_string(options.expected_concurrency), std::to_string(slots_.size()),
                   "one OgaGenerator of batch size 1 per slot, stepped in turn (no batching across sequences)"),
         {"ctx", option_or(options.extras, "ctx", ""), std::to_string(max_length_), SettingState::kUnverified,
@@ -371,7 +377,8 @@ class OrtGenAiGenerator final : public Generator {
 class OrtGenAiBackend final : public Backend {
  public:
   BackendInfo info() const override {
-    std::string notes = "PyPI onnxruntime-genai " INFERMARK_ORTGENAI_VERSION "'s library through its C API (declared in "
+    std::string notes = "PyPI onnxruntime-genai " INFERMARK_ORTGENAI_VERSION
+                        "'s library through its C API (declared in "
                         "src/backends/ortgenai/oga_0_18_declarations.hpp); one generator per sequence, stepped in turn";
     try {
       notes += "; runs on ONNX Runtime " + api().onnxruntime_version;
