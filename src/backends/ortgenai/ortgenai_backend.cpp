@@ -4,6 +4,7 @@
 // the C API's generator fixes its batch when created, so requests cannot join or leave a running
 // batch (GenAI's newer continuous-batching Engine API is not declared here). Results say so.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -24,6 +25,14 @@ namespace infermark {
 namespace {
 
 constexpr const char* kName = "ortgenai";
+// Threads GenAI starts for itself (not ONNX Runtime's pool) at the first model load of a process,
+// counted with 1 to 4 threads asked.
+constexpr int kGenAiOwnThreads = 1;
+
+std::atomic<bool>& genai_started_in_process() {
+  static std::atomic<bool> started{false};
+  return started;
+}
 
 const std::vector<OptionDoc> kOptions{{"ctx", "N", "prompt + output of the workload",
                                        "most tokens per sequence (GenAI's max_length; at most the model's context_length)"}};
@@ -150,10 +159,11 @@ class OrtGenAiGenerator final : public Generator {
       api_.check(api_.config_overlay(config, overlay.dump().c_str()), "ONNX Runtime GenAI: applying the thread counts");
     }
     OgaModel* model = nullptr;
-    int started = 0;
+    const bool first_load_in_process = !genai_started_in_process().exchange(true);
     const auto counted = threads_started_by(
         [&] { api_.check(api_.create_model(config, &model), "ONNX Runtime GenAI cannot load " + folder.string()); });
-    started = counted.value_or(-1);
+    // GenAI starts a thread of its own at the first model load of a process only.
+    const int started = counted.value_or(-1) - (first_load_in_process ? kGenAiOwnThreads : 0);
     model_ = owned(model, api_.destroy_model);
     OgaTokenizer* tokenizer = nullptr;
     api_.check(api_.create_tokenizer(model, &tokenizer), "ONNX Runtime GenAI cannot load the tokenizer of " + folder.string());
@@ -335,13 +345,11 @@ class OrtGenAiGenerator final : public Generator {
   }
 
   void record_settings(const SessionOptions& options, int started_threads, bool counted) {
-    // GenAI runs ONNX Runtime's intra-op pool, made as ONNX Runtime makes it (N - 1 workers for N),
-    // and starts one thread of its own at model load (counted here with 1 to 4 threads asked).
-    constexpr int kGenAiOwnThreads = 1;
-    auto threads = counted ? counted_pool_threads(options.intra_op_threads, started_threads - kGenAiOwnThreads,
+    // GenAI runs ONNX Runtime's intra-op pool, made as ONNX Runtime makes it (N - 1 workers for N).
+    auto threads = counted ? counted_pool_threads(options.intra_op_threads, started_threads,
                                                   "the model's ONNX Runtime session",
-                                                  "; set through genai_config.json's decoder session_options; one more thread "
-                                                  "that GenAI starts at load is not counted")
+                                                  "; set through genai_config.json's decoder session_options; the thread GenAI "
+                                                  "starts at a process's first load is not counted")
                            : unverified_threads(options.intra_op_threads, std::to_string(options.intra_op_threads),
                                                 "/proc/self/task could not be read");
     settings_ = {
