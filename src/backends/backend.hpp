@@ -124,11 +124,14 @@ class Backend {
 void require_generators(const Backend& backend, const std::filesystem::path& model);
 
 // Model format from the file name: "onnx", "openvino-ir", "torchscript", "tflite", "gguf",
-// "onnx-genai" (a model folder named *.genai), or "".
+// "onnx-genai" (a model folder named *.genai), "openvino-llm" (a model folder named *.ov), or "".
 std::string model_format(const std::filesystem::path& model);
 
+// Whether models of `format` are folders (ONNX Runtime GenAI's *.genai, OpenVINO's *.ov) rather than files.
+bool is_folder_format(const std::string& format);
+
 // Whether `model` is a language model that backends open as a Generator (GGUF, ONNX Runtime GenAI
-// folders) rather than a tensor model opened as a Session.
+// and OpenVINO LLM folders) rather than a tensor model opened as a Session.
 bool is_language_model(const std::filesystem::path& model);
 
 }  // namespace infermark

@@ -60,9 +60,11 @@ std::string model_format(const std::filesystem::path& model) {
   return format ? std::string(format->name) : std::string();
 }
 
+bool is_folder_format(const std::string& format) { return format == "onnx-genai" || format == "openvino-llm"; }
+
 bool is_language_model(const std::filesystem::path& model) {
   const auto format = model_format(model);
-  return format == "gguf" || format == "onnx-genai";
+  return format == "gguf" || format == "onnx-genai" || format == "openvino-llm";
 }
 
 }  // namespace infermark

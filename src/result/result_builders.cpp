@@ -75,11 +75,12 @@ void fill_latency_and_throughput(result::RunResult& result, const loadgen::Query
 
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
-  const bool folder_format = model_format(model) == "onnx-genai";  // a model folder (*.genai)
+  const auto format = model_format(model);
+  const bool folder_format = is_folder_format(format);  // *.genai, *.ov
   if (std::filesystem::is_directory(model) && !folder_format)
-    throw Error(model.string() + ": is a folder, not a model file (model folders are named *.genai)");
+    throw Error(model.string() + ": is a folder, not a model file (model folders are named *.genai or *.ov)");
   if (folder_format && !std::filesystem::is_directory(model))
-    throw Error(model.string() + ": an ONNX Runtime GenAI model is a folder (genai_config.json, model.onnx, tokenizer.json)");
+    throw Error(model.string() + ": a " + format + " model is a folder (build one with infermark zoo build)");
   if (model_format(model).empty())
     throw Error(model.string() + ": unknown model format (expected " + declared_backends().extensions_text() + ")");
 }
