@@ -69,7 +69,7 @@ void define_zoo_flags(CLI::App& cmd, ZooOptions& o) {
   build->add_option("names", o.names, "Catalog names (see `infermark zoo list`)")->required();
   build
       ->add_option("--formats", o.formats,
-                   "onnx, torchscript, openvino-ir, tflite, gguf, onnx-genai (default: all the model offers)")
+                   "onnx, torchscript, openvino-ir, tflite, gguf, onnx-genai, openvino-llm (default: all the model offers)")
       ->delimiter(',');
   build->add_option("--precisions", o.precisions, "fp32, fp16, int8, q8_0, q4_0, int4 (default: all the model offers)")
       ->delimiter(',');

@@ -12,13 +12,15 @@ struct SuffixRow {
 };
 
 // One table: the name each precision has and the suffix its files carry ("_" + name).
-constexpr std::array<SuffixRow, 7> kPrecisions{{{ZooPrecision::kAsExported, "as exported"},
+constexpr std::array<SuffixRow, 9> kPrecisions{{{ZooPrecision::kAsExported, "as exported"},
                                                 {ZooPrecision::kFp32, "fp32"},
                                                 {ZooPrecision::kFp16, "fp16"},
                                                 {ZooPrecision::kInt8, "int8"},
                                                 {ZooPrecision::kQ8_0, "q8_0"},
                                                 {ZooPrecision::kQ4_0, "q4_0"},
-                                                {ZooPrecision::kInt4, "int4"}}};
+                                                {ZooPrecision::kInt4, "int4"},
+                                                {ZooPrecision::kInt4Awq, "int4_awq"},
+                                                {ZooPrecision::kInt4Gptq, "int4_gptq"}}};
 
 }  // namespace
 

@@ -11,7 +11,7 @@
 
 namespace infermark::report {
 
-enum class ZooPrecision { kAsExported, kFp32, kFp16, kInt8, kQ8_0, kQ4_0, kInt4 };
+enum class ZooPrecision { kAsExported, kFp32, kFp16, kInt8, kQ8_0, kQ4_0, kInt4, kInt4Awq, kInt4Gptq };
 
 // "fp16", "q8_0"; "as exported" for a file without a precision suffix.
 std::string_view zoo_precision_name(ZooPrecision precision);

@@ -14,6 +14,10 @@ smollm2-135m-genai`, which the fixture test zoo_build_smollm2_genai runs first).
   the context each fail their own cell with the file or the cause named, while the other cell of
   the same run is measured.
 
+OpenVINO (`infermark zoo build smollm2-135m-ov`, fixture zoo_build_smollm2_ov): its FP16 and INT4
+folders run beside the GGUF with every cell ok, threads read back, FP16's perplexity within 2 % of
+llama.cpp F16's on the same tokenisation, and a folder without its tokenizer IR failing its cell.
+
 Usage: llm_engines_test.py INFERMARK MODELS_DIR
 """
 
@@ -35,6 +39,8 @@ INFERMARK, MODELS = sys.argv[1], sys.argv[2]
 GGUF = os.path.join(MODELS, "smollm2-135m.gguf")
 FP32 = os.path.join(MODELS, "smollm2-135m_fp32.genai")
 INT4 = os.path.join(MODELS, "smollm2-135m_int4.genai")
+OV_FP16 = os.path.join(MODELS, "smollm2-135m_fp16.ov")
+OV_INT4 = os.path.join(MODELS, "smollm2-135m_int4.ov")
 TEXT_SOURCE = "/usr/share/common-licenses/GPL-3"  # Debian base-files
 SHORT = ["--threads", "2", "--prompt-tokens", "16", "--output-tokens", "8", "--runs", "3", "--warmup", "1"]
 
@@ -53,6 +59,56 @@ def run(*args, expect_ok=True):
             results[(os.path.basename(result["model"]["path"].rstrip("/")), result["backend"]["name"], concurrency)] = result
     shutil.rmtree(out, ignore_errors=True)
     return done, results
+
+
+@unittest.skipUnless(os.path.isdir(OV_FP16) and os.path.isdir(OV_INT4) and os.path.isfile(GGUF),
+                     "smollm2-135m GGUF and .ov folders not built (infermark zoo build smollm2-135m smollm2-135m-ov)")
+class OpenVinoBesideLlamaCpp(unittest.TestCase):
+    def test_one_run_with_the_gguf(self):
+        done, results = run(GGUF, OV_FP16, OV_INT4, *SHORT, "--concurrency", "1,2")
+        self.assertEqual(len(results), 6, sorted(results))
+        self.assertIn("ovllm", done.stdout)
+        for (model, backend, concurrency), r in results.items():
+            with self.subTest(model=model, concurrency=concurrency):
+                self.assertEqual(r["status"], "ok", r.get("error"))
+                self.assertEqual(r["generation"]["output_tokens"]["mean"], 8)
+                self.assertEqual(backend, "llamacpp" if model.endswith(".gguf") else "ovllm")
+                if backend != "ovllm":
+                    continue
+                self.assertTrue(r["scenario"]["parameters"]["batching"].startswith("none"))
+                settings = {s["key"]: s for s in r["settings"]["effective"]}
+                self.assertEqual(settings["intra_op_threads"]["effective"], "2")
+                self.assertEqual(settings["intra_op_threads"]["state"], "verified")
+                self.assertEqual(settings["precision"]["effective"], model.split("_")[-1].removesuffix(".ov"))
+                self.assertEqual(settings["sequence_slots"]["effective"], str(concurrency))
+
+    @unittest.skipUnless(os.path.isfile(TEXT_SOURCE), f"{TEXT_SOURCE} missing (Debian base-files)")
+    def test_same_weights_same_perplexity(self):
+        with open(TEXT_SOURCE) as f:
+            text = f.read()[:6000]
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write(text)
+        _, results = run(GGUF, OV_FP16, OV_INT4, "--threads", "2", "--prompt-tokens", "8", "--output-tokens", "2",
+                         "--runs", "1", "--warmup", "0", "--perplexity-text", f.name, "--perplexity-window", "256")
+        os.unlink(f.name)
+        ppl = {model: r["generation"]["perplexity"]["perplexity"] for (model, _, _), r in results.items()}
+        tokens = {model: r["generation"]["perplexity"]["tokens_scored"] for (model, _, _), r in results.items()}
+        reference = ppl["smollm2-135m.gguf"]
+        self.assertEqual(tokens["smollm2-135m.gguf"], tokens["smollm2-135m_fp16.ov"])  # the same tokenisation
+        self.assertLess(abs(ppl["smollm2-135m_fp16.ov"] - reference) / reference, 0.02, ppl)
+        self.assertTrue(1 < ppl["smollm2-135m_int4.ov"] < 10 * reference, ppl)
+
+    def test_folder_without_its_tokenizer_fails_its_cell(self):
+        broken = tempfile.mkdtemp(suffix=".ov")
+        for name in os.listdir(OV_INT4):
+            if name != "openvino_tokenizer.xml":
+                os.symlink(os.path.abspath(os.path.join(OV_INT4, name)), os.path.join(broken, name))
+        done, results = run(OV_INT4, broken, *SHORT, expect_ok=False)
+        shutil.rmtree(broken)
+        self.assertNotEqual(done.returncode, 0)
+        by_model = {model: r for (model, _, _), r in results.items()}
+        self.assertEqual(by_model["smollm2-135m_int4.ov"]["status"], "ok")
+        self.assertIn("openvino_tokenizer.xml", by_model[os.path.basename(broken)]["error"])
 
 
 @unittest.skipUnless(os.path.isdir(FP32) and os.path.isdir(INT4) and os.path.isfile(GGUF),

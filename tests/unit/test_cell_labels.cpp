@@ -114,6 +114,8 @@ TEST(ModelFamilies, ZooPrecisionSuffixesJoinOneFamily) {
   EXPECT_EQ(parse_variant_name("llama-tiny_q4_0").precision, ZooPrecision::kQ4_0);
   EXPECT_EQ(parse_variant_name("smollm2-135m_int4").precision, ZooPrecision::kInt4);
   EXPECT_EQ(parse_variant_name("smollm2-135m_int4").family, "smollm2-135m");
+  EXPECT_EQ(parse_variant_name("smollm2-135m_int4_awq").precision, ZooPrecision::kInt4Awq);
+  EXPECT_EQ(parse_variant_name("smollm2-135m_int4_gptq").family, "smollm2-135m");
   EXPECT_EQ(parse_variant_name("resnet50_int8").precision, ZooPrecision::kInt8);
   EXPECT_EQ(parse_variant_name("resnet50").precision, ZooPrecision::kAsExported);
   EXPECT_EQ(parse_variant_name("_fp16").family, "_fp16") << "a suffix alone is a name, not a variant";

@@ -14,9 +14,12 @@ ONNX2TF = ROOT / "third_party" / "onnx2tf-venv" / "bin" / "onnx2tf"
 # PyTorch, transformers and ONNX Runtime GenAI's model builder, installed on demand (see installer).
 LLM_PYTHON = ROOT / "third_party" / "llm-venv" / "bin" / "python"
 LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_llm_tools"
+# optimum-intel, NNCF and openvino-tokenizers (they want an older transformers), installed on demand.
+OV_LLM_PYTHON = ROOT / "third_party" / "ov-llm-venv" / "bin" / "python"
+OV_LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_ov_llm_tools"
 
-FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai")
-PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0", "int4")
+FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai", "openvino-llm")
+PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0", "int4", "int4_awq", "int4_gptq")
 ALL_THREE = ("fp32", "fp16", "int8")
 TORCH_DEFINED = {"onnx": ALL_THREE, "torchscript": ("fp32",), "openvino-ir": ALL_THREE}
 CARRIED_ONNX = {"onnx": ALL_THREE, "openvino-ir": ALL_THREE}
@@ -113,6 +116,12 @@ CATALOG = {e.name: e for e in [
           "pretrained (Apache-2.0): smollm2-135m's F16 GGUF weights, read at FP32 by transformers",
           ("smollm2-135m",), "export_smollm2_genai.py", {"onnx-genai": ("fp32", "int4")}, base_precision="none",
           python=LLM_PYTHON, installer=LLM_TOOLS_INSTALLER),
+    Entry("smollm2-135m-ov", "the same SmolLM2-135M-Instruct weights as OpenVINO stateful LLM IR folders (*.ov) from "
+          "optimum-intel: FP16, NNCF INT8 and INT4 data-free",
+          "pretrained (Apache-2.0): smollm2-135m's F16 GGUF weights, read at FP32 by transformers",
+          ("smollm2-135m",), "export_smollm2_openvino.py",
+          {"openvino-llm": ("fp16", "int8", "int4")}, base_precision="none",
+          python=OV_LLM_PYTHON, installer=OV_LLM_TOOLS_INSTALLER),
     Entry("silero-vad", "Silero VAD voice activity detector: 512-sample chunks of 16 kHz audio with a recurrent state -> speech "
           "probability; the published ONNX, TorchScript of the published .jit's networks (stateless forward, sr: int) and "
           "an OpenVINO IR of the wheel's opset-18 export of the same network",

@@ -8,12 +8,13 @@ export_smollm2_genai.py does), read at FP32 by transformers into a Hugging Face 
 - fp16: `optimum-cli export openvino --weight-format fp16` (FP16 weights, computed as the plugin chooses);
 - int8: NNCF data-free INT8 weight compression (asymmetric, per output channel);
 - int4: NNCF data-free INT4 (asymmetric, group size 64; NNCF keeps embeddings and the head in INT8);
-- int4_awq, int4_gptq: NNCF data-aware INT4 (AWQ with scale estimation; GPTQ) calibrated on 64
+- int4_awq, int4_gptq (not in the zoo's catalog yet: not verified end to end): NNCF data-aware INT4 (AWQ with scale estimation; GPTQ) calibrated on 64
   Reuters-21578 newswire articles (Debian r-cran-tm, as the MiniLM task uses), not on the GPL text
   perplexity is measured on.
 Nothing is downloaded at run time: every file the engine needs ships in each folder.
 
-Runs in third_party/ov-llm-venv (scripts/install_llm_tools ov-llm): optimum-intel needs PyTorch.
+Runs in third_party/ov-llm-venv (scripts/install_ov_llm_tools, which installs third_party/llm-venv
+too: its transformers reads the GGUF into the Hugging Face folder). optimum-intel needs PyTorch.
 """
 import argparse
 import importlib.metadata
@@ -25,13 +26,13 @@ import subprocess
 import sys
 import tempfile
 
-import export_smollm2_genai as genai
 import export_smollm2_gguf as smollm2
 from zoo_common import file_entry
 from zoo_files import sha256
 from zoo_packages import extract
 
 NAME = "smollm2-135m"
+LLM_PYTHON = pathlib.Path(__file__).resolve().parents[2] / "third_party" / "llm-venv" / "bin" / "python"
 PRECISIONS = ("fp16", "int8", "int4", "int4_awq", "int4_gptq")
 GROUP_SIZE = 64  # SmolLM2's hidden size 576 is a multiple of 64, not of NNCF's default 128
 CALIBRATION_ARTICLES = 64
@@ -116,7 +117,13 @@ def main() -> None:
         f16 = work / f"{NAME}.gguf"
         smollm2.dequantise_to_f16(source, f16)
         hf = work / "hf"
-        params = genai.hugging_face_folder(f16, hf)
+        # The Hugging Face folder comes from the GenAI exporter's venv: this venv's older transformers
+        # (optimum-intel pins it) converts the GGUF vocabulary wrongly (most text becomes token 0).
+        counted = subprocess.run(
+            [str(LLM_PYTHON), "-c", "import sys, pathlib, export_smollm2_genai as g; "
+             "print(g.hugging_face_folder(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])))", str(f16), str(hf)],
+            check=True, capture_output=True, text=True, cwd=pathlib.Path(__file__).parent)
+        params = int(counted.stdout.split()[-1])
         origin = (f"pretrained: SmolLM2-135M-Instruct ({smollm2.LICENSE}), Q4_1 GGUF from PyPI {smollm2.PACKAGE}=="
                   f"{smollm2.VERSION} (SHA-256 {smollm2.SOURCE_SHA256}), dequantised to F16 (the zoo's "
                   f"{NAME}.gguf), read at FP32 by transformers")

@@ -346,8 +346,7 @@ class OrtGenAiGenerator final : public Generator {
 
   void record_settings(const SessionOptions& options, int started_threads, bool counted) {
     // GenAI runs ONNX Runtime's intra-op pool, made as ONNX Runtime makes it (N - 1 workers for N).
-    auto threads = counted ? counted_pool_threads(options.intra_op_threads, started_threads,
-                                                  "the model's ONNX Runtime session",
+    auto threads = counted ? counted_pool_threads(options.intra_op_threads, started_threads, "the model's ONNX Runtime session",
                                                   "; set through genai_config.json's decoder session_options; the thread GenAI "
                                                   "starts at a process's first load is not counted")
                            : unverified_threads(options.intra_op_threads, std::to_string(options.intra_op_threads),

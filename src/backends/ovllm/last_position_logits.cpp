@@ -24,10 +24,9 @@ void compute_logits_for_last_position_only(const std::shared_ptr<ov::Model>& mod
     throw Error("the OpenVINO LLM's logits do not come from a MatMul over [batch, sequence, hidden] states");
   using ov::op::v0::Constant;
   const auto i64 = ov::element::i64;
-  const auto last = std::make_shared<ov::op::v8::Slice>(
-      matmul->input_value(0), Constant::create(i64, {1}, {-1}),
-      Constant::create(i64, {1}, {std::numeric_limits<std::int64_t>::max()}), Constant::create(i64, {1}, {1}),
-      Constant::create(i64, {1}, {1}));
+  const auto last = std::make_shared<ov::op::v8::Slice>(matmul->input_value(0), Constant::create(i64, {1}, {-1}),
+                                                        Constant::create(i64, {1}, {std::numeric_limits<std::int64_t>::max()}),
+                                                        Constant::create(i64, {1}, {1}), Constant::create(i64, {1}, {1}));
   matmul->input(0).replace_source_output(last);
   model->validate_nodes_and_infer_types();
 }

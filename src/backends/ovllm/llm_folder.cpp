@@ -25,8 +25,9 @@ nlohmann::json read_json(const std::filesystem::path& file, bool required) {
 std::filesystem::path required_file(const std::filesystem::path& folder, const char* name) {
   const auto file = folder / name;
   if (!std::filesystem::is_regular_file(file))
-    throw Error(file.string() + ": missing (an OpenVINO LLM folder holds openvino_model.xml, openvino_tokenizer.xml and "
-                                "openvino_detokenizer.xml; build one with infermark zoo build)");
+    throw Error(file.string() +
+                ": missing (an OpenVINO LLM folder holds openvino_model.xml, openvino_tokenizer.xml and "
+                "openvino_detokenizer.xml; build one with infermark zoo build)");
   return file;
 }
 

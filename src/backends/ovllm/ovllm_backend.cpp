@@ -73,7 +73,8 @@ class OvLlmGenerator final : public Generator {
  public:
   OvLlmGenerator(const std::filesystem::path& folder, const SessionOptions& options)
       : options_(options), folder_(read_ov_llm_folder(folder)) {
-    if (options.device != "cpu") throw Error(std::string(kName) + ": device '" + options.device + "' is not supported (cpu only)");
+    if (options.device != "cpu")
+      throw Error(std::string(kName) + ": device '" + options.device + "' is not supported (cpu only)");
     const auto ctx_option = option_or(options.extras, "ctx", "");
     max_length_ = ctx_option.empty() ? folder_.context_length : parse_count_option(kName, "ctx", ctx_option);
     if (max_length_ < 2) throw Error(std::string(kName) + ": --opt ctx must be at least 2");
@@ -160,7 +161,8 @@ class OvLlmGenerator final : public Generator {
   bool is_end_of_generation(TokenId token) const override { return folder_.end_tokens.count(token) > 0; }
 
   std::string chat_prompt(const std::vector<ChatMessage>& messages) const override {
-    if (!folder_.chatml) throw Error("OpenVINO: the model folder's chat template is not ChatML, the one format infermark formats");
+    if (!folder_.chatml)
+      throw Error("OpenVINO: the model folder's chat template is not ChatML, the one format infermark formats");
     std::string prompt;
     for (const auto& m : messages) prompt += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
     return prompt + "<|im_start|>assistant\n";
@@ -230,7 +232,8 @@ class OvLlmGenerator final : public Generator {
     if (options_.intra_op_threads > 0) config.emplace(ov::inference_num_threads(options_.intra_op_threads));
     if (const auto kv = option_or(options_.extras, "kv_cache_precision", ""); !kv.empty())
       config.emplace(ov::hint::kv_cache_precision(parse_kv_precision(kv)));
-    return checked("compiling " + folder_.model_xml.string() + " for CPU", [&] { return core().compile_model(model, "CPU", config); });
+    return checked("compiling " + folder_.model_xml.string() + " for CPU",
+                   [&] { return core().compile_model(model, "CPU", config); });
   }
 
   static ov::element::Type parse_kv_precision(const std::string& text) {

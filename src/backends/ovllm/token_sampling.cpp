@@ -34,7 +34,8 @@ TokenId sampled_token(const float* row, int vocabulary, const Sampling& sampling
   double kept = 0;
   std::size_t size = 0;
   while (size < weights.size() && kept < sampling.top_p * total) kept += weights[size++];
-  std::discrete_distribution<std::size_t> draw(weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(size, 1)));
+  std::discrete_distribution<std::size_t> draw(weights.begin(),
+                                               weights.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(size, 1)));
   return order[draw(random)];
 }
 
