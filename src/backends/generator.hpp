@@ -25,6 +25,9 @@ struct Sampling {
   float temperature = 0;  // 0: greedy
   float top_p = 1;        // nucleus sampling: the smallest set of tokens whose probability reaches top_p
   std::uint64_t seed = 0;
+  // End tokens are not chosen until this many tokens are out (OpenAI-style min_tokens; a request
+  // with ignore_eos asks for all of max_tokens), as vLLM and llama-server do.
+  int min_tokens = 0;
 };
 
 // What score_window() measured: the summed negative log-likelihood (natural log) of the scored tokens.

@@ -42,7 +42,8 @@ void define_recommend_flags(CLI::App& cmd, RecommendOptions& o) {
   optional_number(cmd, "--mem-mb", c.mem_mb, "Highest acceptable peak RSS (MB)")->check(above_zero());
   optional_number(cmd, "--max-accuracy-loss", c.max_accuracy_loss_pct,
                   "Highest acceptable accuracy loss: where the inputs had labels, points of top-1 vs "
-                  "labels below the model family's FP32 reference cell; else percent against the "
+                  "labels below the model family's FP32 reference cell; LLM cells: percent of perplexity above "
+                  "the family's higher-precision cell on the same text; else percent against the "
                   "cross-check reference (1 - top-1 agreement, else 1 - cosine similarity)")
       ->check(CLI::Range(0.0, 100.0));
   cmd.add_flag("--dynamic-shapes", c.dynamic_shapes, "The deployment feeds varying input shapes");

@@ -1,5 +1,7 @@
 #include "openai/openai_protocol.hpp"
 
+#include <set>
+
 #include "core/error.hpp"
 #include "core/json_text.hpp"
 
@@ -9,6 +11,11 @@ namespace {
 using nlohmann::json;
 
 Error bad_request(const std::string& message) { return Error(message); }
+
+// Every request field parse_completion_request reads; any other is accepted and has no effect.
+const std::set<std::string, std::less<>> kKnownFields{
+    "model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed",
+    "n",     "stop",   "stream",   "stream_options", "min_tokens", "ignore_eos"};
 
 // Model output may hold invalid UTF-8 (random-weight models do): replaced, never a failure.
 std::string dump(const json& j) { return json_text(j); }
@@ -164,6 +171,13 @@ CompletionRequest parse_completion_request(std::string_view body, bool chat) {
     request.include_usage =
         options.contains("include_usage") && options["include_usage"].is_boolean() && options["include_usage"].get<bool>();
   }
+  request.sampling.min_tokens = number<int>(j, "min_tokens", 0, 0, request.max_tokens);
+  if (j.contains("ignore_eos") && !j["ignore_eos"].is_null()) {
+    if (!j["ignore_eos"].is_boolean()) throw bad_request("ignore_eos: must be true or false");
+    if (j["ignore_eos"].get<bool>()) request.sampling.min_tokens = request.max_tokens;
+  }
+  for (const auto& [key, value] : j.items())
+    if (!kKnownFields.count(key)) request.ignored_fields.push_back(key);
   return request;
 }
 

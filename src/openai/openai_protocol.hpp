@@ -30,9 +30,13 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // Request fields this server has no use for (OpenAI accepts and ignores them; so does serve,
+  // counting them per name so a user sees what had no effect), in the body's order.
+  std::vector<std::string> ignored_fields;
 };
 
-// Throws infermark::Error naming the field (the server answers it with 400).
+// Throws infermark::Error naming the field (the server answers it with 400). `ignore_eos` and
+// `min_tokens` (what benchmark clients send to fix output lengths) become sampling.min_tokens.
 CompletionRequest parse_completion_request(std::string_view body, bool chat);
 
 // The client's side: the body of `request` (model, prompt or messages, max_tokens, temperature,

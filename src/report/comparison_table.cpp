@@ -6,6 +6,7 @@
 #include "report/energy_column.hpp"
 #include "report/generation_table.hpp"
 #include "report/label_accuracy_column.hpp"
+#include "report/percentile_claims.hpp"
 #include "report/relative_speed.hpp"
 #include "report/zoo_accuracy.hpp"
 #include "stats/agreement_measure.hpp"
@@ -135,7 +136,7 @@ std::string comparison_table(const std::vector<result::RunResult>& results) {
     columns.insert(columns.begin() + 1, {"model", false});
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].insert(rows[i].begin() + 1, results[i].model.name);
   }
-  std::string table = markdown_table(columns, rows);
+  std::string table = markdown_table(columns, rows) + percentile_claim_note(results);
   if (const auto footnote = energy_footnote(cells); !footnote.empty()) table += "  " + footnote + "\n";
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);

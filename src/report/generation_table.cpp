@@ -8,6 +8,8 @@
 #include "core/markdown_table.hpp"
 #include "report/comparison_table.hpp"
 #include "report/field_guides.hpp"
+#include "report/percentile_claims.hpp"
+#include "report/perplexity_loss.hpp"
 
 namespace infermark::report {
 namespace {
@@ -117,19 +119,37 @@ std::string agreement_note(const std::vector<result::RunResult>& results, std::v
       reference->model.name, reference->backend.name, base.continuations.size(), base.continuation_tokens);
 }
 
-// With --perplexity-text: a perplexity column before the status, and a note on the text it was measured on.
+// "+25.8% (large)": the perplexity above the family's higher-precision cell (report/perplexity_loss).
+std::string perplexity_loss_cell(const std::optional<PerplexityLoss>& loss) {
+  if (!loss) return "-";
+  if (loss->is_reference) return "(reference)";
+  return fmt::format("{:+.1f}%{}{}", loss->increase() * 100, loss->other_engine ? " vs " + loss->reference_label : "",
+                     loss->increase() > kLargePerplexityIncrease ? " (large)" : "");
+}
+
+// With --perplexity-text: perplexity and its increase over the model family's higher-precision cell
+// before the status, and a note on the text it was measured on.
 std::string perplexity_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
                             std::vector<std::vector<std::string>>& rows) {
   if (std::none_of(results.begin(), results.end(), has_perplexity)) return "";
   columns.insert(columns.end() - 1, {"perplexity", true});
+  columns.insert(columns.end() - 1, {"ppl vs higher precision", true});
+  std::vector<const result::RunResult*> runs;
+  for (const auto& r : results) runs.push_back(&r);
+  const auto losses = perplexity_losses(runs);
   std::string note;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& p = has_perplexity(results[i]) ? results[i].generation->perplexity : std::nullopt;
     rows[i].insert(rows[i].end() - 1, p ? fmt::format("{:.3f}", p->perplexity) : "-");
+    rows[i].insert(rows[i].end() - 1, perplexity_loss_cell(losses[i]));
     if (p)
       note += fmt::format("  perplexity of {}: {} tokens of {} scored, windows of {} (second half scored), {:.1f} s\n",
                           results[i].model.name, p->tokens_scored, p->source, p->window, p->wall_s);
   }
+  note += fmt::format(
+      "  ppl vs higher precision: perplexity above the same model's FP32 (or as exported), else FP16, cell of the same "
+      "engine on the same text (another engine's where named); (large): more than {:.0f}% above\n",
+      kLargePerplexityIncrease * 100);
   return note + agreement_note(results, columns, rows);
 }
 
@@ -138,7 +158,7 @@ std::string generation_table(const std::vector<result::RunResult>& results) {
   for (const auto& r : results) rows.push_back(row_for(r));
   auto columns = kColumns;
   const auto perplexity = perplexity_note(results, columns, rows);
-  std::string table = markdown_table(columns, rows) + perplexity;
+  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity;
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   table +=

@@ -26,14 +26,14 @@ namespace {
 
 ModelRecommendation recommend_for(const std::string& model, const std::string& machine, const std::vector<LoadedResult>& cells,
                                   const Constraints& constraints, const std::optional<probes::PeakFlops>& peak,
-                                  const std::map<std::string, LabelAccuracyLoss>& label_losses) {
+                                  const QualityLosses& losses) {
   ModelRecommendation m;
   m.model = model;
   m.machine = machine;
   m.origin = cells.front().result.origin;  // the caller passes cells of one origin
   const auto labels = labels_for(cells);
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    auto cell = assess(cells[i], labels[i], constraints, peak, label_losses);
+    auto cell = assess(cells[i], labels[i], constraints, peak, losses);
     (cell.meets_all() ? m.ranked : m.rejected).push_back(std::move(cell));
   }
   const auto objective = choose_objective(constraints, m.ranked);
@@ -76,18 +76,18 @@ Recommendation recommend(const std::vector<LoadedResult>& results, const Constra
   std::set<std::string> machine_keys;
   for (const auto& r : results) machine_keys.insert(machine_key(r.result));
   const std::vector<std::string> machines(machine_keys.begin(), machine_keys.end());
-  const auto label_losses = label_accuracy_losses(results);
+  const auto losses = quality_losses(results);
   std::map<result::ResultOrigin, std::vector<LoadedResult>> origins;  // never ranked against each other
   for (const auto& [model, of_model] : group_by_model(results)) {
     origins.clear();
     for (const auto& r : of_model) origins[r.result.origin].push_back(r);
     for (const auto& [origin, cells] : origins) {
       if (machines.size() == 1) {
-        rec.models.push_back(recommend_for(model, "", cells, constraints, peak, label_losses));
+        rec.models.push_back(recommend_for(model, "", cells, constraints, peak, losses));
         continue;
       }
       for (const auto& [machine, on_machine] : group_by_machine(cells))
-        rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, label_losses));
+        rec.models.push_back(recommend_for(model, machine, on_machine, constraints, peak, losses));
     }
   }
   name_mixed_origins(rec);

@@ -23,9 +23,18 @@ void fill_economics(CellAssessment& cell, const Constraints& c, const std::optio
 
 }  // namespace
 
+QualityLosses quality_losses(const std::vector<LoadedResult>& results) {
+  QualityLosses losses{label_accuracy_losses(results), {}};
+  std::vector<const result::RunResult*> runs;
+  for (const auto& r : results) runs.push_back(&r.result);
+  const auto perplexity = perplexity_losses(runs);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (perplexity[i]) losses.perplexity[results[i].path] = *perplexity[i];
+  return losses;
+}
+
 CellAssessment assess(const LoadedResult& loaded, const std::string& label, const Constraints& c,
-                      const std::optional<probes::PeakFlops>& peak,
-                      const std::map<std::string, LabelAccuracyLoss>& label_losses) {
+                      const std::optional<probes::PeakFlops>& peak, const QualityLosses& losses) {
   const auto& r = loaded.result;
   CellAssessment cell;
   cell.label = label;
@@ -37,8 +46,11 @@ CellAssessment assess(const LoadedResult& loaded, const std::string& label, cons
   cell.batch = r.scenario.batch;
   cell.performance_hint = effective_setting(r, "performance_hint");
   cell.completed = r.status == result::CellStatus::kOk && r.latency_ms.has_value();
-  const auto labels = label_losses.find(loaded.path);
-  if (cell.completed) cell.figures = figures_of(r, c, labels == label_losses.end() ? nullptr : &labels->second);
+  const auto labels = losses.labels.find(loaded.path);
+  const auto perplexity = losses.perplexity.find(loaded.path);
+  if (cell.completed)
+    cell.figures = figures_of(r, c, labels == losses.labels.end() ? nullptr : &labels->second,
+                              perplexity == losses.perplexity.end() ? nullptr : &perplexity->second);
   cell.checks = checks_for(cell, r, c);
   fill_economics(cell, c, peak);
   return cell;

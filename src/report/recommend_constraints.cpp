@@ -85,7 +85,9 @@ std::string text_of(ConstraintKind kind, double v) {
     case kMemory:
       return fmt::format("peak RSS <= {:g} MB", v);
     case kAccuracyLoss:
-      return fmt::format("accuracy loss <= {:g} (% of agreement with the reference, or points of top-1 vs labels)", v);
+      return fmt::format(
+          "accuracy loss <= {:g} (% of agreement with the reference, points of top-1 vs labels, or % of perplexity for LLM cells)",
+          v);
     case kPower:
       return fmt::format("average power <= {:g} W", v);
     case kTtft:

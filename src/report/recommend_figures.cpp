@@ -50,12 +50,26 @@ void fill_agreement_accuracy(const result::RunResult& r, CellFigures& f) {
   f.accuracy_measure = AccuracyMeasure::kAgreement;
 }
 
-// Against labels where the cell and its family's FP32 reference were judged on the same labelled
-// inputs; otherwise by agreement with the cross-check reference.
-void fill_accuracy(const result::RunResult& r, const LabelAccuracyLoss* labels, CellFigures& f) {
+// A language model by its perplexity against its family's higher-precision cell; others against
+// labels where the cell and its family's FP32 reference were judged on the same labelled inputs;
+// otherwise by agreement with the cross-check reference.
+void fill_accuracy(const result::RunResult& r, const LabelAccuracyLoss* labels, const PerplexityLoss* perplexity,
+                   CellFigures& f) {
   if (r.label_accuracy) {
     f.label_top1 = r.label_accuracy->top1;
     f.label_samples = r.label_accuracy->samples;
+  }
+  if (perplexity) {
+    f.accuracy_loss = std::max(0.0, perplexity->increase());
+    f.accuracy_source = perplexity->describe();
+    f.accuracy_measure = AccuracyMeasure::kPerplexity;
+    return;
+  }
+  if (r.generation && !labels) {
+    f.accuracy_source = r.generation->perplexity
+                            ? "no higher-precision cell of the model family scored the same text"
+                            : "no perplexity in the result (run with --perplexity-text)";
+    return;
   }
   if (!labels) {
     fill_agreement_accuracy(r, f);
@@ -114,11 +128,14 @@ const char* accuracy_measure_name(AccuracyMeasure measure) {
       return "top-1 vs labels";
     case AccuracyMeasure::kAgreement:
       return "agreement with the reference backend";
+    case AccuracyMeasure::kPerplexity:
+      return "perplexity above the family's higher-precision cell";
   }
   return "";
 }
 
-CellFigures figures_of(const result::RunResult& r, const Constraints& c, const LabelAccuracyLoss* labels) {
+CellFigures figures_of(const result::RunResult& r, const Constraints& c, const LabelAccuracyLoss* labels,
+                       const PerplexityLoss* perplexity) {
   CellFigures f;
   f.p99_ms = r.latency_ms->at(99).value;
   f.inferences_per_s = r.throughput.inferences_per_s;
@@ -132,7 +149,7 @@ CellFigures figures_of(const result::RunResult& r, const Constraints& c, const L
     f.qps_source = "measured inferences/s";
   }
   f.peak_rss_mb = r.memory.peak_rss_mb;
-  fill_accuracy(r, labels, f);
+  fill_accuracy(r, labels, perplexity, f);
   fill_energy(r, f);
   fill_generation(r, f);
   fill_model_gflops(r, c, f);

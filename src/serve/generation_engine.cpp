@@ -81,10 +81,15 @@ bool TextSequence::on_token(TokenId token, std::int64_t now_ns) {
     metrics_.tpot_seconds->Observe(seconds(now_ns - last_token_ns_));
   last_token_ns_ = now_ns;
   if (generator_.is_end_of_generation(token)) {
-    finished_ = FinishReason::kStop;
-    return true;
+    if (generated_ > request_.sampling.min_tokens) {
+      finished_ = FinishReason::kStop;
+      return true;
+    }
+    // The engine chose an end token before min_tokens (it cannot bar them): it counts, as vLLM
+    // counts what follows an ignored end token, but it is not text.
+  } else {
+    unsent_ += generator_.token_piece(token);
   }
-  unsent_ += generator_.token_piece(token);
   for (const auto& stop : request_.stop) {
     const auto at = stop.empty() ? std::string::npos : unsent_.find(stop);
     if (at == std::string::npos) continue;

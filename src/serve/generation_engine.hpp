@@ -2,7 +2,8 @@
 // `run` uses too: requests join the running batch at the next step and leave it when done.
 // What serving adds is text: it leaves as it is generated, whole UTF-8 characters, held back
 // only as long as a stop string might still be completing; end of generation and stop strings
-// end a request; TTFT and TPOT go to the metrics.
+// end a request (end tokens only once the request's min_tokens are out); TTFT and TPOT go to the
+// metrics.
 #pragma once
 
 #include <memory>

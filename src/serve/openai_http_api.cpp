@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/core.h>
+
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.hpp"
@@ -74,6 +76,12 @@ boost::asio::awaitable<void> OpenAiHttpApi::complete(net::Request& request, net:
       throw kserve::RequestError(400, e.what());  // a request that does not parse names the field
     }
   }();
+  for (const auto& field : parsed.ignored_fields)
+    if (metrics_.count_ignored_field(field))
+      fmt::print(stderr,  // the name as JSON: a client's bytes cannot break the log line
+                 "infermark serve: OpenAI request field {} is accepted and has no effect here (counted in "
+                 "infermark_openai_ignored_fields_total)\n",
+                 json_text(nlohmann::json(field)));
   auto* model = repository_.find(parsed.model);
   if (!model) {
     std::string names;

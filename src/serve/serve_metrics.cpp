@@ -88,6 +88,10 @@ ServeMetrics::ServeMetrics()
                    .Name("infermark_routed_total")
                    .Help("Requests routed to a variant, by how it was chosen (header, version, sticky, weighted)")
                    .Register(*registry_)),
+      ignored_fields_(BuildCounter()
+                          .Name("infermark_openai_ignored_fields_total")
+                          .Help("OpenAI request fields accepted with no effect, by name (the first 32 names; later ones as \"(other)\")")
+                          .Register(*registry_)),
       duration_(BuildHistogram()
                     .Name("infermark_request_duration_seconds")
                     .Help("Inference request latency by phase: queue, compute, total (server side)")
@@ -198,6 +202,18 @@ void ServeMetrics::count_rejection(const std::string& model, const std::string& 
 
 void ServeMetrics::count_routing(const std::string& model, const std::string& variant, RouteChoice how) {
   routing_.Add({{"model", model}, {"variant", variant}, {"by", std::string(route_choice_label(how))}}).Increment();
+}
+
+bool ServeMetrics::count_ignored_field(const std::string& field) {
+  bool first = false;
+  std::string label = field;
+  {
+    std::lock_guard lock(mutex_);
+    if (!ignored_field_names_.count(field) && ignored_field_names_.size() >= kMaxIgnoredFieldNames) label = "(other)";
+    first = ignored_field_names_.insert(label).second;
+  }
+  ignored_fields_.Add({{"field", label}}).Increment();
+  return first;
 }
 
 void ServeMetrics::count_shadow(const std::string& model, const std::string& variant, const std::string& shadow,

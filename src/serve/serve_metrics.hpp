@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,11 @@ class ServeMetrics {
   void count_request(const std::string& model, const std::string& variant, int http_status);
   void count_rejection(const std::string& model, const std::string& variant, const std::string& reason);
   void count_routing(const std::string& model, const std::string& variant, RouteChoice how);
+  // One OpenAI request field accepted with no effect. Clients choose the names, so the first
+  // kMaxIgnoredFieldNames get a series each and later ones share field="(other)". True the first
+  // time a name (or "(other)") is counted, for a one-time log line.
+  bool count_ignored_field(const std::string& field);
+  static constexpr std::size_t kMaxIgnoredFieldNames = 32;
   // One shadow comparison at an input shape: max abs error and whether the outputs agreed by their kind's rule.
   void count_shadow(const std::string& model, const std::string& variant, const std::string& shadow, const std::string& shape,
                     bool disagreed, double max_abs_error);
@@ -95,6 +101,8 @@ class ServeMetrics {
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Counter>& rejections_;
   prometheus::Family<prometheus::Counter>& routing_;
+  prometheus::Family<prometheus::Counter>& ignored_fields_;
+  std::set<std::string> ignored_field_names_;  // guarded by mutex_
   prometheus::Family<prometheus::Histogram>& duration_;
   prometheus::Family<prometheus::Histogram>& batch_size_;
   prometheus::Family<prometheus::Gauge>& breaker_;

@@ -485,6 +485,26 @@ std::uint64_t min_queries_for_percentile(double percentile, double confidence) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(n));
 }
 
+std::optional<std::uint64_t> samples_allowed_above(std::uint64_t n, double percentile, double confidence) {
+  if (n < min_queries_for_percentile(percentile, confidence)) return std::nullopt;
+  const double alpha = 1.0 - confidence, over = 1.0 - percentile / 100.0;
+  // P(X <= t) grows with t: bisect for the last t at which seeing t over is still improbable.
+  std::uint64_t holds = 0, fails = n;  // binomial_cdf(n, 0, over) <= alpha since n is enough
+  while (fails - holds > 1) {
+    const auto mid = holds + (fails - holds) / 2;
+    (binomial_cdf(n, mid, over) <= alpha ? holds : fails) = mid;
+  }
+  return holds;
+}
+
+std::optional<double> early_stopping_estimate(std::vector<double> samples, double percentile, double confidence) {
+  const auto above = samples_allowed_above(samples.size(), percentile, confidence);
+  if (!above) return std::nullopt;
+  const auto index = samples.size() - *above - 1;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(index), samples.end());
+  return samples[index];
+}
+
 nlohmann::json IntervalSeries::to_exact_json() const {
   json used = json::array();
   for (std::size_t i = 0; i < used_intervals(); ++i) {

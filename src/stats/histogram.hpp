@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -108,5 +109,12 @@ double claimable_percentile(std::uint64_t n, std::uint64_t k_over_target, double
 // The smallest query count for which a P`percentile` claim can hold at `confidence` with zero
 // queries over the target (e.g. 459 for P99 at 99%), so runs can stop early once it holds.
 std::uint64_t min_queries_for_percentile(double percentile, double confidence = 0.99);
+
+// MLPerf's early-stopping estimate of a percentile: the most of n samples that may lie above the
+// estimate while "P`percentile` <= estimate" still holds at `confidence`; the estimate is then the
+// (n - t)-th smallest sample, at or above the plain percentile. nullopt when n is below
+// min_queries_for_percentile(): the run is too short for any such claim.
+std::optional<std::uint64_t> samples_allowed_above(std::uint64_t n, double percentile, double confidence = 0.99);
+std::optional<double> early_stopping_estimate(std::vector<double> samples, double percentile, double confidence = 0.99);
 
 }  // namespace infermark::stats

@@ -8,8 +8,9 @@ smollm2-135m-genai`, which the fixture test zoo_build_smollm2_genai runs first).
 - the same weights score the same text alike: ONNX Runtime GenAI FP32's perplexity on real
   English within 2 % of llama.cpp F16's (each engine tokenises the text with its own tokenizer of
   the same vocabulary), and INT4's finite;
-- `infermark serve` routes one model between the two engines by X-Model-Variant, and the official
-  openai client gets a completion and a chat answer of the asked length from each;
+- `infermark serve` routes one model between the three engines by X-Model-Variant, and the official
+  openai client gets a completion and a chat answer of the asked length from each; four requests
+  at once to OpenVINO all get the same greedy text;
 - bad input: a GGUF given to ortgenai, a folder without its tokenizer, and a prompt longer than
   the context each fail their own cell with the file or the cause named, while the other cell of
   the same run is measured.
@@ -21,6 +22,7 @@ llama.cpp F16's on the same tokenisation, and a folder without its tokenizer IR 
 Usage: llm_engines_test.py INFERMARK MODELS_DIR
 """
 
+import concurrent.futures
 import glob
 import json
 import os
@@ -180,7 +182,8 @@ class EnginesSideBySide(unittest.TestCase):
         self.assertIn("longer than the model's context of 32 tokens", r["error"])
 
 
-@unittest.skipUnless(os.path.isdir(FP32) and os.path.isfile(GGUF), "smollm2-135m GGUF and FP32 .genai folder not built")
+@unittest.skipUnless(os.path.isdir(FP32) and os.path.isdir(OV_INT4) and os.path.isfile(GGUF),
+                     "smollm2-135m GGUF, FP32 .genai and INT4 .ov folders not built")
 class ServedAbBetweenEngines(unittest.TestCase):
     def test_openai_client_reaches_each_engine_by_header(self):
         folder = tempfile.mkdtemp(prefix="serve-engines-")
@@ -192,12 +195,13 @@ class ServedAbBetweenEngines(unittest.TestCase):
     variants:
       - {{name: llamacpp-f16, backend: llamacpp, weight: 1, slots: 2, context: 256, threads: 2}}
       - {{name: ortgenai-fp32, backend: ortgenai, model: {os.path.abspath(FP32)}, weight: 1, slots: 2, context: 256, threads: 2}}
+      - {{name: ovllm-int4, backend: ovllm, model: {os.path.abspath(OV_INT4)}, weight: 1, slots: 2, context: 256, threads: 2}}
 """)
         process, address = start_server(INFERMARK, ["--config", config, "--port", "0", "--out", folder])
         try:
             client = openai.OpenAI(base_url=f"http://{address}/v1", api_key="unused", max_retries=0, timeout=120)
             texts = {}
-            for variant in ("llamacpp-f16", "ortgenai-fp32"):
+            for variant in ("llamacpp-f16", "ortgenai-fp32", "ovllm-int4"):
                 with self.subTest(variant=variant):
                     raw = client.completions.with_raw_response.create(
                         model="smollm2", prompt="The GNU General Public License is", max_tokens=12, temperature=0,
@@ -212,6 +216,15 @@ class ServedAbBetweenEngines(unittest.TestCase):
                         temperature=0, extra_headers={"X-Model-Variant": variant})
                     self.assertEqual(chat.headers.get("X-Model-Variant"), variant)
                     self.assertGreater(chat.parse().usage.completion_tokens, 0)
+            # Requests at once: prompts are tokenized on io threads while the engine detokenizes.
+            def complete(_):
+                return client.completions.create(model="smollm2", prompt="The GNU General Public License is",
+                                                 max_tokens=12, temperature=0, extra_body={"ignore_eos": True},
+                                                 extra_headers={"X-Model-Variant": "ovllm-int4"})
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                together = list(pool.map(complete, range(4)))
+            self.assertEqual({c.usage.completion_tokens for c in together}, {12})
+            self.assertEqual({c.choices[0].text for c in together}, {texts["ovllm-int4"]})  # greedy: one text
             print(f"greedy continuations: {texts}", file=sys.stderr)
         finally:
             self.assertEqual(stop_server(process), 0)

@@ -1,6 +1,7 @@
 """`infermark serve` with a GGUF model driven by the official `openai` Python client: completions
 and chat, streamed and not, usage, seeded sampling, stop strings, continuous batching with more
-requests than sequence slots, a client that leaves mid-stream, and bad requests.
+requests than sequence slots, a client that leaves mid-stream, ignore_eos and min_tokens, fields
+with no effect counted by name, and bad requests.
 
 The test models have random weights, so their text is noise (often not even valid UTF-8); the
 checks are on protocol, counts and determinism, never on wording.
@@ -127,6 +128,41 @@ class ServeOpenAi(unittest.TestCase):
         self.assertIn("temperature", body["error"]["message"])
         with self.assertRaises(openai.BadRequestError):
             self.client.completions.create(model="llama-tiny", prompt="x", n=2)
+
+    def test_ignore_eos_and_min_tokens_hold_off_the_end_token(self):
+        # The tiny model's 512-token vocabulary at temperature 2 chooses its end token now and then:
+        # find a seed whose request stops early, then ask the same with the end token barred.
+        asked = 200
+        for seed in range(1, 61):
+            natural = self.client.completions.create(model="llama-tiny", prompt="x", max_tokens=asked, temperature=2,
+                                                     seed=seed)
+            if natural.choices[0].finish_reason == "stop":
+                break
+        else:
+            self.fail("no seed in 1..60 ended on the end token: the test cannot show ignore_eos working")
+        stopped_at = natural.usage.completion_tokens
+        self.assertLess(stopped_at, asked)
+        ignoring = self.client.completions.create(model="llama-tiny", prompt="x", max_tokens=asked, temperature=2,
+                                                  seed=seed, extra_body={"ignore_eos": True})
+        self.assertEqual(ignoring.usage.completion_tokens, asked)
+        self.assertEqual(ignoring.choices[0].finish_reason, "length")
+        at_least = self.client.completions.create(model="llama-tiny", prompt="x", max_tokens=asked, temperature=2,
+                                                  seed=seed, extra_body={"min_tokens": stopped_at})
+        self.assertGreater(at_least.usage.completion_tokens, stopped_at)
+        status, body = post(self.address, "/v1/completions",
+                            {"model": "llama-tiny", "prompt": "x", "max_tokens": 4, "min_tokens": 5})
+        self.assertEqual(status, 400)
+        self.assertIn("min_tokens", body["error"]["message"])
+
+    def test_fields_with_no_effect_are_counted_by_name(self):
+        result = self.client.completions.create(model="llama-tiny", prompt="x", max_tokens=2, temperature=0,
+                                                extra_body={"top_k": 5, "repetition_penalty": 1.1})
+        self.assertEqual(result.usage.completion_tokens, 2)  # accepted, as OpenAI accepts what it does not know
+        with urllib.request.urlopen(f"http://{self.address}/metrics", timeout=30) as response:
+            text = response.read().decode()
+        for field in ("top_k", "repetition_penalty"):
+            self.assertRegex(text, r'infermark_openai_ignored_fields_total\{field="%s"\} [1-9]' % field)
+        self.assertNotIn('field="max_tokens"', text)
 
     def test_metrics_carry_time_to_first_token(self):
         self.client.completions.create(model="llama-tiny", prompt="metrics", max_tokens=4, temperature=0)

@@ -468,5 +468,29 @@ TEST(EarlyStopping, HandlesHundredsOfMillionsOfQueries) {
   EXPECT_GT(claimable_percentile(100'000'000, 0), 99.9999);
 }
 
+TEST(EarlyStopping, SamplesAllowedAboveTheEstimateMatchTheClaimableBound) {
+  EXPECT_FALSE(samples_allowed_above(458, 99).has_value());  // too short for any P99 claim
+  EXPECT_EQ(samples_allowed_above(459, 99), 0u);
+  for (const std::uint64_t n : {459ull, 1000ull, 10000ull}) {
+    const auto t = *samples_allowed_above(n, 99);
+    EXPECT_GE(claimable_percentile(n, t), 99.0) << n;
+    EXPECT_LT(claimable_percentile(n, t + 1), 99.0) << n;
+  }
+  // Binomial(10000, 0.01): mean 100, sd 9.95; 2.33 sd below the mean at 99% confidence.
+  EXPECT_NEAR(static_cast<double>(*samples_allowed_above(10000, 99)), 76.0, 2.0);
+}
+
+TEST(EarlyStopping, TheEstimateIsAnOrderStatisticAtOrAboveThePercentile) {
+  std::vector<double> samples;
+  for (int i = 1000; i >= 1; --i) samples.push_back(i);  // 1..1000 ms, in any order
+  const auto t = *samples_allowed_above(1000, 90);
+  const auto estimate = early_stopping_estimate(samples, 90);
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(*estimate, static_cast<double>(1000 - t));
+  EXPECT_GE(*estimate, 900.0);  // never below the plain P90
+  EXPECT_LT(*estimate, 950.0);
+  EXPECT_FALSE(early_stopping_estimate(std::vector<double>(43, 1.0), 90).has_value());  // 44 needed
+}
+
 }  // namespace
 }  // namespace infermark::stats

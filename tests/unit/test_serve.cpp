@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 
 #include "core/clock.hpp"
@@ -405,6 +406,126 @@ TEST(OpenAiProtocol, InvalidUtf8InModelOutputIsReplacedNotFatal) {
   const auto parsed = nlohmann::json::parse(body);
   EXPECT_EQ(parsed["choices"][0]["text"], "ok\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFD twice
   EXPECT_EQ(parsed["usage"]["total_tokens"], 3);
+}
+
+TEST(OpenAiProtocol, IgnoreEosAndMinTokensBarEndTokens) {
+  const auto plain = openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8})", false);
+  EXPECT_EQ(plain.sampling.min_tokens, 0);
+  const auto ignoring =
+      openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8,"ignore_eos":true})", false);
+  EXPECT_EQ(ignoring.sampling.min_tokens, 8);  // every one of max_tokens
+  const auto at_least = openai::parse_completion_request(
+      R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8,"min_tokens":3})", true);
+  EXPECT_EQ(at_least.sampling.min_tokens, 3);
+  EXPECT_TRUE(at_least.ignored_fields.empty());
+  EXPECT_NE(parse_error([] {
+              openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8,"min_tokens":9})", false);
+            }).find("min_tokens: 9 is outside 0..8"),
+            std::string::npos);
+  EXPECT_NE(parse_error([] { openai::parse_completion_request(R"({"model":"m","prompt":"x","ignore_eos":"yes"})", false); })
+                .find("ignore_eos: must be true or false"),
+            std::string::npos);
+}
+
+TEST(OpenAiProtocol, FieldsWithNoEffectAreAcceptedAndNamed) {
+  const auto request = openai::parse_completion_request(
+      R"({"model":"m","prompt":"x","user":"u","top_k":5,"logprobs":2,"temperature":0})", false);
+  EXPECT_EQ(request.ignored_fields, (std::vector<std::string>{"logprobs", "top_k", "user"}));
+}
+
+TEST(ServeMetricsIgnoredFields, CountedByNameLoggedOnceAndBounded) {
+  ServeMetrics metrics;
+  EXPECT_TRUE(metrics.count_ignored_field("user"));
+  EXPECT_FALSE(metrics.count_ignored_field("user"));  // logged once
+  for (std::size_t i = 1; i < ServeMetrics::kMaxIgnoredFieldNames; ++i) metrics.count_ignored_field("f" + std::to_string(i));
+  EXPECT_TRUE(metrics.count_ignored_field("one_too_many"));    // the first "(other)"
+  EXPECT_FALSE(metrics.count_ignored_field("and_another"));    // shares it
+  const auto text = metrics.scrape();
+  EXPECT_NE(text.find("infermark_openai_ignored_fields_total{field=\"user\"} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("infermark_openai_ignored_fields_total{field=\"(other)\"} 2"), std::string::npos);
+  EXPECT_EQ(text.find("one_too_many"), std::string::npos);  // a client cannot grow the series without bound
+}
+
+// Emits a scripted token sequence per slot: 1 is the end token, anything else is the text "x".
+// Like an engine that cannot bar end tokens, so the serving side's own rule is what is tested.
+class EndTokenScript final : public Generator {
+ public:
+  explicit EndTokenScript(std::vector<TokenId> script) : script_(std::move(script)) {}
+  int context_length() const override { return 64; }
+  int vocab_size() const override { return 4; }
+  int max_slots() const override { return 1; }
+  GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
+  std::vector<TokenId> prompt_vocabulary() const override { return {2}; }
+  void start(int, const std::vector<TokenId>&, int) override { next_ = 0; }
+  void set_sampling(int, const Sampling& sampling) override { min_tokens_seen = sampling.min_tokens; }
+  void step(const std::function<void(const GeneratedToken&)>& on_token) override {
+    on_token({0, script_.at(next_++ % script_.size())});
+  }
+  void finish(int) override {}
+  std::vector<EffectiveSetting> effective_settings() const override { return {}; }
+  std::string token_piece(TokenId) const override { return "x"; }
+  bool is_end_of_generation(TokenId token) const override { return token == 1; }
+  std::atomic<int> min_tokens_seen{-1};
+
+ private:
+  std::vector<TokenId> script_;
+  std::size_t next_ = 0;
+};
+
+StreamChunk generate_until_done(GenerationEngine& engine, int max_tokens, int min_tokens, std::string* text) {
+  GenerationRequest request;
+  request.prompt = {2, 2};
+  request.max_tokens = max_tokens;
+  request.sampling.min_tokens = min_tokens;
+  request.channel = std::make_shared<TokenChannel>();
+  auto channel = request.channel;
+  EXPECT_TRUE(engine.submit(std::move(request)));
+  std::promise<void> ended;
+  std::function<void(std::vector<StreamChunk>)> collect;
+  StreamChunk last;
+  collect = [&](std::vector<StreamChunk> chunks) {
+    for (auto& chunk : chunks) {
+      *text += chunk.text;
+      if (chunk.done) {
+        last = chunk;
+        ended.set_value();
+        return;
+      }
+    }
+    channel->next(collect);
+  };
+  channel->next(collect);
+  EXPECT_EQ(ended.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  return last;
+}
+
+TEST(GenerationText, EndTokensEndARequestOnlyAfterItsMinTokens) {
+  ServeMetrics metrics;
+  ModelSpec model;
+  model.name = "m";
+  VariantSpec variant;
+  variant.name = "v";
+  variant.backend = "scripted";
+  auto script = std::make_unique<EndTokenScript>(std::vector<TokenId>{2, 1, 2, 2, 1, 2, 2, 2});
+  auto* generator = script.get();
+  GenerationEngine engine(std::move(script), model, variant, metrics.generation("m", "v"));
+  std::string text;
+  auto plain = generate_until_done(engine, 8, 0, &text);
+  EXPECT_EQ(plain.finish, FinishReason::kStop);  // the first end token ends it
+  EXPECT_EQ(plain.completion_tokens, 2);
+  EXPECT_EQ(text, "x");
+  EXPECT_EQ(generator->min_tokens_seen, 0);  // the request's sampling reached the engine
+  text.clear();
+  auto at_least = generate_until_done(engine, 8, 3, &text);
+  EXPECT_EQ(at_least.finish, FinishReason::kStop);  // the end token at 2 is passed over, the one at 5 ends it
+  EXPECT_EQ(at_least.completion_tokens, 5);
+  EXPECT_EQ(text, "xxx");  // an end token passed over is not text
+  EXPECT_EQ(generator->min_tokens_seen, 3);
+  text.clear();
+  auto all = generate_until_done(engine, 8, 8, &text);  // ignore_eos
+  EXPECT_EQ(all.finish, FinishReason::kLength);
+  EXPECT_EQ(all.completion_tokens, 8);
+  EXPECT_EQ(text, "xxxxxx");
 }
 
 TEST(GenerationText, SplitUtf8CharactersAreHeldBack) {

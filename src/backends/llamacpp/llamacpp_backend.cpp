@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
 
 #include "backends/declared.hpp"
@@ -150,6 +151,8 @@ class LlamaCppGenerator final : public Generator {
       throw Error("llama.cpp cannot load " + path.string() + ": " + (why.empty() ? "unknown reason" : why));
     }
     vocab_ = llama_model_get_vocab(model_);
+    for (TokenId t = 0; t < llama_vocab_n_tokens(vocab_); ++t)
+      if (llama_vocab_is_eog(vocab_, t)) end_tokens_.push_back(t);
     architecture_ = model_meta(model_, "general.architecture");
 
     slots_.resize(static_cast<std::size_t>(std::max(1, options.expected_concurrency)));
@@ -286,8 +289,10 @@ class LlamaCppGenerator final : public Generator {
       throw Error("llama.cpp: llama_decode failed with code " + std::to_string(rc) + ": " + LogCapture::instance().errors());
     const int vocabulary = vocab_size();
     for (const auto& [slot, index] : sampled) {
-      const float* logits = llama_get_logits_ith(context_, index);
+      float* logits = llama_get_logits_ith(context_, index);
       auto& s = slots_[static_cast<std::size_t>(slot)];
+      if (s.generated < s.sampling.min_tokens)
+        for (const auto t : end_tokens_) logits[t] = -std::numeric_limits<float>::infinity();
       const auto token = sample_token(logits, vocabulary, s);
       s.last_token = token;
       ++s.generated;
@@ -396,6 +401,7 @@ class LlamaCppGenerator final : public Generator {
   llama_model* model_ = nullptr;
   llama_context* context_ = nullptr;
   const llama_vocab* vocab_ = nullptr;
+  std::vector<TokenId> end_tokens_;  // end-of-generation tokens, barred before a request's min_tokens
   llama_batch batch_{};
   int batch_capacity_ = 0;
   std::string architecture_;

@@ -310,7 +310,9 @@ class OrtGenAiGenerator final : public Generator {
     const auto length = static_cast<double>(s.prompt.size() + static_cast<std::size_t>(s.max_new_tokens));
     set_number(params, "max_length", length);
     set_number(params, "batch_size", 1);
-    if (!s.serving) set_number(params, "min_length", length);
+    // Served requests: end tokens are barred until their min_tokens are out (ignore_eos: all of them).
+    const auto min_new = s.serving ? std::min(s.sampling.min_tokens, s.max_new_tokens) : s.max_new_tokens;
+    if (min_new > 0) set_number(params, "min_length", static_cast<double>(s.prompt.size() + static_cast<std::size_t>(min_new)));
     const bool sample = s.serving && s.sampling.temperature > 0;
     api_.check(api_.params_set_bool(params, "do_sample", sample), "ONNX Runtime GenAI: setting do_sample");
     if (sample) {

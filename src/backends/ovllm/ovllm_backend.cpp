@@ -13,6 +13,7 @@
 #include <openvino/openvino.hpp>
 #include <optional>
 #include <random>
+#include <set>
 
 #include "backends/declared.hpp"
 #include "backends/generator.hpp"
@@ -136,9 +137,12 @@ class OvLlmGenerator final : public Generator {
     s.random.seed(sampling.seed);
   }
 
+  // Serving tokenizes on its io threads while the stepping thread detokenizes: one infer request
+  // each, so each is locked.
   std::vector<TokenId> tokenize(const std::string& text) const override {
     ov::Tensor input(ov::element::string, {1});
     input.data<std::string>()[0] = text;
+    std::lock_guard lock(tokenizer_mutex_);
     return checked("tokenizing the prompt", [&] {
       tokenizer_.set_input_tensor(input);
       tokenizer_.infer();
@@ -151,6 +155,7 @@ class OvLlmGenerator final : public Generator {
   }
 
   std::string token_piece(TokenId token) const override {
+    std::lock_guard lock(detokenizer_mutex_);
     return checked("decoding token " + std::to_string(token), [&] {
       detokenizer_.set_input_tensor(int64_tensor({token}));
       detokenizer_.infer();
@@ -267,8 +272,10 @@ class OvLlmGenerator final : public Generator {
     if (logits.get_element_type() != ov::element::f32 || logits.get_shape().back() != static_cast<std::size_t>(vocab_size()))
       throw Error("OpenVINO: the model's logits are not float32 rows of " + std::to_string(vocab_size()) + " tokens");
     const auto* row = logits.data<const float>() + (logits.get_size() - static_cast<std::size_t>(vocab_size()));
-    if (s.serving) return sampled_token(row, vocab_size(), s.sampling, s.random);
-    return greedy_token(row, vocab_size(), folder_.end_tokens);
+    if (!s.serving) return greedy_token(row, vocab_size(), folder_.end_tokens);
+    static const std::set<TokenId> kNone;
+    return sampled_token(row, vocab_size(), s.sampling, s.random,
+                         s.generated < s.sampling.min_tokens ? folder_.end_tokens : kNone);
   }
 
   void record_settings() {
@@ -303,6 +310,7 @@ class OvLlmGenerator final : public Generator {
   int max_length_ = 0;
   ov::CompiledModel compiled_;
   mutable ov::InferRequest tokenizer_, detokenizer_;
+  mutable std::mutex tokenizer_mutex_, detokenizer_mutex_;
   std::vector<ov::InferRequest> requests_;
   std::optional<ov::InferRequest> scoring_;
   std::vector<SlotState> slots_;

@@ -19,10 +19,13 @@ TokenId greedy_token(const float* row, int vocabulary, const std::set<TokenId>& 
   return best;
 }
 
-TokenId sampled_token(const float* row, int vocabulary, const Sampling& sampling, std::mt19937_64& random) {
-  if (sampling.temperature <= 0) return greedy_token(row, vocabulary);
-  std::vector<int> order(static_cast<std::size_t>(vocabulary));
-  std::iota(order.begin(), order.end(), 0);
+TokenId sampled_token(const float* row, int vocabulary, const Sampling& sampling, std::mt19937_64& random,
+                      const std::set<TokenId>& excluded) {
+  if (sampling.temperature <= 0) return greedy_token(row, vocabulary, excluded);
+  std::vector<int> order;
+  for (TokenId t = 0; t < vocabulary; ++t)
+    if (!excluded.count(t)) order.push_back(t);
+  if (order.empty()) return greedy_token(row, vocabulary);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
   std::vector<double> weights;
   double total = 0;
