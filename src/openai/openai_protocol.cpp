@@ -14,8 +14,8 @@ Error bad_request(const std::string& message) { return Error(message); }
 
 // Every request field parse_completion_request reads; any other is accepted and has no effect.
 const std::set<std::string, std::less<>> kKnownFields{
-    "model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "seed",
-    "n",     "stop",   "stream",   "stream_options", "min_tokens", "ignore_eos"};
+    "model", "prompt", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+    "seed",  "n",      "stop",     "stream",     "stream_options",        "min_tokens",  "ignore_eos"};
 
 // Model output may hold invalid UTF-8 (random-weight models do): replaced, never a failure.
 std::string dump(const json& j) { return json_text(j); }

@@ -27,16 +27,17 @@ std::string percentile_claim_note(const std::vector<result::RunResult>& results)
     const auto n = sample_count(r);
     if (r.status != result::CellStatus::kOk || n == 0) continue;
     if (n < needed) {
-      too_short.push_back(fmt::format("{} ({}: P{:.1f} at most)", cell_name(r), n,
-                                      stats::claimable_percentile(n, 0, kClaimConfidence)));
+      too_short.push_back(
+          fmt::format("{} ({}: P{:.1f} at most)", cell_name(r), n, stats::claimable_percentile(n, 0, kClaimConfidence)));
     } else if (!r.generation && r.samples_ms.size() == n) {
       if (const auto bound = stats::early_stopping_estimate(r.samples_ms, kClaimPercentile, kClaimConfidence))
         bounds.push_back(fmt::format("{} {:.3f} ms", cell_name(r), *bound));
     }
   }
   if (too_short.empty() && bounds.empty()) return "";
-  std::string note = fmt::format("  P{:g} claims (MLPerf early stopping, {:g}% confidence, at least {} samples): ", kClaimPercentile,
-                                 kClaimConfidence * 100, needed);
+  std::string note =
+      fmt::format("  P{:g} claims (MLPerf early stopping, {:g}% confidence, at least {} samples): ", kClaimPercentile,
+                  kClaimConfidence * 100, needed);
   if (!too_short.empty()) note += fmt::format("too few samples in {}", fmt::join(too_short, ", "));
   if (!bounds.empty())
     note += fmt::format("{}true P{:g} at most {}", too_short.empty() ? "" : "; ", kClaimPercentile, fmt::join(bounds, ", "));

@@ -51,8 +51,9 @@ const result::RunResult* best_reference(const std::vector<const result::RunResul
 
 std::string PerplexityLoss::describe() const {
   if (is_reference) return fmt::format("perplexity {:.2f}: 0 for the family's full-precision cell on this engine", perplexity);
-  const auto tokens_note = tokens == reference_tokens ? std::string("same text, same token count")
-                                                      : fmt::format("same text cut into {} and {} tokens", tokens, reference_tokens);
+  const auto tokens_note = tokens == reference_tokens
+                               ? std::string("same text, same token count")
+                               : fmt::format("same text cut into {} and {} tokens", tokens, reference_tokens);
   return fmt::format("perplexity {:.2f} vs {:.2f} of {} ({:+.1f}%){}; {}", perplexity, reference_perplexity, reference_label,
                      increase() * 100.0, other_engine ? ", another engine" : "", tokens_note);
 }
@@ -68,8 +69,7 @@ std::vector<std::optional<PerplexityLoss>> perplexity_losses(const std::vector<c
     bool other_engine = false;
     if (rank == 0) {
       reference = cell;
-    } else if (const auto* same = best_reference(results, *cell, cell->backend.name);
-               same && precision_rank(*same) < rank) {
+    } else if (const auto* same = best_reference(results, *cell, cell->backend.name); same && precision_rank(*same) < rank) {
       reference = same;
     } else if (const auto* any = best_reference(results, *cell, ""); any && precision_rank(*any) < rank) {
       reference = any;
@@ -77,12 +77,8 @@ std::vector<std::optional<PerplexityLoss>> perplexity_losses(const std::vector<c
     }
     if (!reference) continue;
     const auto& ref = *perplexity_of(*reference);
-    losses.back() = PerplexityLoss{own->perplexity,
-                                   ref.perplexity,
-                                   reference->model.name + " on " + reference->backend.name,
-                                   own->text_tokens,
-                                   ref.text_tokens,
-                                   reference == cell,
+    losses.back() = PerplexityLoss{own->perplexity,  ref.perplexity,  reference->model.name + " on " + reference->backend.name,
+                                   own->text_tokens, ref.text_tokens, reference == cell,
                                    other_engine};
   }
   return losses;

@@ -14,11 +14,11 @@ namespace infermark::report {
 struct PerplexityLoss {
   double perplexity = 0.0;
   double reference_perplexity = 0.0;
-  std::string reference_label;      // "smollm2-135m on llamacpp"
-  long long tokens = 0;             // the text as this cell's tokenizer cut it
-  long long reference_tokens = 0;   // ... and the reference's
-  bool is_reference = false;        // this cell is its family's full-precision cell on its engine
-  bool other_engine = false;        // no higher-precision cell on this cell's engine: another engine's
+  std::string reference_label;     // "smollm2-135m on llamacpp"
+  long long tokens = 0;            // the text as this cell's tokenizer cut it
+  long long reference_tokens = 0;  // ... and the reference's
+  bool is_reference = false;       // this cell is its family's full-precision cell on its engine
+  bool other_engine = false;       // no higher-precision cell on this cell's engine: another engine's
 
   // Perplexity above the reference, as a fraction (0.258: 25.8% higher; negative when lower).
   double increase() const { return reference_perplexity > 0 ? perplexity / reference_perplexity - 1.0 : 0.0; }

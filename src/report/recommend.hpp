@@ -31,9 +31,9 @@ struct ConstraintCheck {
 
 // What judged a cell's accuracy loss.
 enum class AccuracyMeasure {
-  kNone,       // nothing: no cross-check and no labels reference
-  kLabels,     // points of top-1 vs labels below the family's FP32 reference cell
-  kAgreement,  // 1 - agreement (top-1 or cosine) with the cross-check reference's outputs
+  kNone,        // nothing: no cross-check and no labels reference
+  kLabels,      // points of top-1 vs labels below the family's FP32 reference cell
+  kAgreement,   // 1 - agreement (top-1 or cosine) with the cross-check reference's outputs
   kPerplexity,  // language models: perplexity above the family's higher-precision cell on the same text
 };
 

@@ -86,7 +86,8 @@ std::string text_of(ConstraintKind kind, double v) {
       return fmt::format("peak RSS <= {:g} MB", v);
     case kAccuracyLoss:
       return fmt::format(
-          "accuracy loss <= {:g} (% of agreement with the reference, points of top-1 vs labels, or % of perplexity for LLM cells)",
+          "accuracy loss <= {:g} (% of agreement with the reference, points of top-1 vs labels, or % of perplexity for LLM "
+          "cells)",
           v);
     case kPower:
       return fmt::format("average power <= {:g} W", v);

@@ -66,9 +66,8 @@ void fill_accuracy(const result::RunResult& r, const LabelAccuracyLoss* labels, 
     return;
   }
   if (r.generation && !labels) {
-    f.accuracy_source = r.generation->perplexity
-                            ? "no higher-precision cell of the model family scored the same text"
-                            : "no perplexity in the result (run with --perplexity-text)";
+    f.accuracy_source = r.generation->perplexity ? "no higher-precision cell of the model family scored the same text"
+                                                 : "no perplexity in the result (run with --perplexity-text)";
     return;
   }
   if (!labels) {

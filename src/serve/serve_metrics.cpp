@@ -88,10 +88,11 @@ ServeMetrics::ServeMetrics()
                    .Name("infermark_routed_total")
                    .Help("Requests routed to a variant, by how it was chosen (header, version, sticky, weighted)")
                    .Register(*registry_)),
-      ignored_fields_(BuildCounter()
-                          .Name("infermark_openai_ignored_fields_total")
-                          .Help("OpenAI request fields accepted with no effect, by name (the first 32 names; later ones as \"(other)\")")
-                          .Register(*registry_)),
+      ignored_fields_(
+          BuildCounter()
+              .Name("infermark_openai_ignored_fields_total")
+              .Help("OpenAI request fields accepted with no effect, by name (the first 32 names; later ones as \"(other)\")")
+              .Register(*registry_)),
       duration_(BuildHistogram()
                     .Name("infermark_request_duration_seconds")
                     .Help("Inference request latency by phase: queue, compute, total (server side)")

@@ -36,10 +36,12 @@ const report::CellAssessment& cell_of(const report::Recommendation& rec, const s
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(RecommendPerplexity, LossIsAgainstTheFamilysHigherPrecisionCellOnTheSameText) {
-  const std::vector<report::LoadedResult> cells{
-      scored("smollm2", "llamacpp", 20.0),            scored("smollm2_q4_0", "llamacpp", 25.0),
-      scored("smollm2_fp16", "ovllm", 20.1, "/texts/GPL-3", 7658), scored("smollm2_int4", "ovllm", 22.0),
-      scored("smollm2_int4", "ortgenai", 28.0),       scored("smollm2_q8_0", "llamacpp", 21.0, "/texts/other")};
+  const std::vector<report::LoadedResult> cells{scored("smollm2", "llamacpp", 20.0),
+                                                scored("smollm2_q4_0", "llamacpp", 25.0),
+                                                scored("smollm2_fp16", "ovllm", 20.1, "/texts/GPL-3", 7658),
+                                                scored("smollm2_int4", "ovllm", 22.0),
+                                                scored("smollm2_int4", "ortgenai", 28.0),
+                                                scored("smollm2_q8_0", "llamacpp", 21.0, "/texts/other")};
   report::Constraints c;
   c.max_accuracy_loss_pct = 10.0;
   const auto rec = report::recommend(cells, c);

@@ -411,8 +411,7 @@ TEST(OpenAiProtocol, InvalidUtf8InModelOutputIsReplacedNotFatal) {
 TEST(OpenAiProtocol, IgnoreEosAndMinTokensBarEndTokens) {
   const auto plain = openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8})", false);
   EXPECT_EQ(plain.sampling.min_tokens, 0);
-  const auto ignoring =
-      openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8,"ignore_eos":true})", false);
+  const auto ignoring = openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8,"ignore_eos":true})", false);
   EXPECT_EQ(ignoring.sampling.min_tokens, 8);  // every one of max_tokens
   const auto at_least = openai::parse_completion_request(
       R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":8,"min_tokens":3})", true);
@@ -422,14 +421,15 @@ TEST(OpenAiProtocol, IgnoreEosAndMinTokensBarEndTokens) {
               openai::parse_completion_request(R"({"model":"m","prompt":"x","max_tokens":8,"min_tokens":9})", false);
             }).find("min_tokens: 9 is outside 0..8"),
             std::string::npos);
-  EXPECT_NE(parse_error([] { openai::parse_completion_request(R"({"model":"m","prompt":"x","ignore_eos":"yes"})", false); })
-                .find("ignore_eos: must be true or false"),
+  EXPECT_NE(parse_error([] {
+              openai::parse_completion_request(R"({"model":"m","prompt":"x","ignore_eos":"yes"})", false);
+            }).find("ignore_eos: must be true or false"),
             std::string::npos);
 }
 
 TEST(OpenAiProtocol, FieldsWithNoEffectAreAcceptedAndNamed) {
-  const auto request = openai::parse_completion_request(
-      R"({"model":"m","prompt":"x","user":"u","top_k":5,"logprobs":2,"temperature":0})", false);
+  const auto request =
+      openai::parse_completion_request(R"({"model":"m","prompt":"x","user":"u","top_k":5,"logprobs":2,"temperature":0})", false);
   EXPECT_EQ(request.ignored_fields, (std::vector<std::string>{"logprobs", "top_k", "user"}));
 }
 
@@ -438,8 +438,8 @@ TEST(ServeMetricsIgnoredFields, CountedByNameLoggedOnceAndBounded) {
   EXPECT_TRUE(metrics.count_ignored_field("user"));
   EXPECT_FALSE(metrics.count_ignored_field("user"));  // logged once
   for (std::size_t i = 1; i < ServeMetrics::kMaxIgnoredFieldNames; ++i) metrics.count_ignored_field("f" + std::to_string(i));
-  EXPECT_TRUE(metrics.count_ignored_field("one_too_many"));    // the first "(other)"
-  EXPECT_FALSE(metrics.count_ignored_field("and_another"));    // shares it
+  EXPECT_TRUE(metrics.count_ignored_field("one_too_many"));  // the first "(other)"
+  EXPECT_FALSE(metrics.count_ignored_field("and_another"));  // shares it
   const auto text = metrics.scrape();
   EXPECT_NE(text.find("infermark_openai_ignored_fields_total{field=\"user\"} 2"), std::string::npos) << text;
   EXPECT_NE(text.find("infermark_openai_ignored_fields_total{field=\"(other)\"} 2"), std::string::npos);
