@@ -78,6 +78,10 @@ Selection selection(DeploymentSituation situation, const DecisionTreeInputs& in)
 
 // ---- Measured comparisons -------------------------------------------------------------------
 
+// The framework a backend runs, as the branches name it: OpenVINO's language-model backend
+// (`ovllm`) is OpenVINO, so the edge-CPU branch's "OpenVINO + 4-bit" is judged on LLM cells too.
+std::string framework_key(const std::string& backend) { return backend == "ovllm" ? "openvino" : backend; }
+
 // One measured figure of a cell; smaller `key` is better and positive, so a ratio compares two.
 struct Contender {
   std::string backend, label, figure;
@@ -140,7 +144,7 @@ std::vector<Contender> objective_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto* cell : in.completed)
     if (const double key = objective_figure_key(*cell, in.objective); key > 0)
-      out.push_back({cell->backend, cell->label, objective_value(*cell, in.objective), key});
+      out.push_back({framework_key(cell->backend), cell->label, objective_value(*cell, in.objective), key});
   return out;
 }
 
@@ -148,7 +152,8 @@ std::vector<Contender> throughput_contenders(const DecisionTreeInputs& in) {
   std::vector<Contender> out;
   for (const auto* cell : in.completed)
     if (cell->figures.qps > 0)
-      out.push_back({cell->backend, cell->label, format_number(cell->figures.qps) + " inferences/s", 1.0 / cell->figures.qps});
+      out.push_back({framework_key(cell->backend), cell->label, format_number(cell->figures.qps) + " inferences/s",
+                     1.0 / cell->figures.qps});
   return out;
 }
 
@@ -161,7 +166,8 @@ std::vector<Contender> shape_cliff_contenders(const DecisionTreeInputs& in) {
     if (!fixed) continue;
     const auto cliff = shape_cliff(r, *fixed);
     if (cliff.per_unit_of_work && *cliff.per_unit_of_work > 0)
-      out.push_back({r.backend.name, cell_label(r), fmt::format("{:.2f}x", *cliff.per_unit_of_work), *cliff.per_unit_of_work});
+      out.push_back({framework_key(r.backend.name), cell_label(r), fmt::format("{:.2f}x", *cliff.per_unit_of_work),
+                     *cliff.per_unit_of_work});
   }
   return out;
 }
@@ -182,7 +188,7 @@ bool is_four_bit(std::string precision) {
 std::string configuration_caveat(const DecisionTreeCheck& check, const DecisionTreeInputs& in) {
   std::vector<const result::RunResult*> own;
   for (const auto& r : in.results)
-    if (r.result.backend.name == check.branch.backend) own.push_back(&r.result);
+    if (framework_key(r.result.backend.name) == check.branch.backend) own.push_back(&r.result);
   if (own.empty()) return "";
   if (check.branch.situation == kHighThroughputBatch) {
     long long largest = 0;
@@ -277,7 +283,7 @@ void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {
       break;
     case BranchEvidence::kRunsTheModel: {
       const auto ran = std::find_if(in.completed.begin(), in.completed.end(),
-                                    [&](const CellAssessment* c) { return c->backend == b.backend; });
+                                    [&](const CellAssessment* c) { return framework_key(c->backend) == b.backend; });
       if (ran == in.completed.end()) {
         check.verdict = BranchVerdict::kNotMeasuredHere;
         check.detail = "needs " + cell_of;

@@ -181,6 +181,21 @@ TEST(RecommendDecisionTrees, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOthe
   EXPECT_EQ(branch(report::recommend(close, {}).models[0], kScenario, "edge CPU").verdict, BranchVerdict::kAgrees);
 }
 
+TEST(RecommendDecisionTrees, OpenVinosLanguageModelBackendCountsAsOpenVino) {
+  auto openvino = llm_cell(60.0, 12.0, 300.0, "");  // ovllm: OpenVINO running a language model
+  openvino.result.backend.name = "ovllm";
+  openvino.result.requested.precision = "int4";
+  openvino.path = "/results/llama-tiny.ovllm.t2.json";
+  auto llama = llm_cell(120.0, 10.0, 200.0, "");
+  llama.result.samples_ms = testing::scaled(llama.result.samples_ms, 2.0);
+  llama.result.latency_ms = stats::summarize(llama.result.samples_ms);
+  const auto rec = report::recommend({llama, openvino}, {});
+  const auto& edge = branch(rec.models.at(0), kScenario, "edge CPU");
+  EXPECT_EQ(edge.verdict, BranchVerdict::kAgrees) << edge.detail;
+  EXPECT_TRUE(contains(edge.detail, "measured lowest P99 latency: ovllm")) << edge.detail;
+  EXPECT_FALSE(contains(edge.detail, "4-bit weights not measured")) << edge.detail;  // int4 ran
+}
+
 TEST(RecommendDecisionTrees, OneFrameworkMeasuredAgreesOnlyTrivially) {
   const auto only_openvino = report::recommend({narrow_cell("openvino", 10.0, 300.0)}, {});
   const auto& edge = branch(only_openvino.models[0], kScenario, "edge CPU");
