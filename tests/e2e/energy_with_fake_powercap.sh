@@ -35,9 +35,11 @@ zone intel-rapl:1 package-1
 # Each counter reads 0.5 W: its value is computed from the clock (bash's $EPOCHREALTIME, no fork),
 # not counted per loop turn, so a loaded machine that starves this loop delays an update but never
 # changes the power the counters show. Renamed into place so a read never sees half a write.
+# It stops at the next turn once .stop exists (killing it could leave a `mv` of its running, which
+# would put energy_uj back after the second part below removed it).
 (
   start=${EPOCHREALTIME/./}
-  while true; do
+  while [[ ! -e $root/.stop ]]; do
     now=${EPOCHREALTIME/./}
     uj=$(((now - start) / 2))
     for id in intel-rapl:0 intel-rapl:0:0 intel-rapl:1; do
@@ -58,10 +60,10 @@ fi
 
 # The same tree with every counter unreadable (a directory where energy_uj should be: root reads
 # any file): no energy, RAPL's reason, and no other device's counter in its place.
-kill $writer 2>/dev/null || true
+touch "$root/.stop"
 wait $writer 2>/dev/null || true
 for id in intel-rapl:0 intel-rapl:0:0 intel-rapl:1; do
-  rm -f "$root/$id/energy_uj"
+  rm -f "$root/$id/energy_uj" "$root/$id/.next"
   mkdir "$root/$id/energy_uj"
 done
 output=$("$tests" --gtest_filter='EnergyCli.RunRecordsEnergyAndTheTablesShowInferencesPerJoule' 2>&1) || { echo "$output"; exit 1; }
