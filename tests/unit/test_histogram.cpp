@@ -385,7 +385,7 @@ TEST(IntervalSeries, ConstructorRejectsBadArguments) {
   EXPECT_THROW(IntervalSeries(kSecond, -1), std::invalid_argument);
   EXPECT_THROW(IntervalSeries(kSecond, 10 * kSecond, 7), std::invalid_argument);
   try {
-    IntervalSeries(1, 100'000);  // 100001 intervals: one too many
+    const IntervalSeries too_long(1, 100'000);  // 100001 intervals: one too many
     ADD_FAILURE() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("longer interval"), std::string::npos) << e.what();
