@@ -21,15 +21,12 @@ bool same_labels(const stats::LabelAccuracy& a, const stats::LabelAccuracy& b) {
          a.samples == b.samples;
 }
 
-bool same_family(const result::RunResult& a, const result::RunResult& b) {
-  return parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family && machine_key(a) == machine_key(b);
-}
-
 const LoadedResult* find_reference(const std::vector<LoadedResult>& results, const LoadedResult& cell, LabelReference kind) {
   const auto& c = cell.result;
   for (const auto& candidate : results) {
     const auto& r = candidate.result;
-    if (!r.label_accuracy || !full_precision(r) || !same_family(r, c) || !same_labels(*r.label_accuracy, *c.label_accuracy))
+    if (!r.label_accuracy || !full_precision(r) || !same_family_on_one_machine(r, c) ||
+        !same_labels(*r.label_accuracy, *c.label_accuracy))
       continue;
     if (kind == LabelReference::kCrossCheckReference) {
       if (c.cross_check && r.cross_check && r.cross_check->is_reference && r.backend.name == c.cross_check->reference_backend)

@@ -1,5 +1,7 @@
 #include "report/machine.hpp"
 
+#include "report/model_families.hpp"
+
 namespace infermark::report {
 namespace {
 
@@ -15,6 +17,10 @@ std::string environment_text(const result::RunResult& r, const char* field, cons
 
 std::string machine_key(const result::RunResult& result) {
   return environment_text(result, "hostname", "unknown host") + " (" + environment_text(result, "cpu_model", "unknown CPU") + ")";
+}
+
+bool same_family_on_one_machine(const result::RunResult& a, const result::RunResult& b) {
+  return parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family && machine_key(a) == machine_key(b);
 }
 
 bool is_x86(const result::RunResult& r) {

@@ -13,6 +13,10 @@ namespace infermark::report {
 // "vm (AMD EPYC 7B13)"; a part the result did not record reads "unknown host" / "unknown CPU".
 std::string machine_key(const result::RunResult& result);
 
+// Precision variants of one model (report/model_families) measured on the same machine: what a
+// quality loss against a family's reference may be judged from.
+bool same_family_on_one_machine(const result::RunResult& a, const result::RunResult& b);
+
 // What the recorded environment says about the machine's hardware.
 bool is_x86(const result::RunResult& result);
 bool is_arm(const result::RunResult& result);

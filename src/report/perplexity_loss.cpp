@@ -30,8 +30,7 @@ const result::PerplexityResult* perplexity_of(const result::RunResult& r) {
 // The same family on the same machine, scored on the same text (file name and size).
 bool comparable(const result::RunResult& a, const result::RunResult& b) {
   const auto *pa = perplexity_of(a), *pb = perplexity_of(b);
-  return pa && pb && parse_variant_name(a.model.name).family == parse_variant_name(b.model.name).family &&
-         machine_key(a) == machine_key(b) &&
+  return pa && pb && same_family_on_one_machine(a, b) &&
          std::filesystem::path(pa->source).filename() == std::filesystem::path(pb->source).filename() &&
          pa->text_bytes == pb->text_bytes;
 }

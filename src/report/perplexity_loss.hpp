@@ -22,15 +22,15 @@ struct PerplexityLoss {
 
   // Perplexity above the reference, as a fraction (0.258: 25.8% higher; negative when lower).
   double increase() const { return reference_perplexity > 0 ? perplexity / reference_perplexity - 1.0 : 0.0; }
-  // "perplexity 26.19 vs 20.82 of smollm2-135m on llamacpp (+25.8%), same text"
+  // "perplexity 26.19 vs 20.82 of smollm2-135m on llamacpp (+25.8%); same text, same token count"
   std::string describe() const;
 };
 
 // For each result with a perplexity: its loss against the family's reference on the same text
-// (nullopt for the others, and where no reference exists). The reference is the cell's own engine's highest-precision cell (FP32 or as exported
-// first, then FP16), the cell itself when it is one; for a reduced-precision cell with none on its
-// engine, another engine's higher-precision cell (tokenizers may cut the text differently: the
-// token counts say so).
+// (nullopt for the others, and where no reference exists). The reference is the cell's own
+// engine's highest-precision cell (FP32 or as exported first, then FP16), the cell itself when it
+// is one; for a reduced-precision cell with none on its engine, another engine's higher-precision
+// cell (tokenizers may cut the text differently: the token counts say so).
 std::vector<std::optional<PerplexityLoss>> perplexity_losses(const std::vector<const result::RunResult*>& results);
 
 // Above this increase a reduced precision's quality loss is called large in the LLM table.
