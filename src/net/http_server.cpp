@@ -69,17 +69,17 @@ std::chrono::milliseconds watchdog_period(const ServerLimits& limits) {
 }
 
 // Cancels the connection's pending read or write once its deadline passed; the operation then
-// fails and the connection closes, as an expired Beast timer would have made it.
+// fails and the connection closes, as an expired Beast timer would have made it. It cancels again
+// at every look until the connection sets a new deadline: a cancel that finds no operation pending
+// (a composed read between two of its reads, its completion queued behind this timer's) is lost,
+// and a slow client would then never be cut off.
 asio::awaitable<void> watchdog(std::shared_ptr<Watch> watch, beast::tcp_stream& stream, std::chrono::milliseconds period) {
   for (;;) {
     watch->timer.expires_after(period);
     beast::error_code ec;
     co_await watch->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (watch->done) co_return;
-    if (watch->deadline.passed(ConnectionDeadline::Clock::now())) {
-      watch->deadline.expires_never();
-      stream.socket().cancel(ec);
-    }
+    if (watch->deadline.passed(ConnectionDeadline::Clock::now())) stream.socket().cancel(ec);
   }
 }
 
