@@ -57,6 +57,9 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--output-tokens", o.output_tokens,
                  "LLMs: tokens generated per request, MEAN or MEAN:STDDEV (greedy, end-of-sequence ignored)")
       ->capture_default_str();
+  cmd.add_option("--shared-prefix", o.shared_prefix,
+                 "LLMs: GROUPS:TOKENS, each prompt starts with one of GROUPS shared prefixes of TOKENS tokens (words "
+                 "for `load`'s synthetic prompts) before its own --prompt-tokens; TTFT is reported warm and cold");
   cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
   cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(kNotNegative);
   cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")

@@ -40,11 +40,15 @@ int checked_lanes(const Generator& generator, int lanes) {
 }  // namespace
 
 GeneratorSystem::GeneratorSystem(Generator& generator, const PromptLibrary& prompts, int lanes)
-    : prompts_(prompts), lanes_(checked_lanes(generator, lanes)), scheduler_(generator) {}
+    : prompts_(prompts),
+      lanes_(checked_lanes(generator, lanes)),
+      prefixes_(prompts.shared_prefix().groups),
+      scheduler_(generator) {}
 
 void GeneratorSystem::issue(int /*lane*/, const loadgen::Query& query, loadgen::Completion& completion) {
   const auto& prompt = prompts_.at(query.sample);
   completion.prompt_tokens = static_cast<int>(prompt.tokens.size());
+  completion.prefix = prefixes_.on_issue(prompt.prefix_group);
   completion.token_ns.reserve(static_cast<std::size_t>(prompt.output_tokens));
   std::promise<std::string> outcome;
   auto error = outcome.get_future();

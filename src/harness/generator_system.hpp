@@ -31,6 +31,7 @@ class GeneratorSystem final : public loadgen::SystemUnderTest {
  private:
   const PromptLibrary& prompts_;
   int lanes_;
+  loadgen::PrefixWarmthTracker prefixes_;
   generation::GenerationScheduler scheduler_;  // last: its stepping thread stops before the rest goes
 };
 

@@ -24,7 +24,8 @@ loadgen::LengthDistribution output_lengths(const loadgen::ScenarioSpec& s) { ret
 // drawn one, rounded up to 64 tokens. Sized from the workload because the KV cache of a model's
 // full trained context, times C sequences, would not fit in memory for the larger models.
 int context_for(const loadgen::ScenarioSpec& s) {
-  const double longest = s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
+  const double prefix = s.shared_prefix.enabled() ? s.shared_prefix.tokens : 0;
+  const double longest = prefix + s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
 }
 
@@ -55,6 +56,9 @@ result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   g.decode_tokens_per_s = m.decode_tokens_per_s;
   g.output_tokens_per_s = m.output_tokens_per_s;
   g.requests_per_s = m.requests_per_s;
+  if (spec.shared_prefix.enabled() && m.prefix)
+    g.shared_prefix = result::SharedPrefixResult{spec.shared_prefix.groups, spec.shared_prefix.tokens, m.prefix->warm,
+                                                 m.prefix->cold, m.prefix->ttft_warm_ms, m.prefix->ttft_cold_ms};
   return g;
 }
 
@@ -86,7 +90,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.effective_settings = generator->effective_settings();
 
         enter("drawing prompts");
-        const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed);
+        const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed, spec.shared_prefix);
         GeneratorSystem system(*generator, prompts, lanes);
         result.scenario.parameters.lanes = lanes;
         result.scenario.parameters.batching = describe(generator->batching());

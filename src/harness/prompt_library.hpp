@@ -1,9 +1,11 @@
 // The sample library of a language model: synthetic prompts of drawn lengths over the model's
 // ordinary vocabulary, each with the number of tokens to generate. Drawn once from the seed, so
-// every backend, scenario and concurrency sees the same requests.
+// every backend, scenario and concurrency sees the same requests. With a shared prefix, each
+// prompt is one of the groups' prefixes followed by its own drawn tokens.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backends/generator.hpp"
@@ -13,8 +15,9 @@
 namespace infermark::harness {
 
 struct PromptSample {
-  std::vector<TokenId> tokens;
+  std::vector<TokenId> tokens;  // the shared prefix (if any) first
   int output_tokens = 0;
+  std::optional<std::uint32_t> prefix_group;  // shared-prefix workloads only
 };
 
 class PromptLibrary final : public loadgen::SampleLibrary {
@@ -22,13 +25,16 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   // Throws infermark::Error naming the flag when a fixed length cannot fit the context or the
   // vocabulary has no ordinary tokens; drawn lengths are clamped to what fits.
   PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, const loadgen::LengthDistribution& output_tokens,
-                const Generator& generator, std::uint64_t seed, std::uint32_t count = 1024);
+                const Generator& generator, std::uint64_t seed, const loadgen::SharedPrefix& shared_prefix = {},
+                std::uint32_t count = 1024);
 
   std::uint32_t sample_count() const override { return static_cast<std::uint32_t>(samples_.size()); }
   const PromptSample& at(std::uint32_t sample) const { return samples_[sample]; }
+  const loadgen::SharedPrefix& shared_prefix() const { return shared_prefix_; }
 
  private:
   std::vector<PromptSample> samples_;
+  loadgen::SharedPrefix shared_prefix_;
 };
 
 }  // namespace infermark::harness

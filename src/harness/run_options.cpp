@@ -124,6 +124,7 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
   scenario.concurrency = concurrency > 0 ? concurrency : concurrency_levels(o).front();
   std::tie(scenario.prompt_tokens, scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
   std::tie(scenario.output_tokens, scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
+  scenario.shared_prefix = loadgen::parse_shared_prefix(o.shared_prefix, "--shared-prefix");
   const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
   if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
   scenario.pulse_baseline_s = static_cast<double>(pulse[0]);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/random.hpp"
+#include "loadgen/shared_prefix.hpp"
 
 namespace infermark::loadgen {
 
@@ -26,6 +27,7 @@ struct RequestRecord {
   int output_tokens = 0;               // 0 in hand-made records: one per stamp
   std::int64_t start_ns = 0;           // its scheduled arrival (open loop) or issue (closed loop)
   std::vector<std::int64_t> token_ns;  // one per output token
+  PrefixWarmth prefix = PrefixWarmth::kUnshared;  // shared-prefix workloads: whether its prefix was issued before
 };
 
 }  // namespace infermark::loadgen

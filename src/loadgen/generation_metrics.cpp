@@ -16,7 +16,7 @@ GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests,
   GenerationMetrics m;
   m.requests = requests.size();
   m.wall_s = wall_s;
-  std::vector<double> ttft, tpot, itl, e2e;
+  std::vector<double> ttft, tpot, itl, e2e, ttft_warm, ttft_cold;
   double ttft_s_total = 0, decode_s_total = 0;
   long long decode_tokens = 0;
   for (const auto& r : requests) {
@@ -27,6 +27,8 @@ GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests,
     m.output_tokens += output_tokens;
     const auto first = r.token_ns.front(), last = r.token_ns.back();
     ttft.push_back(ms(first - r.start_ns));
+    if (r.prefix == PrefixWarmth::kWarm) ttft_warm.push_back(ttft.back());
+    if (r.prefix == PrefixWarmth::kCold) ttft_cold.push_back(ttft.back());
     e2e.push_back(ms(last - r.start_ns));
     ttft_s_total += static_cast<double>(first - r.start_ns) * 1e-9;
     for (std::size_t i = 1; i < r.token_ns.size(); ++i) itl.push_back(ms(r.token_ns[i] - r.token_ns[i - 1]));
@@ -41,6 +43,8 @@ GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests,
   m.tpot_ms = summary_of(tpot);
   m.itl_ms = summary_of(itl);
   m.e2e_ms = summary_of(e2e);
+  if (!ttft_warm.empty() || !ttft_cold.empty())
+    m.prefix = PrefixSplit{ttft_warm.size(), ttft_cold.size(), summary_of(ttft_warm), summary_of(ttft_cold)};
   if (ttft_s_total > 0) m.prefill_tokens_per_s = static_cast<double>(m.prompt_tokens) / ttft_s_total;
   if (decode_s_total > 0) m.decode_tokens_per_s = static_cast<double>(decode_tokens) / decode_s_total;
   if (m.wall_s > 0) {

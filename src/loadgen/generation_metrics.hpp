@@ -9,6 +9,13 @@
 
 namespace infermark::loadgen {
 
+// TTFT of a shared-prefix workload's requests apart by whether their prefix was issued before.
+struct PrefixSplit {
+  std::size_t warm = 0, cold = 0;  // requests of each kind
+  std::optional<stats::LatencySummary> ttft_warm_ms, ttft_cold_ms;
+  double warm_share() const { return warm + cold > 0 ? static_cast<double>(warm) / static_cast<double>(warm + cold) : 0.0; }
+};
+
 struct GenerationMetrics {
   std::size_t requests = 0;
   long long prompt_tokens = 0;  // totals over the recorded requests
@@ -23,6 +30,7 @@ struct GenerationMetrics {
   double decode_tokens_per_s = 0;                // per sequence: tokens after the first / time spent producing them
   double output_tokens_per_s = 0;                // the whole system: every output token / wall time
   double requests_per_s = 0;
+  std::optional<PrefixSplit> prefix;  // shared-prefix workloads only
 };
 
 // The metrics of one phase's streamed requests, with `wall_s` its duration.

@@ -370,6 +370,8 @@ void validate(const ScenarioSpec& s) {
   require(s.pulse_baseline_s > 0 && s.pulse_burst_s > 0 && s.pulse_recovery_s > 0, "pulse phase durations must be above 0 s");
   require(s.prompt_tokens >= 1 && s.output_tokens >= 1, "--prompt-tokens and --output-tokens must be at least 1");
   require(s.prompt_tokens_stddev >= 0 && s.output_tokens_stddev >= 0, "token-length standard deviations must not be negative");
+  require(s.shared_prefix.groups >= 0 && (!s.shared_prefix.enabled() || s.shared_prefix.tokens >= 1),
+          "--shared-prefix needs at least 1 group of at least 1 token");
 }
 
 double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned_duration_s(s); }

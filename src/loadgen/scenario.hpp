@@ -14,6 +14,7 @@
 
 #include "loadgen/analysis.hpp"
 #include "loadgen/patterns.hpp"
+#include "loadgen/shared_prefix.hpp"
 
 namespace infermark::loadgen {
 
@@ -70,6 +71,7 @@ struct ScenarioSpec {
   // Generation (LLMs): prompt and output lengths in tokens, fixed (stddev 0) or drawn per request.
   double prompt_tokens = 128, prompt_tokens_stddev = 0;
   double output_tokens = 32, output_tokens_stddev = 0;
+  SharedPrefix shared_prefix;  // prompts in groups that start alike (a prefix before the drawn prompt)
 };
 
 // Checks every value before anything runs; throws infermark::Error naming the flag.

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "loadgen/shared_prefix.hpp"
+
 namespace infermark::loadgen {
 
 // What the load generator hands a lane: a query id (unique within a phase, in issue order) and the
@@ -28,10 +30,12 @@ struct Completion {
   // Output tokens when the system knows better than the stamps (a server's usage count, where one
   // streamed piece may carry several tokens); 0: one token per stamp.
   int output_tokens = 0;
+  PrefixWarmth prefix = PrefixWarmth::kUnshared;  // set by the system as it issues a shared-prefix prompt
   void clear() {
     token_ns.clear();
     prompt_tokens = 0;
     output_tokens = 0;
+    prefix = PrefixWarmth::kUnshared;
   }
 };
 

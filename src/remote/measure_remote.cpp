@@ -133,6 +133,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     const loadgen::LengthDistribution output_tokens{spec.output_tokens, spec.output_tokens_stddev};
     auto prompts = request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
                                                 : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
+    add_shared_prefixes(prompts, spec.shared_prefix, spec.seed);
     remote.prompts = request.prompts_file.empty()
                          ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
                          : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};

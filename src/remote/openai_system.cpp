@@ -1,5 +1,6 @@
 #include "remote/openai_system.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 
@@ -65,6 +66,38 @@ std::string_view name_of(OpenAiEndpoint endpoint) { return name_in(kEndpoints, e
 
 std::vector<std::pair<std::string, OpenAiEndpoint>> endpoint_names() { return names_in(kEndpoints); }
 
+namespace {
+
+std::string common_words(int count, SeededRandom& random) {
+  std::string text;
+  for (int w = 0; w < count; ++w) {
+    if (w > 0) text += ' ';
+    text += kWords[random.next() % std::size(kWords)];
+  }
+  return text;
+}
+
+int prefix_groups_in(const std::vector<PromptSample>& prompts) {
+  std::uint32_t groups = 0;
+  for (const auto& prompt : prompts)
+    if (prompt.prefix_group) groups = std::max(groups, *prompt.prefix_group + 1);
+  return static_cast<int>(groups);
+}
+
+}  // namespace
+
+void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed) {
+  if (!shared.enabled()) return;
+  // A stream of its own: the prompts' own words stay what they were without a prefix.
+  SeededRandom random(seed ^ 0x5348415245440000ull);
+  std::vector<std::string> prefixes;
+  for (int g = 0; g < shared.groups; ++g) prefixes.push_back(common_words(shared.tokens, random));
+  for (auto& prompt : prompts) {
+    prompt.prefix_group = static_cast<std::uint32_t>(random.next() % prefixes.size());
+    prompt.prefix = prefixes[*prompt.prefix_group];
+  }
+}
+
 std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
                                             const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
                                             std::uint32_t count) {
@@ -73,11 +106,7 @@ std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& p
   constexpr int kLongest = 1 << 16;
   for (std::uint32_t i = 0; i < count; ++i) {
     PromptSample sample;
-    const int words = prompt_words.draw(random, kLongest);
-    for (int w = 0; w < words; ++w) {
-      if (w > 0) sample.text += ' ';
-      sample.text += kWords[random.next() % std::size(kWords)];
-    }
+    sample.text = common_words(prompt_words.draw(random, kLongest), random);
     sample.max_tokens = output_tokens.draw(random, kLongest);
     prompts.push_back(std::move(sample));
   }
@@ -127,6 +156,7 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
     : client_(client),
       settings_(std::move(settings)),
       target_(settings_.endpoint == OpenAiEndpoint::kChat ? "/v1/chat/completions" : "/v1/completions"),
+      prefixes_(prefix_groups_in(prompts)),
       library_(static_cast<std::uint32_t>(prompts.size())),
       lanes_(lanes),
       errors_(errors) {
@@ -134,10 +164,13 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
     openai::CompletionRequest request;  // greedy and seeded: the same prompt gives the same work every run
     request.chat = settings_.endpoint == OpenAiEndpoint::kChat;
     request.model = settings_.model;
-    if (request.chat)
+    if (request.chat && prompt.prefix.empty())
       request.messages = {{"user", prompt.text}};
+    else if (request.chat)
+      request.messages = {{"system", prompt.prefix}, {"user", prompt.text}};
     else
-      request.prompt = prompt.text;
+      request.prompt = prompt.prefix.empty() ? prompt.text : prompt.prefix + "\n\n" + prompt.text;
+    prefix_groups_.push_back(prompt.prefix_group);
     request.max_tokens = prompt.max_tokens;
     request.sampling.temperature = 0;
     request.sampling.seed = settings_.seed;
@@ -151,6 +184,7 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
 void OpenAiSystem::start(const loadgen::Query& query, loadgen::Completion& completion, std::function<void(bool)> done) {
   auto state = std::make_shared<StreamState>();
   state->completion = &completion;
+  completion.prefix = prefixes_.on_issue(prefix_groups_[query.sample]);
   net::ClientRequest request{http::verb::post, target_, bodies_[query.sample], {{"Content-Type", "application/json"}}};
   const auto endpoint = settings_.endpoint;
   net::HttpClient::Chunk on_chunk;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ std::vector<std::pair<std::string, OpenAiEndpoint>> endpoint_names();
 struct PromptSample {
   std::string text;  // the user's message (chat) or the prompt (completions)
   int max_tokens = 32;
+  // Shared-prefix workloads: the group's prefix, sent as the system message (chat) or before the
+  // text (completions), so the rendered prompts of one group start alike.
+  std::string prefix;
+  std::optional<std::uint32_t> prefix_group;
 };
 
 // `count` prompts of drawn lengths made of common English words (about one token each for
@@ -40,6 +45,10 @@ std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& p
 // (the first human turn). Throws infermark::Error naming the file and line.
 std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, const loadgen::LengthDistribution& output_tokens,
                                              std::uint64_t seed);
+
+// Gives each prompt one of `shared.groups` prefixes of `shared.tokens` common English words (none
+// when not enabled), groups drawn from the seed.
+void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed);
 
 struct OpenAiSettings {
   std::string model;
@@ -79,6 +88,8 @@ class OpenAiSystem final : public loadgen::SystemUnderTest {
   OpenAiSettings settings_;
   std::string target_;
   std::vector<std::string> bodies_;  // one request body per prompt, built before anything is timed
+  std::vector<std::optional<std::uint32_t>> prefix_groups_;  // per prompt
+  loadgen::PrefixWarmthTracker prefixes_;
   Prompts library_;
   int lanes_;
   RemoteErrors& errors_;

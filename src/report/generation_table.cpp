@@ -32,7 +32,9 @@ std::string lengths(const result::RunResult& r) {
   const loadgen::ScenarioSpec none{.prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
   auto length = [](double m, double s) { return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m); };
-  return length(request.prompt_tokens, request.prompt_tokens_stddev) + "+" +
+  const auto& shared = request.shared_prefix;
+  return (shared.enabled() ? fmt::format("{}x{}+", shared.groups, shared.tokens) : std::string()) +
+         length(request.prompt_tokens, request.prompt_tokens_stddev) + "+" +
          length(request.output_tokens, request.output_tokens_stddev);
 }
 
@@ -153,12 +155,33 @@ std::string perplexity_note(const std::vector<result::RunResult>& results, std::
   return note + agreement_note(results, columns, rows);
 }
 
+bool has_shared_prefix(const result::RunResult& r) { return r.generation && r.generation->shared_prefix; }
+
+// With --shared-prefix: the share of requests whose prefix was warm and TTFT apart for warm and
+// cold ones, before the status, and a note saying what warm means.
+std::string shared_prefix_note(const std::vector<result::RunResult>& results, std::vector<MarkdownColumn>& columns,
+                               std::vector<std::vector<std::string>>& rows) {
+  if (std::none_of(results.begin(), results.end(), has_shared_prefix)) return "";
+  columns.insert(columns.end() - 1, {"warm prefix", true});
+  columns.insert(columns.end() - 1, {"TTFT P50 warm/cold ms", true});
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& p = results[i].generation ? results[i].generation->shared_prefix : std::nullopt;
+    rows[i].insert(rows[i].end() - 1, p ? fmt::format("{:.0f}%", 100 * p->warm_share()) : "-");
+    rows[i].insert(rows[i].end() - 1, p ? percentile(p->ttft_warm_ms, 50) + " / " + percentile(p->ttft_cold_ms, 50) : "-");
+  }
+  return "  GxP+ (prompt+output): G groups of prompts, each starting with its group's shared prefix of P tokens (words for "
+         "`load`) before its own prompt; warm prefix: the share of requests whose prefix had been sent before them (warm-up "
+         "included), whether or not the engine kept it; TTFT P50 warm/cold: of those requests and of the first of each "
+         "prefix. An engine that caches prefixes answers warm requests sooner; one that does not shows both alike.\n";
+}
+
 std::string generation_table(const std::vector<result::RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) rows.push_back(row_for(r));
   auto columns = kColumns;
   const auto perplexity = perplexity_note(results, columns, rows);
-  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity;
+  const auto prefix = shared_prefix_note(results, columns, rows);
+  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity + prefix;
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   table +=

@@ -49,7 +49,9 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"prompt_tokens", s.prompt_tokens},
           {"prompt_tokens_stddev", s.prompt_tokens_stddev},
           {"output_tokens", s.output_tokens},
-          {"output_tokens_stddev", s.output_tokens_stddev}};
+          {"output_tokens_stddev", s.output_tokens_stddev},
+          {"shared_prefix_groups", s.shared_prefix.groups},
+          {"shared_prefix_tokens", s.shared_prefix.tokens}};
 }
 
 json to_json(const CellRequest& c) {

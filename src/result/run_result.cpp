@@ -204,6 +204,16 @@ json to_json(const GenerationResult& g) {
   if (!g.ttft_from.empty()) j["ttft_from"] = g.ttft_from;
   if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
   if (g.perplexity) j["perplexity"] = to_json(*g.perplexity);
+  if (g.shared_prefix) {
+    const auto& p = *g.shared_prefix;
+    j["shared_prefix"] = {{"groups", p.groups},
+                          {"prefix_tokens", p.prefix_tokens},
+                          {"warm_requests", p.warm_requests},
+                          {"cold_requests", p.cold_requests},
+                          {"warm_share", p.warm_share()},
+                          {"ttft_warm_ms", summary(p.ttft_warm_ms)},
+                          {"ttft_cold_ms", summary(p.ttft_cold_ms)}};
+  }
   return j;
 }
 
@@ -233,6 +243,16 @@ GenerationResult generation_from(const json& j) {
   g.ttft_from = j.value("ttft_from", "");
   if (j.contains("goodput_rps") && j["goodput_rps"].is_number()) g.goodput_rps = j["goodput_rps"].get<double>();
   if (j.contains("perplexity") && j["perplexity"].is_object()) g.perplexity = perplexity_from(j["perplexity"]);
+  if (j.contains("shared_prefix") && j["shared_prefix"].is_object()) {
+    const auto& p = j["shared_prefix"];
+    const auto split = [&](const char* key) {
+      return p.contains(key) && p[key].is_object() ? std::optional(latency_from(p[key])) : std::nullopt;
+    };
+    g.shared_prefix = SharedPrefixResult{integer_or(p, "groups", 0),  integer_or(p, "prefix_tokens", 0),
+                                         integer_or(p, "warm_requests", std::size_t{0}),
+                                         integer_or(p, "cold_requests", std::size_t{0}), split("ttft_warm_ms"),
+                                         split("ttft_cold_ms")};
+  }
   return g;
 }
 

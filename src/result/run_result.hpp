@@ -91,6 +91,18 @@ struct TokenLengths {
   long long total = 0;
 };
 
+// A shared-prefix workload's requests apart by whether their prefix had been issued before them
+// (warm-up included): how many of each, and the TTFT of each kind.
+struct SharedPrefixResult {
+  int groups = 0, prefix_tokens = 0;  // as asked (tokens in `run`, words in `load`)
+  std::size_t warm_requests = 0, cold_requests = 0;
+  std::optional<stats::LatencySummary> ttft_warm_ms, ttft_cold_ms;
+  double warm_share() const {
+    const auto all = warm_requests + cold_requests;
+    return all > 0 ? static_cast<double>(warm_requests) / static_cast<double>(all) : 0.0;
+  }
+};
+
 // The serving figures of an LLM cell (docs/result-schema.md, "generation"), from its headline phase.
 struct GenerationResult {
   int concurrency = 0;  // lanes: sequence slots
@@ -103,6 +115,7 @@ struct GenerationResult {
   std::string ttft_from;                       // "issue" or "scheduled arrival (...)"; empty in older files
   std::optional<double> goodput_rps;           // requests/s within every SLO; absent in older files
   std::optional<PerplexityResult> perplexity;  // --perplexity-text only
+  std::optional<SharedPrefixResult> shared_prefix;  // --shared-prefix only
 };
 
 // Where a result's latencies were taken, so only like results are ranked together: the harness

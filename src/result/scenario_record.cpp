@@ -269,6 +269,8 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   read_field(j, "prompt_tokens_stddev", where, s.prompt_tokens_stddev);
   read_field(j, "output_tokens", where, s.output_tokens);
   read_field(j, "output_tokens_stddev", where, s.output_tokens_stddev);
+  read_field(j, "shared_prefix_groups", where, s.shared_prefix.groups);
+  read_field(j, "shared_prefix_tokens", where, s.shared_prefix.tokens);
   return s;
 }
 

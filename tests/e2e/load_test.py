@@ -293,6 +293,47 @@ class LoadOpenAi(unittest.TestCase):
             server.terminate()
             server.wait(timeout=30)
 
+    def check_shared_prefix(self, result, requests, groups, prefix):
+        self.assertEqual(result["status"], "ok", result.get("error"))
+        shared = result["generation"]["shared_prefix"]
+        self.assertEqual((shared["groups"], shared["prefix_tokens"]), (groups, prefix))
+        self.assertEqual(shared["warm_requests"] + shared["cold_requests"], requests)
+        self.assertLessEqual(shared["cold_requests"], groups)  # at most the first request of each prefix
+        self.assertEqual(shared["ttft_warm_ms"]["count"], shared["warm_requests"])
+        self.assertAlmostEqual(shared["warm_share"], shared["warm_requests"] / requests)
+        request = result["scenario"]["parameters"]["request"]
+        self.assertEqual((request["shared_prefix_groups"], request["shared_prefix_tokens"]), (groups, prefix))
+        return shared
+
+    def test_shared_prefix_in_process_and_against_llama_server_in_one_report(self):
+        out = tempfile.mkdtemp(prefix="load-shared-prefix-")
+        workload = ["--shared-prefix", "2:48", "--prompt-tokens", "16", "--output-tokens", "8", "--runs", "12",
+                    "--warmup", "0"]
+        subprocess.run([INFERMARK, "run", LLAMA, "-b", "llamacpp", *workload, "--out", out], check=True,
+                       capture_output=True, timeout=300)
+        [in_process] = [read_json(f) for f in glob.glob(os.path.join(out, "*", "*.json"))]
+        self.check_shared_prefix(in_process, 12, 2, 48)
+        self.assertEqual(in_process["generation"]["prompt_tokens"]["total"], 12 * (48 + 16))  # prefix + own tokens
+        port = free_port()
+        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
+            subprocess.run([INFERMARK, "load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model", "llama-tiny",
+                            *workload, "--body-field", 'grammar="root ::= [a-z ]+"', "--out", out], check=True,
+                           capture_output=True, timeout=300)
+            [remote] = [r for r in map(read_json, glob.glob(os.path.join(out, "*", "*.json"))) if r["backend"]["name"] == "remote"]
+            self.check_shared_prefix(remote, 12, 2, 48)
+            # The prefix went out as the system message: the server counted more than the prefix's 48 words.
+            self.assertGreater(remote["generation"]["prompt_tokens"]["mean"], 48)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        report = subprocess.run([INFERMARK, "report", out, "--md"], check=True, capture_output=True, text=True).stdout
+        self.assertIn("warm prefix", report)
+        self.assertIn("2x48+16+8", report)
+        self.assertIn("TTFT P50 warm/cold ms", report)
+
 
 if __name__ == "__main__":
     unittest_main.main(verbosity=1)

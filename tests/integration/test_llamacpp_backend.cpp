@@ -119,6 +119,48 @@ TEST_F(LlamaCppBackendTest, SequencesBatchedTogetherDecodeAsTheyDoAlone) {
   generator->finish(1);
 }
 
+// --opt prefix_cache=on: a prompt starts from the longest prefix a slot's cells hold (its own, or
+// another slot's through the unified KV buffer) and generates what it does from an empty cache.
+TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshStartDoes) {
+  SessionOptions options;
+  options.intra_op_threads = 1;
+  options.expected_concurrency = 2;
+  options.extras = {{"ctx", "128"}, {"prefix_cache", "on"}};
+  const auto cached = backend().open_generator(kTinyLlama, options);
+  std::map<std::string, EffectiveSetting> settings;
+  for (const auto& s : cached->effective_settings()) settings[s.key] = s;
+  EXPECT_EQ(settings.at("prefix_cache").effective, "on (any slot's prefix)");
+  EXPECT_EQ(settings.at("kv_unified").effective, "on");
+  const auto plain = open(2);
+  const auto vocabulary = cached->prompt_vocabulary();
+  const std::vector<TokenId> prefix(vocabulary.begin(), vocabulary.begin() + 24);
+  auto with = [&](std::size_t from, std::size_t to) {
+    auto prompt = prefix;
+    prompt.insert(prompt.end(), vocabulary.begin() + static_cast<std::ptrdiff_t>(from),
+                  vocabulary.begin() + static_cast<std::ptrdiff_t>(to));
+    return prompt;
+  };
+  const auto a = with(40, 48), b = with(60, 66);
+  // a cold; b on the other slot from a's prefix; a again from its own whole prompt (the last token
+  // decoded again); the bare prefix, shorter than what slot 1 holds; b on slot 0, which held a.
+  const std::vector<std::pair<int, std::vector<TokenId>>> requests{{0, a}, {1, b}, {0, a}, {1, prefix}, {0, b}};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& [slot, prompt] = requests[i];
+    EXPECT_EQ(generate(*cached, slot, prompt, 8), generate(*plain, slot, prompt, 8)) << "request " << i;
+  }
+  // While slot 0 decodes a, slot 1 starts b from the prefix slot 0 has already prefilled.
+  std::vector<TokenId> first, second;
+  auto collect = [&](const GeneratedToken& t) { (t.slot == 0 ? first : second).push_back(t.token); };
+  cached->start(0, a, 8);
+  cached->step(collect);
+  cached->start(1, b, 8);
+  while (first.size() < 8 || second.size() < 8) cached->step(collect);
+  cached->finish(0);
+  cached->finish(1);
+  EXPECT_EQ(first, generate(*plain, 0, a, 8));
+  EXPECT_EQ(second, generate(*plain, 1, b, 8));
+}
+
 // The zoo's F16, Q8_0 and Q4_0 copies (llama-quantize) load, generate, and report their own type.
 TEST_F(LlamaCppBackendTest, QuantisedCopiesGenerateAndReportTheirType) {
   for (const auto& [suffix, type] :

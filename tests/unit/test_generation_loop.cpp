@@ -72,7 +72,7 @@ class ScriptedGenerator final : public Generator {
 };
 
 PromptLibrary prompts_of(const Generator& generator, double prompt, double output, std::uint64_t seed = 42) {
-  return PromptLibrary({prompt, 0}, {output, 0}, generator, seed, 64);
+  return PromptLibrary({prompt, 0}, {output, 0}, generator, seed, {}, 64);
 }
 
 ScenarioSpec closed_spec(int concurrency, std::uint64_t requests) {
@@ -121,8 +121,8 @@ TEST(GeneratorSystem, BatchesConcurrentRequestsIntoOneStep) {
 
 TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
   ScriptedGenerator a(2, 64), b(2, 64), c(2, 64);
-  const PromptLibrary first({40, 15}, {20, 10}, a, 42, 200), second({40, 15}, {20, 10}, b, 42, 200),
-      other({40, 15}, {20, 10}, c, 7, 200);
+  const PromptLibrary first({40, 15}, {20, 10}, a, 42, {}, 200), second({40, 15}, {20, 10}, b, 42, {}, 200),
+      other({40, 15}, {20, 10}, c, 7, {}, 200);
   std::set<std::size_t> prompt_lengths;
   bool differs = false;
   for (std::uint32_t i = 0; i < first.sample_count(); ++i) {
@@ -138,6 +138,65 @@ TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
   }
   EXPECT_TRUE(differs);
   EXPECT_GT(prompt_lengths.size(), 5u);
+}
+
+TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirOwnTokens) {
+  ScriptedGenerator generator(2, 256);
+  const SharedPrefix shared{3, 24};
+  const PromptLibrary plain({16, 0}, {8, 0}, generator, 42, {}, 200), prefixed({16, 0}, {8, 0}, generator, 42, shared, 200);
+  EXPECT_EQ(prefixed.shared_prefix().groups, 3);
+  std::map<std::uint32_t, std::vector<TokenId>> prefix_of_group;
+  for (std::uint32_t i = 0; i < prefixed.sample_count(); ++i) {
+    const auto& p = prefixed.at(i);
+    ASSERT_TRUE(p.prefix_group.has_value());
+    ASSERT_LT(*p.prefix_group, 3u);
+    ASSERT_EQ(p.tokens.size(), 24u + 16u);
+    const std::vector<TokenId> prefix(p.tokens.begin(), p.tokens.begin() + 24), own(p.tokens.begin() + 24, p.tokens.end());
+    auto [known, first] = prefix_of_group.emplace(*p.prefix_group, prefix);
+    EXPECT_EQ(known->second, prefix) << "sample " << i << " does not start with its group's prefix";
+    EXPECT_EQ(own, plain.at(i).tokens) << "the prefix changed the prompt's own tokens";
+    EXPECT_FALSE(plain.at(i).prefix_group.has_value());
+  }
+  ASSERT_EQ(prefix_of_group.size(), 3u);  // 200 draws over 3 groups use every group
+  EXPECT_NE(prefix_of_group[0], prefix_of_group[1]);
+  EXPECT_NE(prefix_of_group[1], prefix_of_group[2]);
+  try {
+    PromptLibrary({200, 0}, {40, 0}, generator, 42, shared, 10);
+    ADD_FAILURE() << "a prefix + prompt + output longer than the context was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--shared-prefix 24"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GeneratorSystem, TheFirstRequestOfEachPrefixIsColdAndTheRestWarmWarmUpIncluded) {
+  ScriptedGenerator generator(2);
+  const PromptLibrary prompts({8, 0}, {4, 0}, generator, 42, SharedPrefix{2, 8}, 64);
+  harness::GeneratorSystem system(generator, prompts, 2);
+  auto spec = closed_spec(2, 30);
+  spec.warmup_queries = 0;
+  const auto outcome = run_scenario(system, spec, 2, nullptr);
+  const auto& requests = outcome.phases.at(0).recorder.requests();
+  ASSERT_EQ(requests.size(), 30u);
+  std::size_t cold = 0, warm = 0;
+  for (const auto& r : requests) {
+    EXPECT_NE(r.prefix, PrefixWarmth::kUnshared);
+    (r.prefix == PrefixWarmth::kCold ? cold : warm) += 1;
+  }
+  EXPECT_EQ(cold, 2u);  // one per group: 30 draws over 2 groups hit both
+  EXPECT_EQ(warm, 28u);
+  const auto metrics = summarize_requests(requests, 1.0);
+  ASSERT_TRUE(metrics.prefix.has_value());
+  EXPECT_EQ(metrics.prefix->cold, 2u);
+  EXPECT_EQ(metrics.prefix->warm, 28u);
+  EXPECT_NEAR(metrics.prefix->warm_share(), 28.0 / 30.0, 1e-12);
+  ASSERT_TRUE(metrics.prefix->ttft_warm_ms && metrics.prefix->ttft_cold_ms);
+  EXPECT_EQ(metrics.prefix->ttft_cold_ms->count, 2u);
+
+  // With warm-up, the warm-up's requests have sent the prefixes already: nothing measured is cold.
+  harness::GeneratorSystem warmed(generator, prompts, 2);
+  spec.warmup_queries = 20;
+  const auto after_warm_up = run_scenario(warmed, spec, 2, nullptr);
+  for (const auto& r : after_warm_up.phases.at(0).recorder.requests()) EXPECT_EQ(r.prefix, PrefixWarmth::kWarm);
 }
 
 TEST(GeneratorSystem, RefusesWhatCannotFit) {

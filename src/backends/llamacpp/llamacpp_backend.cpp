@@ -28,7 +28,18 @@ const std::vector<OptionDoc> kOptions{
     {"n_batch", "N", "2048", "most tokens one llama_decode call takes (prefill is chunked to fit, llama-bench's -b)"},
     {"n_ubatch", "N", "512", "physical micro-batch (llama-bench's -ub)"},
     {"flash_attn", "auto|on|off", "auto", "flash attention (llama-bench's -fa)"},
-    {"kv_unified", "on|off", "off", "one KV buffer shared by all sequences instead of one per sequence"}};
+    {"kv_unified", "on|off", "off (on with prefix_cache)", "one KV buffer shared by all sequences instead of one per sequence"},
+    {"prefix_cache", "on|off", "off",
+     "keep each finished prompt's KV cells and start a new prompt from the longest prefix any slot holds (another "
+     "slot's only with kv_unified)"}};
+
+// How many leading tokens of `prompt` (at most `most`) `held` starts with.
+std::size_t common_prefix(const std::vector<TokenId>& held, const std::vector<TokenId>& prompt, std::size_t most) {
+  const auto limit = std::min({held.size(), prompt.size(), most});
+  std::size_t n = 0;
+  while (n < limit && held[n] == prompt[n]) ++n;
+  return n;
+}
 
 // llama.cpp logs through one global callback: keep the last error lines so a failed load can say
 // why, and what flash_attn=auto resolved to (only the log says), and keep the rest off the terminal.
@@ -162,7 +173,13 @@ class LlamaCppGenerator final : public Generator {
     const int per_sequence = ctx_option.empty() ? ctx_train : parse_count_option(kName, "ctx", ctx_option);
     if (per_sequence < 1) throw Error(std::string(kName) + ": --opt ctx must be at least 1");
     params.n_seq_max = static_cast<uint32_t>(slots_.size());
-    params.kv_unified = parse_bool_option(kName, "kv_unified", option_or(options.extras, "kv_unified", "off"));
+    prefix_cache_ = parse_bool_option(kName, "prefix_cache", option_or(options.extras, "prefix_cache", "off"));
+    // A prefix held by another slot is copied by tagging its cells, which llama.cpp does only
+    // within one KV buffer: so the prefix cache asks for the unified one unless told otherwise.
+    params.kv_unified =
+        parse_bool_option(kName, "kv_unified", option_or(options.extras, "kv_unified", prefix_cache_ ? "on" : "off"));
+    kv_unified_ = params.kv_unified;
+    cached_.resize(slots_.size());
     params.n_ctx = static_cast<uint32_t>(per_sequence) * params.n_seq_max;
     params.n_batch = static_cast<uint32_t>(parse_count_option(kName, "n_batch", option_or(options.extras, "n_batch", "2048")));
     params.n_ubatch = static_cast<uint32_t>(parse_count_option(kName, "n_ubatch", option_or(options.extras, "n_ubatch", "512")));
@@ -205,7 +222,8 @@ class LlamaCppGenerator final : public Generator {
     if (static_cast<int>(prompt.size()) + max_new_tokens > context_length())
       throw Error("llama.cpp: prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(max_new_tokens) +
                   " output tokens exceeds the context of " + std::to_string(context_length()) + " tokens per sequence");
-    s = SlotState{true, prompt, 0, 0, 0, 0, max_new_tokens, {}, 0};
+    const auto reused = prefix_cache_ ? reuse_prefix(slot, prompt) : 0;
+    s = SlotState{true, prompt, reused, static_cast<llama_pos>(reused), 0, 0, max_new_tokens, {}, 0};
   }
 
   void set_sampling(int slot, const Sampling& sampling) override {
@@ -281,7 +299,10 @@ class LlamaCppGenerator final : public Generator {
       }
     }
     if (batch_.n_tokens == 0) return;
-    const int rc = llama_decode(context_, batch_);
+    int rc = llama_decode(context_, batch_);
+    // A full cache gives back what idle slots kept for later prompts before it fails a request
+    // (a failed decode leaves the cache as it was, so the same batch can be tried again).
+    if (rc == 1 && drop_idle_prefixes()) rc = llama_decode(context_, batch_);
     if (rc == 1)
       throw Error("llama.cpp: no room in the KV cache for this batch (context " + std::to_string(context_length()) +
                   " per sequence)");
@@ -302,7 +323,15 @@ class LlamaCppGenerator final : public Generator {
 
   void finish(int slot) override {
     auto& s = slot_at(slot);
-    llama_memory_seq_rm(llama_get_memory(context_), slot, -1, -1);
+    auto* memory = llama_get_memory(context_);
+    auto& kept = cached_[static_cast<std::size_t>(slot)];
+    kept.clear();
+    // With the prefix cache the prompt's cells stay (the generated ones go); otherwise all go.
+    const auto prompt_held = std::min(s.prefilled, positions_held(static_cast<std::size_t>(slot)));
+    if (prefix_cache_ && llama_memory_seq_rm(memory, slot, static_cast<llama_pos>(prompt_held), -1))
+      kept.assign(s.prompt.begin(), s.prompt.begin() + static_cast<std::ptrdiff_t>(prompt_held));
+    else
+      llama_memory_seq_rm(memory, slot, -1, -1);
     s = SlotState{};
   }
 
@@ -321,6 +350,7 @@ class LlamaCppGenerator final : public Generator {
       if (s.active) throw Error("llama.cpp: cannot score text while a sequence slot is busy");
     auto* memory = llama_get_memory(context_);
     llama_memory_clear(memory, true);
+    for (auto& kept : cached_) kept.clear();
     batch_.n_tokens = 0;
     const bool add_bos = llama_vocab_get_add_bos(vocab_);
     for (std::size_t i = 0; i < window.size(); ++i)
@@ -345,6 +375,57 @@ class LlamaCppGenerator final : public Generator {
   }
 
  private:
+  // Points the slot's sequence at the longest prefix of `prompt` that any slot's cells hold (its
+  // own cache, or with one KV buffer another slot's, idle or still prefilling) and returns its
+  // length: the tokens prefill skips. The prompt's last token is always decoded again, for the
+  // logits of the first output token.
+  std::size_t reuse_prefix(int slot, const std::vector<TokenId>& prompt) {
+    auto* memory = llama_get_memory(context_);
+    const auto own = static_cast<std::size_t>(slot);
+    const auto most = prompt.size() - 1;
+    std::size_t best = common_prefix(cached_[own], prompt, most);
+    int source = slot;
+    for (std::size_t j = 0; unified_kv() && j < slots_.size(); ++j) {
+      if (j == own) continue;
+      const auto& other = slots_[j];
+      const auto held = other.active ? std::min(common_prefix(other.prompt, prompt, most), positions_held(j))
+                                     : common_prefix(cached_[j], prompt, most);
+      if (held > best) best = held, source = static_cast<int>(j);
+    }
+    auto& kept = cached_[own];
+    if (source == slot && llama_memory_seq_rm(memory, slot, static_cast<llama_pos>(best), -1)) {
+      kept.resize(best);
+    } else {
+      llama_memory_seq_rm(memory, slot, -1, -1);
+      kept.clear();
+      if (source == slot) return 0;  // a model whose memory cannot drop a tail (recurrent) starts over
+      llama_memory_seq_cp(memory, source, slot, 0, static_cast<llama_pos>(best));
+      kept.assign(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(best));
+    }
+    return best;
+  }
+
+  // Frees the cells idle slots keep for the prefix cache; false when there were none.
+  bool drop_idle_prefixes() {
+    bool dropped = false;
+    for (std::size_t j = 0; j < slots_.size(); ++j)
+      if (!slots_[j].active && !cached_[j].empty()) {
+        llama_memory_seq_rm(llama_get_memory(context_), static_cast<llama_seq_id>(j), -1, -1);
+        cached_[j].clear();
+        dropped = true;
+      }
+    return dropped;
+  }
+
+  bool unified_kv() const { return kv_unified_; }
+
+  // Positions 0..n-1 the slot's sequence has cells for: counted by the cache, not by the slot's
+  // bookkeeping, which runs ahead of a decode that failed.
+  std::size_t positions_held(std::size_t slot) const {
+    const auto last = llama_memory_seq_pos_max(llama_get_memory(context_), static_cast<llama_seq_id>(slot));
+    return last < 0 ? 0 : static_cast<std::size_t>(last) + 1;
+  }
+
   SlotState& slot_at(int slot) {
     if (slot < 0 || slot >= max_slots()) throw Error("llama.cpp: no sequence slot " + std::to_string(slot));
     return slots_[static_cast<std::size_t>(slot)];
@@ -383,7 +464,11 @@ class LlamaCppGenerator final : public Generator {
         read_back("n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), from_context),
         read_back("n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), from_context),
         {"flash_attn", requested("flash_attn"), flash_attention_effective(params.flash_attn_type), SettingState::kUnverified, ""},
-        {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", SettingState::kUnverified, ""},
+        {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", SettingState::kUnverified,
+         prefix_cache_ && requested("kv_unified").empty() ? "on because prefix_cache shares prefixes across slots" : ""},
+        {"prefix_cache", requested("prefix_cache"),
+         !prefix_cache_ ? "off" : params.kv_unified ? "on (any slot's prefix)" : "on (each slot's own prefix)",
+         SettingState::kUnverified, "prompt KV cells kept after a request and reused by the next prompt that starts alike"},
     };
   }
 
@@ -406,6 +491,8 @@ class LlamaCppGenerator final : public Generator {
   int batch_capacity_ = 0;
   std::string architecture_;
   std::vector<SlotState> slots_;
+  std::vector<std::vector<TokenId>> cached_;  // per slot: the tokens its sequence's cells hold while it is idle (prefix cache)
+  bool prefix_cache_ = false, kv_unified_ = false;
   std::vector<EffectiveSetting> settings_;
 };
 
