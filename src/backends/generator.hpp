@@ -74,6 +74,8 @@ class Generator {
   // Frees the slot and its KV cache so a new request can take it.
   virtual void finish(int slot) = 0;
   virtual std::vector<EffectiveSetting> effective_settings() const = 0;
+  // Prompt tokens whose prefill a prefix cache skipped since the generator was opened; 0 without one.
+  virtual std::uint64_t prompt_tokens_reused() const { return 0; }
 
   // Serving text (`infermark serve`); generators that cannot keep these defaults, which say so.
   // Sampling for the request started on `slot` (call after start()).

@@ -106,6 +106,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         auto generation = generation_result(metrics, spec, lanes);
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
         generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
+        if (const auto reused = generator->prompt_tokens_reused(); reused > 0) generation.prompt_tokens_reused = reused;
         result.generation = generation;
         result::record_peak_memory(result, request, peak_reset);
         if (!request.perplexity_text.empty()) {

@@ -29,7 +29,8 @@ std::string percentile(const std::optional<stats::LatencySummary>& summary, doub
 std::string mean_of(const std::optional<stats::LatencySummary>& summary) { return summary ? format_number(summary->mean) : "-"; }
 
 std::string lengths(const result::RunResult& r) {
-  const loadgen::ScenarioSpec none{.prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0};
+  const loadgen::ScenarioSpec none{
+      .prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0, .shared_prefix = {}};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
   auto length = [](double m, double s) { return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m); };
   const auto& shared = request.shared_prefix;

@@ -204,6 +204,7 @@ json to_json(const GenerationResult& g) {
   if (!g.ttft_from.empty()) j["ttft_from"] = g.ttft_from;
   if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
   if (g.perplexity) j["perplexity"] = to_json(*g.perplexity);
+  if (g.prompt_tokens_reused) j["prompt_tokens_reused"] = *g.prompt_tokens_reused;
   if (g.shared_prefix) {
     const auto& p = *g.shared_prefix;
     j["shared_prefix"] = {{"groups", p.groups},
@@ -243,6 +244,8 @@ GenerationResult generation_from(const json& j) {
   g.ttft_from = j.value("ttft_from", "");
   if (j.contains("goodput_rps") && j["goodput_rps"].is_number()) g.goodput_rps = j["goodput_rps"].get<double>();
   if (j.contains("perplexity") && j["perplexity"].is_object()) g.perplexity = perplexity_from(j["perplexity"]);
+  if (j.contains("prompt_tokens_reused") && j["prompt_tokens_reused"].is_number_unsigned())
+    g.prompt_tokens_reused = j["prompt_tokens_reused"].get<std::uint64_t>();
   if (j.contains("shared_prefix") && j["shared_prefix"].is_object()) {
     const auto& p = j["shared_prefix"];
     const auto split = [&](const char* key) {

@@ -116,6 +116,7 @@ struct GenerationResult {
   std::optional<double> goodput_rps;           // requests/s within every SLO; absent in older files
   std::optional<PerplexityResult> perplexity;  // --perplexity-text only
   std::optional<SharedPrefixResult> shared_prefix;  // --shared-prefix only
+  std::optional<std::uint64_t> prompt_tokens_reused;  // prefill a prefix cache skipped since load, where the engine has one
 };
 
 // Where a result's latencies were taken, so only like results are ranked together: the harness

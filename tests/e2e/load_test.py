@@ -301,8 +301,8 @@ class LoadOpenAi(unittest.TestCase):
         self.assertLessEqual(shared["cold_requests"], groups)  # at most the first request of each prefix
         self.assertEqual(shared["ttft_warm_ms"]["count"], shared["warm_requests"])
         self.assertAlmostEqual(shared["warm_share"], shared["warm_requests"] / requests)
-        request = result["scenario"]["parameters"]["request"]
-        self.assertEqual((request["shared_prefix_groups"], request["shared_prefix_tokens"]), (groups, prefix))
+        asked = result["scenario"]["parameters"]
+        self.assertEqual((asked["shared_prefix_groups"], asked["shared_prefix_tokens"]), (groups, prefix))
         return shared
 
     def test_shared_prefix_in_process_and_against_llama_server_in_one_report(self):

@@ -148,6 +148,10 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
     const auto& [slot, prompt] = requests[i];
     EXPECT_EQ(generate(*cached, slot, prompt, 8), generate(*plain, slot, prompt, 8)) << "request " << i;
   }
+  // a: 0; b: a's 24-token prefix from slot 0; a: 31 of its 32 (the last is decoded again); the
+  // prefix: 23 of its 24 from slot 1's own b; b on slot 0: the 24 it shares with a.
+  EXPECT_EQ(cached->prompt_tokens_reused(), 0u + 24 + 31 + 23 + 24);
+  EXPECT_EQ(plain->prompt_tokens_reused(), 0u);
   // While slot 0 decodes a, slot 1 starts b from the prefix slot 0 has already prefilled.
   std::vector<TokenId> first, second;
   auto collect = [&](const GeneratedToken& t) { (t.slot == 0 ? first : second).push_back(t.token); };
@@ -157,6 +161,7 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
   while (first.size() < 8 || second.size() < 8) cached->step(collect);
   cached->finish(0);
   cached->finish(1);
+  EXPECT_EQ(cached->prompt_tokens_reused(), 102u + 24 + 24);
   EXPECT_EQ(first, generate(*plain, 0, a, 8));
   EXPECT_EQ(second, generate(*plain, 1, b, 8));
 }

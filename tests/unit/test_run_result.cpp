@@ -328,7 +328,9 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   g.ttft_from = "issue";
   g.goodput_rps = 3.5;
   g.shared_prefix = SharedPrefixResult{8, 512, 7, 3, stats::summarize(std::vector<double>{1, 2}), std::nullopt};
+  g.prompt_tokens_reused = 150;
   const auto back = result::generation_from(to_json(g));
+  EXPECT_EQ(back.prompt_tokens_reused, 150u);
   ASSERT_TRUE(back.shared_prefix.has_value());
   EXPECT_EQ(back.shared_prefix->groups, 8);
   EXPECT_EQ(back.shared_prefix->prefix_tokens, 512);
@@ -351,8 +353,10 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   older.erase("ttft_from");
   older.erase("goodput_rps");
   older.erase("shared_prefix");
+  older.erase("prompt_tokens_reused");
   const auto old = result::generation_from(older);
   EXPECT_FALSE(old.shared_prefix.has_value());
+  EXPECT_FALSE(old.prompt_tokens_reused.has_value());
   EXPECT_TRUE(old.ttft_from.empty());
   EXPECT_FALSE(old.goodput_rps.has_value());
   EXPECT_EQ(old.requests, 10u);

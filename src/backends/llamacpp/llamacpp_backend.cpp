@@ -336,6 +336,7 @@ class LlamaCppGenerator final : public Generator {
   }
 
   std::vector<EffectiveSetting> effective_settings() const override { return settings_; }
+  std::uint64_t prompt_tokens_reused() const override { return prompt_tokens_reused_; }
 
   // As llama-perplexity evaluates a chunk: one batch, the start token first where the model adds
   // one, then log-softmax over the vocabulary at each scored position.
@@ -402,6 +403,7 @@ class LlamaCppGenerator final : public Generator {
       llama_memory_seq_cp(memory, source, slot, 0, static_cast<llama_pos>(best));
       kept.assign(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(best));
     }
+    prompt_tokens_reused_ += best;
     return best;
   }
 
@@ -493,6 +495,7 @@ class LlamaCppGenerator final : public Generator {
   std::vector<SlotState> slots_;
   std::vector<std::vector<TokenId>> cached_;  // per slot: the tokens its sequence's cells hold while it is idle (prefix cache)
   bool prefix_cache_ = false, kv_unified_ = false;
+  std::uint64_t prompt_tokens_reused_ = 0;
   std::vector<EffectiveSetting> settings_;
 };
 
