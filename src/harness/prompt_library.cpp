@@ -24,9 +24,10 @@ PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, c
   const int prefix_length = shared_prefix.enabled() ? shared_prefix.tokens : 0;
   const double longest = prefix_length + prompt_tokens.mean + output_tokens.mean;
   if (longest > context)
-    throw Error(fmt::format("--shared-prefix {} + --prompt-tokens {} + --output-tokens {} = {} tokens: longer than the model's "
-                            "context of {} tokens",
-                            prefix_length, prompt_tokens.mean, output_tokens.mean, longest, context));
+    throw Error(
+        fmt::format("--shared-prefix {} + --prompt-tokens {} + --output-tokens {} = {} tokens: longer than the model's "
+                    "context of {} tokens",
+                    prefix_length, prompt_tokens.mean, output_tokens.mean, longest, context));
   const auto vocabulary = generator.prompt_vocabulary();
   if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
   SeededRandom random(seed);

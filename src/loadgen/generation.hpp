@@ -24,9 +24,9 @@ struct LengthDistribution {
 // callback; the first is the time to first token's end.
 struct RequestRecord {
   int prompt_tokens = 0;
-  int output_tokens = 0;               // 0 in hand-made records: one per stamp
-  std::int64_t start_ns = 0;           // its scheduled arrival (open loop) or issue (closed loop)
-  std::vector<std::int64_t> token_ns;  // one per output token
+  int output_tokens = 0;                          // 0 in hand-made records: one per stamp
+  std::int64_t start_ns = 0;                      // its scheduled arrival (open loop) or issue (closed loop)
+  std::vector<std::int64_t> token_ns;             // one per output token
   PrefixWarmth prefix = PrefixWarmth::kUnshared;  // shared-prefix workloads: whether its prefix was issued before
 };
 

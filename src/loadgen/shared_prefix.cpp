@@ -36,9 +36,12 @@ SharedPrefix parse_shared_prefix(const std::string& text, const std::string& fla
 
 std::string_view name_of(PrefixWarmth warmth) {
   switch (warmth) {
-    case PrefixWarmth::kCold: return "cold";
-    case PrefixWarmth::kWarm: return "warm";
-    case PrefixWarmth::kUnshared: break;
+    case PrefixWarmth::kCold:
+      return "cold";
+    case PrefixWarmth::kWarm:
+      return "warm";
+    case PrefixWarmth::kUnshared:
+      break;
   }
   return "unshared";
 }

@@ -87,7 +87,7 @@ class OpenAiSystem final : public loadgen::SystemUnderTest {
   net::HttpClient& client_;
   OpenAiSettings settings_;
   std::string target_;
-  std::vector<std::string> bodies_;  // one request body per prompt, built before anything is timed
+  std::vector<std::string> bodies_;                          // one request body per prompt, built before anything is timed
   std::vector<std::optional<std::uint32_t>> prefix_groups_;  // per prompt
   loadgen::PrefixWarmthTracker prefixes_;
   Prompts library_;

@@ -251,9 +251,11 @@ GenerationResult generation_from(const json& j) {
     const auto split = [&](const char* key) {
       return p.contains(key) && p[key].is_object() ? std::optional(latency_from(p[key])) : std::nullopt;
     };
-    g.shared_prefix = SharedPrefixResult{integer_or(p, "groups", 0),  integer_or(p, "prefix_tokens", 0),
+    g.shared_prefix = SharedPrefixResult{integer_or(p, "groups", 0),
+                                         integer_or(p, "prefix_tokens", 0),
                                          integer_or(p, "warm_requests", std::size_t{0}),
-                                         integer_or(p, "cold_requests", std::size_t{0}), split("ttft_warm_ms"),
+                                         integer_or(p, "cold_requests", std::size_t{0}),
+                                         split("ttft_warm_ms"),
                                          split("ttft_cold_ms")};
   }
   return g;

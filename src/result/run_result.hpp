@@ -112,10 +112,10 @@ struct GenerationResult {
   double wall_s = 0;
   std::optional<stats::LatencySummary> ttft_ms, tpot_ms, itl_ms, e2e_ms;
   double prefill_tokens_per_s = 0, decode_tokens_per_s = 0, output_tokens_per_s = 0, requests_per_s = 0;
-  std::string ttft_from;                       // "issue" or "scheduled arrival (...)"; empty in older files
-  std::optional<double> goodput_rps;           // requests/s within every SLO; absent in older files
-  std::optional<PerplexityResult> perplexity;  // --perplexity-text only
-  std::optional<SharedPrefixResult> shared_prefix;  // --shared-prefix only
+  std::string ttft_from;                              // "issue" or "scheduled arrival (...)"; empty in older files
+  std::optional<double> goodput_rps;                  // requests/s within every SLO; absent in older files
+  std::optional<PerplexityResult> perplexity;         // --perplexity-text only
+  std::optional<SharedPrefixResult> shared_prefix;    // --shared-prefix only
   std::optional<std::uint64_t> prompt_tokens_reused;  // prefill a prefix cache skipped since load, where the engine has one
 };
 

@@ -161,7 +161,7 @@ TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirO
   EXPECT_NE(prefix_of_group[0], prefix_of_group[1]);
   EXPECT_NE(prefix_of_group[1], prefix_of_group[2]);
   try {
-    PromptLibrary({200, 0}, {40, 0}, generator, 42, shared, 10);
+    const PromptLibrary too_long({200, 0}, {40, 0}, generator, 42, shared, 10);
     ADD_FAILURE() << "a prefix + prompt + output longer than the context was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--shared-prefix 24"), std::string::npos) << e.what();
