@@ -129,7 +129,9 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
   const auto cached = backend().open_generator(kTinyLlama, options);
   std::map<std::string, EffectiveSetting> settings;
   for (const auto& s : cached->effective_settings()) settings[s.key] = s;
-  EXPECT_EQ(settings.at("prefix_cache").effective, "on (any slot's prefix)");
+  EXPECT_EQ(settings.at("prefix_cache").effective, "on (any slot's prefix, 4 more stored)");
+  EXPECT_EQ(settings.at("sequence_slots").effective, "2");  // the store's sequences are not slots
+  EXPECT_GE(cached->context_length(), 128);  // per sequence, not the whole shared buffer
   EXPECT_EQ(settings.at("kv_unified").effective, "on");
   const auto plain = open(2);
   const auto vocabulary = cached->prompt_vocabulary();
@@ -149,8 +151,8 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
     EXPECT_EQ(generate(*cached, slot, prompt, 8), generate(*plain, slot, prompt, 8)) << "request " << i;
   }
   // a: 0; b: a's 24-token prefix from slot 0; a: 31 of its 32 (the last is decoded again); the
-  // prefix: 23 of its 24 from slot 1's own b; b on slot 0: the 24 it shares with a.
-  EXPECT_EQ(cached->prompt_tokens_reused(), 0u + 24 + 31 + 23 + 24);
+  // prefix: 23 of its 24 from slot 1's own b; b on slot 0: 29 of its 30 from the store.
+  EXPECT_EQ(cached->prompt_tokens_reused(), 0u + 24 + 31 + 23 + 29);
   EXPECT_EQ(plain->prompt_tokens_reused(), 0u);
   // While slot 0 decodes a, slot 1 starts b from the prefix slot 0 has already prefilled.
   std::vector<TokenId> first, second;
@@ -161,9 +163,33 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
   while (first.size() < 8 || second.size() < 8) cached->step(collect);
   cached->finish(0);
   cached->finish(1);
-  EXPECT_EQ(cached->prompt_tokens_reused(), 102u + 24 + 24);
+  EXPECT_EQ(cached->prompt_tokens_reused(), 107u + 31 + 29);  // both from the store
   EXPECT_EQ(first, generate(*plain, 0, a, 8));
   EXPECT_EQ(second, generate(*plain, 1, b, 8));
+}
+
+// More prompts than slots: the store keeps the last prefix_cache_entries of them, least recently
+// used replaced first.
+TEST_F(LlamaCppBackendTest, PrefixCacheStoreKeepsMorePromptsThanSlotsAndDropsTheLeastRecentlyUsed) {
+  const auto vocabulary = open(1)->prompt_vocabulary();
+  const auto prompt = [&](std::size_t from) {
+    return std::vector<TokenId>(vocabulary.begin() + static_cast<std::ptrdiff_t>(from),
+                                vocabulary.begin() + static_cast<std::ptrdiff_t>(from + 20));
+  };
+  const auto a = prompt(0), b = prompt(25), c = prompt(50);
+  for (const auto& [entries, reused] : std::vector<std::pair<std::string, std::uint64_t>>{{"4", 19}, {"2", 0}, {"0", 0}}) {
+    SessionOptions options;
+    options.intra_op_threads = 1;
+    options.expected_concurrency = 1;
+    options.extras = {{"ctx", "64"}, {"prefix_cache", "on"}, {"prefix_cache_entries", entries}};
+    const auto generator = backend().open_generator(kTinyLlama, options);
+    const auto first_a = generate(*generator, 0, a, 4);
+    generate(*generator, 0, b, 4);
+    generate(*generator, 0, c, 4);
+    EXPECT_EQ(generate(*generator, 0, a, 4), first_a) << entries << " entries";
+    // a again: from the store with room for it (19 of 20); evicted by b and c with 2 entries.
+    EXPECT_EQ(generator->prompt_tokens_reused(), reused) << entries << " entries";
+  }
 }
 
 // The zoo's F16, Q8_0 and Q4_0 copies (llama-quantize) load, generate, and report their own type.

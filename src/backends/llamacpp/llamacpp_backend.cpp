@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "backends/declared.hpp"
 #include "backends/generator.hpp"
@@ -31,7 +32,9 @@ const std::vector<OptionDoc> kOptions{
     {"kv_unified", "on|off", "off (on with prefix_cache)", "one KV buffer shared by all sequences instead of one per sequence"},
     {"prefix_cache", "on|off", "off",
      "keep each finished prompt's KV cells and start a new prompt from the longest prefix any slot holds (another "
-     "slot's only with kv_unified)"}};
+     "slot's only with kv_unified)"},
+    {"prefix_cache_entries", "N", "4",
+     "prompts kept beyond the slots' own (extra sequences in the unified KV buffer, least recently used replaced)"}};
 
 // How many leading tokens of `prompt` (at most `most`) `held` starts with.
 std::size_t common_prefix(const std::vector<TokenId>& held, const std::vector<TokenId>& prompt, std::size_t most) {
@@ -172,14 +175,19 @@ class LlamaCppGenerator final : public Generator {
     const auto ctx_option = option_or(options.extras, "ctx", "");
     const int per_sequence = ctx_option.empty() ? ctx_train : parse_count_option(kName, "ctx", ctx_option);
     if (per_sequence < 1) throw Error(std::string(kName) + ": --opt ctx must be at least 1");
-    params.n_seq_max = static_cast<uint32_t>(slots_.size());
     prefix_cache_ = parse_bool_option(kName, "prefix_cache", option_or(options.extras, "prefix_cache", "off"));
     // A prefix held by another slot is copied by tagging its cells, which llama.cpp does only
     // within one KV buffer: so the prefix cache asks for the unified one unless told otherwise.
     params.kv_unified =
         parse_bool_option(kName, "kv_unified", option_or(options.extras, "kv_unified", prefix_cache_ ? "on" : "off"));
     kv_unified_ = params.kv_unified;
-    cached_.resize(slots_.size());
+    // Stored prompts are sequences of their own beside the slots, each up to a slot's context.
+    if (prefix_cache_ && kv_unified_)
+      store_entries_ = static_cast<std::size_t>(
+          parse_count_option(kName, "prefix_cache_entries", option_or(options.extras, "prefix_cache_entries", "4")));
+    params.n_seq_max = static_cast<uint32_t>(slots_.size() + store_entries_);
+    cached_.resize(params.n_seq_max);
+    last_used_.resize(params.n_seq_max);
     params.n_ctx = static_cast<uint32_t>(per_sequence) * params.n_seq_max;
     params.n_batch = static_cast<uint32_t>(parse_count_option(kName, "n_batch", option_or(options.extras, "n_batch", "2048")));
     params.n_ubatch = static_cast<uint32_t>(parse_count_option(kName, "n_ubatch", option_or(options.extras, "n_ubatch", "512")));
@@ -203,7 +211,11 @@ class LlamaCppGenerator final : public Generator {
     llama_model_free(model_);
   }
 
-  int context_length() const override { return static_cast<int>(llama_n_ctx_seq(context_)); }
+  // Per sequence: with one KV buffer llama.cpp reports the whole buffer, which the sequences share.
+  int context_length() const override {
+    return kv_unified_ ? static_cast<int>(llama_n_ctx(context_) / llama_n_seq_max(context_))
+                       : static_cast<int>(llama_n_ctx_seq(context_));
+  }
   int vocab_size() const override { return llama_vocab_n_tokens(vocab_); }
   int max_slots() const override { return static_cast<int>(slots_.size()); }
   GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
@@ -328,10 +340,12 @@ class LlamaCppGenerator final : public Generator {
     kept.clear();
     // With the prefix cache the prompt's cells stay (the generated ones go); otherwise all go.
     const auto prompt_held = std::min(s.prefilled, positions_held(static_cast<std::size_t>(slot)));
-    if (prefix_cache_ && llama_memory_seq_rm(memory, slot, static_cast<llama_pos>(prompt_held), -1))
+    if (prefix_cache_ && llama_memory_seq_rm(memory, slot, static_cast<llama_pos>(prompt_held), -1)) {
       kept.assign(s.prompt.begin(), s.prompt.begin() + static_cast<std::ptrdiff_t>(prompt_held));
-    else
+      store_prefix(slot);
+    } else {
       llama_memory_seq_rm(memory, slot, -1, -1);
+    }
     s = SlotState{};
   }
 
@@ -386,13 +400,14 @@ class LlamaCppGenerator final : public Generator {
     const auto most = prompt.size() - 1;
     std::size_t best = common_prefix(cached_[own], prompt, most);
     int source = slot;
-    for (std::size_t j = 0; unified_kv() && j < slots_.size(); ++j) {
+    for (std::size_t j = 0; unified_kv() && j < cached_.size(); ++j) {  // the other slots, then the store
       if (j == own) continue;
-      const auto& other = slots_[j];
-      const auto held = other.active ? std::min(common_prefix(other.prompt, prompt, most), positions_held(j))
-                                     : common_prefix(cached_[j], prompt, most);
+      const bool running = j < slots_.size() && slots_[j].active;
+      const auto held = running ? std::min(common_prefix(slots_[j].prompt, prompt, most), positions_held(j))
+                                : common_prefix(cached_[j], prompt, most);
       if (held > best) best = held, source = static_cast<int>(j);
     }
+    if (static_cast<std::size_t>(source) >= slots_.size()) last_used_[static_cast<std::size_t>(source)] = ++clock_;
     auto& kept = cached_[own];
     if (source == slot && llama_memory_seq_rm(memory, slot, static_cast<llama_pos>(best), -1)) {
       kept.resize(best);
@@ -407,11 +422,43 @@ class LlamaCppGenerator final : public Generator {
     return best;
   }
 
-  // Frees the cells idle slots keep for the prefix cache; false when there were none.
+  // Keeps what the finished `slot` holds in a store sequence too, so it outlives the slot's next
+  // request: in the entry it extends (or one already holding more of it: nothing to do), else an
+  // empty entry, else the least recently used. Tagging cells copies nothing.
+  void store_prefix(int slot) {
+    const auto& tokens = cached_[static_cast<std::size_t>(slot)];
+    if (store_entries_ == 0 || tokens.empty()) return;
+    std::optional<std::size_t> extended, empty, oldest;
+    for (std::size_t e = slots_.size(); e < cached_.size(); ++e) {
+      const auto shared = common_prefix(cached_[e], tokens, tokens.size());
+      if (shared == tokens.size()) {  // it holds all of these already
+        last_used_[e] = ++clock_;
+        return;
+      }
+      if (!cached_[e].empty() && shared == cached_[e].size()) {
+        extended = e;
+        break;
+      }
+      if (cached_[e].empty()) {
+        if (!empty) empty = e;
+      } else if (!oldest || last_used_[e] < last_used_[*oldest]) {
+        oldest = e;
+      }
+    }
+    const auto chosen = extended ? *extended : empty ? *empty : *oldest;
+    auto* memory = llama_get_memory(context_);
+    const auto entry = static_cast<llama_seq_id>(chosen);
+    llama_memory_seq_rm(memory, entry, -1, -1);
+    llama_memory_seq_cp(memory, slot, entry, 0, static_cast<llama_pos>(tokens.size()));
+    cached_[chosen] = tokens;
+    last_used_[chosen] = ++clock_;
+  }
+
+  // Frees the cells idle slots and the store keep for the prefix cache; false when there were none.
   bool drop_idle_prefixes() {
     bool dropped = false;
-    for (std::size_t j = 0; j < slots_.size(); ++j)
-      if (!slots_[j].active && !cached_[j].empty()) {
+    for (std::size_t j = 0; j < cached_.size(); ++j)
+      if ((j >= slots_.size() || !slots_[j].active) && !cached_[j].empty()) {
         llama_memory_seq_rm(llama_get_memory(context_), static_cast<llama_seq_id>(j), -1, -1);
         cached_[j].clear();
         dropped = true;
@@ -446,8 +493,10 @@ class LlamaCppGenerator final : public Generator {
     auto requested = [&](const std::string& key) { return option_or(options.extras, key, ""); };
     const std::string from_context = "read back from the context";
     // Without --opt ctx infermark asks for the trained length; the result still says nobody asked.
-    auto ctx = read_back("ctx", std::to_string(per_sequence), std::to_string(llama_n_ctx_seq(context_)),
-                         "tokens per sequence (llama_n_ctx_seq); the model was trained for " + std::to_string(ctx_train));
+    auto ctx = read_back("ctx", std::to_string(per_sequence), std::to_string(context_length()),
+                         std::string(kv_unified_ ? "tokens per sequence: the shared KV buffer (llama_n_ctx) over its sequences"
+                                                 : "tokens per sequence (llama_n_ctx_seq)") +
+                             "; the model was trained for " + std::to_string(ctx_train));
     ctx.requested = requested("ctx");
     char description[128] = {};
     llama_model_desc(model_, description, sizeof description);
@@ -460,8 +509,11 @@ class LlamaCppGenerator final : public Generator {
         read_back("architecture", "", architecture_, "the GGUF file's general.architecture"),
         read_back("parameters", "", std::to_string(llama_model_n_params(model_)),
                   "weights in the GGUF file (llama_model_n_params)"),
-        read_back("sequence_slots", std::to_string(options.expected_concurrency), std::to_string(llama_n_seq_max(context_)),
-                  "sequences decoded together in one batch (llama_n_seq_max)"),
+        read_back("sequence_slots", std::to_string(options.expected_concurrency),
+                  std::to_string(llama_n_seq_max(context_) - store_entries_),
+                  "sequences decoded together in one batch (llama_n_seq_max" +
+                      (store_entries_ > 0 ? " less the " + std::to_string(store_entries_) + " prefix_cache_entries" : std::string()) +
+                      ")"),
         ctx,
         read_back("n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), from_context),
         read_back("n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), from_context),
@@ -469,7 +521,9 @@ class LlamaCppGenerator final : public Generator {
         {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", SettingState::kUnverified,
          prefix_cache_ && requested("kv_unified").empty() ? "on because prefix_cache shares prefixes across slots" : ""},
         {"prefix_cache", requested("prefix_cache"),
-         !prefix_cache_ ? "off" : params.kv_unified ? "on (any slot's prefix)" : "on (each slot's own prefix)",
+         !prefix_cache_        ? std::string("off")
+         : !params.kv_unified ? std::string("on (each slot's own prefix)")
+                              : "on (any slot's prefix, " + std::to_string(store_entries_) + " more stored)",
          SettingState::kUnverified, "prompt KV cells kept after a request and reused by the next prompt that starts alike"},
     };
   }
@@ -493,7 +547,11 @@ class LlamaCppGenerator final : public Generator {
   int batch_capacity_ = 0;
   std::string architecture_;
   std::vector<SlotState> slots_;
-  std::vector<std::vector<TokenId>> cached_;  // per slot: the tokens its sequence's cells hold while it is idle (prefix cache)
+  // Per sequence (the slots', then the store's): the tokens its cells hold while idle (prefix cache).
+  std::vector<std::vector<TokenId>> cached_;
+  std::vector<std::uint64_t> last_used_;  // store entries: when each last gave or took a prefix
+  std::uint64_t clock_ = 0;
+  std::size_t store_entries_ = 0;
   bool prefix_cache_ = false, kv_unified_ = false;
   std::uint64_t prompt_tokens_reused_ = 0;
   std::vector<EffectiveSetting> settings_;
