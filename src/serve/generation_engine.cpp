@@ -29,10 +29,11 @@ namespace {
 class TextSequence final : public generation::Sequence {
  public:
   TextSequence(GenerationRequest request, const Generator& generator, GenerationMetrics metrics, ServedTraffic& traffic,
-               const std::string& backend)
+               const std::string& backend, std::uint64_t& reused_counted)
       : request_(std::move(request)),
         generator_(generator),
         metrics_(metrics),
+        reused_counted_(reused_counted),
         traffic_(traffic),
         backend_(backend),
         enqueued_ns_(mono_now_ns()) {}
@@ -41,7 +42,14 @@ class TextSequence final : public generation::Sequence {
   int max_tokens() const override { return request_.max_tokens; }
   std::optional<Sampling> sampling() const override { return request_.sampling; }
   bool cancelled() const override { return request_.channel->cancelled(); }
-  void on_started() override { metrics_.prompt_tokens->Increment(static_cast<double>(request_.prompt.size())); }
+  // Runs on the stepping thread right after the generator started the prompt, so the reuse
+  // counter's growth since the last start is this prompt's.
+  void on_started() override {
+    metrics_.prompt_tokens->Increment(static_cast<double>(request_.prompt.size()));
+    const auto reused = generator_.prompt_tokens_reused();
+    metrics_.prompt_tokens_reused->Increment(static_cast<double>(reused - reused_counted_));
+    reused_counted_ = reused;
+  }
   bool on_token(TokenId token, std::int64_t now_ns) override;
   void on_end(generation::SequenceEnd end, const std::string& error) override;
 
@@ -51,6 +59,7 @@ class TextSequence final : public generation::Sequence {
   GenerationRequest request_;
   const Generator& generator_;
   GenerationMetrics metrics_;
+  std::uint64_t& reused_counted_;
   ServedTraffic& traffic_;
   const std::string& backend_;  // the variant's backend name, for failures
   std::string unsent_;          // generated text not yet pushed (stop-string look-behind, split UTF-8)
@@ -192,7 +201,8 @@ GenerationEngine::~GenerationEngine() { scheduler_.reset(); }
 void GenerationEngine::close() { scheduler_->close(); }
 
 bool GenerationEngine::submit(GenerationRequest request) {
-  return scheduler_->submit(std::make_unique<TextSequence>(std::move(request), *generator_, metrics_, traffic_, spec_.backend));
+  return scheduler_->submit(
+      std::make_unique<TextSequence>(std::move(request), *generator_, metrics_, traffic_, spec_.backend, reused_counted_));
 }
 
 }  // namespace infermark::serve

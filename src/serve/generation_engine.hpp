@@ -64,6 +64,7 @@ class GenerationEngine {
   VariantBackend backend_;  // declared before the generator: outlives it
   std::unique_ptr<Generator> generator_;
   double load_ms_ = 0;
+  std::uint64_t reused_counted_ = 0;  // the generator's prompt_tokens_reused() already in the metric (stepping thread only)
   ServedTraffic traffic_;
   std::unique_ptr<generation::GenerationScheduler> scheduler_;  // last: stops before what its requests use
 };

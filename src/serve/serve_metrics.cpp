@@ -135,6 +135,10 @@ ServeMetrics::ServeMetrics()
                 .Help("Language models: time between consecutive generated tokens")
                 .Register(*registry_)),
       prompt_tokens_(BuildCounter().Name("infermark_prompt_tokens_total").Help("Prompt tokens processed").Register(*registry_)),
+      prompt_tokens_reused_(BuildCounter()
+                                .Name("infermark_prompt_tokens_reused_total")
+                                .Help("Prompt tokens whose prefill a prefix cache skipped (part of infermark_prompt_tokens_total)")
+                                .Register(*registry_)),
       generated_tokens_(
           BuildCounter().Name("infermark_generated_tokens_total").Help("Output tokens generated").Register(*registry_)),
       active_sequences_(BuildGauge()
@@ -187,6 +191,7 @@ GenerationMetrics ServeMetrics::generation(const std::string& model, const std::
   m.ttft_seconds = &ttft_.Add(labels, latency_buckets());
   m.tpot_seconds = &tpot_.Add(labels, latency_buckets());
   m.prompt_tokens = &prompt_tokens_.Add(labels);
+  m.prompt_tokens_reused = &prompt_tokens_reused_.Add(labels);
   m.generated_tokens = &generated_tokens_.Add(labels);
   m.active_sequences = &active_sequences_.Add(labels);
   m.pending = &pending_.Add(labels);

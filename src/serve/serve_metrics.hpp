@@ -57,6 +57,7 @@ struct GenerationMetrics {
   prometheus::Histogram* ttft_seconds = nullptr;    // infermark_time_to_first_token_seconds
   prometheus::Histogram* tpot_seconds = nullptr;    // infermark_time_per_output_token_seconds
   prometheus::Counter* prompt_tokens = nullptr;     // infermark_prompt_tokens_total
+  prometheus::Counter* prompt_tokens_reused = nullptr;  // infermark_prompt_tokens_reused_total (prefix cache)
   prometheus::Counter* generated_tokens = nullptr;  // infermark_generated_tokens_total
   prometheus::Gauge* active_sequences = nullptr;    // infermark_active_sequences
   prometheus::Gauge* pending = nullptr;             // nv_inference_pending_request_count
@@ -116,6 +117,7 @@ class ServeMetrics {
   prometheus::Family<prometheus::Histogram>& ttft_;
   prometheus::Family<prometheus::Histogram>& tpot_;
   prometheus::Family<prometheus::Counter>& prompt_tokens_;
+  prometheus::Family<prometheus::Counter>& prompt_tokens_reused_;
   prometheus::Family<prometheus::Counter>& generated_tokens_;
   prometheus::Family<prometheus::Gauge>& active_sequences_;
   prometheus::Family<prometheus::Gauge>& rss_;

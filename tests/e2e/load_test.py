@@ -305,6 +305,25 @@ class LoadOpenAi(unittest.TestCase):
         self.assertEqual((asked["shared_prefix_groups"], asked["shared_prefix_tokens"]), (groups, prefix))
         return shared
 
+    def test_infermark_serve_prefix_cache_skips_the_prefill_of_warm_prefixes(self):
+        server, address = start_server(INFERMARK, ["--model", LLAMA, "-b", "llamacpp", "--port", "0", "--slots", "2",
+                                                   "--ctx", "1024", "--opt", "prefix_cache=on", "--out", tempfile.mkdtemp()])
+        try:
+            # One request at a time: each warm request's prefix was prefilled by an earlier, finished one.
+            (result,), _ = load(f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--runs", "12",
+                                "--warmup", "0", "--concurrency", "1", "--shared-prefix", "3:48", "--prompt-tokens", "16",
+                                "--output-tokens", "8")
+            shared = self.check_shared_prefix(result, 12, 3, 48)
+            [reused] = metric_values(address, "infermark_prompt_tokens_reused_total").values()
+            [prompted] = metric_values(address, "infermark_prompt_tokens_total").values()
+            # Three prefixes on two slots: the third is kept by the store beyond the slots. Each warm
+            # request skipped at least its 48 words' tokens; the cold ones and every prompt's own
+            # words were prefilled.
+            self.assertGreaterEqual(reused, 48 * shared["warm_requests"])
+            self.assertLess(reused, prompted)
+        finally:
+            stop_server(server)
+
     def test_shared_prefix_in_process_and_against_llama_server_in_one_report(self):
         out = tempfile.mkdtemp(prefix="load-shared-prefix-")
         workload = ["--shared-prefix", "2:48", "--prompt-tokens", "16", "--output-tokens", "8", "--runs", "12",
