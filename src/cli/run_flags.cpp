@@ -95,7 +95,12 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
       ->transform(CLI::CheckedTransformer(loadgen::ramp_by_names()));
   cmd.add_option("--ramp-step", s.ramp_step, "Clients or queries/s added per step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--ramp-start", s.ramp_start, "First step's level (default 1 client, or one step of rate)")->check(kNotNegative);
-  cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps")->check(kAboveZero)->capture_default_str();
+  cmd.add_option("--ramp-steps", s.ramp_steps, "Number of steps (with --until-saturation: the most)")
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_flag("--until-saturation", s.until_saturation,
+               "Rate ramps: stop after the first step that saturated (errors, rejections, or under 95% of the asked "
+               "rate completed), a request-rate sweep; goodput is reported per step");
   cmd.add_option("--step-duration", s.step_duration_s, "Seconds per ramp step")->check(kAboveZero)->capture_default_str();
   cmd.add_option("--capacity-probe", s.capacity_probe_s, "Seconds of the closed-loop probe sizing soak/pulse/find-max-qps")
       ->check(kAboveZero)

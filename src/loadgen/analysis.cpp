@@ -113,12 +113,17 @@ MaxQpsSearchResult search_from(const json& j) {
 json step_json(const RampStep& step) {
   json j{{"label", step.label}, {"throughput_qps", step.throughput_qps}, {"p99_ms", step.p99_ms}};
   add_streamed(j, step.ttft_p99_ms, step.tpot_p99_ms);
+  if (step.goodput_qps) j["goodput_qps"] = *step.goodput_qps;
   return j;
 }
 
 RampStep step_from(const json& j) {
-  return {text(j, "label"), number(j, "throughput_qps"), number(j, "p99_ms"), optional_number(j, "ttft_p99_ms"),
-          optional_number(j, "tpot_p99_ms")};
+  return {text(j, "label"),
+          number(j, "throughput_qps"),
+          number(j, "p99_ms"),
+          optional_number(j, "ttft_p99_ms"),
+          optional_number(j, "tpot_p99_ms"),
+          optional_number(j, "goodput_qps")};
 }
 
 void add_ramp(json& j, const RampAnalysis& ramp) {
@@ -130,6 +135,11 @@ void add_ramp(json& j, const RampAnalysis& ramp) {
   const auto label = ramp.knee_label();
   j["knee_label"] = label ? json(*label) : json(nullptr);
   j["knee_reason"] = ramp.knee_reason;
+  if (ramp.saturation_step) {
+    j["saturation_step"] = *ramp.saturation_step;
+    j["saturation_label"] = ramp.steps[*ramp.saturation_step].label;
+    j["saturation_reason"] = ramp.saturation_reason;
+  }
 }
 
 RampAnalysis ramp_from(const json& j) {
@@ -140,6 +150,10 @@ RampAnalysis ramp_from(const json& j) {
   // A knee outside the steps would name no step: read it as no knee.
   if (const auto knee = optional_count(j, "knee_step"); knee && *knee < ramp.steps.size()) ramp.knee_step = *knee;
   ramp.knee_reason = text(j, "knee_reason");
+  if (const auto saturated = optional_count(j, "saturation_step"); saturated && *saturated < ramp.steps.size()) {
+    ramp.saturation_step = *saturated;
+    ramp.saturation_reason = text(j, "saturation_reason");
+  }
   return ramp;
 }
 

@@ -71,6 +71,7 @@ struct RampStep {
   std::string label{};
   double throughput_qps = 0, p99_ms = 0;
   std::optional<double> ttft_p99_ms{}, tpot_p99_ms{};  // streamed requests only
+  std::optional<double> goodput_qps{};                 // queries/s that met every target; absent in older files
 };
 
 struct RampAnalysis {
@@ -79,6 +80,10 @@ struct RampAnalysis {
   std::vector<RampStep> steps{};
   std::optional<std::size_t> knee_step{};  // index into steps; none when no step qualified
   std::string knee_reason{};               // the rule that fired, or why no step did
+  // Rate ramps: the first step that did not keep up (errors, rejections, < 95% of the asked rate)
+  // and why; none when every step kept up (or in older files).
+  std::optional<std::size_t> saturation_step{};
+  std::string saturation_reason{};
   // The knee step's label (what the result writes as "knee_label"); none without a knee.
   std::optional<std::string> knee_label() const;
 };

@@ -302,6 +302,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   phase.label = label.empty() ? "open loop" : label;
   phase.concurrency = config.lanes;
   phase.target_qps = config.schedule.front().rate_qps;
+  phase.scheduled_s = total_s;
 
   // Lane threads record into their own recorders; an asynchronous system's completions share one.
   const bool asynchronous = system.asynchronous();

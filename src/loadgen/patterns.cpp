@@ -14,6 +14,10 @@ namespace {
 
 bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
 
+// An open-loop step that completes less than this share of its asked rate is saturated (as
+// meets_slo's rate rule).
+constexpr double kSaturatedShare = 0.95;
+
 double interval_p99_ms(const stats::IntervalSeries::Interval& interval) {
   return static_cast<double>(interval.latency.value_at_percentile(99)) * 1e-6;
 }
@@ -65,6 +69,24 @@ std::vector<double> ramp_levels(const RampConfig& config) {
   return levels;
 }
 
+std::optional<std::string> saturation_of(const Phase& step) {
+  if (step.recorder.errors() > 0) return fmt::format("{} errors", step.recorder.errors());
+  if (step.recorder.rejected() > 0) return fmt::format("{} rejected (queue full)", step.recorder.rejected());
+  if (step.scheduled_s <= 0 || step.issued == 0) return std::nullopt;
+  // Arrivals are counted, not the nominal rate, so Poisson's spread over a short step is not
+  // read as falling behind. Completions are spread over the step plus the drain after it, less
+  // a typical request's latency (the tail any step has): a backlog left at the end lengthens
+  // that time, and only a backlog does.
+  const double arrived_qps = static_cast<double>(step.issued) / step.scheduled_s;
+  const double typical_latency_s = step.recorder.completed() > 0 ? step.recorder.latency().mean() * 1e-9 : 0.0;
+  const double busy_s = std::max(step.scheduled_s, step.duration_s - typical_latency_s);
+  const double completed_qps = static_cast<double>(step.recorder.completed()) / busy_s;
+  if (completed_qps < kSaturatedShare * arrived_qps)
+    return fmt::format("{:.2f} queries/s completed of {:.2f}/s arrived (below {:.0f}%; {:.2f}/s asked)", completed_qps,
+                       arrived_qps, kSaturatedShare * 100, step.target_qps);
+  return std::nullopt;
+}
+
 std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop) {
   std::vector<Phase> steps;
   for (double level : ramp_levels(config)) {
@@ -74,6 +96,7 @@ std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, c
       open.schedule = {RateSegment{config.step_duration_s, level}};
       open.interval_ns = config.interval_ns;
       steps.push_back(run_open_loop(system, open, stop, "rate " + std::to_string(static_cast<long long>(level)) + "/s"));
+      if (config.until_saturation && saturation_of(steps.back())) break;
     } else {
       auto closed = config.closed_loop;
       closed.min_queries = 1;
@@ -113,7 +136,7 @@ bool meets_slo(const Phase& phase, const SloLimits& limits) {
                           (limits.ttft_p99_ms <= 0 || streamed.ttft_ms <= limits.ttft_p99_ms) &&
                           (limits.tpot_p99_ms <= 0 || streamed.tpot_ms <= limits.tpot_p99_ms);
   return phase.recorder.completed() > 0 && latency_ok && phase.recorder.errors() == 0 && phase.recorder.rejected() == 0 &&
-         phase.achieved_qps() >= 0.95 * phase.target_qps;
+         phase.achieved_qps() >= kSaturatedShare * phase.target_qps;
 }
 
 MaxQpsSearch find_max_qps(SystemUnderTest& system, OpenLoopConfig trial, const SloLimits& limits, double upper_qps,

@@ -46,8 +46,14 @@ struct RampConfig {
   // this rank runs at a client step's level (default: the level).
   std::function<bool()> before_step;
   std::function<int(double)> clients_of_level;
+  // Rate steps: stop after the first step that saturated (see saturation_of), as a request-rate
+  // sweep does; `steps` is then the most it runs.
+  bool until_saturation = false;
 };
 std::vector<double> ramp_levels(const RampConfig& config);
+// Why an open-loop step shows the system saturated: errors, rejections (queue full), or its
+// completions falling behind its arrivals (under 95% of the rate that arrived); none when it kept up.
+std::optional<std::string> saturation_of(const Phase& step);
 std::vector<Phase> run_ramp(SystemUnderTest& system, const RampConfig& config, const std::atomic<bool>* stop);
 
 struct Knee {

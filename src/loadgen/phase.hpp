@@ -10,9 +10,10 @@
 namespace infermark::loadgen {
 
 struct Phase {
-  std::string label;        // "concurrency 10", "rate 50/s", "burst", ...
-  int concurrency = 0;      // closed loop: clients; open loop: lanes serving the queue
-  double target_qps = 0.0;  // open loop only
+  std::string label;         // "concurrency 10", "rate 50/s", "burst", ...
+  int concurrency = 0;       // closed loop: clients; open loop: lanes serving the queue
+  double target_qps = 0.0;   // open loop only
+  double scheduled_s = 0.0;  // open loop only: the arrival schedule's length (duration_s adds the drain)
   std::uint64_t issued = 0;
   double duration_s = 0.0;      // first issue to last completion
   std::int64_t started_ns = 0;  // monotonic start of the phase

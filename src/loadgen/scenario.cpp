@@ -160,7 +160,10 @@ void run_ramp_pattern(SystemUnderTest& system, const ScenarioSpec& spec, int lan
   ramp.step_duration_s = spec.step_duration_s;
   ramp.open_loop = open_loop_config(spec, lanes, {});
   ramp.closed_loop = closed_loop_config(spec, 1);
+  ramp.until_saturation = spec.until_saturation;
   if (ranks && ranks->distributed()) {
+    // One rank's saturated step would end its ramp while the others wait for the next.
+    if (spec.until_saturation) throw Error("--until-saturation: not yet with several ranks (each would stop on its own)");
     // Every rank runs each step together, or none goes on; a client step is split over the ranks.
     ramp.before_step = [ranks, stop] {
       if (!ranks->all(!stopped(stop))) return false;
@@ -196,8 +199,12 @@ void analyse_outcome(ScenarioOutcome& out, const ScenarioSpec& spec) {
   RampAnalysis analysis{
       .ramp_by = spec.ramp_by, .summary_step = *out.headline, .knee_step = knee.step, .knee_reason = knee.reason};
   for (const auto& p : out.phases) {
-    RampStep step{.label = p.label, .throughput_qps = p.achieved_qps(), .p99_ms = p99_ms(p)};
+    RampStep step{.label = p.label, .throughput_qps = p.achieved_qps(), .p99_ms = p99_ms(p), .goodput_qps = p.goodput_qps()};
     add_streamed_p99(p, step);
+    if (const auto why = spec.ramp_by == RampBy::kRate ? saturation_of(p) : std::nullopt; why && !analysis.saturation_step) {
+      analysis.saturation_step = analysis.steps.size();
+      analysis.saturation_reason = *why;
+    }
     analysis.steps.push_back(step);
   }
   out.analysis.ramp = std::move(analysis);
@@ -370,6 +377,8 @@ void validate(const ScenarioSpec& s) {
   require(s.pulse_baseline_s > 0 && s.pulse_burst_s > 0 && s.pulse_recovery_s > 0, "pulse phase durations must be above 0 s");
   require(s.prompt_tokens >= 1 && s.output_tokens >= 1, "--prompt-tokens and --output-tokens must be at least 1");
   require(s.prompt_tokens_stddev >= 0 && s.output_tokens_stddev >= 0, "token-length standard deviations must not be negative");
+  require(!s.until_saturation || (s.name == Scenario::kRamp && s.ramp_by == RampBy::kRate),
+          "--until-saturation needs --scenario ramp --ramp-by rate");
   require(s.shared_prefix.groups >= 0 && (!s.shared_prefix.enabled() || s.shared_prefix.tokens >= 1),
           "--shared-prefix needs at least 1 group of at least 1 token");
 }

@@ -62,7 +62,8 @@ struct ScenarioSpec {
   // Patterns.
   RampBy ramp_by = RampBy::kConcurrency;
   double ramp_step = 10, ramp_start = 0;
-  int ramp_steps = 5;
+  int ramp_steps = 5;             // with until_saturation: the most steps
+  bool until_saturation = false;  // rate ramps: stop after the first step that did not keep up
   double step_duration_s = 10;
   double capacity_probe_s = 5;  // closed-loop probe that sizes soak and pulse
   double soak_share = 0.8, soak_duration_s = 1800, soak_interval_s = 10;

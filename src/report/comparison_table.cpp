@@ -193,7 +193,10 @@ std::string search_note(const loadgen::MaxQpsSearchResult& search) {
 
 std::string knee_note(const loadgen::RampAnalysis& ramp) {
   const auto label = ramp.knee_label();
-  return label ? fmt::format("knee at {}: {}", *label, ramp.knee_reason) : ramp.knee_reason;
+  auto note = label ? fmt::format("knee at {}: {}", *label, ramp.knee_reason) : ramp.knee_reason;
+  if (ramp.saturation_step)
+    note += fmt::format("; saturated at {}: {}", ramp.steps[*ramp.saturation_step].label, ramp.saturation_reason);
+  return note;
 }
 
 // Streamed ramps: each step's throughput and token latencies.
@@ -201,8 +204,10 @@ std::string ramp_steps_note(const loadgen::RampAnalysis& ramp) {
   if (ramp.steps.empty() || !ramp.steps.front().ttft_p99_ms) return "";
   std::string steps;
   for (const auto& step : ramp.steps)
-    steps += fmt::format("{}{}: {:.2f} req/s, TTFT P99 {:.1f} ms, TPOT P99 {:.2f} ms", steps.empty() ? "" : "; ", step.label,
-                         step.throughput_qps, step.ttft_p99_ms.value_or(0.0), step.tpot_p99_ms.value_or(0.0));
+    steps +=
+        fmt::format("{}{}: {:.2f} req/s{}, TTFT P99 {:.1f} ms, TPOT P99 {:.2f} ms", steps.empty() ? "" : "; ", step.label,
+                    step.throughput_qps, step.goodput_qps ? fmt::format(" (goodput {:.2f})", *step.goodput_qps) : std::string(),
+                    step.ttft_p99_ms.value_or(0.0), step.tpot_p99_ms.value_or(0.0));
   return "ramp steps: " + steps;
 }
 

@@ -198,7 +198,9 @@ std::string generation_section(const std::map<std::string, std::vector<LoadedRes
   for (const auto& [machine, cells] : machines) {
     std::vector<result::RunResult> results;
     for (const auto& c : cells) results.push_back(c.result);
-    out += "### LLM serving (generation scenario) on " + machine + "\n\n" + generation_table(results) + "\n";
+    // The scenario notes (SLA verdicts, ramp knee and saturation with each step's goodput) follow the table.
+    out += "### LLM serving (generation scenario) on " + machine + "\n\n" + generation_table(results) + scenario_notes(results) +
+           "\n";
   }
   return out;
 }

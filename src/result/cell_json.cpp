@@ -36,6 +36,7 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"ramp_step", s.ramp_step},
           {"ramp_start", s.ramp_start},
           {"ramp_steps", s.ramp_steps},
+          {"until_saturation", s.until_saturation},
           {"step_duration_s", s.step_duration_s},
           {"capacity_probe_s", s.capacity_probe_s},
           {"soak_share", s.soak_share},

@@ -255,6 +255,7 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   read_field(j, "ramp_step", where, s.ramp_step);
   read_field(j, "ramp_start", where, s.ramp_start);
   read_field(j, "ramp_steps", where, s.ramp_steps);
+  read_field(j, "until_saturation", where, s.until_saturation);
   read_field(j, "step_duration_s", where, s.step_duration_s);
   read_field(j, "capacity_probe_s", where, s.capacity_probe_s);
   read_field(j, "soak_share", where, s.soak_share);

@@ -135,10 +135,11 @@ ServeMetrics::ServeMetrics()
                 .Help("Language models: time between consecutive generated tokens")
                 .Register(*registry_)),
       prompt_tokens_(BuildCounter().Name("infermark_prompt_tokens_total").Help("Prompt tokens processed").Register(*registry_)),
-      prompt_tokens_reused_(BuildCounter()
-                                .Name("infermark_prompt_tokens_reused_total")
-                                .Help("Prompt tokens whose prefill a prefix cache skipped (part of infermark_prompt_tokens_total)")
-                                .Register(*registry_)),
+      prompt_tokens_reused_(
+          BuildCounter()
+              .Name("infermark_prompt_tokens_reused_total")
+              .Help("Prompt tokens whose prefill a prefix cache skipped (part of infermark_prompt_tokens_total)")
+              .Register(*registry_)),
       generated_tokens_(
           BuildCounter().Name("infermark_generated_tokens_total").Help("Output tokens generated").Register(*registry_)),
       active_sequences_(BuildGauge()

@@ -52,15 +52,15 @@ struct VariantMetrics {
 
 // A served language model's cells: time to first token, time per output token, tokens, slots.
 struct GenerationMetrics {
-  prometheus::Counter* success = nullptr;           // nv_inference_request_success
-  prometheus::Histogram* total_seconds = nullptr;   // infermark_request_duration_seconds{phase="total"}
-  prometheus::Histogram* ttft_seconds = nullptr;    // infermark_time_to_first_token_seconds
-  prometheus::Histogram* tpot_seconds = nullptr;    // infermark_time_per_output_token_seconds
-  prometheus::Counter* prompt_tokens = nullptr;     // infermark_prompt_tokens_total
+  prometheus::Counter* success = nullptr;               // nv_inference_request_success
+  prometheus::Histogram* total_seconds = nullptr;       // infermark_request_duration_seconds{phase="total"}
+  prometheus::Histogram* ttft_seconds = nullptr;        // infermark_time_to_first_token_seconds
+  prometheus::Histogram* tpot_seconds = nullptr;        // infermark_time_per_output_token_seconds
+  prometheus::Counter* prompt_tokens = nullptr;         // infermark_prompt_tokens_total
   prometheus::Counter* prompt_tokens_reused = nullptr;  // infermark_prompt_tokens_reused_total (prefix cache)
-  prometheus::Counter* generated_tokens = nullptr;  // infermark_generated_tokens_total
-  prometheus::Gauge* active_sequences = nullptr;    // infermark_active_sequences
-  prometheus::Gauge* pending = nullptr;             // nv_inference_pending_request_count
+  prometheus::Counter* generated_tokens = nullptr;      // infermark_generated_tokens_total
+  prometheus::Gauge* active_sequences = nullptr;        // infermark_active_sequences
+  prometheus::Gauge* pending = nullptr;                 // nv_inference_pending_request_count
 };
 
 class ServeMetrics {

@@ -131,7 +131,7 @@ TEST_F(LlamaCppBackendTest, PrefixCacheReusesHeldPrefixesAndGeneratesWhatAFreshS
   for (const auto& s : cached->effective_settings()) settings[s.key] = s;
   EXPECT_EQ(settings.at("prefix_cache").effective, "on (any slot's prefix, 4 more stored)");
   EXPECT_EQ(settings.at("sequence_slots").effective, "2");  // the store's sequences are not slots
-  EXPECT_GE(cached->context_length(), 128);  // per sequence, not the whole shared buffer
+  EXPECT_GE(cached->context_length(), 128);                 // per sequence, not the whole shared buffer
   EXPECT_EQ(settings.at("kv_unified").effective, "on");
   const auto plain = open(2);
   const auto vocabulary = cached->prompt_vocabulary();

@@ -99,6 +99,18 @@ TEST(Analysis, RampRoundTripsWithAndWithoutAKnee) {
   EXPECT_EQ(back.ramp->knee_step, 2u);
   EXPECT_EQ(back.ramp->knee_label(), "rate 30/s");
   EXPECT_EQ(back.ramp->knee_reason, ramp.knee_reason);
+  EXPECT_FALSE(back.ramp->saturation_step.has_value());
+  EXPECT_FALSE(back.ramp->steps[0].goodput_qps.has_value());
+
+  ramp.steps[2].goodput_qps = 12.5;
+  ramp.saturation_step = 2;
+  ramp.saturation_reason = "20.10 queries/s completed of 30.00/s asked (below 95%)";
+  const auto saturated = round_trip({.ramp = ramp});
+  EXPECT_EQ(to_json({.ramp = ramp})["saturation_label"], "rate 30/s");
+  EXPECT_EQ(saturated.ramp->saturation_step, 2u);
+  EXPECT_EQ(saturated.ramp->saturation_reason, ramp.saturation_reason);
+  EXPECT_EQ(saturated.ramp->steps[2].goodput_qps, 12.5);
+  ramp.saturation_step.reset();
 
   ramp.knee_step.reset();
   const auto no_knee = round_trip({.ramp = ramp});

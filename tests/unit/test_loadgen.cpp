@@ -219,6 +219,29 @@ TEST(Ramp, FindsAPlantedKnee) {
   EXPECT_EQ(steps[*knee.step].concurrency, 4) << knee.reason;
 }
 
+// A request-rate sweep: rates of 100, 600, 1100... queries/s against a planted capacity of 500/s
+// (less where sleeps overshoot) stop at the first step that could not keep up, and only there.
+TEST(Ramp, ARateSweepStopsAtTheFirstSaturatedStep) {
+  FakeSystem system(8, 4ms, 2);  // 2 servers x 4 ms
+  RampConfig ramp;
+  ramp.by_rate = true;
+  ramp.start = 100;
+  ramp.step = 500;
+  ramp.steps = 8;
+  ramp.step_duration_s = 0.5;
+  ramp.open_loop = open_loop(0, 0, Arrivals::kConstant, 8);
+  ramp.until_saturation = true;
+  const auto steps = run_ramp(system, ramp, nullptr);
+  ASSERT_EQ(steps.size(), 2u) << "the 600/s step is past the capacity";
+  EXPECT_FALSE(saturation_of(steps[0])) << *saturation_of(steps[0]);
+  const auto why = saturation_of(steps[1]);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("600.00/s asked"), std::string::npos) << *why;
+  ramp.until_saturation = false;
+  ramp.steps = 3;
+  EXPECT_EQ(run_ramp(system, ramp, nullptr).size(), 3u);  // without the flag every step runs
+}
+
 TEST(Ramp, KneeRulesOnSyntheticSteps) {
   std::vector<Phase> steps;
   steps.push_back(synthetic_phase(100, 2, 1'000'000));

@@ -509,11 +509,12 @@ class LlamaCppGenerator final : public Generator {
         read_back("architecture", "", architecture_, "the GGUF file's general.architecture"),
         read_back("parameters", "", std::to_string(llama_model_n_params(model_)),
                   "weights in the GGUF file (llama_model_n_params)"),
-        read_back("sequence_slots", std::to_string(options.expected_concurrency),
-                  std::to_string(llama_n_seq_max(context_) - store_entries_),
-                  "sequences decoded together in one batch (llama_n_seq_max" +
-                      (store_entries_ > 0 ? " less the " + std::to_string(store_entries_) + " prefix_cache_entries" : std::string()) +
-                      ")"),
+        read_back(
+            "sequence_slots", std::to_string(options.expected_concurrency),
+            std::to_string(llama_n_seq_max(context_) - store_entries_),
+            "sequences decoded together in one batch (llama_n_seq_max" +
+                (store_entries_ > 0 ? " less the " + std::to_string(store_entries_) + " prefix_cache_entries" : std::string()) +
+                ")"),
         ctx,
         read_back("n_batch", requested("n_batch"), std::to_string(llama_n_batch(context_)), from_context),
         read_back("n_ubatch", requested("n_ubatch"), std::to_string(llama_n_ubatch(context_)), from_context),
@@ -521,7 +522,7 @@ class LlamaCppGenerator final : public Generator {
         {"kv_unified", requested("kv_unified"), params.kv_unified ? "on" : "off", SettingState::kUnverified,
          prefix_cache_ && requested("kv_unified").empty() ? "on because prefix_cache shares prefixes across slots" : ""},
         {"prefix_cache", requested("prefix_cache"),
-         !prefix_cache_        ? std::string("off")
+         !prefix_cache_       ? std::string("off")
          : !params.kv_unified ? std::string("on (each slot's own prefix)")
                               : "on (any slot's prefix, " + std::to_string(store_entries_) + " more stored)",
          SettingState::kUnverified, "prompt KV cells kept after a request and reused by the next prompt that starts alike"},
