@@ -36,6 +36,7 @@ SHADOW_DROPPED = "infermark_shadow_dropped_total"
 TTFT = "infermark_time_to_first_token_seconds"  # histogram, language models
 TPOT = "infermark_time_per_output_token_seconds"  # histogram, language models
 PROMPT_TOKENS = "infermark_prompt_tokens_total"
+PROMPT_TOKENS_REUSED = "infermark_prompt_tokens_reused_total"
 GENERATED_TOKENS = "infermark_generated_tokens_total"
 ACTIVE_SEQUENCES = "infermark_active_sequences"  # continuous batching: sequences in the running batch
 IN_FLIGHT = "infermark_in_flight_requests"  # per process, no model label
@@ -201,9 +202,12 @@ def panels():
               percentiles(TTFT, ""), unit="s"),
         panel("Time per output token P50 / P95 / P99", "Language models: time between consecutive generated tokens",
               percentiles(TPOT, ""), unit="s"),
-        panel("Tokens/s and running batch", "Prompt and generated tokens per second, and sequences in the running batch",
+        panel("Tokens/s and running batch",
+              "Prompt and generated tokens per second, prompt tokens a prefix cache skipped, and sequences in the "
+              "running batch",
               [target(f"sum by (variant) ({rate(GENERATED_TOKENS)})", "{{variant}} generated/s"),
                target(f"sum by (variant) ({rate(PROMPT_TOKENS)})", "{{variant}} prompt/s"),
+               target(f"sum by (variant) ({rate(PROMPT_TOKENS_REUSED)})", "{{variant}} prompt reused/s"),
                target(f"sum by (variant) ({sel(ACTIVE_SEQUENCES)})", "{{variant}} active sequences")], unit="short"),
     ])
     process = (8, [
