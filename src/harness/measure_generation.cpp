@@ -57,9 +57,7 @@ result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   g.output_tokens_per_s = m.output_tokens_per_s;
   g.requests_per_s = m.requests_per_s;
   if (spec.shared_prefix.enabled() && m.prefix)
-    g.shared_prefix =
-        result::SharedPrefixResult{spec.shared_prefix.groups, spec.shared_prefix.tokens, m.prefix->warm, m.prefix->cold,
-                                   m.prefix->ttft_warm_ms,    m.prefix->ttft_cold_ms};
+    g.shared_prefix = result::SharedPrefixResult{spec.shared_prefix.groups, spec.shared_prefix.tokens, *m.prefix};
   return g;
 }
 

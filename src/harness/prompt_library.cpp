@@ -31,8 +31,7 @@ PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, c
   const auto vocabulary = generator.prompt_vocabulary();
   if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
   SeededRandom random(seed);
-  // The prefixes come from a stream of their own, so adding them leaves the suffixes as they were.
-  SeededRandom prefix_random(seed ^ 0x5348415245440000ull);
+  SeededRandom prefix_random(loadgen::prefix_stream_seed(seed));
   std::vector<std::vector<TokenId>> prefixes;
   for (int g = 0; g < shared_prefix.groups; ++g) prefixes.push_back(drawn_tokens(prefix_length, vocabulary, prefix_random));
   samples_.reserve(count);

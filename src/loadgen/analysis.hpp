@@ -80,8 +80,8 @@ struct RampAnalysis {
   std::vector<RampStep> steps{};
   std::optional<std::size_t> knee_step{};  // index into steps; none when no step qualified
   std::string knee_reason{};               // the rule that fired, or why no step did
-  // Rate ramps: the first step that did not keep up (errors, rejections, < 95% of the asked rate)
-  // and why; none when every step kept up (or in older files).
+  // Rate ramps: the first step that did not keep up (saturation_of in patterns.hpp: errors,
+  // rejections, completions below 95% of the arrivals) and why; none when every step kept up.
   std::optional<std::size_t> saturation_step{};
   std::string saturation_reason{};
   // The knee step's label (what the result writes as "knee_label"); none without a knee.

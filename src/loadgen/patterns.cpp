@@ -14,8 +14,8 @@ namespace {
 
 bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
 
-// An open-loop step that completes less than this share of its asked rate is saturated (as
-// meets_slo's rate rule).
+// An open-loop step whose completions fall below this share of its arrivals is saturated; also
+// meets_slo's share of the asked rate.
 constexpr double kSaturatedShare = 0.95;
 
 double interval_p99_ms(const stats::IntervalSeries::Interval& interval) {

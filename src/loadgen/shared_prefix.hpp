@@ -24,6 +24,10 @@ struct SharedPrefix {
 // "GROUPS:TOKENS" (e.g. 8:512); "" or "0" for none. Throws infermark::Error naming `flag`.
 SharedPrefix parse_shared_prefix(const std::string& text, const std::string& flag = "--shared-prefix");
 
+// The seed of the random stream prefixes and groups are drawn from: apart from the prompts' own,
+// so adding a shared prefix leaves each prompt's own tokens or words as they were without one.
+inline std::uint64_t prefix_stream_seed(std::uint64_t seed) { return seed ^ 0x5348415245440000ull; }
+
 // Whether a request's prefix had been issued before it, since the system under test was made
 // (warm-up included: an engine's cache does not know which requests were measured).
 enum class PrefixWarmth : std::uint8_t { kUnshared, kCold, kWarm };

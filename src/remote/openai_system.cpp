@@ -88,8 +88,7 @@ int prefix_groups_in(const std::vector<PromptSample>& prompts) {
 
 void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed) {
   if (!shared.enabled()) return;
-  // A stream of its own: the prompts' own words stay what they were without a prefix.
-  SeededRandom random(seed ^ 0x5348415245440000ull);
+  SeededRandom random(loadgen::prefix_stream_seed(seed));
   std::vector<std::string> prefixes;
   for (int g = 0; g < shared.groups; ++g) prefixes.push_back(common_words(shared.tokens, random));
   for (auto& prompt : prompts) {

@@ -167,8 +167,9 @@ std::string shared_prefix_note(const std::vector<result::RunResult>& results, st
   columns.insert(columns.end() - 1, {"TTFT P50 warm/cold ms", true});
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& p = results[i].generation ? results[i].generation->shared_prefix : std::nullopt;
-    rows[i].insert(rows[i].end() - 1, p ? fmt::format("{:.0f}%", 100 * p->warm_share()) : "-");
-    rows[i].insert(rows[i].end() - 1, p ? percentile(p->ttft_warm_ms, 50) + " / " + percentile(p->ttft_cold_ms, 50) : "-");
+    rows[i].insert(rows[i].end() - 1, p ? fmt::format("{:.0f}%", 100 * p->split.warm_share()) : "-");
+    rows[i].insert(rows[i].end() - 1,
+                   p ? percentile(p->split.ttft_warm_ms, 50) + " / " + percentile(p->split.ttft_cold_ms, 50) : "-");
   }
   return "  GxP+ (prompt+output): G groups of prompts, each starting with its group's shared prefix of P tokens (words for "
          "`load`) before its own prompt; warm prefix: the share of requests whose prefix had been sent before them (warm-up "

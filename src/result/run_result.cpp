@@ -209,19 +209,20 @@ json to_json(const GenerationResult& g) {
     const auto& p = *g.shared_prefix;
     j["shared_prefix"] = {{"groups", p.groups},
                           {"prefix_tokens", p.prefix_tokens},
-                          {"warm_requests", p.warm_requests},
-                          {"cold_requests", p.cold_requests},
-                          {"warm_share", p.warm_share()},
-                          {"ttft_warm_ms", summary(p.ttft_warm_ms)},
-                          {"ttft_cold_ms", summary(p.ttft_cold_ms)}};
+                          {"warm_requests", p.split.warm},
+                          {"cold_requests", p.split.cold},
+                          {"warm_share", p.split.warm_share()},
+                          {"ttft_warm_ms", summary(p.split.ttft_warm_ms)},
+                          {"ttft_cold_ms", summary(p.split.ttft_cold_ms)}};
   }
   return j;
 }
 
 GenerationResult generation_from(const json& j) {
-  const auto summary = [&](const char* key) {
-    return j.contains(key) && j[key].is_object() ? std::optional(latency_from(j[key])) : std::nullopt;
+  const auto summary_in = [](const json& object, const char* key) {
+    return object.contains(key) && object[key].is_object() ? std::optional(latency_from(object[key])) : std::nullopt;
   };
+  const auto summary = [&](const char* key) { return summary_in(j, key); };
   const auto lengths = [&](const char* key) {
     const auto& t = j.at(key);
     return TokenLengths{t.value("mean", 0.0), t.value("stddev", 0.0), integer_or(t, "total", 0LL)};
@@ -248,15 +249,10 @@ GenerationResult generation_from(const json& j) {
     g.prompt_tokens_reused = j["prompt_tokens_reused"].get<std::uint64_t>();
   if (j.contains("shared_prefix") && j["shared_prefix"].is_object()) {
     const auto& p = j["shared_prefix"];
-    const auto split = [&](const char* key) {
-      return p.contains(key) && p[key].is_object() ? std::optional(latency_from(p[key])) : std::nullopt;
-    };
-    g.shared_prefix = SharedPrefixResult{integer_or(p, "groups", 0),
-                                         integer_or(p, "prefix_tokens", 0),
-                                         integer_or(p, "warm_requests", std::size_t{0}),
-                                         integer_or(p, "cold_requests", std::size_t{0}),
-                                         split("ttft_warm_ms"),
-                                         split("ttft_cold_ms")};
+    g.shared_prefix = SharedPrefixResult{
+        integer_or(p, "groups", 0), integer_or(p, "prefix_tokens", 0),
+        loadgen::PrefixSplit{integer_or(p, "warm_requests", std::size_t{0}), integer_or(p, "cold_requests", std::size_t{0}),
+                             summary_in(p, "ttft_warm_ms"), summary_in(p, "ttft_cold_ms")}};
   }
   return g;
 }

@@ -14,6 +14,7 @@
 #include "backends/backend.hpp"
 #include "core/output_kind.hpp"
 #include "loadgen/analysis.hpp"
+#include "loadgen/generation_metrics.hpp"
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
 #include "result/measured_phases.hpp"
@@ -91,16 +92,11 @@ struct TokenLengths {
   long long total = 0;
 };
 
-// A shared-prefix workload's requests apart by whether their prefix had been issued before them
-// (warm-up included): how many of each, and the TTFT of each kind.
+// A shared-prefix workload as asked, and its requests apart by whether their prefix had been
+// issued before them (warm-up included): how many of each, and the TTFT of each kind.
 struct SharedPrefixResult {
   int groups = 0, prefix_tokens = 0;  // as asked (tokens in `run`, words in `load`)
-  std::size_t warm_requests = 0, cold_requests = 0;
-  std::optional<stats::LatencySummary> ttft_warm_ms, ttft_cold_ms;
-  double warm_share() const {
-    const auto all = warm_requests + cold_requests;
-    return all > 0 ? static_cast<double>(warm_requests) / static_cast<double>(all) : 0.0;
-  }
+  loadgen::PrefixSplit split;
 };
 
 // The serving figures of an LLM cell (docs/result-schema.md, "generation"), from its headline phase.

@@ -327,18 +327,19 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   g.requests_per_s = 4;
   g.ttft_from = "issue";
   g.goodput_rps = 3.5;
-  g.shared_prefix = SharedPrefixResult{8, 512, 7, 3, stats::summarize(std::vector<double>{1, 2}), std::nullopt};
+  g.shared_prefix =
+      SharedPrefixResult{8, 512, loadgen::PrefixSplit{7, 3, stats::summarize(std::vector<double>{1, 2}), std::nullopt}};
   g.prompt_tokens_reused = 150;
   const auto back = result::generation_from(to_json(g));
   EXPECT_EQ(back.prompt_tokens_reused, 150u);
   ASSERT_TRUE(back.shared_prefix.has_value());
   EXPECT_EQ(back.shared_prefix->groups, 8);
   EXPECT_EQ(back.shared_prefix->prefix_tokens, 512);
-  EXPECT_EQ(back.shared_prefix->warm_requests, 7u);
-  EXPECT_EQ(back.shared_prefix->cold_requests, 3u);
+  EXPECT_EQ(back.shared_prefix->split.warm, 7u);
+  EXPECT_EQ(back.shared_prefix->split.cold, 3u);
   EXPECT_DOUBLE_EQ(to_json(g)["shared_prefix"]["warm_share"].get<double>(), 0.7);
-  ASSERT_TRUE(back.shared_prefix->ttft_warm_ms.has_value());
-  EXPECT_FALSE(back.shared_prefix->ttft_cold_ms.has_value());
+  ASSERT_TRUE(back.shared_prefix->split.ttft_warm_ms.has_value());
+  EXPECT_FALSE(back.shared_prefix->split.ttft_cold_ms.has_value());
   EXPECT_EQ(back.concurrency, 4);
   EXPECT_EQ(back.prompt_tokens.total, 640);
   EXPECT_EQ(back.prompt_tokens.stddev, 8);
