@@ -47,9 +47,9 @@ TEXT_SOURCE = "/usr/share/common-licenses/GPL-3"  # Debian base-files
 SHORT = ["--threads", "2", "--prompt-tokens", "16", "--output-tokens", "8", "--runs", "3", "--warmup", "1"]
 
 
-def run(*args, expect_ok=True):
+def run(*args, expect_ok=True, env=None):
     out = tempfile.mkdtemp(prefix="llm-engines-")
-    done = subprocess.run([INFERMARK, "run", *args, "--out", out], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([INFERMARK, "run", *args, "--out", out], capture_output=True, text=True, timeout=600, env=env)
     if expect_ok and done.returncode != 0:
         raise AssertionError(f"infermark run exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     results = {}  # (model folder or file name, backend, concurrency) -> result
@@ -132,8 +132,8 @@ class EnginesSideBySide(unittest.TestCase):
                 expected = "continuous" if backend == "llamacpp" else "none"
                 self.assertTrue(batching.startswith(expected), batching)
                 self.assertEqual(backend, "llamacpp" if model.endswith(".gguf") else "ortgenai")
-        # Every GenAI cell, whether its worker loads a model for the first time or not (GenAI starts a
-        # thread of its own at a process's first load only), counts the pool it asked for.
+        # Every GenAI cell counts the pool it asked for, whatever the environment says of telemetry
+        # (infermark turns GenAI's telemetry threads off; CI's environment did so already).
         for (model, backend, concurrency), r in results.items():
             if backend != "ortgenai":
                 continue
@@ -143,6 +143,19 @@ class EnginesSideBySide(unittest.TestCase):
                 self.assertEqual(settings["intra_op_threads"]["state"], "verified")
                 self.assertEqual(settings["device"]["state"], "verified")
                 self.assertEqual(settings["architecture"]["effective"], "llama")
+
+    def test_thread_count_does_not_depend_on_the_environment(self):
+        # GenAI starts telemetry threads at a first load unless the environment looks like CI; a
+        # count that moved with it was once 2 threads here and 1 in CI for the same --threads 2.
+        looks_like_ci = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "TF_BUILD")}
+        looks_like_ci["GITHUB_ACTIONS"] = "true"
+        plain = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "TF_BUILD", "ORT_DISABLE_TELEMETRY")}
+        for name, env in (("ci", looks_like_ci), ("plain", plain)):
+            with self.subTest(environment=name):
+                _, results = run(FP32, *SHORT, env=env)
+                (r,) = results.values()
+                threads = {s["key"]: s for s in r["settings"]["effective"]}["intra_op_threads"]
+                self.assertEqual((threads["effective"], threads["state"]), ("2", "verified"), threads)
 
     @unittest.skipUnless(os.path.isfile(TEXT_SOURCE), f"{TEXT_SOURCE} missing (Debian base-files)")
     def test_same_weights_same_perplexity(self):

@@ -65,6 +65,10 @@ OgaApi open_install(const std::string& folder, const std::string& expected_versi
   void* ort = open_library(api.onnxruntime_library, RTLD_NOW | RTLD_GLOBAL);
   api.onnxruntime_version = onnxruntime_version(ort, api.onnxruntime_library);
   setenv("ORT_LIB_PATH", api.onnxruntime_library.c_str(), 1);
+  // GenAI and ONNX Runtime otherwise start telemetry uploader threads at a process's first model
+  // load, unless the environment looks like CI: off always, so no uploader competes with the
+  // measurement and the pool threads a load starts are the pool alone, here and in CI alike.
+  setenv("ORT_DISABLE_TELEMETRY", "1", 1);
   api.library_path = (lib / "libonnxruntime-genai.so").string();
   void* handle = open_library(api.library_path, RTLD_NOW | RTLD_LOCAL);
   const auto& path = api.library_path;

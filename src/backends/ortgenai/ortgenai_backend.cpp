@@ -25,15 +25,6 @@ namespace infermark {
 namespace {
 
 constexpr const char* kName = "ortgenai";
-// Threads GenAI starts for itself (not ONNX Runtime's pool) at the first model load of a process,
-// counted with 1 to 4 threads asked.
-constexpr int kGenAiOwnThreads = 1;
-
-std::atomic<bool>& genai_started_in_process() {
-  static std::atomic<bool> started{false};
-  return started;
-}
-
 const std::vector<OptionDoc> kOptions{{"ctx", "N", "prompt + output of the workload",
                                        "most tokens per sequence (GenAI's max_length; at most the model's context_length)"}};
 
@@ -159,11 +150,9 @@ class OrtGenAiGenerator final : public Generator {
       api_.check(api_.config_overlay(config, overlay.dump().c_str()), "ONNX Runtime GenAI: applying the thread counts");
     }
     OgaModel* model = nullptr;
-    const bool first_load_in_process = !genai_started_in_process().exchange(true);
     const auto counted = threads_started_by(
         [&] { api_.check(api_.create_model(config, &model), "ONNX Runtime GenAI cannot load " + folder.string()); });
-    // GenAI starts a thread of its own at the first model load of a process only.
-    const int started = counted.value_or(-1) - (first_load_in_process ? kGenAiOwnThreads : 0);
+    const int started = counted.value_or(-1);
     model_ = owned(model, api_.destroy_model);
     OgaTokenizer* tokenizer = nullptr;
     api_.check(api_.create_tokenizer(model, &tokenizer), "ONNX Runtime GenAI cannot load the tokenizer of " + folder.string());
@@ -349,8 +338,8 @@ class OrtGenAiGenerator final : public Generator {
   void record_settings(const SessionOptions& options, int started_threads, bool counted) {
     // GenAI runs ONNX Runtime's intra-op pool, made as ONNX Runtime makes it (N - 1 workers for N).
     auto threads = counted ? counted_pool_threads(options.intra_op_threads, started_threads, "the model's ONNX Runtime session",
-                                                  "; set through genai_config.json's decoder session_options; the thread GenAI "
-                                                  "starts at a process's first load is not counted")
+                                                  "; set through genai_config.json's decoder session_options; telemetry off "
+                                                  "(ORT_DISABLE_TELEMETRY=1)")
                            : unverified_threads(options.intra_op_threads, std::to_string(options.intra_op_threads),
                                                 "/proc/self/task could not be read");
     settings_ = {
