@@ -27,6 +27,12 @@ CLI::Validator number_check(bool allow_zero) {
 const CLI::Validator kAboveZero = number_check(false);
 const CLI::Validator kNotNegative = number_check(true);
 
+std::vector<std::string> trace_format_choices() {
+  std::vector<std::string> choices{"auto"};
+  for (const auto& [name, format] : loadgen::trace_format_names()) choices.push_back(name);
+  return choices;
+}
+
 }  // namespace
 
 const CLI::Validator& above_zero() { return kAboveZero; }
@@ -60,6 +66,17 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--shared-prefix", o.shared_prefix,
                  "LLMs: GROUPS:TOKENS, each prompt starts with one of GROUPS shared prefixes of TOKENS tokens (words "
                  "for `load`'s synthetic prompts) before its own --prompt-tokens; TTFT is reported warm and cold");
+  cmd.add_option("--trace", s.trace.file,
+                 "Replay a recorded trace's arrivals and request lengths (--scenario replay): Mooncake JSONL, Azure LLM "
+                 "inference CSV or BurstGPT CSV (docs/methodology.md)");
+  cmd.add_option("--trace-format", o.trace_format, "auto (from the file), mooncake, azure or burstgpt")
+      ->check(CLI::IsMember(trace_format_choices()))
+      ->capture_default_str();
+  cmd.add_option("--trace-speed", s.trace.speed, "Replay this many times faster than recorded (0.5: half as fast)")
+      ->check(kAboveZero)
+      ->capture_default_str();
+  cmd.add_option("--trace-requests", s.trace.max_requests, "Replay the trace's first N requests (0: all)")
+      ->capture_default_str();
   cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
   cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(kNotNegative);
   cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")

@@ -1,5 +1,6 @@
 #include "harness/measure_generation.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/generator.hpp"
@@ -24,6 +25,11 @@ loadgen::LengthDistribution output_lengths(const loadgen::ScenarioSpec& s) { ret
 // drawn one, rounded up to 64 tokens. Sized from the workload because the KV cache of a model's
 // full trained context, times C sequences, would not fit in memory for the larger models.
 int context_for(const loadgen::ScenarioSpec& s) {
+  if (s.trace.enabled()) {
+    int longest = 0;
+    for (const auto& r : loadgen::load_trace(s.trace)->requests) longest = std::max(longest, r.input_tokens + r.output_tokens);
+    return (longest / 64 + 1) * 64;
+  }
   const double prefix = s.shared_prefix.enabled() ? s.shared_prefix.tokens : 0;
   const double longest = prefix + s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
@@ -88,8 +94,11 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.memory.rss_after_load_mb = probes::read_process_memory().rss_mb;
         result.effective_settings = generator->effective_settings();
 
-        enter("drawing prompts");
-        const PromptLibrary prompts(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed, spec.shared_prefix);
+        enter(spec.trace.enabled() ? "building the trace's prompts" : "drawing prompts");
+        const auto prompts = spec.trace.enabled()
+                                 ? PromptLibrary(*loadgen::load_trace(spec.trace), *generator, spec.seed)
+                                 : PromptLibrary(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed, spec.shared_prefix);
+
         GeneratorSystem system(*generator, prompts, lanes);
         result.scenario.parameters.lanes = lanes;
         result.scenario.parameters.batching = describe(generator->batching());
@@ -98,6 +107,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         const auto run = loadgen::run_sampled(system, spec, environment.logical_cores, stop,
                                               energy_target_for(options, result.effective_settings));
         const auto headline = result::record_outcome(result, request, run.outcome, run.resources, run.sampler_start_ns);
+        if (auto& trace = result.scenario.parameters.trace) trace->requests_shortened = prompts.shortened();
         const double wall_s = headline ? headline->duration_s : 0.0;
         auto metrics =
             loadgen::summarize_requests(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);

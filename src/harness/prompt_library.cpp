@@ -49,4 +49,33 @@ PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, c
   }
 }
 
+PromptLibrary::PromptLibrary(const loadgen::Trace& trace, const Generator& generator, std::uint64_t seed) {
+  const int context = generator.context_length();
+  if (context < 3) throw Error(fmt::format("a context of {} tokens holds no prompt and answer", context));
+  const auto vocabulary = generator.prompt_vocabulary();
+  if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
+  samples_.reserve(trace.requests.size());
+  for (std::size_t k = 0; k < trace.requests.size(); ++k) {
+    const auto& request = trace.requests[k];
+    PromptSample sample;
+    sample.output_tokens = std::min(request.output_tokens, context - 2);
+    const int input = std::min(request.input_tokens, context - 1 - sample.output_tokens);
+    shortened_ += input < request.input_tokens || sample.output_tokens < request.output_tokens ? 1 : 0;
+    for (const auto block : request.blocks) {
+      if (static_cast<int>(sample.tokens.size()) >= input) break;
+      SeededRandom block_random(loadgen::block_stream_seed(seed, block));
+      const auto tokens = drawn_tokens(trace.block_tokens, vocabulary, block_random);
+      sample.tokens.insert(sample.tokens.end(), tokens.begin(), tokens.end());
+    }
+    SeededRandom own_random(loadgen::request_stream_seed(seed, k));
+    const int missing = input - static_cast<int>(sample.tokens.size());
+    if (missing > 0) {
+      const auto own = drawn_tokens(missing, vocabulary, own_random);
+      sample.tokens.insert(sample.tokens.end(), own.begin(), own.end());
+    }
+    sample.tokens.resize(static_cast<std::size_t>(input));
+    samples_.push_back(std::move(sample));
+  }
+}
+
 }  // namespace infermark::harness

@@ -11,6 +11,7 @@
 #include "backends/generator.hpp"
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
+#include "loadgen/trace.hpp"
 
 namespace infermark::harness {
 
@@ -28,12 +29,20 @@ class PromptLibrary final : public loadgen::SampleLibrary {
                 const Generator& generator, std::uint64_t seed, const loadgen::SharedPrefix& shared_prefix = {},
                 std::uint32_t count = 1024);
 
+  // A replayed trace's requests, in order: the k-th prompt has the k-th request's input length (its
+  // recorded blocks' tokens first, each block's tokens the same wherever it recurs) and asks for its
+  // output length. A request longer than the context is shortened to fit, and counted.
+  PromptLibrary(const loadgen::Trace& trace, const Generator& generator, std::uint64_t seed);
+
   std::uint32_t sample_count() const override { return static_cast<std::uint32_t>(samples_.size()); }
   const PromptSample& at(std::uint32_t sample) const { return samples_[sample]; }
   const loadgen::SharedPrefix& shared_prefix() const { return shared_prefix_; }
+  // Trace requests shortened to fit the context.
+  std::uint32_t shortened() const { return shortened_; }
 
  private:
   std::vector<PromptSample> samples_;
+  std::uint32_t shortened_ = 0;
   loadgen::SharedPrefix shared_prefix_;
 };
 

@@ -125,6 +125,15 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
   std::tie(scenario.prompt_tokens, scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
   std::tie(scenario.output_tokens, scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
   scenario.shared_prefix = loadgen::parse_shared_prefix(o.shared_prefix, "--shared-prefix");
+  scenario.trace.format = loadgen::parse_trace_format(o.trace_format, "--trace-format");
+  if (scenario.trace.enabled()) {
+    // --trace alone replays; the lengths asked are the trace's (read now: a bad file fails here).
+    if (scenario.name == loadgen::Scenario::kSingleStream) scenario.name = loadgen::Scenario::kReplay;
+    const auto trace = loadgen::summarize(*loadgen::load_trace(scenario.trace), scenario.trace.speed);
+    scenario.prompt_tokens = trace.mean_input_tokens;
+    scenario.output_tokens = trace.mean_output_tokens;
+    scenario.prompt_tokens_stddev = scenario.output_tokens_stddev = 0;
+  }
   const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
   if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
   scenario.pulse_baseline_s = static_cast<double>(pulse[0]);

@@ -116,7 +116,17 @@ void wait_until(std::int64_t target_ns, Pacing pacing) {
   while (mono_now_ns() < target_ns) {}
 }
 
-void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, std::uint64_t seed,
+// The sample an arrival carries: drawn from the seed, or (replaying a trace) the arrival's own.
+struct SampleChoice {
+  std::uint64_t seed = 0;
+  bool in_order = false;
+  std::uint32_t operator()(std::uint64_t id, std::uint32_t count) const {
+    if (!in_order) return sample_for_query(seed, id, count);
+    return count > 0 ? static_cast<std::uint32_t>(id % count) : 0;
+  }
+};
+
+void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, SampleChoice choose,
            QueryRecorder& recorder) {
   const auto& samples = system.samples();
   const auto sample_count = samples.sample_count();
@@ -125,7 +135,7 @@ void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t 
   Arrival arrival;
   while (queue.pop(arrival)) {
     query.id = arrival.id;
-    query.sample = sample_for_query(seed, arrival.id, sample_count);
+    query.sample = choose(arrival.id, sample_count);
     completion.clear();
     try {
       system.issue(lane, query, completion);
@@ -142,12 +152,12 @@ void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t 
 // its query and starts the oldest waiting arrival. No thread waits per in-flight query.
 class AsyncDispatcher {
  public:
-  AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns, std::uint64_t seed,
+  AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns, SampleChoice choose,
                   QueryRecorder& recorder)
       : system_(system),
         max_queue_(max_queue),
         start_ns_(start_ns),
-        seed_(seed),
+        choose_(choose),
         recorder_(recorder),
         slots_(static_cast<std::size_t>(lanes)) {
     for (auto& slot : slots_) free_.push_back(&slot);
@@ -198,7 +208,7 @@ class AsyncDispatcher {
     const auto sample_count = system_.samples().sample_count();
     for (;;) {
       slot.query.id = arrival.id;
-      slot.query.sample = sample_for_query(seed_, arrival.id, sample_count);
+      slot.query.sample = choose_(arrival.id, sample_count);
       slot.scheduled_ns = arrival.scheduled_ns;
       slot.completion.clear();
       try {
@@ -242,7 +252,7 @@ class AsyncDispatcher {
   SystemUnderTest& system_;
   std::size_t max_queue_;
   std::int64_t start_ns_;
-  std::uint64_t seed_;
+  SampleChoice choose_;
   QueryRecorder& recorder_;
   std::mutex mutex_;  // guards the recorder, the free list and the waiting arrivals
   std::condition_variable idle_;
@@ -280,6 +290,27 @@ class ArrivalClock {
   SeededRandom& random_;
 };
 
+// The k-th arrival's offset: drawn at the schedule's rates, or the k-th recorded one; `end_ns`
+// (the schedule's end) once the recorded ones are used up.
+class ArrivalTimes {
+ public:
+  ArrivalTimes(const OpenLoopConfig& config, SeededRandom& random, double end_ns)
+      : clock_(config.schedule, config.arrivals, random), recorded_(config.recorded_arrivals_ns), end_ns_(end_ns) {}
+  double next() {
+    const auto k = next_++;
+    if (!recorded_.empty()) return k < recorded_.size() ? static_cast<double>(recorded_[k]) : end_ns_;
+    offset_ns_ = k == 0 ? clock_.first() : clock_.after(offset_ns_);
+    return offset_ns_;
+  }
+
+ private:
+  ArrivalClock clock_;
+  const std::vector<std::int64_t>& recorded_;
+  double end_ns_;
+  std::size_t next_ = 0;
+  double offset_ns_ = 0;
+};
+
 bool stop_requested(const std::atomic<bool>* stop) { return stop && stop->load(std::memory_order_relaxed); }
 
 }  // namespace
@@ -293,6 +324,11 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
     total_s += segment.duration_s;
   }
   if (config.schedule.empty()) throw Error("an open-loop schedule needs at least one segment");
+  const auto& recorded = config.recorded_arrivals_ns;
+  if (!std::is_sorted(recorded.begin(), recorded.end()) || (!recorded.empty() && recorded.front() < 0))
+    throw Error("recorded arrivals must not go back in time");
+  if (!recorded.empty() && static_cast<double>(recorded.back()) >= total_s * 1e9)
+    throw Error("recorded arrivals must fall within the schedule");
   if (config.lanes < 1 || config.lanes > system.lanes())
     throw Error("open loop needs between 1 and " + std::to_string(system.lanes()) + " lanes, not " +
                 std::to_string(config.lanes));
@@ -318,11 +354,12 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   phase.started_ns = start_ns;
   std::optional<AsyncDispatcher> dispatcher;
   std::vector<std::thread> workers;
+  const SampleChoice choose{config.seed, !config.recorded_arrivals_ns.empty()};
   if (asynchronous)
-    dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, config.seed, recorders[0]);
+    dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, choose, recorders[0]);
   else
     for (int i = 0; i < config.lanes; ++i)
-      workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, config.seed,
+      workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, choose,
                            std::ref(recorders[static_cast<std::size_t>(i)]));
 
   // The scheduler: the k-th arrival's time is drawn when it is due, never pre-generated. Linux
@@ -330,14 +367,14 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   const auto previous_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
   prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
   SeededRandom random(config.seed);
-  ArrivalClock clock(config.schedule, config.arrivals, random);
+  ArrivalTimes arrivals(config, random, total_s * 1e9);
   const auto end_ns = start_ns + static_cast<std::int64_t>(total_s * 1e9);
   // An arrival with the next one due within kBurstNs is queued without waking a worker; the wake
   // follows the burst's last arrival, or kBurstNs after its first. A query's latency still runs
   // from its scheduled arrival, so a deferred wake shows in it.
   constexpr std::int64_t kBurstNs = 20'000;
   std::int64_t burst_start_ns = -1;  // issue time of the first arrival queued without a wake
-  double next_offset_ns = clock.first();
+  double next_offset_ns = arrivals.next();
   for (;;) {
     const auto scheduled_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (scheduled_ns >= end_ns || stop_requested(stop)) break;
@@ -345,7 +382,7 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
     const auto issued_ns = mono_now_ns();
     phase.issue_lateness.record(issued_ns - scheduled_ns);
     ++phase.issued;
-    next_offset_ns = clock.after(next_offset_ns);
+    next_offset_ns = arrivals.next();
     const auto next_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (burst_start_ns < 0) burst_start_ns = issued_ns;
     const bool defer_wake = next_ns - issued_ns < kBurstNs && issued_ns - burst_start_ns < kBurstNs && next_ns < end_ns;

@@ -39,6 +39,10 @@ struct OpenLoopConfig {
   std::int64_t interval_ns = 1'000'000'000;
   std::size_t max_exact_samples = 1'000'000;
   ServiceTargets targets;  // what counts towards goodput
+  // Replay: the k-th arrival at this offset (ns from the start, non-decreasing) instead of a draw
+  // from the schedule's rates, and query k carries sample k (modulo the library), not a drawn one.
+  // The schedule then only sets the phase's length and its nominal rate.
+  std::vector<std::int64_t> recorded_arrivals_ns;
 };
 
 Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,

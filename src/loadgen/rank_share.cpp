@@ -76,6 +76,8 @@ ScenarioSpec share_for_rank(const ScenarioSpec& total, int rank, int ranks) {
     case Scenario::kSoak:
     case Scenario::kPulse:
       break;  // sized by the ranks' summed capacity probe in run_scenario
+    case Scenario::kReplay:
+      break;  // refused by its runner: a trace is not yet split over ranks
   }
   return share;
 }

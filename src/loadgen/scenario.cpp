@@ -249,6 +249,23 @@ void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
   analyse_outcome(out, spec);
 }
 
+// Replays a recorded trace: the k-th request at its recorded time (scaled), carrying the library's
+// k-th sample, which the libraries build to the trace's k-th lengths.
+void run_replay(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
+                const std::atomic<bool>* stop, const RankCoordination* ranks) {
+  if (ranks && ranks->distributed()) throw Error("--trace: not yet with several ranks (each would replay the whole trace)");
+  const auto trace = load_trace(spec.trace);
+  const auto summary = summarize(*trace, spec.trace.speed);
+  auto arrivals = replay_arrivals_ns(*trace, spec.trace.speed);
+  // The schedule ends just after the last arrival; its rate is the trace's mean, for the record.
+  const double span_s = static_cast<double>(arrivals.back()) * 1e-9 + 1e-3;
+  auto config = open_loop_config(spec, lanes, {{span_s, static_cast<double>(arrivals.size()) / span_s}});
+  config.recorded_arrivals_ns = std::move(arrivals);
+  out.parameters["trace"] = to_json(summary);
+  out.phases.push_back(run_open_loop(system, config, stop, "replay"));
+  analyse_outcome(out, spec);
+}
+
 constexpr double kDrain = 30;  // open-loop drain timeout (OpenLoopConfig)
 
 double closed_duration(const ScenarioSpec& s) { return s.max_duration_s; }
@@ -257,6 +274,9 @@ double server_duration(const ScenarioSpec& s) {
 }
 double ramp_duration(const ScenarioSpec& s) {
   return s.ramp_steps * (s.step_duration_s + (s.ramp_by == RampBy::kRate ? kDrain : 0));
+}
+double replay_duration(const ScenarioSpec& s) {
+  return summarize(*load_trace(s.trace), s.trace.speed).replayed_span_s + kDrain;
 }
 double soak_duration(const ScenarioSpec& s) { return s.capacity_probe_s + s.soak_duration_s + kDrain; }
 double pulse_duration(const ScenarioSpec& s) {
@@ -293,6 +313,8 @@ const std::vector<ScenarioRow>& scenario_table() {
       {Scenario::kRamp, "ramp", "steps of clients or arrival rate; finds the knee", ramp_duration, ramp_lanes, run_ramp_pattern},
       {Scenario::kSoak, "soak", "a long steady rate; leak and drift verdicts", soak_duration, lanes_or_cores, run_soak},
       {Scenario::kPulse, "pulse", "baseline, 200% burst, recovery; time to recover", pulse_duration, lanes_or_cores, run_pulse},
+      {Scenario::kReplay, "replay", "a recorded trace's arrivals and lengths (--trace), at its times or --trace-speed",
+       replay_duration, lanes_or_cores, run_replay},
   };
   return table;
 }
@@ -342,6 +364,7 @@ bool is_open_loop(const ScenarioSpec& spec) {
     case Scenario::kServer:
     case Scenario::kSoak:
     case Scenario::kPulse:
+    case Scenario::kReplay:
       return true;
     case Scenario::kRamp:
       return spec.ramp_by == RampBy::kRate;
@@ -381,6 +404,10 @@ void validate(const ScenarioSpec& s) {
           "--until-saturation needs --scenario ramp --ramp-by rate");
   require(s.shared_prefix.groups >= 0 && (!s.shared_prefix.enabled() || s.shared_prefix.tokens >= 1),
           "--shared-prefix needs at least 1 group of at least 1 token");
+  require((s.name == Scenario::kReplay) == s.trace.enabled(), "--scenario replay and --trace FILE go together");
+  require(s.trace.speed > 0, "--trace-speed must be above 0");
+  require(!s.trace.enabled() || !s.shared_prefix.enabled(),
+          "--shared-prefix: a replayed trace brings its own prompts (Mooncake's hash_ids share prefixes)");
 }
 
 double planned_duration_s(const ScenarioSpec& s) { return row_of(s.name).planned_duration_s(s); }
@@ -396,7 +423,9 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
   const auto& samples = system.samples();
   out.parameters["samples"] = {{"count", samples.sample_count()},
                                {"groups", samples.group_count()},
-                               {"order", "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
+                               {"order", spec.name == Scenario::kReplay
+                                             ? "the trace's order: the k-th arrival carries the k-th request"
+                                             : "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
                                {"seed", spec.seed}};
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
   const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;

@@ -15,13 +15,14 @@
 #include "loadgen/analysis.hpp"
 #include "loadgen/patterns.hpp"
 #include "loadgen/shared_prefix.hpp"
+#include "loadgen/trace.hpp"
 
 namespace infermark::loadgen {
 
 struct RankCoordination;  // rank_share.hpp: several ranks running shares of one scenario
 
 // The closed set of scenarios; each has one row in scenario_table().
-enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse };
+enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse, kReplay };
 
 std::string_view name_of(Scenario scenario);
 std::string_view name_of(Arrivals arrivals);
@@ -73,6 +74,7 @@ struct ScenarioSpec {
   double prompt_tokens = 128, prompt_tokens_stddev = 0;
   double output_tokens = 32, output_tokens_stddev = 0;
   SharedPrefix shared_prefix;  // prompts in groups that start alike (a prefix before the drawn prompt)
+  TraceReplay trace;           // replay: the recorded arrivals and lengths
 };
 
 // Checks every value before anything runs; throws infermark::Error naming the flag.

@@ -131,10 +131,16 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     enter("preparing prompts");
     const loadgen::LengthDistribution prompt_words{spec.prompt_tokens, spec.prompt_tokens_stddev};
     const loadgen::LengthDistribution output_tokens{spec.output_tokens, spec.output_tokens_stddev};
-    auto prompts = request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
-                                                : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
+    if (spec.trace.enabled() && !request.prompts_file.empty())
+      throw Error("--prompts: a replayed trace brings its own prompts (leave out --prompts or --trace)");
+    auto prompts = spec.trace.enabled()            ? prompts_from_trace(*loadgen::load_trace(spec.trace), spec.seed)
+                   : request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
+                                                  : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
     add_shared_prefixes(prompts, spec.shared_prefix, spec.seed);
-    remote.prompts = request.prompts_file.empty()
+    remote.prompts = spec.trace.enabled()
+                         ? result::PromptSource{"trace " + spec.trace.file + ": common English words to its lengths",
+                                                std::nullopt, prompts.size()}
+                     : request.prompts_file.empty()
                          ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
                          : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
     OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed, request.extra_fields};

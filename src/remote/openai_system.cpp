@@ -112,6 +112,31 @@ std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& p
   return prompts;
 }
 
+std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed) {
+  std::vector<PromptSample> prompts;
+  prompts.reserve(trace.requests.size());
+  for (std::size_t k = 0; k < trace.requests.size(); ++k) {
+    const auto& request = trace.requests[k];
+    PromptSample sample;
+    sample.max_tokens = request.output_tokens;
+    int words = 0;
+    auto add = [&](int count, SeededRandom& random) {
+      count = std::min(count, request.input_tokens - words);
+      if (count <= 0) return;
+      sample.text += (words > 0 ? " " : "") + common_words(count, random);
+      words += count;
+    };
+    for (const auto block : request.blocks) {
+      SeededRandom block_random(loadgen::block_stream_seed(seed, block));
+      add(trace.block_tokens, block_random);
+    }
+    SeededRandom own_random(loadgen::request_stream_seed(seed, k));
+    add(request.input_tokens - words, own_random);
+    prompts.push_back(std::move(sample));
+  }
+  return prompts;
+}
+
 std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, const loadgen::LengthDistribution& output_tokens,
                                              std::uint64_t seed) {
   std::ifstream in(file);

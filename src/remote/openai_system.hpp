@@ -17,6 +17,7 @@
 
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
+#include "loadgen/trace.hpp"
 #include "net/http_client.hpp"
 #include "remote/remote_errors.hpp"
 
@@ -40,6 +41,10 @@ struct PromptSample {
 std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
                                             const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
                                             std::uint32_t count = 256);
+// A replayed trace's requests, in order: the k-th prompt has the k-th request's input length in
+// common English words (a recorded block's words the same wherever the block recurs, so prompts
+// sharing blocks start alike) and asks for its output length.
+std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed);
 // A JSONL file: each line {"prompt": "..."}, {"messages": [{"role", "content"}, ...]} (the last
 // user message) or a ShareGPT record {"conversations": [{"from": "human", "value": "..."}, ...]}
 // (the first human turn). Throws infermark::Error naming the file and line.

@@ -227,6 +227,20 @@ std::string pulse_note(const loadgen::PulseAnalysis& p) {
                                          : std::string("did not recover before the end"));
 }
 
+std::string replay_note(const result::RunResult& r) {
+  const auto& t = r.scenario.parameters.trace;
+  if (!t) return "";
+  return fmt::format("replay: {} ({}), {} requests over {:.1f} s recorded, replayed x{:g} in {:.1f} s ({:.2f} req/s); input "
+                     "{:.0f} tokens mean (max {}), output {:.0f} (max {}){}{}{}",
+                     t->file, name_of(t->format), t->requests, t->recorded_span_s, t->speed, t->replayed_span_s,
+                     t->mean_rate_rps, t->mean_input_tokens, t->max_input_tokens, t->mean_output_tokens, t->max_output_tokens,
+                     t->block_reuse_share ? fmt::format("; {:.0f}% of prompt blocks repeat an earlier one", *t->block_reuse_share * 100)
+                                          : std::string(),
+                     t->rows_skipped ? fmt::format("; {} rows without tokens skipped", t->rows_skipped) : std::string(),
+                     t->requests_shortened ? fmt::format("; {} requests shortened to fit the context", t->requests_shortened)
+                                           : std::string());
+}
+
 std::string energy_note(const result::RunResult& r) {
   if (!r.resources || !r.resources->summary.energy.available || !r.resources->inferences_per_joule) return "";
   const auto& energy = r.resources->summary.energy;
@@ -250,6 +264,7 @@ std::string scenario_notes(const std::vector<result::RunResult>& results) {
     if (a.soak) add(r, soak_note(*a.soak));
     if (a.ramp) add(r, ramp_steps_note(*a.ramp));
     if (a.pulse) add(r, pulse_note(*a.pulse));
+    add(r, replay_note(r));
     add(r, energy_note(r));
   }
   return notes;

@@ -30,8 +30,11 @@ std::string mean_of(const std::optional<stats::LatencySummary>& summary) { retur
 
 std::string lengths(const result::RunResult& r) {
   const loadgen::ScenarioSpec none{
-      .prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0, .shared_prefix = {}};
+      .prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0, .shared_prefix = {},
+      .trace = {}};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
+  if (const auto& trace = r.scenario.parameters.trace)  // a replay's lengths vary per request: the trace's means
+    return fmt::format("trace ~{:.0f}+{:.0f}", trace->mean_input_tokens, trace->mean_output_tokens);
   auto length = [](double m, double s) { return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m); };
   const auto& shared = request.shared_prefix;
   return (shared.enabled() ? fmt::format("{}x{}+", shared.groups, shared.tokens) : std::string()) +

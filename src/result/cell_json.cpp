@@ -52,7 +52,11 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"output_tokens", s.output_tokens},
           {"output_tokens_stddev", s.output_tokens_stddev},
           {"shared_prefix_groups", s.shared_prefix.groups},
-          {"shared_prefix_tokens", s.shared_prefix.tokens}};
+          {"shared_prefix_tokens", s.shared_prefix.tokens},
+          {"trace_file", s.trace.file},
+          {"trace_format", s.trace.format ? std::string(loadgen::name_of(*s.trace.format)) : "auto"},
+          {"trace_speed", s.trace.speed},
+          {"trace_requests", s.trace.max_requests}};
 }
 
 json to_json(const CellRequest& c) {

@@ -201,8 +201,8 @@ bool typed_key(const std::string& key, bool served) {
     for (const char* k : kServingKeys)
       if (key == k) return true;
   static const json kRequestKeys = scenario_json(loadgen::ScenarioSpec{});
-  static const char* const kResolved[] = {"lanes",    "session_sharing", "sessions", "batching",      "capacity_qps",
-                                          "soak_qps", "schedule",        "samples",  "varying_shapes"};
+  static const char* const kResolved[] = {"lanes",    "session_sharing", "sessions", "batching",       "capacity_qps",
+                                          "soak_qps", "schedule",        "samples",  "varying_shapes", "trace"};
   if (kRequestKeys.contains(key)) return true;
   for (const char* k : kResolved)
     if (key == k) return true;
@@ -272,6 +272,10 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   read_field(j, "output_tokens_stddev", where, s.output_tokens_stddev);
   read_field(j, "shared_prefix_groups", where, s.shared_prefix.groups);
   read_field(j, "shared_prefix_tokens", where, s.shared_prefix.tokens);
+  read_field(j, "trace_file", where, s.trace.file);
+  s.trace.format = loadgen::parse_trace_format(text_field(j, "trace_format", where, "auto"), where + ".trace_format");
+  read_field(j, "trace_speed", where, s.trace.speed);
+  read_field(j, "trace_requests", where, s.trace.max_requests);
   return s;
 }
 
@@ -304,6 +308,7 @@ json to_json(const ScenarioParameters& p) {
     j["samples"] = {
         {"count", p.samples->count}, {"groups", p.samples->groups}, {"order", p.samples->order}, {"seed", p.samples->seed}};
   if (p.varying_shapes) j["varying_shapes"] = to_json(*p.varying_shapes);
+  if (p.trace) j["trace"] = loadgen::to_json(*p.trace);
   if (p.serving) put_serving(j, *p.serving);
   return j;
 }
@@ -326,6 +331,7 @@ ScenarioParameters scenario_parameters_from(const json& j) {
   if (j.contains("samples") && !j["samples"].is_null()) p.samples = samples_from(j["samples"], where + ".samples");
   if (j.contains("varying_shapes") && !j["varying_shapes"].is_null())
     p.varying_shapes = varying_shapes_at(j["varying_shapes"], where + ".varying_shapes");
+  if (j.contains("trace") && !j["trace"].is_null()) p.trace = loadgen::trace_summary_from(j["trace"], where + ".trace");
   const bool served = j.contains("variant");
   if (served) p.serving = serving_from(j, where);
   for (const auto& [key, value] : j.items())

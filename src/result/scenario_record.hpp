@@ -91,6 +91,7 @@ struct ScenarioParameters {
   std::optional<double> soak_qps;                          // soak: the offered rate
   std::optional<std::vector<RateSegmentRecord>> schedule;  // pulse: baseline, burst, recovery
   std::optional<SampleDraw> samples;
+  std::optional<loadgen::TraceSummary> trace;  // replay: the trace as replayed
   std::optional<VaryingShapesRecord> varying_shapes;
   std::optional<ServingRecord> serving;             // served traffic only (written as keys beside the others)
   nlohmann::json extra = nlohmann::json::object();  // untyped keys (a pipeline's load), kept as written
