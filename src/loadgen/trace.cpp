@@ -113,7 +113,7 @@ std::size_t column(const std::vector<std::string>& header, std::initializer_list
   for (std::size_t i = 0; i < header.size(); ++i)
     for (const auto name : names)
       if (lower(header[i]) == lower(std::string(name))) return i;
-  throw Error(fmt::format("{}: the header has no column '{}' (a {} trace's header names it)", file, *names.begin(), format));
+  throw Error(fmt::format("{}: the header has no column '{}' (the {} format's header has it)", file, *names.begin(), format));
 }
 
 // Reads a CSV trace whose header names the time, input and output columns. `seconds_of` turns a
