@@ -238,8 +238,7 @@ Trace parse_mooncake(std::istream& in, const std::string& file) {
         request.blocks.push_back(id.get<std::uint64_t>());
       }
       const auto covered = static_cast<std::int64_t>(request.blocks.size()) * kMooncakeBlockTokens;
-      if (covered < request.input_tokens ||
-          (!request.blocks.empty() && covered - kMooncakeBlockTokens >= request.input_tokens))
+      if (!request.blocks.empty() && (covered < request.input_tokens || covered - kMooncakeBlockTokens >= request.input_tokens))
         throw Error(fmt::format("{}: hash_ids: {} blocks of {} tokens do not cover input_length {} (expected {})", where,
                                 request.blocks.size(), kMooncakeBlockTokens, request.input_tokens,
                                 (request.input_tokens + kMooncakeBlockTokens - 1) / kMooncakeBlockTokens));
