@@ -577,7 +577,7 @@ const ScenarioCharts = (() => {
       const scenario = cell.result.scenario?.name;
       if (scenario === "soak") attempt("Soak", () => drawSoak(container, cell, notes));
       else if (scenario === "pulse") attempt("Pulse", () => drawPulse(container, cell, notes));
-      else if (scenario === "server" && cell.result.time_series?.length) attempt("Time series", () => drawTimeSeries(container, cell));
+      else if ((scenario === "server" || scenario === "interactive") && cell.result.time_series?.length) attempt("Time series", () => drawTimeSeries(container, cell));
     }
     if (notes.length) {
       const panel = chartPanel(container, "Charts not drawn", "What the results lack for a chart that would apply to them.");

@@ -66,6 +66,12 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--shared-prefix", o.shared_prefix,
                  "LLMs: GROUPS:TOKENS, each prompt starts with one of GROUPS shared prefixes of TOKENS tokens (words "
                  "for `load`'s synthetic prompts) before its own --prompt-tokens; TTFT is reported warm and cold");
+  cmd.add_option("--turns", s.conversation.turns,
+                 "LLMs: multi-turn conversations of N turns, each client a user; a turn's prompt is the history so far "
+                 "(earlier prompts and answers) plus a new --prompt-tokens message; latency per turn")
+      ->check(kNotNegative);
+  cmd.add_option("--think-time", o.think_time, "Conversations: seconds a user thinks between turns, MEAN or MEAN:STDDEV")
+      ->capture_default_str();
   cmd.add_option("--trace", s.trace.file,
                  "Replay a recorded trace's arrivals and request lengths (--scenario replay): Mooncake JSONL, Azure LLM "
                  "inference CSV or BurstGPT CSV (docs/methodology.md)");

@@ -30,9 +30,20 @@ int context_for(const loadgen::ScenarioSpec& s) {
     for (const auto& r : loadgen::load_trace(s.trace)->requests) longest = std::max(longest, r.input_tokens + r.output_tokens);
     return (longest / 64 + 1) * 64;
   }
+  if (s.conversation.enabled()) {  // a conversation's last turn holds every turn's message and answer
+    const double turn = s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
+    return static_cast<int>(std::ceil(s.conversation.turns * turn / 64.0) * 64);
+  }
   const double prefix = s.shared_prefix.enabled() ? s.shared_prefix.tokens : 0;
   const double longest = prefix + s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
+}
+
+PromptLibrary prompt_library(const loadgen::ScenarioSpec& spec, const Generator& generator) {
+  if (spec.trace.enabled()) return PromptLibrary(*loadgen::load_trace(spec.trace), generator, spec.seed);
+  if (spec.conversation.enabled())
+    return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, spec.seed, spec.conversation);
+  return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, spec.seed, spec.shared_prefix);
 }
 
 // After the timed run (peak memory already recorded): a one-slot generator whose context holds one window.
@@ -62,6 +73,7 @@ result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   g.decode_tokens_per_s = m.decode_tokens_per_s;
   g.output_tokens_per_s = m.output_tokens_per_s;
   g.requests_per_s = m.requests_per_s;
+  g.by_group = m.by_group;
   if (spec.shared_prefix.enabled() && m.prefix)
     g.shared_prefix = result::SharedPrefixResult{spec.shared_prefix.groups, spec.shared_prefix.tokens, *m.prefix};
   return g;
@@ -95,9 +107,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.effective_settings = generator->effective_settings();
 
         enter(spec.trace.enabled() ? "building the trace's prompts" : "drawing prompts");
-        const auto prompts = spec.trace.enabled()
-                                 ? PromptLibrary(*loadgen::load_trace(spec.trace), *generator, spec.seed)
-                                 : PromptLibrary(prompt_lengths(spec), output_lengths(spec), *generator, spec.seed, spec.shared_prefix);
+        const auto prompts = prompt_library(spec, *generator);
 
         GeneratorSystem system(*generator, prompts, lanes);
         result.scenario.parameters.lanes = lanes;
@@ -112,6 +122,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         auto metrics =
             loadgen::summarize_requests(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
         metrics.steps = static_cast<int>(system.steps());
+        loadgen::label_groups(metrics, prompts);
         auto generation = generation_result(metrics, spec, lanes);
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
         generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;

@@ -14,6 +14,19 @@ std::vector<TokenId> drawn_tokens(int count, const std::vector<TokenId>& vocabul
   return tokens;
 }
 
+// The tokens prompts are drawn from; throws when the model has none.
+std::vector<TokenId> ordinary_vocabulary(const Generator& generator) {
+  auto vocabulary = generator.prompt_vocabulary();
+  if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
+  return vocabulary;
+}
+
+// Throws when the workload's longest mean request (`sum` says how it adds up) exceeds the context.
+void require_fits(double longest, int context, const std::string& sum) {
+  if (longest > context)
+    throw Error(fmt::format("{} = {} tokens: longer than the model's context of {} tokens", sum, longest, context));
+}
+
 }  // namespace
 
 PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, const loadgen::LengthDistribution& output_tokens,
@@ -22,14 +35,10 @@ PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, c
     : shared_prefix_(shared_prefix) {
   const int context = generator.context_length();
   const int prefix_length = shared_prefix.enabled() ? shared_prefix.tokens : 0;
-  const double longest = prefix_length + prompt_tokens.mean + output_tokens.mean;
-  if (longest > context)
-    throw Error(
-        fmt::format("--shared-prefix {} + --prompt-tokens {} + --output-tokens {} = {} tokens: longer than the model's "
-                    "context of {} tokens",
-                    prefix_length, prompt_tokens.mean, output_tokens.mean, longest, context));
-  const auto vocabulary = generator.prompt_vocabulary();
-  if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
+  require_fits(prefix_length + prompt_tokens.mean + output_tokens.mean, context,
+               fmt::format("--shared-prefix {} + --prompt-tokens {} + --output-tokens {}", prefix_length, prompt_tokens.mean,
+                           output_tokens.mean));
+  const auto vocabulary = ordinary_vocabulary(generator);
   SeededRandom random(seed);
   SeededRandom prefix_random(loadgen::prefix_stream_seed(seed));
   std::vector<std::vector<TokenId>> prefixes;
@@ -52,8 +61,7 @@ PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, c
 PromptLibrary::PromptLibrary(const loadgen::Trace& trace, const Generator& generator, std::uint64_t seed) {
   const int context = generator.context_length();
   if (context < 3) throw Error(fmt::format("a context of {} tokens holds no prompt and answer", context));
-  const auto vocabulary = generator.prompt_vocabulary();
-  if (vocabulary.empty()) throw Error("the model's vocabulary has no ordinary tokens to build prompts from");
+  const auto vocabulary = ordinary_vocabulary(generator);
   samples_.reserve(trace.requests.size());
   for (std::size_t k = 0; k < trace.requests.size(); ++k) {
     const auto& request = trace.requests[k];
@@ -75,6 +83,35 @@ PromptLibrary::PromptLibrary(const loadgen::Trace& trace, const Generator& gener
     }
     sample.tokens.resize(static_cast<std::size_t>(input));
     samples_.push_back(std::move(sample));
+  }
+}
+
+PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& message_tokens, const loadgen::LengthDistribution& output_tokens,
+                             const Generator& generator, std::uint64_t seed, const loadgen::Conversation& conversation)
+    : turns_{conversation.turns} {
+  const int context = generator.context_length();
+  const int turns = conversation.turns;
+  require_fits(turns * (message_tokens.mean + output_tokens.mean), context,
+               fmt::format("a conversation's last turn, --turns {} x (--prompt-tokens {} + --output-tokens {})", turns,
+                           message_tokens.mean, output_tokens.mean));
+  const auto vocabulary = ordinary_vocabulary(generator);
+  SeededRandom random(seed);
+  const auto conversations = loadgen::conversations_in_library(turns);
+  samples_.reserve(static_cast<std::size_t>(conversations) * static_cast<std::size_t>(turns));
+  for (std::uint32_t c = 0; c < conversations; ++c) {
+    std::vector<TokenId> history;
+    for (int t = 0; t < turns; ++t) {
+      // Drawn lengths are clamped so every later turn keeps at least a token of message and of answer.
+      const int room = context - static_cast<int>(history.size()) - 2 * (turns - 1 - t);
+      PromptSample sample;
+      const auto message = drawn_tokens(message_tokens.draw(random, room - 2), vocabulary, random);
+      history.insert(history.end(), message.begin(), message.end());
+      sample.tokens = history;
+      sample.output_tokens = output_tokens.draw(random, room - static_cast<int>(message.size()) - 1);
+      const auto answer = drawn_tokens(sample.output_tokens, vocabulary, random);
+      history.insert(history.end(), answer.begin(), answer.end());
+      samples_.push_back(std::move(sample));
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The sample library of a language model: synthetic prompts of drawn lengths over the model's
 // ordinary vocabulary, each with the number of tokens to generate. Drawn once from the seed, so
 // every backend, scenario and concurrency sees the same requests. With a shared prefix, each
-// prompt is one of the groups' prefixes followed by its own drawn tokens.
+// prompt is one of the groups' prefixes followed by its own drawn tokens. In conversations, each
+// turn's prompt is the conversation's history followed by a new message.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backends/generator.hpp"
+#include "loadgen/conversation.hpp"
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
 #include "loadgen/trace.hpp"
@@ -34,8 +36,19 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   // output length. A request longer than the context is shortened to fit, and counted.
   PromptLibrary(const loadgen::Trace& trace, const Generator& generator, std::uint64_t seed);
 
+  // Multi-turn conversations (conversations_in_library of them, sample = conversation x turns +
+  // turn): turn t's prompt is the earlier turns' messages and answers, then a new message of
+  // `message_tokens`. The answers in the history are drawn tokens of each turn's output length (the
+  // same for every engine, not what the engine said), so an engine that kept turn t's prompt
+  // cached reuses all of it at turn t + 1. Throws when the last turn's mean length cannot fit the context.
+  PromptLibrary(const loadgen::LengthDistribution& message_tokens, const loadgen::LengthDistribution& output_tokens,
+                const Generator& generator, std::uint64_t seed, const loadgen::Conversation& conversation);
+
   std::uint32_t sample_count() const override { return static_cast<std::uint32_t>(samples_.size()); }
   const PromptSample& at(std::uint32_t sample) const { return samples_[sample]; }
+  std::uint32_t group_count() const override { return turns_.count(); }
+  std::uint32_t group_of(std::uint32_t sample) const override { return turns_.of(sample); }
+  std::string group_label(std::uint32_t group) const override { return turns_.label(group); }
   const loadgen::SharedPrefix& shared_prefix() const { return shared_prefix_; }
   // Trace requests shortened to fit the context.
   std::uint32_t shortened() const { return shortened_; }
@@ -44,6 +57,7 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   std::vector<PromptSample> samples_;
   std::uint32_t shortened_ = 0;
   loadgen::SharedPrefix shared_prefix_;
+  loadgen::TurnGroups turns_;
 };
 
 }  // namespace infermark::harness

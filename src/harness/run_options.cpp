@@ -32,8 +32,8 @@ std::vector<int> concurrency_levels(const RunOptions& o) {
 
 namespace {
 
-// "512" or "512:64" (mean:stddev) tokens.
-std::pair<double, double> parse_token_length(const std::string& text, const std::string& flag) {
+// "512" or "512:64": MEAN or MEAN:STDDEV of `unit` (tokens, seconds), neither negative.
+std::pair<double, double> parse_mean_stddev(const std::string& text, const std::string& flag, const std::string& unit) {
   const auto colon = text.find(':');
   auto number = [&](const std::string& part) {
     std::size_t used = 0;
@@ -43,12 +43,17 @@ std::pair<double, double> parse_token_length(const std::string& text, const std:
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != part.size() || value < 0) throw Error(flag + " " + text + ": expected MEAN or MEAN:STDDEV tokens");
+    if (used == 0 || used != part.size() || !(value >= 0))
+      throw Error(flag + " " + text + ": expected MEAN or MEAN:STDDEV " + unit);
     return value;
   };
-  const double mean = number(text.substr(0, colon));
-  if (mean < 1) throw Error(flag + " " + text + ": must be at least 1 token");
-  return {mean, colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))};
+  return {number(text.substr(0, colon)), colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))};
+}
+
+std::pair<double, double> parse_token_length(const std::string& text, const std::string& flag) {
+  const auto length = parse_mean_stddev(text, flag, "tokens");
+  if (length.first < 1) throw Error(flag + " " + text + ": must be at least 1 token");
+  return length;
 }
 
 }  // namespace
@@ -125,6 +130,8 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
   std::tie(scenario.prompt_tokens, scenario.prompt_tokens_stddev) = parse_token_length(o.prompt_tokens, "--prompt-tokens");
   std::tie(scenario.output_tokens, scenario.output_tokens_stddev) = parse_token_length(o.output_tokens, "--output-tokens");
   scenario.shared_prefix = loadgen::parse_shared_prefix(o.shared_prefix, "--shared-prefix");
+  std::tie(scenario.conversation.think_s, scenario.conversation.think_stddev_s) =
+      parse_mean_stddev(o.think_time, "--think-time", "seconds");
   scenario.trace.format = loadgen::parse_trace_format(o.trace_format, "--trace-format");
   if (scenario.trace.enabled()) {
     // --trace alone replays; the lengths asked are the trace's (read now: a bad file fails here).
@@ -134,6 +141,7 @@ loadgen::ScenarioSpec scenario_of(const RunOptions& o, int concurrency) {
     scenario.output_tokens = trace.mean_output_tokens;
     scenario.prompt_tokens_stddev = scenario.output_tokens_stddev = 0;
   }
+  loadgen::fill_scenario_defaults(scenario);
   const auto pulse = parse_shape(o.pulse_times_text, "--pulse-times");  // three positive integers, "10,10,20"
   if (pulse.size() != 3) throw Error("--pulse-times " + o.pulse_times_text + ": expected BASELINE,BURST,RECOVERY seconds");
   scenario.pulse_baseline_s = static_cast<double>(pulse[0]);

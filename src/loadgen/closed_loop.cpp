@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -20,6 +23,16 @@ struct LoopControl {
   const ClosedLoopConfig& config;
   std::int64_t start_ns;
   std::atomic<std::uint64_t> claimed{0};
+  std::atomic<std::uint64_t> conversations_started{config.first_conversation};
+
+  bool talking() const { return config.conversation.enabled(); }
+
+  // The sample of a client's next query: drawn from the seed, or its conversation's next turn.
+  std::uint32_t sample_for(ConversationCursor& cursor, std::uint64_t id, std::uint32_t sample_count) {
+    if (!talking()) return sample_for_query(config.seed, id, sample_count);
+    const auto turns = static_cast<std::uint32_t>(config.conversation.turns);
+    return cursor.next_sample(config.conversation, conversations_started, sample_count / turns);
+  }
 
   // Claims the next query id, or says the run is over: max_duration is a hard cap; max_queries
   // ends the run once min_duration has also passed. Exact under concurrency (compare-exchange).
@@ -33,34 +46,115 @@ struct LoopControl {
     id = n;
     return true;
   }
+
+  // No query can be claimed any more: the cap has passed, or max_queries are out and min_duration
+  // has passed. A thinking user stops thinking then, so the run ends with its last answer.
+  bool over(std::int64_t now_ns) const {
+    const auto elapsed_s = static_cast<double>(now_ns - start_ns) * 1e-9;
+    return elapsed_s >= config.max_duration_s ||
+           (config.max_queries && claimed.load(std::memory_order_relaxed) >= config.max_queries &&
+            elapsed_s >= config.min_duration_s);
+  }
+
+  // Conversations: when the last answer came, so the phase ends there and not after a pause.
+  std::atomic<std::int64_t> last_done_ns{0};
+  void answered(std::int64_t done_ns) {
+    auto seen = last_done_ns.load(std::memory_order_relaxed);
+    while (seen < done_ns && !last_done_ns.compare_exchange_weak(seen, done_ns, std::memory_order_relaxed)) {
+    }
+  }
 };
+
+// A user's think time: sleeps `pause_ns`, or less when the run stops or is over first.
+void think(std::int64_t pause_ns, const LoopControl& control, const std::atomic<bool>* stop) {
+  const auto until = mono_now_ns() + pause_ns;
+  for (auto now = mono_now_ns(); now < until && !stop_requested(stop) && !control.over(now); now = mono_now_ns())
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(until - now, 20'000'000)));
+}
 
 void client(SystemUnderTest& system, int lane, LoopControl& control, QueryRecorder& recorder, const std::atomic<bool>* stop) {
   const auto& samples = system.samples();
   const auto sample_count = samples.sample_count();
   Completion completion;
   Query query;
+  ConversationCursor cursor;
   for (;;) {
     const auto issue_ns = mono_now_ns();
     if (stop_requested(stop) || !control.claim_next(issue_ns, query.id)) return;
-    query.sample = sample_for_query(control.config.seed, query.id, sample_count);
+    query.sample = control.sample_for(cursor, query.id, sample_count);
     completion.clear();
+    bool succeeded = true;
     try {
       system.issue(lane, query, completion);
       const auto done_ns = mono_now_ns();
       recorder.record_query(control.start_ns, issue_ns, done_ns, samples.group_of(query.sample), completion);
     } catch (const std::exception&) {
       recorder.record_error(mono_now_ns() - control.start_ns);
+      succeeded = false;
     }
+    if (!control.talking()) continue;
+    control.answered(mono_now_ns());
+    think(cursor.after_query(control.config.conversation, control.config.seed, succeeded), control, stop);
   }
 }
+
+// Runs each task at its time on a thread of its own (an asynchronous system's users thinking, so
+// no completion thread sleeps); at a stop, or once the run is over, at once.
+class PauseTimer {
+ public:
+  PauseTimer(const LoopControl& control, const std::atomic<bool>* stop)
+      : control_(control), stop_(stop), thread_([this] { loop(); }) {}
+  ~PauseTimer() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  void at(std::int64_t due_ns, std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      due_.emplace(due_ns, std::move(task));
+    }
+    wake_.notify_all();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!(closing_ && due_.empty())) {
+      const auto now = mono_now_ns();
+      const bool hurry = stop_requested(stop_) || control_.over(now) || closing_;
+      if (!due_.empty() && (hurry || due_.begin()->first <= now)) {
+        auto task = std::move(due_.begin()->second);
+        due_.erase(due_.begin());
+        lock.unlock();
+        task();
+        lock.lock();
+        continue;
+      }
+      const auto wait_ns = due_.empty() ? 20'000'000 : std::min<std::int64_t>(due_.begin()->first - now, 20'000'000);
+      wake_.wait_for(lock, std::chrono::nanoseconds(wait_ns));
+    }
+  }
+  const LoopControl& control_;
+  const std::atomic<bool>* stop_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::multimap<std::int64_t, std::function<void()>> due_;
+  bool closing_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
 
 // Closed loop over an asynchronous system: `concurrency` queries in flight, each completion
 // (on the system's thread) recording its query and starting the next, so no thread waits per client.
 class AsyncClients {
  public:
   AsyncClients(SystemUnderTest& system, LoopControl& control, QueryRecorder& recorder, const std::atomic<bool>* stop)
-      : system_(system), control_(control), recorder_(recorder), stop_(stop) {}
+      : system_(system), control_(control), recorder_(recorder), stop_(stop) {
+    if (control.talking()) timer_.emplace(control, stop);
+  }
 
   void run(int concurrency) {
     clients_.resize(static_cast<std::size_t>(concurrency));
@@ -75,6 +169,7 @@ class AsyncClients {
     Query query;
     Completion completion;
     std::int64_t issue_ns = 0;
+    ConversationCursor cursor;
   };
 
   void issue_next(Client& client) {
@@ -82,14 +177,17 @@ class AsyncClients {
     for (;;) {
       client.issue_ns = mono_now_ns();
       if (stop_requested(stop_) || !control_.claim_next(client.issue_ns, client.query.id)) break;
-      client.query.sample = sample_for_query(control_.config.seed, client.query.id, samples.sample_count());
+      client.query.sample = control_.sample_for(client.cursor, client.query.id, samples.sample_count());
       client.completion.clear();
       try {
         system_.start(client.query, client.completion, [this, &client](bool succeeded) { completed(client, succeeded); });
         return;
       } catch (const std::exception&) {  // refused before it started: an error, then the next query
-        std::lock_guard lock(mutex_);
-        recorder_.record_error(mono_now_ns() - control_.start_ns);
+        {
+          std::lock_guard lock(mutex_);
+          recorder_.record_error(mono_now_ns() - control_.start_ns);
+        }
+        if (control_.talking() && pause_before_next(client, false)) return;
       }
     }
     std::lock_guard lock(mutex_);
@@ -106,7 +204,19 @@ class AsyncClients {
       else
         recorder_.record_error(done_ns - control_.start_ns);
     }
+    if (control_.talking()) {
+      control_.answered(done_ns);
+      if (pause_before_next(client, succeeded)) return;
+    }
     issue_next(client);
+  }
+
+  // A conversation's user thinks before the next turn: true when the next query is left to the timer.
+  bool pause_before_next(Client& client, bool succeeded) {
+    const auto pause = client.cursor.after_query(control_.config.conversation, control_.config.seed, succeeded);
+    if (pause <= 0) return false;
+    timer_->at(mono_now_ns() + pause, [this, &client] { issue_next(client); });
+    return true;
   }
 
   SystemUnderTest& system_;
@@ -117,6 +227,7 @@ class AsyncClients {
   std::mutex mutex_;            // guards the recorder and active_
   std::condition_variable finished_;
   int active_ = 0;
+  std::optional<PauseTimer> timer_;  // conversations only; last: joined first, while the clients it calls exist
 };
 
 }  // namespace
@@ -124,6 +235,8 @@ class AsyncClients {
 Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop,
                       const std::string& label) {
   if (config.concurrency < 1) throw Error("concurrency must be at least 1");
+  if (config.conversation.enabled() && system.samples().sample_count() < static_cast<std::uint32_t>(config.conversation.turns))
+    throw Error("internal error: a conversation workload's library holds fewer samples than one conversation's turns");
   if (config.concurrency > system.lanes())
     throw Error("concurrency " + std::to_string(config.concurrency) + " exceeds the " + std::to_string(system.lanes()) +
                 " lanes of the system under test");
@@ -155,7 +268,9 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
                            stop);
     for (auto& t : threads) t.join();
   }
-  phase.duration_s = static_cast<double>(mono_now_ns() - control.start_ns) * 1e-9;
+  // Conversations end at the last answer: users still thinking when the run was over add nothing.
+  const auto end_ns = control.talking() && control.last_done_ns > control.start_ns ? control.last_done_ns.load() : mono_now_ns();
+  phase.duration_s = static_cast<double>(end_ns - control.start_ns) * 1e-9;
   for (const auto& r : recorders) phase.recorder.merge(r);
   phase.issued = phase.recorder.completed() + phase.recorder.errors();
   phase.interrupted = stop_requested(stop);
@@ -164,7 +279,7 @@ Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, c
 }
 
 void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, std::uint64_t seed,
-             const std::atomic<bool>* stop) {
+             const std::atomic<bool>* stop, const Conversation& conversation) {
   if (queries == 0 && seconds <= 0) return;
   ClosedLoopConfig config;
   config.concurrency = concurrency;
@@ -175,6 +290,10 @@ void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, do
   config.max_exact_samples = 0;
   config.interval_ns = 1'000'000'000;
   config.seed = seed ^ 0x5741524D55505EEDull;  // its own sample stream, apart from the measured one
+  if (conversation.enabled()) {
+    config.conversation = Conversation{conversation.turns, 0, 0};
+    config.first_conversation = system.samples().sample_count() / static_cast<std::uint32_t>(conversation.turns) / 2;
+  }
   run_closed_loop(system, config, stop, "warm-up");
 }
 

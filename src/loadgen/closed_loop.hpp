@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "loadgen/conversation.hpp"
 #include "loadgen/phase.hpp"
 #include "loadgen/service_targets.hpp"
 #include "loadgen/system_under_test.hpp"
@@ -25,14 +26,20 @@ struct ClosedLoopConfig {
   std::size_t max_exact_samples = 1'000'000;
   std::uint64_t seed = 42;  // draws each query's sample (sample_for_query)
   ServiceTargets targets;   // what counts towards goodput
+  // Each client a user in multi-turn conversations: turns in order, a think pause between them
+  // (not latency), samples conversation x turns + turn.
+  Conversation conversation;
+  std::uint64_t first_conversation = 0;  // the library's conversation the first client starts on
 };
 
 // Runs until the limits say stop or `stop` is set; never throws for a failed query (it is an error).
 Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop = nullptr,
                       const std::string& label = "");
 
-// Warm-up: `queries` queries or `seconds` (whichever ends later) on every lane, not recorded.
+// Warm-up: `queries` queries or `seconds` (whichever ends later) on every lane, not recorded. A
+// conversation workload warms up on conversations from the library's second half, without pauses,
+// so the measured conversations (from the first) start with nothing of theirs in an engine's cache.
 void warm_up(SystemUnderTest& system, int concurrency, std::uint64_t queries, double seconds, std::uint64_t seed,
-             const std::atomic<bool>* stop);
+             const std::atomic<bool>* stop, const Conversation& conversation = {});
 
 }  // namespace infermark::loadgen

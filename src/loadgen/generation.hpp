@@ -28,6 +28,7 @@ struct RequestRecord {
   std::int64_t start_ns = 0;                      // its scheduled arrival (open loop) or issue (closed loop)
   std::vector<std::int64_t> token_ns;             // one per output token
   PrefixWarmth prefix = PrefixWarmth::kUnshared;  // shared-prefix workloads: whether its prefix was issued before
+  std::uint32_t group = 0;                        // its sample's latency group (a conversation's turn)
 };
 
 }  // namespace infermark::loadgen

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "loadgen/generation.hpp"
+#include "loadgen/system_under_test.hpp"
 #include "stats/latency_summary.hpp"
 
 namespace infermark::loadgen {
@@ -14,6 +17,15 @@ struct PrefixSplit {
   std::size_t warm = 0, cold = 0;  // requests of each kind
   std::optional<stats::LatencySummary> ttft_warm_ms, ttft_cold_ms;
   double warm_share() const { return warm + cold > 0 ? static_cast<double>(warm) / static_cast<double>(warm + cold) : 0.0; }
+};
+
+// The requests of one latency group (a conversation's turn): how many, their mean prompt length,
+// their TTFT and end-to-end latency.
+struct GroupGeneration {
+  std::string label;  // the library's name for the group, set by whoever holds the library
+  std::size_t requests = 0;
+  double prompt_tokens_mean = 0;
+  std::optional<stats::LatencySummary> ttft_ms, e2e_ms;
 };
 
 struct GenerationMetrics {
@@ -31,9 +43,12 @@ struct GenerationMetrics {
   double output_tokens_per_s = 0;                // the whole system: every output token / wall time
   double requests_per_s = 0;
   std::optional<PrefixSplit> prefix;  // shared-prefix workloads only
+  std::vector<GroupGeneration> by_group;  // only where requests fall in more than one group, indexed by group
 };
 
 // The metrics of one phase's streamed requests, with `wall_s` its duration.
 GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests, double wall_s);
+// Names each of `metrics.by_group` as `library` names its group.
+void label_groups(GenerationMetrics& metrics, const SampleLibrary& library);
 
 }  // namespace infermark::loadgen

@@ -43,7 +43,7 @@ class QueryRecorder {
                     const Completion& completion) {
     if (completion.token_ns.empty()) return record(done_ns - run_start_ns, done_ns - start_ns, group);
     record_latency(done_ns - run_start_ns, done_ns - start_ns, group);
-    record_tokens(start_ns, done_ns, completion);
+    record_tokens(start_ns, done_ns, group, completion);
   }
   void record_error(std::int64_t at_ns) {
     ++errors_;
@@ -93,7 +93,7 @@ class QueryRecorder {
     else
       samples_complete_ = false;
   }
-  void record_tokens(std::int64_t start_ns, std::int64_t done_ns, const Completion& completion);
+  void record_tokens(std::int64_t start_ns, std::int64_t done_ns, std::uint32_t group, const Completion& completion);
 
   stats::LatencyHistogram latency_;
   stats::IntervalSeries series_;

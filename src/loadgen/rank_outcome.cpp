@@ -191,7 +191,7 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
       // in-flight limit mean this rank, not the server, set the pace. (A soak's rate is a share of
       // the capacity of those very lanes, so there they are busy by design.)
       const auto& outcome = *r.outcome;
-      if (total.name == Scenario::kServer && outcome.headline) {
+      if (holds_one_rate(total.name) && outcome.headline) {
         const auto& headline = outcome.phases[*outcome.headline];
         row["target_qps"] = headline.target_qps;
         row["waited_for_lane"] = headline.waited_for_lane;
@@ -203,7 +203,7 @@ ScaleoutSummary summarize_ranks(const std::vector<RankOutcome>& ranks, const Sce
       }
     }
     // A pulse's burst and a ramp's last steps are meant to overflow; a steady rate is not.
-    const bool steady = total.name == Scenario::kServer || total.name == Scenario::kSoak;
+    const bool steady = holds_one_rate(total.name) || total.name == Scenario::kSoak;
     if (steady && rejected > 0) behind.push_back(fmt::format("its queue rejected {} arrivals", rejected));
     if (lateness.count() && lateness_ms(lateness, 99) > kBehindLatenessP99Ms)
       behind.push_back(

@@ -56,6 +56,7 @@ ScenarioSpec share_for_rank(const ScenarioSpec& total, int rank, int ranks) {
       share.min_queries = std::max<std::uint64_t>(1, share_of_count(total.min_queries, rank, ranks));
       break;
     case Scenario::kServer:
+    case Scenario::kInteractive:
       if (total.find_max_qps)
         throw Error("--find-max-qps cannot run over " + ranks_text(ranks) +
                     " (each trial's verdict needs every rank's latency merged): run it with one rank, or --qps R over several");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
+
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/named_enum.hpp"
@@ -30,6 +32,7 @@ ClosedLoopConfig closed_loop_config(const ScenarioSpec& spec, int concurrency) {
   c.max_duration_s = spec.max_duration_s;
   c.seed = spec.seed;
   c.targets = service_targets(spec);
+  c.conversation = spec.conversation;
   return c;
 }
 
@@ -120,8 +123,17 @@ double probed_capacity(SystemUnderTest& system, int lanes, double seconds, const
 
 int rank_count(const RankCoordination* ranks) { return ranks ? std::max(1, ranks->ranks) : 1; }
 
+// Where an interactive run's TTFT and TPOT limits came from: MLPerf's, or the user's flags.
+std::string interactive_limits_source(const ScenarioSpec& spec) {
+  const bool mlperf = spec.ttft_ms == kMlperfInteractiveLimits.ttft_ms && spec.tpot_ms == kMlperfInteractiveLimits.tpot_ms;
+  return fmt::format("TTFT P99 <= {:g} ms, TPOT P99 <= {:g} ms: {}", spec.ttft_ms, spec.tpot_ms,
+                     mlperf ? "MLPerf Inference v5.0 Interactive (Llama2-70B); its Server limits are 2000 ms and 200 ms"
+                            : "--ttft-ms/--tpot-ms in place of MLPerf Interactive's 450 ms and 40 ms");
+}
+
 void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
                 const RankCoordination*) {
+  if (spec.name == Scenario::kInteractive) out.parameters["limits"] = interactive_limits_source(spec);
   if (spec.find_max_qps) {
     const double capacity = measure_capacity(system, lanes, spec.capacity_probe_s, stop);
     out.parameters["capacity_qps"] = capacity;
@@ -146,7 +158,7 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
     out.analysis.search = std::move(result);
     return;
   }
-  out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, "server"));
+  out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, std::string(name_of(spec.name))));
   analyse_outcome(out, spec);
 }
 
@@ -310,6 +322,9 @@ const std::vector<ScenarioRow>& scenario_table() {
       {Scenario::kOffline, "offline", "every lane busy: the most throughput", closed_duration, lanes_or_cores, run_closed},
       {Scenario::kServer, "server", "Poisson or constant arrivals at --qps (or --find-max-qps within the SLOs)", server_duration,
        lanes_or_cores, run_server},
+      {Scenario::kInteractive, "interactive",
+       "server arrivals under MLPerf's Interactive LLM limits (TTFT P99 450 ms, TPOT P99 40 ms unless --ttft-ms/--tpot-ms)",
+       server_duration, lanes_or_cores, run_server},
       {Scenario::kRamp, "ramp", "steps of clients or arrival rate; finds the knee", ramp_duration, ramp_lanes, run_ramp_pattern},
       {Scenario::kSoak, "soak", "a long steady rate; leak and drift verdicts", soak_duration, lanes_or_cores, run_soak},
       {Scenario::kPulse, "pulse", "baseline, 200% burst, recovery; time to recover", pulse_duration, lanes_or_cores, run_pulse},
@@ -362,6 +377,7 @@ ServiceTargets service_targets(const ScenarioSpec& spec) {
 bool is_open_loop(const ScenarioSpec& spec) {
   switch (spec.name) {
     case Scenario::kServer:
+    case Scenario::kInteractive:
     case Scenario::kSoak:
     case Scenario::kPulse:
     case Scenario::kReplay:
@@ -371,6 +387,14 @@ bool is_open_loop(const ScenarioSpec& spec) {
     default:
       return false;
   }
+}
+
+bool holds_one_rate(Scenario scenario) { return scenario == Scenario::kServer || scenario == Scenario::kInteractive; }
+
+void fill_scenario_defaults(ScenarioSpec& spec) {
+  if (spec.name != Scenario::kInteractive) return;
+  if (spec.ttft_ms == 0) spec.ttft_ms = kMlperfInteractiveLimits.ttft_ms;
+  if (spec.tpot_ms == 0) spec.tpot_ms = kMlperfInteractiveLimits.tpot_ms;
 }
 
 bool has_slo(const ScenarioSpec& spec) { return spec.sla_p99_ms > 0 || spec.ttft_ms > 0 || spec.tpot_ms > 0; }
@@ -386,8 +410,8 @@ void validate(const ScenarioSpec& s) {
   require(s.sla_p99_ms >= 0, "--p99-ms " + std::to_string(s.sla_p99_ms) + ": an SLA cannot be negative");
   require(s.ttft_ms >= 0 && s.tpot_ms >= 0, "--ttft-ms and --tpot-ms must not be negative");
   require(s.duration_s > 0, "--duration must be above 0 s");
-  require(s.name != Scenario::kServer || s.find_max_qps || s.qps > 0,
-          "--scenario server needs --qps above 0 (or --find-max-qps)");
+  require(!holds_one_rate(s.name) || s.find_max_qps || s.qps > 0,
+          "--scenario " + std::string(name_of(s.name)) + " needs --qps above 0 (or --find-max-qps)");
   require(s.qps >= 0, "--qps must not be negative");
   require(!s.find_max_qps || has_slo(s), "--find-max-qps needs an SLO: --p99-ms, --ttft-ms or --tpot-ms");
   require(s.max_queue >= 1, "--max-queue must be at least 1");
@@ -406,6 +430,13 @@ void validate(const ScenarioSpec& s) {
           "--shared-prefix needs at least 1 group of at least 1 token");
   require((s.name == Scenario::kReplay) == s.trace.enabled(), "--scenario replay and --trace FILE go together");
   require(s.trace.speed > 0, "--trace-speed must be above 0");
+  const auto& c = s.conversation;
+  require(c.turns >= 0 && c.think_s >= 0 && c.think_stddev_s >= 0, "--turns and --think-time must not be negative");
+  require(!c.enabled() || s.name == Scenario::kSingleStream || s.name == Scenario::kConcurrency || s.name == Scenario::kOffline,
+          "--turns: conversations run in the closed-loop scenarios (single-stream, concurrency, offline), each client a "
+          "user; not yet with open-loop arrivals");
+  require(!c.enabled() || (!s.shared_prefix.enabled() && !s.trace.enabled()),
+          "--turns: a conversation's history is its prompts' shared prefix (leave out --shared-prefix and --trace)");
   require(!s.trace.enabled() || !s.shared_prefix.enabled(),
           "--shared-prefix: a replayed trace brings its own prompts (Mooncake's hash_ids share prefixes)");
 }
@@ -425,12 +456,15 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
                                {"groups", samples.group_count()},
                                {"order", spec.name == Scenario::kReplay
                                              ? "the trace's order: the k-th arrival carries the k-th request"
+                                         : spec.conversation.enabled()
+                                             ? "conversations in library order, each client's turns in order (warm-up from "
+                                               "the library's second half)"
                                              : "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
                                {"seed", spec.seed}};
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
   const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;
   on_every_rank(ranks, "the warm-up", [&] {
-    warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop);
+    warm_up(system, one_client ? 1 : lanes, spec.warmup_queries, spec.warmup_s, spec.seed, stop, spec.conversation);
     return true;
   });
   if (ranks && ranks->distributed()) ranks->start_together();  // warmed up; the measurement starts at one instant

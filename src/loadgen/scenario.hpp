@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loadgen/analysis.hpp"
+#include "loadgen/conversation.hpp"
 #include "loadgen/patterns.hpp"
 #include "loadgen/shared_prefix.hpp"
 #include "loadgen/trace.hpp"
@@ -22,7 +23,15 @@ namespace infermark::loadgen {
 struct RankCoordination;  // rank_share.hpp: several ranks running shares of one scenario
 
 // The closed set of scenarios; each has one row in scenario_table().
-enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kRamp, kSoak, kPulse, kReplay };
+enum class Scenario { kSingleStream, kConcurrency, kOffline, kServer, kInteractive, kRamp, kSoak, kPulse, kReplay };
+
+// MLPerf Inference's LLM latency limits, P99 (v5.0, Llama2-70B): Server 2000 ms TTFT and 200 ms
+// TPOT; Interactive, added for chat-speed serving, 450 ms and 40 ms (25 tokens/s per user).
+struct LlmLimits {
+  double ttft_ms = 0, tpot_ms = 0;
+};
+inline constexpr LlmLimits kMlperfServerLimits{2000, 200};
+inline constexpr LlmLimits kMlperfInteractiveLimits{450, 40};
 
 std::string_view name_of(Scenario scenario);
 std::string_view name_of(Arrivals arrivals);
@@ -75,6 +84,7 @@ struct ScenarioSpec {
   double output_tokens = 32, output_tokens_stddev = 0;
   SharedPrefix shared_prefix;  // prompts in groups that start alike (a prefix before the drawn prompt)
   TraceReplay trace;           // replay: the recorded arrivals and lengths
+  Conversation conversation;   // closed loop: each client a user in multi-turn conversations
 };
 
 // Checks every value before anything runs; throws infermark::Error naming the flag.
@@ -86,6 +96,11 @@ double planned_duration_s(const ScenarioSpec& spec);
 
 // Lanes the scenario needs from the system under test (sessions/slots to prepare).
 int lanes_needed(const ScenarioSpec& spec, int logical_cores);
+
+// Server and interactive: one arrival rate (or the highest one within the SLOs).
+bool holds_one_rate(Scenario scenario);
+// The scenario's own defaults for what was left unset: interactive's TTFT and TPOT limits.
+void fill_scenario_defaults(ScenarioSpec& spec);
 
 // Whether latency runs from scheduled arrivals (server, soak, pulse, rate ramps) or from issue.
 bool is_open_loop(const ScenarioSpec& spec);

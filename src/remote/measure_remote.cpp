@@ -133,13 +133,19 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
     const loadgen::LengthDistribution output_tokens{spec.output_tokens, spec.output_tokens_stddev};
     if (spec.trace.enabled() && !request.prompts_file.empty())
       throw Error("--prompts: a replayed trace brings its own prompts (leave out --prompts or --trace)");
-    auto prompts = spec.trace.enabled()            ? prompts_from_trace(*loadgen::load_trace(spec.trace), spec.seed)
+    if (spec.conversation.enabled() && !request.prompts_file.empty())
+      throw Error("--prompts: conversations are drawn turn by turn (leave out --prompts or --turns)");
+    auto prompts = spec.trace.enabled()           ? prompts_from_trace(*loadgen::load_trace(spec.trace), spec.seed)
+                   : spec.conversation.enabled() ? conversation_prompts(prompt_words, output_tokens, spec.conversation, spec.seed)
                    : request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
                                                   : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
     add_shared_prefixes(prompts, spec.shared_prefix, spec.seed);
     remote.prompts = spec.trace.enabled()
                          ? result::PromptSource{"trace " + spec.trace.file + ": common English words to its lengths",
                                                 std::nullopt, prompts.size()}
+                     : spec.conversation.enabled()
+                         ? result::PromptSource{"synthetic conversations (" + spec.conversation.describe() + "): common English words",
+                                                prompt_words.describe(), prompts.size()}
                      : request.prompts_file.empty()
                          ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
                          : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
@@ -298,7 +304,7 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         if (distributed) {
           enter("merging the ranks' results");
           // Its share as one rate or client count (ramps and pulses change theirs per phase: 0).
-          const bool server = spec.name == loadgen::Scenario::kServer;
+          const bool server = loadgen::holds_one_rate(spec.name);
           loadgen::RankOutcome mine{
               ranks->rank, ranks->host, server ? spec.qps : 0.0, loadgen::is_open_loop(spec) ? 0 : spec.concurrency, outcome,
               failure,     client};
@@ -322,8 +328,9 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
         if (client.contains("connections_opened")) remote.connections_opened = client["connections_opened"].get<std::uint64_t>();
         if (prepared.openai) {
           const double wall_s = headline ? headline->duration_s : 0.0;
-          const auto metrics = loadgen::summarize_requests(
+          auto metrics = loadgen::summarize_requests(
               headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{}, wall_s);
+          loadgen::label_groups(metrics, prepared.system->samples());
           auto generation = harness::generation_result(metrics, total, outcome->parameters.value("lanes", prepared.lanes));
           // Prompts here are words or a file's text: their token lengths are what the server counted.
           generation.prompt_tokens =

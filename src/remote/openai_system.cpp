@@ -77,6 +77,12 @@ std::string common_words(int count, SeededRandom& random) {
   return text;
 }
 
+int turns_in(const std::vector<PromptSample>& prompts) {
+  std::uint32_t turns = 0;
+  for (const auto& prompt : prompts) turns = std::max(turns, prompt.turn + 1);
+  return static_cast<int>(turns);
+}
+
 int prefix_groups_in(const std::vector<PromptSample>& prompts) {
   std::uint32_t groups = 0;
   for (const auto& prompt : prompts)
@@ -137,6 +143,28 @@ std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::u
   return prompts;
 }
 
+std::vector<PromptSample> conversation_prompts(const loadgen::LengthDistribution& message_words,
+                                               const loadgen::LengthDistribution& output_tokens,
+                                               const loadgen::Conversation& conversation, std::uint64_t seed) {
+  SeededRandom random(seed);
+  std::vector<PromptSample> prompts;
+  constexpr int kLongest = 1 << 16;
+  for (std::uint32_t c = 0; c < loadgen::conversations_in_library(conversation.turns); ++c) {
+    std::vector<std::string> history;
+    for (int t = 0; t < conversation.turns; ++t) {
+      PromptSample sample;
+      sample.text = common_words(message_words.draw(random, kLongest), random);
+      sample.max_tokens = output_tokens.draw(random, kLongest);
+      sample.history = history;
+      sample.turn = static_cast<std::uint32_t>(t);
+      history.push_back(sample.text);
+      history.push_back(common_words(sample.max_tokens, random));
+      prompts.push_back(std::move(sample));
+    }
+  }
+  return prompts;
+}
+
 std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, const loadgen::LengthDistribution& output_tokens,
                                              std::uint64_t seed) {
   std::ifstream in(file);
@@ -181,19 +209,22 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
       settings_(std::move(settings)),
       target_(settings_.endpoint == OpenAiEndpoint::kChat ? "/v1/chat/completions" : "/v1/completions"),
       prefixes_(prefix_groups_in(prompts)),
-      library_(static_cast<std::uint32_t>(prompts.size())),
+      library_(static_cast<std::uint32_t>(prompts.size()), loadgen::TurnGroups{turns_in(prompts)}),
       lanes_(lanes),
       errors_(errors) {
   for (const auto& prompt : prompts) {
     openai::CompletionRequest request;  // greedy and seeded: the same prompt gives the same work every run
     request.chat = settings_.endpoint == OpenAiEndpoint::kChat;
     request.model = settings_.model;
-    if (request.chat && prompt.prefix.empty())
-      request.messages = {{"user", prompt.text}};
-    else if (request.chat)
-      request.messages = {{"system", prompt.prefix}, {"user", prompt.text}};
-    else
-      request.prompt = prompt.prefix.empty() ? prompt.text : prompt.prefix + "\n\n" + prompt.text;
+    if (request.chat) {
+      if (!prompt.prefix.empty()) request.messages.push_back({"system", prompt.prefix});
+      for (std::size_t h = 0; h < prompt.history.size(); ++h) request.messages.push_back({h % 2 ? "assistant" : "user", prompt.history[h]});
+      request.messages.push_back({"user", prompt.text});
+    } else {
+      if (!prompt.prefix.empty()) request.prompt += prompt.prefix + "\n\n";
+      for (const auto& turn : prompt.history) request.prompt += turn + "\n\n";
+      request.prompt += prompt.text;
+    }
     prefix_groups_.push_back(prompt.prefix_group);
     request.max_tokens = prompt.max_tokens;
     request.sampling.temperature = 0;

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loadgen/conversation.hpp"
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
 #include "loadgen/trace.hpp"
@@ -34,6 +35,10 @@ struct PromptSample {
   // text (completions), so the rendered prompts of one group start alike.
   std::string prefix;
   std::optional<std::uint32_t> prefix_group;
+  // Conversations: the earlier turns, a user message then its answer, alternating, sent before
+  // `text` (chat messages, or one prompt for completions); `turn` counts from 0.
+  std::vector<std::string> history;
+  std::uint32_t turn = 0;
 };
 
 // `count` prompts of drawn lengths made of common English words (about one token each for
@@ -45,6 +50,12 @@ std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& p
 // common English words (a recorded block's words the same wherever the block recurs, so prompts
 // sharing blocks start alike) and asks for its output length.
 std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed);
+// Multi-turn conversations (conversations_in_library of them, in order, turn by turn): turn t's
+// message of drawn length after the earlier turns' messages and answers (common English words;
+// an answer has its turn's output length, the same for every server, not what the server said).
+std::vector<PromptSample> conversation_prompts(const loadgen::LengthDistribution& message_words,
+                                               const loadgen::LengthDistribution& output_tokens,
+                                               const loadgen::Conversation& conversation, std::uint64_t seed);
 // A JSONL file: each line {"prompt": "..."}, {"messages": [{"role", "content"}, ...]} (the last
 // user message) or a ShareGPT record {"conversations": [{"from": "human", "value": "..."}, ...]}
 // (the first human turn). Throws infermark::Error naming the file and line.
@@ -80,22 +91,13 @@ class OpenAiSystem final : public loadgen::SystemUnderTest {
   std::uint64_t counted_by_pieces() const { return by_pieces_; }
 
  private:
-  class Prompts final : public loadgen::SampleLibrary {
-   public:
-    explicit Prompts(std::uint32_t count) : count_(count) {}
-    std::uint32_t sample_count() const override { return count_; }
-
-   private:
-    std::uint32_t count_;
-  };
-
   net::HttpClient& client_;
   OpenAiSettings settings_;
   std::string target_;
   std::vector<std::string> bodies_;                          // one request body per prompt, built before anything is timed
   std::vector<std::optional<std::uint32_t>> prefix_groups_;  // per prompt
   loadgen::PrefixWarmthTracker prefixes_;
-  Prompts library_;
+  loadgen::TurnLibrary library_;  // one sample per body; a conversation's by turn
   int lanes_;
   RemoteErrors& errors_;
   std::atomic<std::uint64_t> by_usage_{0}, by_pieces_{0};

@@ -65,7 +65,8 @@ std::string variant(const result::RunResult& r) {
 std::string rate(const result::RunResult& r) {
   using loadgen::Scenario;
   const auto& s = r.scenario;
-  const auto open_loop = result::ran(s, Scenario::kServer) || result::ran(s, Scenario::kSoak) || result::ran(s, Scenario::kPulse);
+  const auto open_loop = result::ran(s, Scenario::kServer) || result::ran(s, Scenario::kInteractive) ||
+                         result::ran(s, Scenario::kSoak) || result::ran(s, Scenario::kPulse);
   const auto qps = s.parameters.request ? s.parameters.request->qps : 0.0;
   if (result::ran(s, Scenario::kReplay) && s.parameters.trace)
     return fmt::format("trace {} x{:g}", s.parameters.trace->file, s.parameters.trace->speed);

@@ -31,12 +31,15 @@ std::string mean_of(const std::optional<stats::LatencySummary>& summary) { retur
 std::string lengths(const result::RunResult& r) {
   const loadgen::ScenarioSpec none{
       .prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0, .shared_prefix = {},
-      .trace = {}};
+      .trace = {}, .conversation = {}};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
   if (const auto& trace = r.scenario.parameters.trace)  // a replay's lengths vary per request: the trace's means
     return fmt::format("trace ~{:.0f}+{:.0f}", trace->mean_input_tokens, trace->mean_output_tokens);
   auto length = [](double m, double s) { return s > 0 ? fmt::format("{:g}±{:g}", m, s) : fmt::format("{:g}", m); };
   const auto& shared = request.shared_prefix;
+  if (request.conversation.enabled())  // each turn a new message after the history
+    return fmt::format("{} turns x ", request.conversation.turns) + length(request.prompt_tokens, request.prompt_tokens_stddev) +
+           "+" + length(request.output_tokens, request.output_tokens_stddev);
   return (shared.enabled() ? fmt::format("{}x{}+", shared.groups, shared.tokens) : std::string()) +
          length(request.prompt_tokens, request.prompt_tokens_stddev) + "+" +
          length(request.output_tokens, request.output_tokens_stddev);
@@ -180,13 +183,31 @@ std::string shared_prefix_note(const std::vector<result::RunResult>& results, st
          "prefix. An engine that caches prefixes answers warm requests sooner; one that does not shows both alike.\n";
 }
 
+// Where requests fell in several latency groups (a conversation's turns): each group's TTFT and
+// mean prompt length, so a reader sees what the growing history costs.
+std::string group_note(const std::vector<result::RunResult>& results) {
+  std::string note;
+  for (const auto& r : results) {
+    if (!r.generation || r.generation->by_group.empty()) continue;
+    note += fmt::format("  TTFT P50 ms (mean prompt tokens) per group, {} {} C={}:", r.backend.name, r.model.name,
+                        r.generation->concurrency);
+    for (const auto& group : r.generation->by_group)
+      note += fmt::format(" {} {} ({:.0f});", group.label, percentile(group.ttft_ms, 50), group.prompt_tokens_mean);
+    note.back() = '\n';
+  }
+  if (!note.empty())
+    note += "  N turns x M+O: conversations of N turns, each turn's prompt the history so far (earlier messages and answers) "
+            "plus a new message of M tokens, answered with O; a user thinks between turns (not timed).\n";
+  return note;
+}
+
 std::string generation_table(const std::vector<result::RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) rows.push_back(row_for(r));
   auto columns = kColumns;
   const auto perplexity = perplexity_note(results, columns, rows);
   const auto prefix = shared_prefix_note(results, columns, rows);
-  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity + prefix;
+  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity + prefix + group_note(results);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   table +=

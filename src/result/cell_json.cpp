@@ -56,7 +56,10 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"trace_file", s.trace.file},
           {"trace_format", s.trace.format ? std::string(loadgen::name_of(*s.trace.format)) : "auto"},
           {"trace_speed", s.trace.speed},
-          {"trace_requests", s.trace.max_requests}};
+          {"trace_requests", s.trace.max_requests},
+          {"conversation_turns", s.conversation.turns},
+          {"think_s", s.conversation.think_s},
+          {"think_stddev_s", s.conversation.think_stddev_s}};
 }
 
 json to_json(const CellRequest& c) {

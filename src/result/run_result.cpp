@@ -205,6 +205,12 @@ json to_json(const GenerationResult& g) {
   if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
   if (g.perplexity) j["perplexity"] = to_json(*g.perplexity);
   if (g.prompt_tokens_reused) j["prompt_tokens_reused"] = *g.prompt_tokens_reused;
+  for (const auto& group : g.by_group)
+    j["by_group"].push_back({{"label", group.label},
+                             {"requests", group.requests},
+                             {"prompt_tokens_mean", group.prompt_tokens_mean},
+                             {"ttft_ms", summary(group.ttft_ms)},
+                             {"e2e_ms", summary(group.e2e_ms)}});
   if (g.shared_prefix) {
     const auto& p = *g.shared_prefix;
     j["shared_prefix"] = {{"groups", p.groups},
@@ -247,6 +253,10 @@ GenerationResult generation_from(const json& j) {
   if (j.contains("perplexity") && j["perplexity"].is_object()) g.perplexity = perplexity_from(j["perplexity"]);
   if (j.contains("prompt_tokens_reused") && j["prompt_tokens_reused"].is_number_unsigned())
     g.prompt_tokens_reused = j["prompt_tokens_reused"].get<std::uint64_t>();
+  if (j.contains("by_group") && j["by_group"].is_array())
+    for (const auto& group : j["by_group"])
+      g.by_group.push_back({group.value("label", ""), integer_or(group, "requests", std::size_t{0}),
+                            group.value("prompt_tokens_mean", 0.0), summary_in(group, "ttft_ms"), summary_in(group, "e2e_ms")});
   if (j.contains("shared_prefix") && j["shared_prefix"].is_object()) {
     const auto& p = j["shared_prefix"];
     g.shared_prefix = SharedPrefixResult{

@@ -14,7 +14,6 @@ a small trace in the format's own layout (docs/methodology.md, "Trace replay") a
 Usage: trace_replay_test.py INFERMARK MODELS_DIR LLAMA_SERVER
 """
 
-import glob
 import json
 import os
 import random
@@ -23,6 +22,7 @@ import sys
 import tempfile
 import unittest
 
+from cli_support import run_cli
 from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
 import unittest_main
 
@@ -58,21 +58,8 @@ def lengths(seed, count):
     return [(r.randint(12, 60), r.randint(3, 9)) for _ in range(count)]
 
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def results_in(out):
-    return [read_json(f) for f in sorted(glob.glob(os.path.join(out, "*", "*.json")))]
-
-
 def infermark(command, *args, expect_code=0):
-    out = tempfile.mkdtemp(prefix="trace-replay-")
-    done = subprocess.run([INFERMARK, command, *args, "--out", out], capture_output=True, text=True, timeout=300)
-    if expect_code is not None and done.returncode != expect_code:
-        raise AssertionError(f"infermark {command} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return results_in(out), done, out
+    return run_cli(INFERMARK, command, args, "trace-replay-", expect_code)
 
 
 class ReplayInProcess(unittest.TestCase):
