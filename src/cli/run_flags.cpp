@@ -81,8 +81,7 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--trace-speed", s.trace.speed, "Replay this many times faster than recorded (0.5: half as fast)")
       ->check(kAboveZero)
       ->capture_default_str();
-  cmd.add_option("--trace-requests", s.trace.max_requests, "Replay the trace's first N requests (0: all)")
-      ->capture_default_str();
+  cmd.add_option("--trace-requests", s.trace.max_requests, "Replay the trace's first N requests (0: all)")->capture_default_str();
   cmd.add_option("--warmup", s.warmup_queries, "Untimed warm-up queries before measuring")->capture_default_str();
   cmd.add_option("--warmup-s", s.warmup_s, "Warm-up for at least this many seconds")->check(kNotNegative);
   cmd.add_option("--runs", s.max_queries, "Timed queries (closed-loop scenarios); 0 = run for --max-duration")

@@ -34,10 +34,10 @@ struct RunOptions {
   std::vector<int> concurrency;                                       // one cell per level; empty: the scenario's default
   std::string prompt_tokens = "128";                                  // LLMs: MEAN or MEAN:STDDEV tokens per request
   std::string output_tokens = "32";
-  std::string shared_prefix;    // LLMs: GROUPS:TOKENS, prompts in groups sharing a prefix ("" none)
-  std::string think_time = "0";      // conversations: MEAN[:STDDEV] seconds between a turn's answer and the next
+  std::string shared_prefix;          // LLMs: GROUPS:TOKENS, prompts in groups sharing a prefix ("" none)
+  std::string think_time = "0";       // conversations: MEAN[:STDDEV] seconds between a turn's answer and the next
   std::string trace_format = "auto";  // replay: auto (told from the file), mooncake, azure or burstgpt
-  std::string perplexity_text;  // LLMs: a text file to measure perplexity on
+  std::string perplexity_text;        // LLMs: a text file to measure perplexity on
   int perplexity_window = 256;
   loadgen::ScenarioSpec scenario;
 };

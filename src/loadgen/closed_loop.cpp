@@ -60,8 +60,7 @@ struct LoopControl {
   std::atomic<std::int64_t> last_done_ns{0};
   void answered(std::int64_t done_ns) {
     auto seen = last_done_ns.load(std::memory_order_relaxed);
-    while (seen < done_ns && !last_done_ns.compare_exchange_weak(seen, done_ns, std::memory_order_relaxed)) {
-    }
+    while (seen < done_ns && !last_done_ns.compare_exchange_weak(seen, done_ns, std::memory_order_relaxed)) {}
   }
 };
 

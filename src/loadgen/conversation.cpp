@@ -22,7 +22,8 @@ std::string TurnGroups::label(std::uint32_t group) const { return turns > 1 ? fm
 std::int64_t think_ns(const Conversation& conversation, std::uint64_t seed, std::uint64_t conversation_id, int turn) {
   double seconds = conversation.think_s;
   if (conversation.think_stddev_s > 0) {
-    SeededRandom random(seed ^ (0x5448494E4B000000ull + conversation_id * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(turn)));
+    SeededRandom random(seed ^
+                        (0x5448494E4B000000ull + conversation_id * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(turn)));
     seconds = std::max(0.0, seconds + conversation.think_stddev_s * random.normal());
   }
   return static_cast<std::int64_t>(std::llround(seconds * 1e9));

@@ -58,8 +58,7 @@ class ConversationCursor {
  public:
   // The sample of the client's next query: the next turn of its conversation, or turn 0 of a new
   // one (numbered from `started`, shared by the clients) over `conversations` in the library.
-  std::uint32_t next_sample(const Conversation& conversation, std::atomic<std::uint64_t>& started,
-                            std::uint32_t conversations);
+  std::uint32_t next_sample(const Conversation& conversation, std::atomic<std::uint64_t>& started, std::uint32_t conversations);
   // After the query: a failed turn ends its conversation (the history it needs is missing). The
   // pause before the next query (0 after a last turn or a failure).
   std::int64_t after_query(const Conversation& conversation, std::uint64_t seed, bool succeeded);

@@ -74,7 +74,8 @@ GenerationMetrics summarize_requests(const std::vector<RequestRecord>& requests,
 }
 
 void label_groups(GenerationMetrics& metrics, const SampleLibrary& library) {
-  for (std::size_t g = 0; g < metrics.by_group.size(); ++g) metrics.by_group[g].label = library.group_label(static_cast<std::uint32_t>(g));
+  for (std::size_t g = 0; g < metrics.by_group.size(); ++g)
+    metrics.by_group[g].label = library.group_label(static_cast<std::uint32_t>(g));
 }
 
 }  // namespace infermark::loadgen

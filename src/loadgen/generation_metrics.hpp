@@ -42,7 +42,7 @@ struct GenerationMetrics {
   double decode_tokens_per_s = 0;                // per sequence: tokens after the first / time spent producing them
   double output_tokens_per_s = 0;                // the whole system: every output token / wall time
   double requests_per_s = 0;
-  std::optional<PrefixSplit> prefix;  // shared-prefix workloads only
+  std::optional<PrefixSplit> prefix;      // shared-prefix workloads only
   std::vector<GroupGeneration> by_group;  // only where requests fall in more than one group, indexed by group
 };
 

@@ -76,7 +76,8 @@ nlohmann::json QueryRecorder::to_json() const {
     std::vector<std::int64_t> tokens;
     tokens.reserve(r.token_ns.size());
     for (auto t : r.token_ns) tokens.push_back(t - r.start_ns);
-    requests.push_back(nlohmann::json::array({r.prompt_tokens, r.output_tokens, r.start_ns, tokens, static_cast<int>(r.prefix), r.group}));
+    requests.push_back(
+        nlohmann::json::array({r.prompt_tokens, r.output_tokens, r.start_ns, tokens, static_cast<int>(r.prefix), r.group}));
   }
   return {{"latency", latency_.to_json()},
           {"series", series_.to_exact_json()},

@@ -158,7 +158,8 @@ void run_server(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
     out.analysis.search = std::move(result);
     return;
   }
-  out.phases.push_back(run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, std::string(name_of(spec.name))));
+  out.phases.push_back(
+      run_open_loop(system, open_loop_config(spec, lanes, {{spec.duration_s, spec.qps}}), stop, std::string(name_of(spec.name))));
   analyse_outcome(out, spec);
 }
 
@@ -263,8 +264,8 @@ void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
 
 // Replays a recorded trace: the k-th request at its recorded time (scaled), carrying the library's
 // k-th sample, which the libraries build to the trace's k-th lengths.
-void run_replay(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out,
-                const std::atomic<bool>* stop, const RankCoordination* ranks) {
+void run_replay(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
+                const RankCoordination* ranks) {
   if (ranks && ranks->distributed()) throw Error("--trace: not yet with several ranks (each would replay the whole trace)");
   const auto trace = load_trace(spec.trace);
   const auto summary = summarize(*trace, spec.trace.speed);
@@ -287,9 +288,7 @@ double server_duration(const ScenarioSpec& s) {
 double ramp_duration(const ScenarioSpec& s) {
   return s.ramp_steps * (s.step_duration_s + (s.ramp_by == RampBy::kRate ? kDrain : 0));
 }
-double replay_duration(const ScenarioSpec& s) {
-  return summarize(*load_trace(s.trace), s.trace.speed).replayed_span_s + kDrain;
-}
+double replay_duration(const ScenarioSpec& s) { return summarize(*load_trace(s.trace), s.trace.speed).replayed_span_s + kDrain; }
 double soak_duration(const ScenarioSpec& s) { return s.capacity_probe_s + s.soak_duration_s + kDrain; }
 double pulse_duration(const ScenarioSpec& s) {
   return s.capacity_probe_s + s.pulse_baseline_s + s.pulse_burst_s + s.pulse_recovery_s + kDrain;
@@ -452,15 +451,14 @@ ScenarioOutcome run_scenario(SystemUnderTest& system, const ScenarioSpec& spec, 
   const int lanes = std::min(lanes_needed(spec, logical_cores), system.lanes());
   out.parameters["lanes"] = lanes;
   const auto& samples = system.samples();
-  out.parameters["samples"] = {{"count", samples.sample_count()},
-                               {"groups", samples.group_count()},
-                               {"order", spec.name == Scenario::kReplay
-                                             ? "the trace's order: the k-th arrival carries the k-th request"
-                                         : spec.conversation.enabled()
-                                             ? "conversations in library order, each client's turns in order (warm-up from "
-                                               "the library's second half)"
-                                             : "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
-                               {"seed", spec.seed}};
+  out.parameters["samples"] = {
+      {"count", samples.sample_count()},
+      {"groups", samples.group_count()},
+      {"order", spec.name == Scenario::kReplay ? "the trace's order: the k-th arrival carries the k-th request"
+                : spec.conversation.enabled()  ? "conversations in library order, each client's turns in order (warm-up from "
+                                                 "the library's second half)"
+                                               : "drawn per query id from the seed (splitmix64 of seed + id), any concurrency"},
+      {"seed", spec.seed}};
   for (std::uint32_t g = 0; g < samples.group_count(); ++g) out.group_labels.push_back(samples.group_label(g));
   const bool one_client = spec.name == Scenario::kSingleStream || spec.name == Scenario::kRamp;
   on_every_rank(ranks, "the warm-up", [&] {

@@ -94,8 +94,8 @@ double seconds_of_date_time(const std::string& text, const std::string& where, s
   if (text.find('-') == std::string::npos || text.size() < 19) return number_in(text, where, field);
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   char sep = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d", &y, &mo, &d, &sep, &h, &mi, &s) != 7 ||
-      (sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d", &y, &mo, &d, &sep, &h, &mi, &s) != 7 || (sep != ' ' && sep != 'T') ||
+      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
     throw Error(fmt::format("{}: {}: '{}' is not a date and time (YYYY-MM-DD HH:MM:SS[.fraction])", where, field, text));
   double fraction = 0;
   if (text.size() > 19 && text[19] == '.') {
@@ -108,8 +108,8 @@ double seconds_of_date_time(const std::string& text, const std::string& where, s
 }
 
 // Index of the header column named (case and spaces aside) any of `names`; throws naming the file.
-std::size_t column(const std::vector<std::string>& header, std::initializer_list<std::string_view> names,
-                   const std::string& file, std::string_view format) {
+std::size_t column(const std::vector<std::string>& header, std::initializer_list<std::string_view> names, const std::string& file,
+                   std::string_view format) {
   for (std::size_t i = 0; i < header.size(); ++i)
     for (const auto name : names)
       if (lower(header[i]) == lower(std::string(name))) return i;
@@ -199,8 +199,7 @@ void normalise(Trace& trace, std::uint64_t max_requests) {
 }
 
 std::string cache_key(const TraceReplay& replay) {
-  return fmt::format("{}|{}|{}", replay.file, replay.format ? std::string(name_of(*replay.format)) : "auto",
-                     replay.max_requests);
+  return fmt::format("{}|{}|{}", replay.file, replay.format ? std::string(name_of(*replay.format)) : "auto", replay.max_requests);
 }
 
 }  // namespace
@@ -253,8 +252,7 @@ Trace parse_mooncake(std::istream& in, const std::string& file) {
 }
 
 Trace parse_azure(std::istream& in, const std::string& file) {
-  return parse_csv(in, file, TraceFormat::kAzure, {"TIMESTAMP"}, {"ContextTokens"}, {"GeneratedTokens"},
-                   seconds_of_date_time);
+  return parse_csv(in, file, TraceFormat::kAzure, {"TIMESTAMP"}, {"ContextTokens"}, {"GeneratedTokens"}, seconds_of_date_time);
 }
 
 Trace parse_burstgpt(std::istream& in, const std::string& file) {

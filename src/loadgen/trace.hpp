@@ -39,18 +39,18 @@ struct TraceReplay {
 };
 
 struct TraceRequest {
-  double arrival_s = 0;                // since the trace's first request, as recorded
-  int input_tokens = 0;                // prompt length
-  int output_tokens = 0;               // tokens generated
-  std::vector<std::uint64_t> blocks;   // Mooncake: the prompt's blocks, by hash, first block first
+  double arrival_s = 0;               // since the trace's first request, as recorded
+  int input_tokens = 0;               // prompt length
+  int output_tokens = 0;              // tokens generated
+  std::vector<std::uint64_t> blocks;  // Mooncake: the prompt's blocks, by hash, first block first
 };
 
 struct Trace {
   TraceFormat format = TraceFormat::kMooncake;
   std::string file;
-  int block_tokens = 0;               // tokens per hashed block (Mooncake's 512); 0 where none are recorded
+  int block_tokens = 0;                // tokens per hashed block (Mooncake's 512); 0 where none are recorded
   std::vector<TraceRequest> requests;  // in arrival order, the first at 0 s
-  std::uint64_t rows_skipped = 0;     // rows without input or output tokens (failed requests in BurstGPT)
+  std::uint64_t rows_skipped = 0;      // rows without input or output tokens (failed requests in BurstGPT)
 };
 
 // What a result keeps of the replayed trace ("scenario.parameters.trace").

@@ -218,7 +218,8 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
     request.model = settings_.model;
     if (request.chat) {
       if (!prompt.prefix.empty()) request.messages.push_back({"system", prompt.prefix});
-      for (std::size_t h = 0; h < prompt.history.size(); ++h) request.messages.push_back({h % 2 ? "assistant" : "user", prompt.history[h]});
+      for (std::size_t h = 0; h < prompt.history.size(); ++h)
+        request.messages.push_back({h % 2 ? "assistant" : "user", prompt.history[h]});
       request.messages.push_back({"user", prompt.text});
     } else {
       if (!prompt.prefix.empty()) request.prompt += prompt.prefix + "\n\n";

@@ -230,15 +230,15 @@ std::string pulse_note(const loadgen::PulseAnalysis& p) {
 std::string replay_note(const result::RunResult& r) {
   const auto& t = r.scenario.parameters.trace;
   if (!t) return "";
-  return fmt::format("replay: {} ({}), {} requests over {:.1f} s recorded, replayed x{:g} in {:.1f} s ({:.2f} req/s); input "
-                     "{:.0f} tokens mean (max {}), output {:.0f} (max {}){}{}{}",
-                     t->file, name_of(t->format), t->requests, t->recorded_span_s, t->speed, t->replayed_span_s,
-                     t->mean_rate_rps, t->mean_input_tokens, t->max_input_tokens, t->mean_output_tokens, t->max_output_tokens,
-                     t->block_reuse_share ? fmt::format("; {:.0f}% of prompt blocks repeat an earlier one", *t->block_reuse_share * 100)
-                                          : std::string(),
-                     t->rows_skipped ? fmt::format("; {} rows without tokens skipped", t->rows_skipped) : std::string(),
-                     t->requests_shortened ? fmt::format("; {} requests shortened to fit the context", t->requests_shortened)
-                                           : std::string());
+  return fmt::format(
+      "replay: {} ({}), {} requests over {:.1f} s recorded, replayed x{:g} in {:.1f} s ({:.2f} req/s); input "
+      "{:.0f} tokens mean (max {}), output {:.0f} (max {}){}{}{}",
+      t->file, name_of(t->format), t->requests, t->recorded_span_s, t->speed, t->replayed_span_s, t->mean_rate_rps,
+      t->mean_input_tokens, t->max_input_tokens, t->mean_output_tokens, t->max_output_tokens,
+      t->block_reuse_share ? fmt::format("; {:.0f}% of prompt blocks repeat an earlier one", *t->block_reuse_share * 100)
+                           : std::string(),
+      t->rows_skipped ? fmt::format("; {} rows without tokens skipped", t->rows_skipped) : std::string(),
+      t->requests_shortened ? fmt::format("; {} requests shortened to fit the context", t->requests_shortened) : std::string());
 }
 
 std::string energy_note(const result::RunResult& r) {

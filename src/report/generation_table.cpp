@@ -29,9 +29,13 @@ std::string percentile(const std::optional<stats::LatencySummary>& summary, doub
 std::string mean_of(const std::optional<stats::LatencySummary>& summary) { return summary ? format_number(summary->mean) : "-"; }
 
 std::string lengths(const result::RunResult& r) {
-  const loadgen::ScenarioSpec none{
-      .prompt_tokens = 0, .prompt_tokens_stddev = 0, .output_tokens = 0, .output_tokens_stddev = 0, .shared_prefix = {},
-      .trace = {}, .conversation = {}};
+  const loadgen::ScenarioSpec none{.prompt_tokens = 0,
+                                   .prompt_tokens_stddev = 0,
+                                   .output_tokens = 0,
+                                   .output_tokens_stddev = 0,
+                                   .shared_prefix = {},
+                                   .trace = {},
+                                   .conversation = {}};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
   if (const auto& trace = r.scenario.parameters.trace)  // a replay's lengths vary per request: the trace's means
     return fmt::format("trace ~{:.0f}+{:.0f}", trace->mean_input_tokens, trace->mean_output_tokens);
@@ -196,8 +200,9 @@ std::string group_note(const std::vector<result::RunResult>& results) {
     note.back() = '\n';
   }
   if (!note.empty())
-    note += "  N turns x M+O: conversations of N turns, each turn's prompt the history so far (earlier messages and answers) "
-            "plus a new message of M tokens, answered with O; a user thinks between turns (not timed).\n";
+    note +=
+        "  N turns x M+O: conversations of N turns, each turn's prompt the history so far (earlier messages and answers) "
+        "plus a new message of M tokens, answered with O; a user thinks between turns (not timed).\n";
   return note;
 }
 

@@ -54,7 +54,7 @@ class FakeAsyncSystem final : public loadgen::SystemUnderTest {
   long fail_every = 0;  // every n-th query completes as failed
   long stall_at = -1;   // this query takes `stall` instead
   std::chrono::microseconds stall{0};
-  int max_in_flight = 0;  // the most queries started and not yet completed
+  int max_in_flight = 0;                // the most queries started and not yet completed
   std::vector<loadgen::Query> queries;  // in start order, with their start times
   std::vector<std::int64_t> start_times_ns;
   // The samples queries draw from; a single sample unless a test plants groups.

@@ -81,9 +81,9 @@ TEST(Conversation, ACursorWalksItsConversationThenStartsTheNextOneShared) {
   EXPECT_EQ(a.next_sample(three, started, 10), 1u);
   EXPECT_EQ(a.after_query(three, 42, true), 500'000'000);
   EXPECT_EQ(a.next_sample(three, started, 10), 2u);
-  EXPECT_EQ(a.after_query(three, 42, true), 0);       // the last turn: no pause, a new conversation
+  EXPECT_EQ(a.after_query(three, 42, true), 0);      // the last turn: no pause, a new conversation
   EXPECT_EQ(a.next_sample(three, started, 10), 6u);  // conversation 2
-  EXPECT_EQ(b.after_query(three, 42, false), 0);      // a failed turn ends its conversation
+  EXPECT_EQ(b.after_query(three, 42, false), 0);     // a failed turn ends its conversation
   EXPECT_EQ(b.next_sample(three, started, 10), 9u);  // conversation 3, turn 0
   EXPECT_EQ(started.load(), 4u);
   std::atomic<std::uint64_t> wrapped{0};
@@ -105,7 +105,7 @@ TEST(Conversation, ThinkTimesAreSeededPerConversationAndTurnAndNeverNegative) {
       EXPECT_GE(pause, 0);
       seen.insert(pause);
     }
-  EXPECT_GT(seen.size(), 50u);  // draws, not one value
+  EXPECT_GT(seen.size(), 50u);   // draws, not one value
   EXPECT_LT(seen.size(), 150u);  // a mean of 0.2 s and a deviation of 1 s: many draws clamp to 0
   EXPECT_EQ(Conversation{}.describe(), "none");
   EXPECT_EQ(drawn.describe(), "4 turns, think 0.2 s ± 1 s");
@@ -153,7 +153,7 @@ TEST(Conversation, TheRunEndsAtItsCapOrStopWhileUsersAreThinking) {
     const auto phase = asynchronous ? run_closed_loop(*system_over<testing::FakeAsyncSystem>(library, 2), config)
                                     : run_closed_loop(*system_over<testing::FakeSystem>(library, 2), config);
     EXPECT_LT(mono_now_ns() - before, 10'000'000'000) << "asynchronous " << asynchronous;  // not 30 s: the cap cut the pause
-    EXPECT_EQ(phase.recorder.completed(), 2u) << "asynchronous " << asynchronous;  // each client's first turn only
+    EXPECT_EQ(phase.recorder.completed(), 2u) << "asynchronous " << asynchronous;          // each client's first turn only
   }
   const auto library = conversations(8, 5);
   auto system = system_over<testing::FakeSystem>(library, 1);
@@ -252,7 +252,8 @@ TEST(Conversation, LoadPromptsCarryTheirConversationsHistoryTurnByTurn) {
     const auto& answer = prompts[i].history[2 * turn - 1];
     EXPECT_EQ(static_cast<int>(std::count(answer.begin(), answer.end(), ' ')) + 1, before.max_tokens);
   }
-  EXPECT_EQ(remote::conversation_prompts(LengthDistribution{12, 3}, LengthDistribution{6, 0}, four, 7)[13].text, prompts[13].text);
+  EXPECT_EQ(remote::conversation_prompts(LengthDistribution{12, 3}, LengthDistribution{6, 0}, four, 7)[13].text,
+            prompts[13].text);
 }
 
 }  // namespace infermark::loadgen

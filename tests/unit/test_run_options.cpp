@@ -184,8 +184,8 @@ TEST(RunOptions, LanguageModelsRunEveryScenario) {
   cell = harness::to_cell(parse_run_flags("m.gguf", {"--scenario", "interactive", "--find-max-qps"}), "llamacpp", 2);
   EXPECT_EQ(cell.scenario.name, loadgen::Scenario::kInteractive);
   EXPECT_EQ(std::tie(cell.scenario.ttft_ms, cell.scenario.tpot_ms), std::make_tuple(450.0, 40.0));
-  cell = harness::to_cell(parse_run_flags("m.gguf", {"--scenario", "interactive", "--qps", "2", "--ttft-ms", "900"}),
-                          "llamacpp", 2);
+  cell =
+      harness::to_cell(parse_run_flags("m.gguf", {"--scenario", "interactive", "--qps", "2", "--ttft-ms", "900"}), "llamacpp", 2);
   EXPECT_EQ(std::tie(cell.scenario.ttft_ms, cell.scenario.tpot_ms), std::make_tuple(900.0, 40.0));
   EXPECT_EQ(cell_error(parse_run_flags("m.gguf", {"--scenario", "interactive"}), "llamacpp"),
             "--scenario interactive needs --qps above 0 (or --find-max-qps)");
@@ -193,8 +193,7 @@ TEST(RunOptions, LanguageModelsRunEveryScenario) {
   cell = harness::to_cell(parse_run_flags("m.gguf", {"--turns", "4", "--think-time", "1.5:0.5", "--concurrency", "2"}),
                           "llamacpp", 2);
   EXPECT_EQ(cell.scenario.conversation.turns, 4);
-  EXPECT_EQ(std::tie(cell.scenario.conversation.think_s, cell.scenario.conversation.think_stddev_s),
-            std::make_tuple(1.5, 0.5));
+  EXPECT_EQ(std::tie(cell.scenario.conversation.think_s, cell.scenario.conversation.think_stddev_s), std::make_tuple(1.5, 0.5));
   EXPECT_EQ(cell_error(parse_run_flags("m.gguf", {"--turns", "4", "--think-time", "-1"}), "llamacpp"),
             "--think-time -1: expected MEAN or MEAN:STDDEV seconds");
   // Other models keep the scenario they asked for.

@@ -146,8 +146,8 @@ TEST(SampleSeam, StreamedTokensGiveTtftFromTheScheduledArrival) {
 TEST(SampleSeam, ScenarioTableDrivesNamesLanesAndDurations) {
   std::vector<std::string> names;
   for (const auto& row : scenario_table()) names.push_back(std::string(row.name));
-  EXPECT_EQ(names, (std::vector<std::string>{"single-stream", "concurrency", "offline", "server", "interactive", "ramp", "soak", "pulse",
-                                            "replay"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"single-stream", "concurrency", "offline", "server", "interactive", "ramp", "soak",
+                                             "pulse", "replay"}));
   for (const auto& row : scenario_table()) EXPECT_EQ(parse_scenario(std::string(row.name)), row.scenario);
   EXPECT_EQ(parse_scenario("generation"), Scenario::kConcurrency);  // results written before LLMs ran every scenario
   EXPECT_EQ(parse_ramp_by("rate"), RampBy::kRate);

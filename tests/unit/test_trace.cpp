@@ -40,11 +40,10 @@ std::filesystem::path written(const std::string& name, const std::string& text) 
 }
 
 TEST(Trace, MooncakeLinesGiveMillisecondArrivalsLengthsAndBlocks) {
-  const auto t = mooncake(
-      R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})"
-      "\n\n"
-      R"({"timestamp": 1500, "input_length": 100, "output_length": 7, "hash_ids": [0]})"
-      "\n");
+  const auto t = mooncake(R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]})"
+                          "\n\n"
+                          R"({"timestamp": 1500, "input_length": 100, "output_length": 7, "hash_ids": [0]})"
+                          "\n");
   ASSERT_EQ(t.requests.size(), 2u);
   EXPECT_EQ(t.block_tokens, 512);
   EXPECT_DOUBLE_EQ(t.requests[1].arrival_s, 1.5);
@@ -63,8 +62,7 @@ TEST(Trace, MooncakeErrorsNameTheLineAndTheField) {
   EXPECT_EQ(error_of([] { mooncake("{\"timestamp\": 0, \"output_length\": 3}\n"); }), "m.jsonl:1: input_length: missing");
   EXPECT_EQ(error_of([] { mooncake("\n{\"timestamp\": 0, \"input_length\": 2.5, \"output_length\": 3}\n"); }),
             "m.jsonl:2: input_length: 2.5 is not a whole number of at least 0");
-  EXPECT_EQ(error_of([] { mooncake("[1, 2]\n"); }),
-            "m.jsonl:1: not a JSON object (a Mooncake trace has one request per line)");
+  EXPECT_EQ(error_of([] { mooncake("[1, 2]\n"); }), "m.jsonl:1: not a JSON object (a Mooncake trace has one request per line)");
   EXPECT_EQ(error_of([] { mooncake("{\"input_length\": 3, \"output_length\": 3}\n"); }),
             "m.jsonl:1: timestamp: missing or not a number of milliseconds of at least 0");
   EXPECT_EQ(error_of([] { mooncake(R"({"timestamp": 0, "input_length": 1100, "output_length": 3, "hash_ids": [4, 5]})"); }),
@@ -115,9 +113,10 @@ TEST(Trace, BurstGptCsvTakesItsColumnsByName) {
 }
 
 TEST(Trace, FormatIsToldFromTheFileAndTheTraceIsSortedCutAndStartsAtZero) {
-  const auto m = written("m.jsonl", "{\"timestamp\": 900, \"input_length\": 4, \"output_length\": 2}\n"
-                                    "{\"timestamp\": 300, \"input_length\": 5, \"output_length\": 2}\n"
-                                    "{\"timestamp\": 600, \"input_length\": 6, \"output_length\": 2}\n");
+  const auto m = written("m.jsonl",
+                         "{\"timestamp\": 900, \"input_length\": 4, \"output_length\": 2}\n"
+                         "{\"timestamp\": 300, \"input_length\": 5, \"output_length\": 2}\n"
+                         "{\"timestamp\": 600, \"input_length\": 6, \"output_length\": 2}\n");
   const auto trace = load_trace({m.string(), std::nullopt, 1.0, 2});
   EXPECT_EQ(trace->format, TraceFormat::kMooncake);
   ASSERT_EQ(trace->requests.size(), 2u);  // the first two by arrival
@@ -130,12 +129,18 @@ TEST(Trace, FormatIsToldFromTheFileAndTheTraceIsSortedCutAndStartsAtZero) {
   const auto b = written("b.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1,x,5,5,10,y\n");
   EXPECT_EQ(load_trace({b.string(), std::nullopt, 1.0, 0})->format, TraceFormat::kBurstGpt);
   const auto other = written("o.csv", "time,in,out\n1,2,3\n");
-  EXPECT_NE(error_of([&] { load_trace({other.string(), std::nullopt, 1.0, 0}); }).find("name it with --trace-format"),
+  EXPECT_NE(error_of([&] {
+              load_trace({other.string(), std::nullopt, 1.0, 0});
+            }).find("name it with --trace-format"),
             std::string::npos);
   const auto empty = written("e.csv", "Timestamp,Model,Request tokens,Response tokens\n1,x,5,0\n");
-  EXPECT_EQ(error_of([&] { load_trace({empty.string(), std::nullopt, 1.0, 0}); }),
+  EXPECT_EQ(error_of([&] {
+              load_trace({empty.string(), std::nullopt, 1.0, 0});
+            }),
             empty.string() + ": no requests with input and output tokens (1 rows had none)");
-  EXPECT_EQ(error_of([] { load_trace({"/nonexistent/t.jsonl", std::nullopt, 1.0, 0}); }),
+  EXPECT_EQ(error_of([] {
+              load_trace({"/nonexistent/t.jsonl", std::nullopt, 1.0, 0});
+            }),
             "--trace /nonexistent/t.jsonl: no such file");
   for (const auto& f : {m, a, b, other, empty}) std::filesystem::remove(f);
 }
