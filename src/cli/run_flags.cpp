@@ -66,6 +66,9 @@ void add_scenario_flags(CLI::App& cmd, harness::RunOptions& o) {
   cmd.add_option("--shared-prefix", o.shared_prefix,
                  "LLMs: GROUPS:TOKENS, each prompt starts with one of GROUPS shared prefixes of TOKENS tokens (words "
                  "for `load`'s synthetic prompts) before its own --prompt-tokens; TTFT is reported warm and cold");
+  cmd.add_option("--dataset", s.dataset,
+                 "LLMs: cut prompts from this text (run: tokenized by the model's own tokenizer, exact lengths; load: "
+                 "words) instead of synthetic ones");
   cmd.add_option("--turns", s.conversation.turns,
                  "LLMs: multi-turn conversations of N turns, each client a user; a turn's prompt is the history so far "
                  "(earlier prompts and answers) plus a new --prompt-tokens message; latency per turn")

@@ -39,11 +39,11 @@ int context_for(const loadgen::ScenarioSpec& s) {
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
 }
 
-PromptLibrary prompt_library(const loadgen::ScenarioSpec& spec, const Generator& generator) {
-  if (spec.trace.enabled()) return PromptLibrary(*loadgen::load_trace(spec.trace), generator, spec.seed);
+PromptLibrary prompt_library(const loadgen::ScenarioSpec& spec, const Generator& generator, const TokenSource& tokens) {
+  if (spec.trace.enabled()) return PromptLibrary(*loadgen::load_trace(spec.trace), generator, tokens, spec.seed);
   if (spec.conversation.enabled())
-    return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, spec.seed, spec.conversation);
-  return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, spec.seed, spec.shared_prefix);
+    return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, tokens, spec.seed, spec.conversation);
+  return PromptLibrary(prompt_lengths(spec), output_lengths(spec), generator, tokens, spec.seed, spec.shared_prefix);
 }
 
 // After the timed run (peak memory already recorded): a one-slot generator whose context holds one window.
@@ -107,7 +107,9 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         result.effective_settings = generator->effective_settings();
 
         enter(spec.trace.enabled() ? "building the trace's prompts" : "drawing prompts");
-        const auto prompts = prompt_library(spec, *generator);
+        const auto tokens =
+            spec.dataset.empty() ? TokenSource::vocabulary(*generator) : TokenSource::corpus(*generator, spec.dataset);
+        const auto prompts = prompt_library(spec, *generator, tokens);
 
         GeneratorSystem system(*generator, prompts, lanes);
         result.scenario.parameters.lanes = lanes;
@@ -127,6 +129,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
         generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
         if (const auto reused = generator->prompt_tokens_reused(); reused > 0) generation.prompt_tokens_reused = reused;
+        generation.prompt_source = tokens.describe();
         result.generation = generation;
         result::record_peak_memory(result, request, peak_reset);
         if (!request.perplexity_text.empty()) {

@@ -1,22 +1,13 @@
 #include "harness/perplexity.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 
 namespace infermark::harness {
 namespace {
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error("--perplexity-text " + file.string() + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The greedy continuations the report compares engines on: the context half of the first windows,
 // each continued by kContinuationTokens tokens on slot 0 as the benchmark decodes (greedy).
@@ -62,7 +53,7 @@ double perplexity_of(const std::vector<WindowScore>& scores) {
 result::PerplexityResult measure_perplexity(Generator& generator, const std::filesystem::path& text_file, int window,
                                             const std::atomic<bool>* stop) {
   if (window < 4) throw Error("--perplexity-window " + std::to_string(window) + ": needs at least 4 tokens");
-  const auto text = read_text(text_file);
+  const auto text = read_text_file(text_file, "--perplexity-text");
   const auto tokens = generator.tokenize(text);
   const auto size = static_cast<std::size_t>(window);
   if (tokens.size() < size)

@@ -1,5 +1,5 @@
-// The sample library of a language model: synthetic prompts of drawn lengths over the model's
-// ordinary vocabulary, each with the number of tokens to generate. Drawn once from the seed, so
+// The sample library of a language model: prompts of drawn lengths from a token source (the model's
+// ordinary vocabulary, or windows of a real text), each with the number of tokens to generate. Drawn once from the seed, so
 // every backend, scenario and concurrency sees the same requests. With a shared prefix, each
 // prompt is one of the groups' prefixes followed by its own drawn tokens. In conversations, each
 // turn's prompt is the conversation's history followed by a new message.
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/generator.hpp"
+#include "harness/token_source.hpp"
 #include "loadgen/conversation.hpp"
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
@@ -28,13 +29,13 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   // Throws infermark::Error naming the flag when a fixed length cannot fit the context or the
   // vocabulary has no ordinary tokens; drawn lengths are clamped to what fits.
   PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, const loadgen::LengthDistribution& output_tokens,
-                const Generator& generator, std::uint64_t seed, const loadgen::SharedPrefix& shared_prefix = {},
-                std::uint32_t count = 1024);
+                const Generator& generator, const TokenSource& tokens, std::uint64_t seed,
+                const loadgen::SharedPrefix& shared_prefix = {}, std::uint32_t count = 1024);
 
   // A replayed trace's requests, in order: the k-th prompt has the k-th request's input length (its
   // recorded blocks' tokens first, each block's tokens the same wherever it recurs) and asks for its
   // output length. A request longer than the context is shortened to fit, and counted.
-  PromptLibrary(const loadgen::Trace& trace, const Generator& generator, std::uint64_t seed);
+  PromptLibrary(const loadgen::Trace& trace, const Generator& generator, const TokenSource& tokens, std::uint64_t seed);
 
   // Multi-turn conversations (conversations_in_library of them, sample = conversation x turns +
   // turn): turn t's prompt is the earlier turns' messages and answers, then a new message of
@@ -42,7 +43,8 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   // same for every engine, not what the engine said), so an engine that kept turn t's prompt
   // cached reuses all of it at turn t + 1. Throws when the last turn's mean length cannot fit the context.
   PromptLibrary(const loadgen::LengthDistribution& message_tokens, const loadgen::LengthDistribution& output_tokens,
-                const Generator& generator, std::uint64_t seed, const loadgen::Conversation& conversation);
+                const Generator& generator, const TokenSource& tokens, std::uint64_t seed,
+                const loadgen::Conversation& conversation);
 
   std::uint32_t sample_count() const override { return static_cast<std::uint32_t>(samples_.size()); }
   const PromptSample& at(std::uint32_t sample) const { return samples_[sample]; }

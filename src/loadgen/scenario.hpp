@@ -85,6 +85,7 @@ struct ScenarioSpec {
   SharedPrefix shared_prefix;  // prompts in groups that start alike (a prefix before the drawn prompt)
   TraceReplay trace;           // replay: the recorded arrivals and lengths
   Conversation conversation;   // closed loop: each client a user in multi-turn conversations
+  std::string dataset;         // LLMs: a text file prompts are cut from ("" : synthetic prompts)
 };
 
 // Checks every value before anything runs; throws infermark::Error naming the flag.

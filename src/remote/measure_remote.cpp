@@ -135,20 +135,23 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
       throw Error("--prompts: a replayed trace brings its own prompts (leave out --prompts or --trace)");
     if (spec.conversation.enabled() && !request.prompts_file.empty())
       throw Error("--prompts: conversations are drawn turn by turn (leave out --prompts or --turns)");
-    auto prompts = spec.trace.enabled()          ? prompts_from_trace(*loadgen::load_trace(spec.trace), spec.seed)
-                   : spec.conversation.enabled() ? conversation_prompts(prompt_words, output_tokens, spec.conversation, spec.seed)
-                   : request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed)
+    if (!spec.dataset.empty() && !request.prompts_file.empty())
+      throw Error("--prompts: --dataset cuts the prompts from its text (leave out one of them)");
+    const auto words = spec.dataset.empty() ? PromptWords::common() : PromptWords::corpus(spec.dataset);
+    auto prompts = spec.trace.enabled() ? prompts_from_trace(*loadgen::load_trace(spec.trace), spec.seed, words)
+                   : spec.conversation.enabled()
+                       ? conversation_prompts(prompt_words, output_tokens, spec.conversation, spec.seed, words)
+                   : request.prompts_file.empty() ? synthetic_prompts(prompt_words, output_tokens, spec.seed, 256, words)
                                                   : prompts_from_jsonl(request.prompts_file, output_tokens, spec.seed);
-    add_shared_prefixes(prompts, spec.shared_prefix, spec.seed);
+    add_shared_prefixes(prompts, spec.shared_prefix, spec.seed, words);
     remote.prompts =
-        spec.trace.enabled() ? result::PromptSource{"trace " + spec.trace.file + ": common English words to its lengths",
-                                                    std::nullopt, prompts.size()}
+        spec.trace.enabled()
+            ? result::PromptSource{"trace " + spec.trace.file + ", words: " + words.describe(), std::nullopt, prompts.size()}
         : spec.conversation.enabled()
-            ? result::PromptSource{"synthetic conversations (" + spec.conversation.describe() + "): common English words",
+            ? result::PromptSource{"conversations (" + spec.conversation.describe() + "), words: " + words.describe(),
                                    prompt_words.describe(), prompts.size()}
-        : request.prompts_file.empty()
-            ? result::PromptSource{"synthetic: common English words", prompt_words.describe(), std::nullopt}
-            : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
+        : request.prompts_file.empty() ? result::PromptSource{words.describe(), prompt_words.describe(), std::nullopt}
+                                       : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
     OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed, request.extra_fields};
     auto made = std::make_unique<OpenAiSystem>(*http, settings, std::move(prompts), lanes, errors);
     openai = made.get();

@@ -17,14 +17,6 @@ namespace {
 using nlohmann::json;
 namespace http = boost::beast::http;
 
-// Common short words: ordinary tokenizers give each about one token.
-constexpr const char* kWords[] = {"the",  "of",    "and",   "to",    "in",   "is",    "it",   "that", "for",   "you",   "was",
-                                  "with", "on",    "as",    "have",  "but",  "be",    "they", "at",   "one",   "this",  "from",
-                                  "or",   "had",   "by",    "word",  "what", "all",   "were", "we",   "when",  "your",  "can",
-                                  "said", "there", "use",   "an",    "each", "which", "she",  "do",   "how",   "their", "if",
-                                  "will", "up",    "other", "about", "out",  "many",  "then", "them", "these", "so",    "some",
-                                  "her",  "would", "make",  "like",  "him",  "into",  "time", "has",  "look"};
-
 constexpr NamedValue<OpenAiEndpoint> kEndpoints[] = {{OpenAiEndpoint::kChat, "chat"},
                                                      {OpenAiEndpoint::kCompletions, "completions"}};
 
@@ -68,15 +60,6 @@ std::vector<std::pair<std::string, OpenAiEndpoint>> endpoint_names() { return na
 
 namespace {
 
-std::string common_words(int count, SeededRandom& random) {
-  std::string text;
-  for (int w = 0; w < count; ++w) {
-    if (w > 0) text += ' ';
-    text += kWords[random.next() % std::size(kWords)];
-  }
-  return text;
-}
-
 int turns_in(const std::vector<PromptSample>& prompts) {
   std::uint32_t turns = 0;
   for (const auto& prompt : prompts) turns = std::max(turns, prompt.turn + 1);
@@ -92,11 +75,12 @@ int prefix_groups_in(const std::vector<PromptSample>& prompts) {
 
 }  // namespace
 
-void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed) {
+void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed,
+                         const PromptWords& words) {
   if (!shared.enabled()) return;
   SeededRandom random(loadgen::prefix_stream_seed(seed));
   std::vector<std::string> prefixes;
-  for (int g = 0; g < shared.groups; ++g) prefixes.push_back(common_words(shared.tokens, random));
+  for (int g = 0; g < shared.groups; ++g) prefixes.push_back(words.take(shared.tokens, random));
   for (auto& prompt : prompts) {
     prompt.prefix_group = static_cast<std::uint32_t>(random.next() % prefixes.size());
     prompt.prefix = prefixes[*prompt.prefix_group];
@@ -105,39 +89,39 @@ void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::Shar
 
 std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
                                             const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
-                                            std::uint32_t count) {
+                                            std::uint32_t count, const PromptWords& words) {
   SeededRandom random(seed);
   std::vector<PromptSample> prompts;
   constexpr int kLongest = 1 << 16;
   for (std::uint32_t i = 0; i < count; ++i) {
     PromptSample sample;
-    sample.text = common_words(prompt_words.draw(random, kLongest), random);
+    sample.text = words.take(prompt_words.draw(random, kLongest), random);
     sample.max_tokens = output_tokens.draw(random, kLongest);
     prompts.push_back(std::move(sample));
   }
   return prompts;
 }
 
-std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed) {
+std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed, const PromptWords& words) {
   std::vector<PromptSample> prompts;
   prompts.reserve(trace.requests.size());
   for (std::size_t k = 0; k < trace.requests.size(); ++k) {
     const auto& request = trace.requests[k];
     PromptSample sample;
     sample.max_tokens = request.output_tokens;
-    int words = 0;
+    int taken = 0;
     auto add = [&](int count, SeededRandom& random) {
-      count = std::min(count, request.input_tokens - words);
+      count = std::min(count, request.input_tokens - taken);
       if (count <= 0) return;
-      sample.text += (words > 0 ? " " : "") + common_words(count, random);
-      words += count;
+      sample.text += (taken > 0 ? " " : "") + words.take(count, random);
+      taken += count;
     };
     for (const auto block : request.blocks) {
       SeededRandom block_random(loadgen::block_stream_seed(seed, block));
       add(trace.block_tokens, block_random);
     }
     SeededRandom own_random(loadgen::request_stream_seed(seed, k));
-    add(request.input_tokens - words, own_random);
+    add(request.input_tokens - taken, own_random);
     prompts.push_back(std::move(sample));
   }
   return prompts;
@@ -145,7 +129,8 @@ std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::u
 
 std::vector<PromptSample> conversation_prompts(const loadgen::LengthDistribution& message_words,
                                                const loadgen::LengthDistribution& output_tokens,
-                                               const loadgen::Conversation& conversation, std::uint64_t seed) {
+                                               const loadgen::Conversation& conversation, std::uint64_t seed,
+                                               const PromptWords& words) {
   SeededRandom random(seed);
   std::vector<PromptSample> prompts;
   constexpr int kLongest = 1 << 16;
@@ -153,12 +138,12 @@ std::vector<PromptSample> conversation_prompts(const loadgen::LengthDistribution
     std::vector<std::string> history;
     for (int t = 0; t < conversation.turns; ++t) {
       PromptSample sample;
-      sample.text = common_words(message_words.draw(random, kLongest), random);
+      sample.text = words.take(message_words.draw(random, kLongest), random);
       sample.max_tokens = output_tokens.draw(random, kLongest);
       sample.history = history;
       sample.turn = static_cast<std::uint32_t>(t);
       history.push_back(sample.text);
-      history.push_back(common_words(sample.max_tokens, random));
+      history.push_back(words.take(sample.max_tokens, random));
       prompts.push_back(std::move(sample));
     }
   }

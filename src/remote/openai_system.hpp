@@ -20,6 +20,7 @@
 #include "loadgen/system_under_test.hpp"
 #include "loadgen/trace.hpp"
 #include "net/http_client.hpp"
+#include "remote/prompt_words.hpp"
 #include "remote/remote_errors.hpp"
 
 namespace infermark::remote {
@@ -45,17 +46,19 @@ struct PromptSample {
 // ordinary tokenizers; the server's usage gives the real count), seeded.
 std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& prompt_words,
                                             const loadgen::LengthDistribution& output_tokens, std::uint64_t seed,
-                                            std::uint32_t count = 256);
+                                            std::uint32_t count = 256, const PromptWords& words = PromptWords::common());
 // A replayed trace's requests, in order: the k-th prompt has the k-th request's input length in
 // common English words (a recorded block's words the same wherever the block recurs, so prompts
 // sharing blocks start alike) and asks for its output length.
-std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed);
+std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed,
+                                             const PromptWords& words = PromptWords::common());
 // Multi-turn conversations (conversations_in_library of them, in order, turn by turn): turn t's
 // message of drawn length after the earlier turns' messages and answers (common English words;
 // an answer has its turn's output length, the same for every server, not what the server said).
 std::vector<PromptSample> conversation_prompts(const loadgen::LengthDistribution& message_words,
                                                const loadgen::LengthDistribution& output_tokens,
-                                               const loadgen::Conversation& conversation, std::uint64_t seed);
+                                               const loadgen::Conversation& conversation, std::uint64_t seed,
+                                               const PromptWords& words = PromptWords::common());
 // A JSONL file: each line {"prompt": "..."}, {"messages": [{"role", "content"}, ...]} (the last
 // user message) or a ShareGPT record {"conversations": [{"from": "human", "value": "..."}, ...]}
 // (the first human turn). Throws infermark::Error naming the file and line.
@@ -64,7 +67,8 @@ std::vector<PromptSample> prompts_from_jsonl(const std::filesystem::path& file, 
 
 // Gives each prompt one of `shared.groups` prefixes of `shared.tokens` common English words (none
 // when not enabled), groups drawn from the seed.
-void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed);
+void add_shared_prefixes(std::vector<PromptSample>& prompts, const loadgen::SharedPrefix& shared, std::uint64_t seed,
+                         const PromptWords& words = PromptWords::common());
 
 struct OpenAiSettings {
   std::string model;

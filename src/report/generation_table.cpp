@@ -35,7 +35,8 @@ std::string lengths(const result::RunResult& r) {
                                    .output_tokens_stddev = 0,
                                    .shared_prefix = {},
                                    .trace = {},
-                                   .conversation = {}};
+                                   .conversation = {},
+                                   .dataset = {}};
   const auto& request = r.scenario.parameters.request ? *r.scenario.parameters.request : none;
   if (const auto& trace = r.scenario.parameters.trace)  // a replay's lengths vary per request: the trace's means
     return fmt::format("trace ~{:.0f}+{:.0f}", trace->mean_input_tokens, trace->mean_output_tokens);

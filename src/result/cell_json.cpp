@@ -57,6 +57,7 @@ json scenario_json(const loadgen::ScenarioSpec& s) {
           {"trace_format", s.trace.format ? std::string(loadgen::name_of(*s.trace.format)) : "auto"},
           {"trace_speed", s.trace.speed},
           {"trace_requests", s.trace.max_requests},
+          {"dataset", s.dataset},
           {"conversation_turns", s.conversation.turns},
           {"think_s", s.conversation.think_s},
           {"think_stddev_s", s.conversation.think_stddev_s}};

@@ -202,6 +202,7 @@ json to_json(const GenerationResult& g) {
          {"output_tokens_per_s", g.output_tokens_per_s},
          {"requests_per_s", g.requests_per_s}};
   if (!g.ttft_from.empty()) j["ttft_from"] = g.ttft_from;
+  if (!g.prompt_source.empty()) j["prompt_source"] = g.prompt_source;
   if (g.goodput_rps) j["goodput_rps"] = *g.goodput_rps;
   if (g.perplexity) j["perplexity"] = to_json(*g.perplexity);
   if (g.prompt_tokens_reused) j["prompt_tokens_reused"] = *g.prompt_tokens_reused;
@@ -249,6 +250,7 @@ GenerationResult generation_from(const json& j) {
   g.output_tokens_per_s = j.value("output_tokens_per_s", 0.0);
   g.requests_per_s = j.value("requests_per_s", 0.0);
   g.ttft_from = j.value("ttft_from", "");
+  g.prompt_source = j.value("prompt_source", "");
   if (j.contains("goodput_rps") && j["goodput_rps"].is_number()) g.goodput_rps = j["goodput_rps"].get<double>();
   if (j.contains("perplexity") && j["perplexity"].is_object()) g.perplexity = perplexity_from(j["perplexity"]);
   if (j.contains("prompt_tokens_reused") && j["prompt_tokens_reused"].is_number_unsigned())

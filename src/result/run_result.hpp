@@ -114,6 +114,7 @@ struct GenerationResult {
   std::optional<SharedPrefixResult> shared_prefix;    // --shared-prefix only
   std::optional<std::uint64_t> prompt_tokens_reused;  // prefill a prefix cache skipped since load, where the engine has one
   std::vector<loadgen::GroupGeneration> by_group;     // per latency group where there are several (a conversation's turns)
+  std::string prompt_source;                          // in process: where prompt tokens came from; empty in older files
 };
 
 // Where a result's latencies were taken, so only like results are ranked together: the harness

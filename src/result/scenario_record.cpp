@@ -276,6 +276,7 @@ loadgen::ScenarioSpec scenario_request_from(const json& j, const std::string& wh
   s.trace.format = loadgen::parse_trace_format(text_field(j, "trace_format", where, "auto"), where + ".trace_format");
   read_field(j, "trace_speed", where, s.trace.speed);
   read_field(j, "trace_requests", where, s.trace.max_requests);
+  read_field(j, "dataset", where, s.dataset);
   read_field(j, "conversation_turns", where, s.conversation.turns);
   read_field(j, "think_s", where, s.conversation.think_s);
   read_field(j, "think_stddev_s", where, s.conversation.think_stddev_s);

@@ -7,6 +7,8 @@
 - `infermark load --turns` against `infermark serve` with its prefix cache on: each turn's history
   (chat messages) reaches the server's cache, and against llama-server;
 - bad flag mixes fail before anything runs;
+- `--dataset FILE` cuts prompts from a real text: in process exactly the asked tokens by the
+  model's own tokenizer, in `load` windows of its words;
 - `--scenario interactive` runs server arrivals under MLPerf's Interactive limits (TTFT P99 450 ms,
   TPOT P99 40 ms) unless given others, and the result says which limits ran.
 
@@ -43,13 +45,17 @@ class ConversationsInProcess(unittest.TestCase):
         generation = result["generation"]
         turns = generation["by_group"]
         self.assertEqual([t["label"] for t in turns], ["turn 1", "turn 2", "turn 3"])
-        self.assertEqual([t["requests"] for t in turns], [4, 4, 4])  # 2 users x 2 whole conversations
+        # 2 users x 2 whole conversations, unless the run's count cut the last one short: every
+        # conversation runs from its first turn.
+        counts = [t["requests"] for t in turns]
+        self.assertEqual(sum(counts), 12)
+        self.assertEqual(counts, sorted(counts, reverse=True))
         # Fixed lengths: turn k's prompt is k messages of 40 and k - 1 answers of 8.
         self.assertEqual([t["prompt_tokens_mean"] for t in turns], [40, 88, 136])
         self.assertEqual(generation["output_tokens"]["total"], 12 * 8)
         # Each later turn's prompt starts with the one before it, which the engine's prefix cache
         # still holds (the last prompt token is always decoded again).
-        self.assertGreaterEqual(generation["prompt_tokens_reused"], 4 * (40 - 1 + 88 - 1))
+        self.assertGreaterEqual(generation["prompt_tokens_reused"], counts[1] * (40 - 1) + counts[2] * (88 - 1))
         # Latency is each answer's own time: the 0.2 s pauses are between requests, not in them.
         self.assertLess(result["latency_ms"]["percentiles"]["p50"]["value"], parameters["think_s"] * 1000)
         (phase,) = result["phases"]
@@ -69,6 +75,33 @@ class ConversationsInProcess(unittest.TestCase):
                 self.assertNotEqual(done.returncode, 0)
                 self.assertIn(message, done.stderr + done.stdout)
                 self.assertEqual([r for r in results if r["status"] == "ok"], [])
+
+
+class Dataset(unittest.TestCase):
+    """Prompts cut from a real text (Debian base-files' GPL-3): exact token lengths in process, words in load."""
+    TEXT = "/usr/share/common-licenses/GPL-3"
+
+    def test_run_cuts_prompts_of_exact_token_lengths(self):
+        (result,), _, _ = infermark("run", LLAMA, "-b", "llamacpp", "--dataset", self.TEXT, "--prompt-tokens", "48",
+                                    "--output-tokens", "4", "--runs", "6", "--warmup", "0")
+        self.assertEqual(result["status"], "ok", result.get("error"))
+        self.assertEqual(result["scenario"]["parameters"]["dataset"], self.TEXT)
+        generation = result["generation"]
+        self.assertEqual(generation["prompt_tokens"]["total"], 6 * 48)
+        self.assertIn("corpus GPL-3", generation["prompt_source"])
+        self.assertIn("ordinary tokens by the model's own tokenizer", generation["prompt_source"])
+        (synthetic,), _, _ = infermark("run", LLAMA, "-b", "llamacpp", "--runs", "1", "--warmup", "0")
+        self.assertIn("vocabulary", synthetic["generation"]["prompt_source"])
+
+    def test_bad_dataset_fails_naming_the_flag(self):
+        results, done, _ = infermark("run", LLAMA, "-b", "llamacpp", "--dataset", "/nonexistent/corpus.txt", "--runs", "1",
+                                     expect_code=None)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--dataset /nonexistent/corpus.txt: cannot be read", done.stdout + done.stderr + json_errors(results))
+
+
+def json_errors(results):
+    return " ".join(r.get("error", "") for r in results)
 
 
 class InteractiveScenario(unittest.TestCase):
@@ -106,14 +139,16 @@ class ConversationsAgainstServers(unittest.TestCase):
             self.assertEqual(result["status"], "ok", result.get("error"))
             generation = result["generation"]
             turns = generation["by_group"]
-            self.assertEqual([t["requests"] for t in turns], [2, 2, 2, 2])
+            counts = [t["requests"] for t in turns]
+            self.assertEqual(sum(counts), 8)
+            self.assertEqual(counts, sorted(counts, reverse=True))  # each conversation from its first turn
             means = [t["prompt_tokens_mean"] for t in turns]
             self.assertEqual(means, sorted(means))  # the server counted a longer prompt each turn
-            self.assertGreater(means[3], means[0] + 3 * 60)
-            self.assertIn("synthetic conversations (4 turns", result["remote"]["prompts"]["source"])
+            self.assertGreater(means[-1], means[0] + (len(means) - 1) * 60)
+            self.assertIn("conversations (4 turns", result["remote"]["prompts"]["source"])
             [reused] = metric_values(address, "infermark_prompt_tokens_reused_total").values()
             # Turns 2-4 of each conversation found the turn before's prompt (at least its messages).
-            self.assertGreaterEqual(reused, 2 * (60 + 120 + 180))
+            self.assertGreaterEqual(reused, sum(count * 60 * turn for turn, count in enumerate(counts)))
         finally:
             stop_server(server)
 
@@ -124,13 +159,15 @@ class ConversationsAgainstServers(unittest.TestCase):
         try:
             wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
             (result,), _, _ = infermark("load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model",
-                                        "llama-tiny", "--turns", "3", "--prompt-tokens", "12", "--output-tokens", "5",
+                                        "llama-tiny", "--turns", "3", "--prompt-tokens", "5", "--output-tokens", "3",
+                                        "--dataset", Dataset.TEXT,
                                         "--concurrency", "2", "--runs", "6", "--warmup", "0", *GRAMMAR)
             self.assertEqual(result["status"], "ok", result.get("error"))
             self.assertEqual(result["remote"]["errors"]["total"], 0, result["remote"]["errors"])  # within its 256-token context
             self.assertEqual(result["backend"]["framework"], "llama.cpp")
+            self.assertIn("corpus GPL-3", result["remote"]["prompts"]["source"])
             turns = result["generation"]["by_group"]
-            self.assertEqual([t["label"] for t in turns], ["turn 1", "turn 2", "turn 3"])
+            self.assertEqual([t["label"] for t in turns][:2], ["turn 1", "turn 2"])  # turn 3 unless the count cut it
             self.assertEqual(result["generation"]["requests"], 6)
             means = [t["prompt_tokens_mean"] for t in turns]
             self.assertEqual(means, sorted(means))

@@ -75,10 +75,12 @@ TEST_F(Zoo, BuildsASmallModelInEveryFormatThenServesItFromTheCache) {
   EXPECT_EQ(fp32["inputs"][0]["dynamic_axes"]["batch"], nlohmann::json::array({1, 64}));
   EXPECT_FALSE(fp32.contains("accuracy"));
   // Same network, reduced precision, 16 inputs. Measured: top-1 agreement 1.0 for both precisions
-  // in both formats; cosine 0.99999997 / 0.999997 (FP16 ONNX / IR) and 0.99996 / 0.99956 (INT8).
-  // INT8's floor leaves room for one of the 16 classes to flip on another CPU's kernels.
+  // in both formats; cosine 0.99999997 / 0.999997 (FP16 ONNX / IR) and, for INT8, 0.99996 / 0.99956
+  // on an earlier build machine but 0.9966 / 0.991 on an AMD EPYC with AVX2 and no VNNI, where INT8
+  // kernels take other paths (ONNX Runtime documents u8 x s8 saturation on AVX2 without VNNI).
+  // INT8's floors leave room for that and for one of the 16 classes to flip on another CPU's kernels.
   for (const auto& [stem, least_top1, least_cosine] :
-       std::vector<std::tuple<std::string, double, double>>{{"tinynet_fp16", 1.0, 0.9999}, {"tinynet_int8", 0.9, 0.999}}) {
+       std::vector<std::tuple<std::string, double, double>>{{"tinynet_fp16", 1.0, 0.9999}, {"tinynet_int8", 0.9, 0.98}}) {
     const auto m = manifest(stem);
     for (const auto* format : {"onnx", "openvino-ir"}) {
       const auto& logits = m["accuracy"]["by_format"][format]["outputs"][0];

@@ -3,7 +3,10 @@
 // generator is tested in tests/integration/test_llamacpp_backend.cpp.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -29,6 +32,12 @@ class ScriptedGenerator final : public Generator {
   int max_slots() const override { return static_cast<int>(slots_.size()); }
   GenerationBatching batching() const override { return GenerationBatching::kContinuous; }
   std::vector<TokenId> prompt_vocabulary() const override { return {5, 6, 7}; }
+  // A BOS (0), then 'a' 'b' 'c' as the ordinary tokens 5 6 7 and any other byte as a control token (1).
+  std::vector<TokenId> tokenize(const std::string& text) const override {
+    std::vector<TokenId> tokens{0};
+    for (const char c : text) tokens.push_back(c >= 'a' && c <= 'c' ? 5 + (c - 'a') : 1);
+    return tokens;
+  }
 
   void start(int slot, const std::vector<TokenId>& prompt, int max_new_tokens) override {
     auto& s = slots_.at(static_cast<std::size_t>(slot));
@@ -72,7 +81,7 @@ class ScriptedGenerator final : public Generator {
 };
 
 PromptLibrary prompts_of(const Generator& generator, double prompt, double output, std::uint64_t seed = 42) {
-  return PromptLibrary({prompt, 0}, {output, 0}, generator, seed, {}, 64);
+  return PromptLibrary({prompt, 0}, {output, 0}, generator, harness::TokenSource::vocabulary(generator), seed, {}, 64);
 }
 
 ScenarioSpec closed_spec(int concurrency, std::uint64_t requests) {
@@ -121,8 +130,9 @@ TEST(GeneratorSystem, BatchesConcurrentRequestsIntoOneStep) {
 
 TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
   ScriptedGenerator a(2, 64), b(2, 64), c(2, 64);
-  const PromptLibrary first({40, 15}, {20, 10}, a, 42, {}, 200), second({40, 15}, {20, 10}, b, 42, {}, 200),
-      other({40, 15}, {20, 10}, c, 7, {}, 200);
+  const auto vocabulary = harness::TokenSource::vocabulary(a);  // a, b and c alike
+  const PromptLibrary first({40, 15}, {20, 10}, a, vocabulary, 42, {}, 200),
+      second({40, 15}, {20, 10}, b, vocabulary, 42, {}, 200), other({40, 15}, {20, 10}, c, vocabulary, 7, {}, 200);
   std::set<std::size_t> prompt_lengths;
   bool differs = false;
   for (std::uint32_t i = 0; i < first.sample_count(); ++i) {
@@ -140,10 +150,51 @@ TEST(GeneratorSystem, PromptsAreSeededDrawnAndClampedToTheContext) {
   EXPECT_GT(prompt_lengths.size(), 5u);
 }
 
+TEST(GeneratorSystem, DatasetPromptsAreWindowsOfTheCorpusOrdinaryTokens) {
+  const ScriptedGenerator generator(1);
+  const auto text = std::filesystem::temp_directory_path() / "infermark-dataset-test.txt";
+  {
+    std::ofstream out(text);
+    out << "abc\naab cba";  // ordinary tokens 5 6 7 5 5 6 7 6 5; the BOS, newline and space left out
+  }
+  const std::vector<TokenId> corpus{5, 6, 7, 5, 5, 6, 7, 6, 5};
+  const auto source = harness::TokenSource::corpus(generator, text);
+  EXPECT_NE(source.describe().find("9 ordinary tokens by the model's own tokenizer"), std::string::npos) << source.describe();
+  const PromptLibrary prompts({12, 0}, {3, 0}, generator, source, 7, {}, 32);
+  std::set<std::size_t> starts;
+  for (std::uint32_t s = 0; s < prompts.sample_count(); ++s) {
+    const auto& tokens = prompts.at(s).tokens;
+    ASSERT_EQ(tokens.size(), 12u);  // exactly the length asked, wrapping round the corpus
+    std::optional<std::size_t> start;
+    for (std::size_t at = 0; at < corpus.size() && !start; ++at) {
+      bool window = true;
+      for (std::size_t i = 0; i < tokens.size() && window; ++i) window = tokens[i] == corpus[(at + i) % corpus.size()];
+      if (window) start = at;
+    }
+    ASSERT_TRUE(start.has_value()) << "sample " << s << " is not a window of the corpus";
+    starts.insert(*start);
+  }
+  EXPECT_GT(starts.size(), 3u);  // offsets drawn, not one window for all
+  {
+    std::ofstream out(text);
+    out << "xyz";
+  }
+  try {
+    harness::TokenSource::corpus(generator, text);
+    ADD_FAILURE() << "a corpus without ordinary tokens was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--dataset " + text.string() + ": 0 tokens"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(text);
+  EXPECT_THROW(harness::TokenSource::corpus(generator, text), Error);  // cannot be read
+}
+
 TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirOwnTokens) {
   ScriptedGenerator generator(2, 256);
   const SharedPrefix shared{3, 24};
-  const PromptLibrary plain({16, 0}, {8, 0}, generator, 42, {}, 200), prefixed({16, 0}, {8, 0}, generator, 42, shared, 200);
+  const auto vocabulary = harness::TokenSource::vocabulary(generator);
+  const PromptLibrary plain({16, 0}, {8, 0}, generator, vocabulary, 42, {}, 200),
+      prefixed({16, 0}, {8, 0}, generator, vocabulary, 42, shared, 200);
   EXPECT_EQ(prefixed.shared_prefix().groups, 3);
   std::map<std::uint32_t, std::vector<TokenId>> prefix_of_group;
   for (std::uint32_t i = 0; i < prefixed.sample_count(); ++i) {
@@ -161,7 +212,7 @@ TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirO
   EXPECT_NE(prefix_of_group[0], prefix_of_group[1]);
   EXPECT_NE(prefix_of_group[1], prefix_of_group[2]);
   try {
-    const PromptLibrary too_long({200, 0}, {40, 0}, generator, 42, shared, 10);
+    const PromptLibrary too_long({200, 0}, {40, 0}, generator, vocabulary, 42, shared, 10);
     ADD_FAILURE() << "a prefix + prompt + output longer than the context was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--shared-prefix 24"), std::string::npos) << e.what();
@@ -170,7 +221,7 @@ TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirO
 
 TEST(GeneratorSystem, TheFirstRequestOfEachPrefixIsColdAndTheRestWarmWarmUpIncluded) {
   ScriptedGenerator generator(2);
-  const PromptLibrary prompts({8, 0}, {4, 0}, generator, 42, SharedPrefix{2, 8}, 64);
+  const PromptLibrary prompts({8, 0}, {4, 0}, generator, harness::TokenSource::vocabulary(generator), 42, SharedPrefix{2, 8}, 64);
   harness::GeneratorSystem system(generator, prompts, 2);
   auto spec = closed_spec(2, 30);
   spec.warmup_queries = 0;

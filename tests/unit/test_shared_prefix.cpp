@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 #include <vector>
@@ -89,6 +91,23 @@ TEST(SharedPrefix, LoadPromptsOfAGroupCarryTheSamePrefixAndKeepTheirOwnText) {
   remote::add_shared_prefixes(unchanged, SharedPrefix{}, 42);
   EXPECT_FALSE(unchanged[0].prefix_group.has_value());
   EXPECT_TRUE(unchanged[0].prefix.empty());
+}
+
+TEST(SharedPrefix, LoadPromptsFromADatasetAreWindowsOfItsWords) {
+  const auto text = std::filesystem::temp_directory_path() / "infermark-words-test.txt";
+  {
+    std::ofstream out(text);
+    out << "one two three\nfour  five six seven";
+  }
+  const auto words = remote::PromptWords::corpus(text);
+  EXPECT_NE(words.describe().find("7 words"), std::string::npos) << words.describe();
+  const std::string twice = "one two three four five six seven one two three four five six seven";
+  for (const auto& prompt : remote::synthetic_prompts(LengthDistribution{5, 0}, LengthDistribution{4, 0}, 42, 20, words)) {
+    EXPECT_EQ(std::count(prompt.text.begin(), prompt.text.end(), ' '), 4) << prompt.text;  // 5 words
+    EXPECT_NE(twice.find(prompt.text), std::string::npos) << prompt.text;                  // a window, wrapping round
+  }
+  std::filesystem::remove(text);
+  EXPECT_THROW(remote::PromptWords::corpus(text), Error);
 }
 
 }  // namespace
