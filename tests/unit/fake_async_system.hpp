@@ -41,7 +41,7 @@ class FakeAsyncSystem final : public loadgen::SystemUnderTest {
     {
       std::lock_guard lock(mutex_);
       queries.push_back(query);
-      start_times_ns.push_back(mono_now_ns());
+      issue_times_ns.push_back(mono_now_ns());
       const auto now_in_flight = ++in_flight_;
       if (now_in_flight > max_in_flight) max_in_flight = now_in_flight;
       due_.emplace(mono_now_ns() + std::chrono::nanoseconds(service).count() + static_cast<std::int64_t>(query.id % 7),
@@ -55,8 +55,8 @@ class FakeAsyncSystem final : public loadgen::SystemUnderTest {
   long stall_at = -1;   // this query takes `stall` instead
   std::chrono::microseconds stall{0};
   int max_in_flight = 0;                // the most queries started and not yet completed
-  std::vector<loadgen::Query> queries;  // in start order, with their start times
-  std::vector<std::int64_t> start_times_ns;
+  std::vector<loadgen::Query> queries;  // in start order, with the times they were started
+  std::vector<std::int64_t> issue_times_ns;
   // The samples queries draw from; a single sample unless a test plants groups.
   const loadgen::SampleLibrary* library_ = &single_;
   std::thread::id completion_thread() const { return completer_.get_id(); }

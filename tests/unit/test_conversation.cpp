@@ -72,6 +72,32 @@ std::size_t expect_turns_in_order(const std::vector<Query>& queries, const std::
   return whole;
 }
 
+// `clients` users run `queries` queries of conversations of `turns` turns, thinking `think_s`
+// between turns: each conversation's turns in order, at least whole conversations `least_whole`;
+// latency below a pause (it would hold one if it counted the pause); per turn, as many requests
+// as at the turn after (every conversation starts at its first).
+template <typename System>
+void expect_ordered_turns_outside_latency(int clients, std::uint64_t queries, int turns, double think_s,
+                                          std::size_t least_whole) {
+  const auto library = conversations(16, turns);
+  auto system = system_over<System>(library, clients);
+  const auto phase = run_closed_loop(*system, talking(clients, queries, turns, think_s));
+  ASSERT_EQ(system->queries.size(), queries);
+  const auto think_ns = static_cast<std::int64_t>(think_s * 1e9);
+  EXPECT_GE(expect_turns_in_order(system->queries, system->issue_times_ns, turns, think_ns), least_whole);
+  EXPECT_LT(phase.recorder.latency().value_at_percentile(99), think_ns);
+  const auto& by_turn = phase.recorder.latency_by_group();
+  ASSERT_EQ(by_turn.size(), static_cast<std::size_t>(turns));
+  std::uint64_t total = 0;
+  for (std::size_t t = 0; t < by_turn.size(); ++t) {
+    total += by_turn[t].count();
+    if (t > 0) {
+      EXPECT_GE(by_turn[t - 1].count(), by_turn[t].count()) << "turn " << t + 1;
+    }
+  }
+  EXPECT_EQ(total, queries);
+}
+
 }  // namespace
 
 TEST(Conversation, ACursorWalksItsConversationThenStartsTheNextOneShared) {
@@ -115,29 +141,12 @@ TEST(Conversation, ThinkTimesAreSeededPerConversationAndTurnAndNeverNegative) {
 }
 
 TEST(Conversation, EachClientsTurnsRunInOrderWithTheirPauseOutsideLatency) {
-  const auto library = conversations(16, 3);
-  auto system = system_over<testing::FakeSystem>(library, 2);
-  const auto phase = run_closed_loop(*system, talking(2, 12, 3, 0.15));
-  ASSERT_EQ(system->queries.size(), 12u);
-  EXPECT_GE(expect_turns_in_order(system->queries, system->issue_times_ns, 3, 150'000'000), 3u);  // 4 unless cut
-  // Latency is each answer's own time: below a single pause, which it would hold if it counted one.
-  EXPECT_LT(phase.recorder.latency().value_at_percentile(99), 150'000'000);
-  ASSERT_EQ(phase.recorder.latency_by_group().size(), 3u);
-  const auto& by_turn = phase.recorder.latency_by_group();
-  EXPECT_EQ(by_turn[0].count() + by_turn[1].count() + by_turn[2].count(), 12u);
-  EXPECT_GE(by_turn[0].count(), by_turn[1].count());  // every conversation from its first turn
-  EXPECT_GE(by_turn[1].count(), by_turn[2].count());
-  EXPECT_EQ(library.group_label(2), "turn 3");
+  expect_ordered_turns_outside_latency<testing::FakeSystem>(2, 12, 3, 0.15, 3);  // 4 whole conversations unless cut
+  EXPECT_EQ(conversations(1, 3).group_label(2), "turn 3");
 }
 
 TEST(Conversation, AnAsynchronousSystemsUsersThinkOnATimerAndKeepTheirOrder) {
-  const auto library = conversations(16, 4);
-  auto system = system_over<testing::FakeAsyncSystem>(library, 4);
-  const auto phase = run_closed_loop(*system, talking(4, 16, 4, 0.1));
-  ASSERT_EQ(system->queries.size(), 16u);
-  EXPECT_GE(expect_turns_in_order(system->queries, system->start_times_ns, 4, 100'000'000), 1u);  // 4 unless cut
-  EXPECT_LT(phase.recorder.latency().value_at_percentile(99), 100'000'000);
-  EXPECT_EQ(phase.recorder.completed(), 16u);
+  expect_ordered_turns_outside_latency<testing::FakeAsyncSystem>(4, 16, 4, 0.1, 1);
 }
 
 TEST(Conversation, TheRunEndsAtItsCapOrStopWhileUsersAreThinking) {
