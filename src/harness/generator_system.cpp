@@ -42,7 +42,7 @@ int checked_lanes(const Generator& generator, int lanes) {
 GeneratorSystem::GeneratorSystem(Generator& generator, const PromptLibrary& prompts, int lanes)
     : prompts_(prompts),
       lanes_(checked_lanes(generator, lanes)),
-      prefixes_(prompts.shared_prefix().groups),
+      prefixes_(static_cast<int>(prompts.prefix_groups())),
       scheduler_(generator) {}
 
 void GeneratorSystem::issue(int /*lane*/, const loadgen::Query& query, loadgen::Completion& completion) {

@@ -76,6 +76,11 @@ result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   g.by_group = m.by_group;
   if (spec.shared_prefix.enabled() && m.prefix)
     g.shared_prefix = result::SharedPrefixResult{spec.shared_prefix.groups, spec.shared_prefix.tokens, *m.prefix};
+  if (spec.trace.enabled() && m.prefix) {  // a trace's requests grouped by their first recorded block
+    const auto trace = loadgen::load_trace(spec.trace);
+    g.shared_prefix =
+        result::SharedPrefixResult{static_cast<int>(loadgen::first_block_groups(*trace).groups), trace->block_tokens, *m.prefix};
+  }
   return g;
 }
 

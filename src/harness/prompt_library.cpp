@@ -19,7 +19,7 @@ void require_fits(double longest, int context, const std::string& sum) {
 PromptLibrary::PromptLibrary(const loadgen::LengthDistribution& prompt_tokens, const loadgen::LengthDistribution& output_tokens,
                              const Generator& generator, const TokenSource& tokens, std::uint64_t seed,
                              const loadgen::SharedPrefix& shared_prefix, std::uint32_t count)
-    : shared_prefix_(shared_prefix) {
+    : prefix_groups_(shared_prefix.enabled() ? static_cast<std::uint32_t>(shared_prefix.groups) : 0) {
   const int context = generator.context_length();
   const int prefix_length = shared_prefix.enabled() ? shared_prefix.tokens : 0;
   require_fits(prefix_length + prompt_tokens.mean + output_tokens.mean, context,
@@ -49,9 +49,12 @@ PromptLibrary::PromptLibrary(const loadgen::Trace& trace, const Generator& gener
   const int context = generator.context_length();
   if (context < 3) throw Error(fmt::format("a context of {} tokens holds no prompt and answer", context));
   samples_.reserve(trace.requests.size());
+  const auto first_blocks = loadgen::first_block_groups(trace);
+  prefix_groups_ = first_blocks.groups;
   for (std::size_t k = 0; k < trace.requests.size(); ++k) {
     const auto& request = trace.requests[k];
     PromptSample sample;
+    sample.prefix_group = first_blocks.of_request[k];
     sample.output_tokens = std::min(request.output_tokens, context - 2);
     const int input = std::min(request.input_tokens, context - 1 - sample.output_tokens);
     shortened_ += input < request.input_tokens || sample.output_tokens < request.output_tokens ? 1 : 0;

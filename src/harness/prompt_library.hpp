@@ -21,7 +21,7 @@ namespace infermark::harness {
 struct PromptSample {
   std::vector<TokenId> tokens;  // the shared prefix (if any) first
   int output_tokens = 0;
-  std::optional<std::uint32_t> prefix_group;  // shared-prefix workloads only
+  std::optional<std::uint32_t> prefix_group;  // shared-prefix workloads and traces with blocks
 };
 
 class PromptLibrary final : public loadgen::SampleLibrary {
@@ -51,14 +51,15 @@ class PromptLibrary final : public loadgen::SampleLibrary {
   std::uint32_t group_count() const override { return turns_.count(); }
   std::uint32_t group_of(std::uint32_t sample) const override { return turns_.of(sample); }
   std::string group_label(std::uint32_t group) const override { return turns_.label(group); }
-  const loadgen::SharedPrefix& shared_prefix() const { return shared_prefix_; }
+  // Prefix groups the samples' prefix_group counts (shared-prefix groups, or a trace's first blocks).
+  std::uint32_t prefix_groups() const { return prefix_groups_; }
   // Trace requests shortened to fit the context.
   std::uint32_t shortened() const { return shortened_; }
 
  private:
   std::vector<PromptSample> samples_;
   std::uint32_t shortened_ = 0;
-  loadgen::SharedPrefix shared_prefix_;
+  std::uint32_t prefix_groups_ = 0;
   loadgen::TurnGroups turns_;
 };
 

@@ -371,6 +371,21 @@ std::uint64_t block_stream_seed(std::uint64_t seed, std::uint64_t block_hash) {
   return seed ^ (0x424C4F434B000000ull + block_hash * 0x9E3779B97F4A7C15ull);
 }
 
+FirstBlockGroups first_block_groups(const Trace& trace) {
+  FirstBlockGroups grouped;
+  std::map<std::uint64_t, std::uint32_t> group_of_block;
+  for (const auto& request : trace.requests) {
+    if (request.blocks.empty()) {
+      grouped.of_request.emplace_back();
+      continue;
+    }
+    const auto [at, added] = group_of_block.emplace(request.blocks.front(), grouped.groups);
+    grouped.groups += added ? 1 : 0;
+    grouped.of_request.emplace_back(at->second);
+  }
+  return grouped;
+}
+
 std::uint64_t request_stream_seed(std::uint64_t seed, std::uint64_t request_index) {
   return seed ^ (0x5245515545535400ull + (request_index + 1) * 0xD1B54A32D192ED03ull);
 }

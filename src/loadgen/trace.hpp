@@ -96,4 +96,14 @@ std::uint64_t block_stream_seed(std::uint64_t seed, std::uint64_t block_hash);
 // The stream of the tokens a request has beyond its recorded blocks (or all of them, without).
 std::uint64_t request_stream_seed(std::uint64_t seed, std::uint64_t request_index);
 
+// Requests grouped by their first recorded block (Mooncake's hash_ids): a group's prompts start
+// with the same block of tokens, which a prefix cache can reuse, so a request is *warm* when one of
+// its group was issued before it, as in a shared-prefix workload. One entry per request (none
+// without blocks), numbered in order of first appearance.
+struct FirstBlockGroups {
+  std::vector<std::optional<std::uint32_t>> of_request;
+  std::uint32_t groups = 0;
+};
+FirstBlockGroups first_block_groups(const Trace& trace);
+
 }  // namespace infermark::loadgen

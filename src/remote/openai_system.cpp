@@ -105,9 +105,11 @@ std::vector<PromptSample> synthetic_prompts(const loadgen::LengthDistribution& p
 std::vector<PromptSample> prompts_from_trace(const loadgen::Trace& trace, std::uint64_t seed, const PromptWords& words) {
   std::vector<PromptSample> prompts;
   prompts.reserve(trace.requests.size());
+  const auto first_blocks = loadgen::first_block_groups(trace);
   for (std::size_t k = 0; k < trace.requests.size(); ++k) {
     const auto& request = trace.requests[k];
     PromptSample sample;
+    sample.prefix_group = first_blocks.of_request[k];  // warm or cold by its first block (the words are in `text`)
     sample.max_tokens = request.output_tokens;
     int taken = 0;
     auto add = [&](int count, SeededRandom& random) {

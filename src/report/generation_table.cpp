@@ -185,7 +185,8 @@ std::string shared_prefix_note(const std::vector<result::RunResult>& results, st
   return "  GxP+ (prompt+output): G groups of prompts, each starting with its group's shared prefix of P tokens (words for "
          "`load`) before its own prompt; warm prefix: the share of requests whose prefix had been sent before them (warm-up "
          "included), whether or not the engine kept it; TTFT P50 warm/cold: of those requests and of the first of each "
-         "prefix. An engine that caches prefixes answers warm requests sooner; one that does not shows both alike.\n";
+         "prefix (a replayed trace's requests are grouped by their first recorded block). An engine that caches prefixes "
+         "answers warm requests sooner; one that does not shows both alike.\n";
 }
 
 // Where requests fell in several latency groups (a conversation's turns): each group's TTFT and

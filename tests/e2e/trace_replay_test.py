@@ -151,6 +151,10 @@ class ReplayAgainstServers(unittest.TestCase):
             self.assertEqual(result["generation"]["requests"], 8)
             self.assertEqual(result["generation"]["output_tokens"]["total"], 8 * 6)
             self.assertEqual(result["scenario"]["parameters"]["trace"]["block_reuse_share"], 7 / 16)
+            # Grouped by their first block, as a shared-prefix workload: one cold request, seven warm.
+            prefix = result["generation"]["shared_prefix"]
+            self.assertEqual((prefix["groups"], prefix["prefix_tokens"]), (1, 512))
+            self.assertEqual((prefix["cold_requests"], prefix["warm_requests"]), (1, 7))
             [reused] = metric_values(address, "infermark_prompt_tokens_reused_total").values()
             # Seven requests came after block 0 had been prefilled: each skipped at least its 512 words.
             self.assertGreaterEqual(reused, 7 * 512)

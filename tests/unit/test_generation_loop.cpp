@@ -195,7 +195,8 @@ TEST(GeneratorSystem, SharedPrefixPromptsStartWithTheirGroupsPrefixAndKeepTheirO
   const auto vocabulary = harness::TokenSource::vocabulary(generator);
   const PromptLibrary plain({16, 0}, {8, 0}, generator, vocabulary, 42, {}, 200),
       prefixed({16, 0}, {8, 0}, generator, vocabulary, 42, shared, 200);
-  EXPECT_EQ(prefixed.shared_prefix().groups, 3);
+  EXPECT_EQ(prefixed.prefix_groups(), 3u);
+  EXPECT_EQ(plain.prefix_groups(), 0u);
   std::map<std::uint32_t, std::vector<TokenId>> prefix_of_group;
   for (std::uint32_t i = 0; i < prefixed.sample_count(); ++i) {
     const auto& p = prefixed.at(i);

@@ -58,6 +58,24 @@ TEST(Trace, MooncakeLinesGiveMillisecondArrivalsLengthsAndBlocks) {
   EXPECT_EQ(s.max_input_tokens, 600);
 }
 
+TEST(Trace, RequestsAreGroupedByTheirFirstBlockForWarmAndColdPrefixes) {
+  const auto t = mooncake(R"({"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [7, 1]})"
+                          "\n"
+                          R"({"timestamp": 1, "input_length": 100, "output_length": 7, "hash_ids": []})"
+                          "\n"
+                          R"({"timestamp": 2, "input_length": 900, "output_length": 7, "hash_ids": [3, 1]})"
+                          "\n"
+                          R"({"timestamp": 3, "input_length": 600, "output_length": 7, "hash_ids": [7, 2]})"
+                          "\n");
+  const auto grouped = first_block_groups(t);
+  EXPECT_EQ(grouped.groups, 2u);  // blocks 7 and 3 start prompts; block 1 never does
+  ASSERT_EQ(grouped.of_request.size(), 4u);
+  EXPECT_EQ(grouped.of_request[0], 0u);
+  EXPECT_FALSE(grouped.of_request[1].has_value());  // no blocks: not a shared prefix
+  EXPECT_EQ(grouped.of_request[2], 1u);
+  EXPECT_EQ(grouped.of_request[3], 0u);  // block 7 again: warm once the first request was issued
+}
+
 TEST(Trace, MooncakeErrorsNameTheLineAndTheField) {
   EXPECT_EQ(error_of([] { mooncake("{\"timestamp\": 0, \"output_length\": 3}\n"); }), "m.jsonl:1: input_length: missing");
   EXPECT_EQ(error_of([] { mooncake("\n{\"timestamp\": 0, \"input_length\": 2.5, \"output_length\": 3}\n"); }),
