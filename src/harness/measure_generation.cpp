@@ -30,12 +30,10 @@ int context_for(const loadgen::ScenarioSpec& s) {
     for (const auto& r : loadgen::load_trace(s.trace)->requests) longest = std::max(longest, r.input_tokens + r.output_tokens);
     return (longest / 64 + 1) * 64;
   }
-  if (s.conversation.enabled()) {  // a conversation's last turn holds every turn's message and answer
-    const double turn = s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
-    return static_cast<int>(std::ceil(s.conversation.turns * turn / 64.0) * 64);
-  }
+  const double request = s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
   const double prefix = s.shared_prefix.enabled() ? s.shared_prefix.tokens : 0;
-  const double longest = prefix + s.prompt_tokens + 4 * s.prompt_tokens_stddev + s.output_tokens + 4 * s.output_tokens_stddev;
+  // A conversation's last turn holds every turn's message and answer.
+  const double longest = s.conversation.enabled() ? s.conversation.turns * request : prefix + request;
   return static_cast<int>(std::ceil(longest / 64.0) * 64);
 }
 

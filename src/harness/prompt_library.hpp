@@ -1,6 +1,7 @@
-// The sample library of a language model: prompts of drawn lengths from a token source (the model's
-// ordinary vocabulary, or windows of a real text), each with the number of tokens to generate. Drawn once from the seed, so
-// every backend, scenario and concurrency sees the same requests. With a shared prefix, each
+// The sample library of a language model: prompts of drawn lengths from a token source (the
+// model's ordinary vocabulary, or windows of a real text), each with the number of tokens to
+// generate. Drawn once from the seed, so every backend, scenario and concurrency sees the same
+// requests. With a shared prefix, each
 // prompt is one of the groups' prefixes followed by its own drawn tokens. In conversations, each
 // turn's prompt is the conversation's history followed by a new message.
 #pragma once

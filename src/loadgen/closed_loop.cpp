@@ -37,23 +37,24 @@ struct LoopControl {
   // Claims the next query id, or says the run is over: max_duration is a hard cap; max_queries
   // ends the run once min_duration has also passed. Exact under concurrency (compare-exchange).
   bool claim_next(std::int64_t now_ns, std::uint64_t& id) {
-    const auto elapsed_s = static_cast<double>(now_ns - start_ns) * 1e-9;
-    if (elapsed_s >= config.max_duration_s) return false;
     auto n = claimed.load(std::memory_order_relaxed);
     do {
-      if (config.max_queries && n >= config.max_queries && elapsed_s >= config.min_duration_s) return false;
+      if (over_after(now_ns, n)) return false;
     } while (!claimed.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
     id = n;
     return true;
   }
 
-  // No query can be claimed any more: the cap has passed, or max_queries are out and min_duration
-  // has passed. A thinking user stops thinking then, so the run ends with its last answer.
-  bool over(std::int64_t now_ns) const {
+  // No query can be claimed any more (claim_next's rule). A thinking user stops thinking then, so
+  // the run ends with its last answer.
+  bool over(std::int64_t now_ns) const { return over_after(now_ns, claimed.load(std::memory_order_relaxed)); }
+
+  // The rule, after `claimed_so_far` queries: the cap has passed, or max_queries are out and
+  // min_duration has passed.
+  bool over_after(std::int64_t now_ns, std::uint64_t claimed_so_far) const {
     const auto elapsed_s = static_cast<double>(now_ns - start_ns) * 1e-9;
     return elapsed_s >= config.max_duration_s ||
-           (config.max_queries && claimed.load(std::memory_order_relaxed) >= config.max_queries &&
-            elapsed_s >= config.min_duration_s);
+           (config.max_queries && claimed_so_far >= config.max_queries && elapsed_s >= config.min_duration_s);
   }
 
   // Conversations: when the last answer came, so the phase ends there and not after a pause.
