@@ -105,13 +105,15 @@ TEST_F(EnergyCli, RunRecordsEnergyAndTheTablesShowInferencesPerJoule) {
 
 // A long warm-up uses energy too, but the inference count covers only the measured phase: counted
 // over that phase alone, the joules give the same inferences/J after 5 warm-up queries as after
-// 2 s of warm-up (4 times the measured phase: counted over the whole span, about 5x lower).
+// 4 s of warm-up (4 times the measured phase: counted over the whole span, about 5x lower). The
+// phase lasts 1 s so that a counter read late at either end (a loaded machine) moves the mean
+// power by a small share of it.
 TEST_F(EnergyCli, LongWarmUpGivesTheSameInferencesPerJoule) {
   if (!rapl_here().readable) GTEST_SKIP() << "no RAPL here: " << rapl_here().source;
-  const std::string measured = "--runs 0 --min-duration 0.5 --max-duration 0.5";
+  const std::string measured = "--runs 0 --min-duration 1 --max-duration 1";
   const auto short_run = run_tiny_cnn("--warmup 5", measured, "short");
   ASSERT_EQ(short_run.exit_code, 0) << short_run.out << short_run.err;
-  const auto long_run = run_tiny_cnn("--warmup 5 --warmup-s 2", measured, "long");
+  const auto long_run = run_tiny_cnn("--warmup 5 --warmup-s 4", measured, "long");
   ASSERT_EQ(long_run.exit_code, 0) << long_run.out << long_run.err;
   const auto short_result = only_result("short"), long_result = only_result("long");
   ASSERT_TRUE(short_result.resources && long_result.resources);
