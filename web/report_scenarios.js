@@ -224,6 +224,7 @@ const ScenarioCharts = (() => {
     const datasets = [];
     const facts = [];
     const kneeLines = [];
+    const saturationLines = [];
     for (const cell of cells) {
       const phases = cell.result.phases;
       const analysis = cell.result.analysis || {};
@@ -241,15 +242,24 @@ const ScenarioCharts = (() => {
       } else {
         facts.push(`${cell.label}: no knee found \u2014 ${analysis.knee_reason || "the result has no ramp analysis"}`);
       }
+      // A rate sweep run --until-saturation stopped at its first saturated step (analysis.saturation_step).
+      const saturated = Number.isInteger(analysis.saturation_step) ? phases[analysis.saturation_step] : null;
+      if (saturated) {
+        saturationLines.push({ x: levelOf(saturated), label: `saturated: ${saturated.label}`, row: kneeLines.length + saturationLines.length,
+                               color: "#8250df", dash: [2, 3] });
+        facts.push(`${cell.label}: saturated at ${saturated.label} (${analysis.saturation_reason || "reason not recorded"})`);
+      }
     }
     const chart = scenarioPanel(container, "ramp", `Throughput and P99 vs ${byRate ? "offered rate" : "concurrency"} (ramp)`,
-      "Solid: achieved queries/s per step; dashed: step P99 (right axis); star and red line: the knee (analysis.knee_step).", facts);
+      "Solid: achieved queries/s per step; dashed: step P99 (right axis); star and red line: the knee (analysis.knee_step); " +
+      "a 'saturated' line: the step where a rate sweep stopped (analysis.saturation_step).", facts);
     chart.panel.dataset.knee = kneeLines.length ? kneeLines.map((k) => k.label).join("; ") : "none";
+    chart.panel.dataset.saturation = saturationLines.length ? saturationLines.map((k) => k.label).join("; ") : "none";
     drawTwoAxes(chart, datasets, {
       x: axis(byRate ? "offered rate (queries/s)" : "concurrent clients", { type: "linear" }),
       y: axis("achieved queries/s", { beginAtZero: true }),
       y1: rightAxis("P99 (ms)"),
-      plugins: [guidePlugin({ vertical: kneeLines })],
+      plugins: [guidePlugin({ vertical: [...kneeLines, ...saturationLines] })],
     });
   }
 

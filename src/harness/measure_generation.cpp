@@ -82,6 +82,14 @@ result::GenerationResult generation_result(const loadgen::GenerationMetrics& m, 
   return g;
 }
 
+void add_request_figures(result::GenerationResult& generation, const std::optional<result::HeadlineFigures>& headline) {
+  generation.goodput_rps = 0.0;
+  if (!headline) return;
+  if (headline->duration_s > 0)
+    generation.goodput_rps = static_cast<double>(headline->recorder.met_targets()) / headline->duration_s;
+  generation.request_latencies = loadgen::latencies_of(headline->recorder.requests());
+}
+
 result::RunResult measure_generation_cell(const BackendRegistry& registry, const result::CellRequest& request,
                                           const std::atomic<bool>* stop, const StageCallback& on_stage) {
   return measure_in_stages(
@@ -130,7 +138,7 @@ result::RunResult measure_generation_cell(const BackendRegistry& registry, const
         loadgen::label_groups(metrics, prompts);
         auto generation = generation_result(metrics, spec, lanes);
         generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (queueing for a slot included)" : "issue";
-        generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
+        add_request_figures(generation, headline);
         if (const auto reused = generator->prompt_tokens_reused(); reused > 0) generation.prompt_tokens_reused = reused;
         generation.prompt_source = tokens.describe();
         result.generation = generation;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/random.hpp"
+#include "loadgen/service_targets.hpp"
 #include "loadgen/shared_prefix.hpp"
 
 namespace infermark::loadgen {
@@ -29,6 +30,12 @@ struct RequestRecord {
   std::vector<std::int64_t> token_ns;             // one per output token
   PrefixWarmth prefix = PrefixWarmth::kUnshared;  // shared-prefix workloads: whether its prefix was issued before
   std::uint32_t group = 0;                        // its sample's latency group (a conversation's turn)
+  std::int64_t done_ns = 0;                       // the request's end (its response complete); 0: its last token
 };
+
+// TTFT from start to the first token, end to end from start to done, TPOT (integer ns) over the
+// tokens after the first, as its service targets judge them.
+RequestLatencies latencies_of(const RequestRecord& request);
+std::vector<RequestLatencies> latencies_of(const std::vector<RequestRecord>& requests);
 
 }  // namespace infermark::loadgen

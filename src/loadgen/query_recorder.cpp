@@ -35,10 +35,8 @@ void QueryRecorder::record_tokens(std::int64_t start_ns, std::int64_t done_ns, s
   request.token_ns = completion.token_ns;
   request.prefix = completion.prefix;
   request.group = group;
-  const auto first = request.token_ns.front(), last = request.token_ns.back();
-  const auto tokens_after_first = request.token_ns.size() > 1 ? static_cast<std::int64_t>(request.output_tokens) - 1 : 0;
-  const bool tpot_ok = tokens_after_first == 0 || within(targets_.tpot_ns, (last - first) / tokens_after_first);
-  if (within(targets_.e2e_ns, done_ns - start_ns) && within(targets_.ttft_ns, first - start_ns) && tpot_ok) ++met_targets_;
+  request.done_ns = done_ns;
+  if (meets(targets_, latencies_of(request))) ++met_targets_;
   requests_.push_back(std::move(request));
 }
 
@@ -76,8 +74,8 @@ nlohmann::json QueryRecorder::to_json() const {
     std::vector<std::int64_t> tokens;
     tokens.reserve(r.token_ns.size());
     for (auto t : r.token_ns) tokens.push_back(t - r.start_ns);
-    requests.push_back(
-        nlohmann::json::array({r.prompt_tokens, r.output_tokens, r.start_ns, tokens, static_cast<int>(r.prefix), r.group}));
+    requests.push_back(nlohmann::json::array(
+        {r.prompt_tokens, r.output_tokens, r.start_ns, tokens, static_cast<int>(r.prefix), r.group, r.done_ns - r.start_ns}));
   }
   return {{"latency", latency_.to_json()},
           {"series", series_.to_exact_json()},
@@ -105,8 +103,9 @@ QueryRecorder QueryRecorder::from_json(const nlohmann::json& j) {
     for (const auto& row : j.at("requests")) {
       RequestRecord request{row.at(0).get<int>(), row.at(1).get<int>(), row.at(2).get<std::int64_t>(), {}};
       for (const auto& t : row.at(3)) request.token_ns.push_back(request.start_ns + t.get<std::int64_t>());
-      if (row.size() > 4) request.prefix = prefix_warmth_from(row.at(4).get<int>());  // absent before shared prefixes
-      if (row.size() > 5) request.group = row.at(5).get<std::uint32_t>();             // absent before conversations
+      if (row.size() > 4) request.prefix = prefix_warmth_from(row.at(4).get<int>());           // absent before shared prefixes
+      if (row.size() > 5) request.group = row.at(5).get<std::uint32_t>();                      // absent before conversations
+      if (row.size() > 6) request.done_ns = request.start_ns + row.at(6).get<std::int64_t>();  // absent before 2026-12-07
       r.requests_.push_back(std::move(request));
     }
     const auto& targets = j.at("targets");

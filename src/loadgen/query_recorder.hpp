@@ -34,7 +34,7 @@ class QueryRecorder {
   // query is good (goodput) when its latency is within the end-to-end target.
   void record(std::int64_t completed_at_ns, std::int64_t latency_ns, std::uint32_t group = 0) {
     record_latency(completed_at_ns, latency_ns, group);
-    if (within(targets_.e2e_ns, latency_ns)) ++met_targets_;
+    if (loadgen::within(targets_.e2e_ns, latency_ns)) ++met_targets_;
   }
   // A query the load generator ran: its clock from `start_ns` (its issue in closed loop, its
   // scheduled arrival in open loop) to `done_ns`, monotonic. A streamed query also keeps its token
@@ -82,7 +82,6 @@ class QueryRecorder {
   bool samples_complete() const { return samples_complete_; }
 
  private:
-  static bool within(std::int64_t target_ns, std::int64_t value_ns) { return target_ns == 0 || value_ns <= target_ns; }
   void record_latency(std::int64_t completed_at_ns, std::int64_t latency_ns, std::uint32_t group) {
     latency_.record(latency_ns);
     series_.record(completed_at_ns, latency_ns);

@@ -28,7 +28,9 @@ constexpr const char* kTemplateFile = "report_template.html";
 constexpr const char* kDataMarker = "/*INFERMARK_DATA*/";
 constexpr const char* kLibraryMarker = "/*INFERMARK_CHART_LIBRARY*/";
 constexpr const char* kScenarioChartsFile = "report_scenarios.js";
+constexpr const char* kLlmChartsFile = "report_llm.js";
 constexpr const char* kScenarioChartsMarker = "/*INFERMARK_SCENARIO_CHARTS*/";
+constexpr const char* kLlmChartsMarker = "/*INFERMARK_LLM_CHARTS*/";
 constexpr const char* kWebDirFix = "set INFERMARK_WEB_DIR to the web/ folder of the infermark repository";
 constexpr const char* kSetupFix = "run scripts/setup, which runs npm ci in web/";
 // A CDF drawn from more points than this looks the same; beyond it only the page's size grows.
@@ -74,10 +76,11 @@ std::string chart_library(const fs::path& web_dir) {
   return inlinable_script(path, without_source_map(read_text(path, "chart library", kSetupFix)));
 }
 
-// The study and scenario charts (threads, ramp, soak, pulse, batch, Pareto, shapes, pipeline).
-std::string scenario_charts(const fs::path& web_dir) {
-  const auto path = web_dir / kScenarioChartsFile;
-  return inlinable_script(path, read_text(path, "scenario chart script", kWebDirFix));
+// One of web/'s chart scripts: the study and scenario charts (threads, ramp, soak, pulse, batch,
+// Pareto, shapes, pipeline) or the LLM ones (Pareto fronts, turns, prefix warmth, SLO inputs).
+std::string chart_script(const fs::path& web_dir, const char* file, const std::string& what) {
+  const auto path = web_dir / file;
+  return inlinable_script(path, read_text(path, what, kWebDirFix));
 }
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
@@ -251,7 +254,8 @@ std::string render_html_report(const std::vector<LoadedResult>& results, const f
   return fill_template(page, template_path,
                        {{kDataMarker, json_for_script(report_data(results))},
                         {kLibraryMarker, chart_library(web_dir)},
-                        {kScenarioChartsMarker, scenario_charts(web_dir)}});
+                        {kScenarioChartsMarker, chart_script(web_dir, kScenarioChartsFile, "scenario chart script")},
+                        {kLlmChartsMarker, chart_script(web_dir, kLlmChartsFile, "LLM chart script")}});
 }
 
 fs::path default_web_dir() {

@@ -182,6 +182,32 @@ std::optional<CrossCheck> cross_check_from(const json& j) {
   return check;
 }
 
+// Columns rather than one object per request: a few numbers each, for every request of a run.
+json request_latencies_json(const std::vector<loadgen::RequestLatencies>& requests) {
+  json ttft = json::array(), tpot = json::array(), e2e = json::array();
+  for (const auto& r : requests) {
+    ttft.push_back(r.ttft_ns);
+    tpot.push_back(r.tpot_ns ? json(*r.tpot_ns) : json(nullptr));
+    e2e.push_back(r.e2e_ns);
+  }
+  return {{"ttft_ns", std::move(ttft)}, {"tpot_ns", std::move(tpot)}, {"e2e_ns", std::move(e2e)}};
+}
+
+// Columns of unequal length or of other than integers are a damaged file: none kept, as in older files.
+std::vector<loadgen::RequestLatencies> request_latencies_from(const json& j) {
+  const auto column = [&](const char* key) { return j.is_object() && j.contains(key) && j[key].is_array() ? &j[key] : nullptr; };
+  const auto *ttft = column("ttft_ns"), *tpot = column("tpot_ns"), *e2e = column("e2e_ns");
+  if (!ttft || !tpot || !e2e || ttft->size() != tpot->size() || ttft->size() != e2e->size()) return {};
+  std::vector<loadgen::RequestLatencies> requests;
+  for (std::size_t i = 0; i < ttft->size(); ++i) {
+    const auto &t = (*ttft)[i], &p = (*tpot)[i], &e = (*e2e)[i];
+    if (!t.is_number_integer() || !e.is_number_integer() || !(p.is_null() || p.is_number_integer())) return {};
+    requests.push_back(
+        {t.get<std::int64_t>(), e.get<std::int64_t>(), p.is_null() ? std::nullopt : std::optional(p.get<std::int64_t>())});
+  }
+  return requests;
+}
+
 }  // namespace
 
 json to_json(const GenerationResult& g) {
@@ -212,6 +238,7 @@ json to_json(const GenerationResult& g) {
                              {"prompt_tokens_mean", group.prompt_tokens_mean},
                              {"ttft_ms", summary(group.ttft_ms)},
                              {"e2e_ms", summary(group.e2e_ms)}});
+  if (!g.request_latencies.empty()) j["request_latencies"] = request_latencies_json(g.request_latencies);
   if (g.shared_prefix) {
     const auto& p = *g.shared_prefix;
     j["shared_prefix"] = {{"groups", p.groups},
@@ -259,6 +286,7 @@ GenerationResult generation_from(const json& j) {
     for (const auto& group : j["by_group"])
       g.by_group.push_back({group.value("label", ""), integer_or(group, "requests", std::size_t{0}),
                             group.value("prompt_tokens_mean", 0.0), summary_in(group, "ttft_ms"), summary_in(group, "e2e_ms")});
+  if (j.contains("request_latencies")) g.request_latencies = request_latencies_from(j["request_latencies"]);
   if (j.contains("shared_prefix") && j["shared_prefix"].is_object()) {
     const auto& p = j["shared_prefix"];
     g.shared_prefix = SharedPrefixResult{

@@ -15,6 +15,7 @@
 #include "core/output_kind.hpp"
 #include "loadgen/analysis.hpp"
 #include "loadgen/generation_metrics.hpp"
+#include "loadgen/service_targets.hpp"
 #include "probes/resource_sampler.hpp"
 #include "result/cell_status.hpp"
 #include "result/measured_phases.hpp"
@@ -115,6 +116,9 @@ struct GenerationResult {
   std::optional<std::uint64_t> prompt_tokens_reused;  // prefill a prefix cache skipped since load, where the engine has one
   std::vector<loadgen::GroupGeneration> by_group;     // per latency group where there are several (a conversation's turns)
   std::string prompt_source;                          // in process: where prompt tokens came from; empty in older files
+  // Every recorded request's TTFT, TPOT and end-to-end latency, in record order, so that goodput
+  // and the P99s can be judged again under other limits (the HTML report's SLO inputs).
+  std::vector<loadgen::RequestLatencies> request_latencies;
 };
 
 // Where a result's latencies were taken, so only like results are ranked together: the harness

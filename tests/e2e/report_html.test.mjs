@@ -288,6 +288,93 @@ describe("HTML report in chromium", () => {
     assert.deepEqual(indices, [1, 2, 3]);
   });
 
+  test("LLM Pareto fronts are the ones the cells make, per origin and metric", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const fronts = await page.$$eval('[data-chart="llm-pareto"]', (panels) => panels.map((panel) => ({
+      group: [...document.querySelectorAll("section.group")].indexOf(panel.closest("section.group")),
+      ...panel.dataset,
+      frontier: [...panel.querySelectorAll(".chart-facts li")].map((li) => li.textContent)
+        .map((f) => f.slice("frontier: ".length, f.indexOf(" \u2014 "))),
+      canvases: panel.querySelectorAll("canvas").length,
+    })));
+    assert.ok(fronts.some((f) => f.metric === "ttft") && fronts.some((f) => f.metric === "tpot"), "no TTFT or TPOT front");
+    assert.ok(fronts.some((f) => Number(f.dominated) >= 1), "no dominated LLM cell anywhere");
+    const groups = await page.evaluate(() => JSON.parse(document.getElementById("infermark-data").textContent).groups);
+    for (const front of fronts) {
+      assert.equal(front.canvases, 1);
+      const points = groups[front.group].cells
+        .filter((c) => c.result.generation && (c.result.origin ?? "in_process") === front.origin)
+        .map((c) => ({ label: c.label, rate: c.result.generation.output_tokens_per_s,
+                       p99: c.result.generation[`${front.metric}_ms`]?.percentiles?.p99?.value }))
+        .filter((p) => Number.isFinite(p.rate) && p.rate > 0 && Number.isFinite(p.p99));
+      const beaten = (a) => points.some((b) => b !== a && b.p99 <= a.p99 && b.rate >= a.rate && (b.p99 < a.p99 || b.rate > a.rate));
+      assert.deepEqual([...front.frontier].sort(), points.filter((p) => !beaten(p)).map((p) => p.label).sort(),
+        `${front.metric} front of group ${front.group}`);
+      assert.equal(Number(front.frontier.length) + Number(front.dominated), points.length);
+    }
+  });
+
+  test("SLO panel counts goodput and verdicts again as the run did, and follows the limits moved", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const groups = await page.evaluate(() => JSON.parse(document.getElementById("infermark-data").textContent).groups);
+    const groupIndex = groups.findIndex((g) => g.cells.some((c) => c.result.scenario?.parameters?.ttft_ms === 50));
+    assert.ok(groupIndex >= 0, "the fixture lacks the LLM run with TTFT and TPOT limits");
+    const cellOf = (label) => groups[groupIndex].cells.find((c) => c.label === label);
+    const panel = page.locator(`#model-${groupIndex} [data-panel="slo"]`);
+    const rows = () => panel.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => ({ ...tr.dataset })));
+    const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a}, expected ${b}`);
+
+    // Opens with the run's own limits: its goodput and verdict exactly.
+    assert.equal(await panel.locator('input[name="ttft_ms"]').inputValue(), "50");
+    assert.equal(await panel.locator('input[name="tpot_ms"]').inputValue(), "5");
+    const limited = (await rows()).find((r) => cellOf(r.label)?.result.scenario.parameters.ttft_ms === 50);
+    assert.ok(limited, "no SLO row for the limited run");
+    const own = cellOf(limited.label).result;
+    assert.ok(own.generation.request_latencies, "the run kept no per-request latencies");
+    close(Number(limited.goodput), own.generation.goodput_rps, `${limited.label} goodput`);
+    close(Number(limited.ttftP99), own.generation.ttft_ms.percentiles.p99.value, `${limited.label} TTFT P99`);
+    assert.equal(limited.verdict, own.analysis.sla.passed ? "meets" : "misses", `${limited.label} verdict`);
+
+    // No limits: every request is good, which is the goodput of every run made without any.
+    for (const name of ["ttft_ms", "tpot_ms", "e2e_ms"]) await panel.locator(`input[name="${name}"]`).fill("");
+    const open = await rows();
+    assert.ok(open.length >= 4, `${open.length} SLO rows`);
+    for (const row of open) {
+      const r = cellOf(row.label).result;
+      close(Number(row.good), r.generation.request_latencies.ttft_ns.length, `${row.label} good requests without limits`);
+      close(Number(row.goodput), r.generation.request_latencies.ttft_ns.length / r.generation.wall_s, `${row.label} goodput`);
+      const p = r.scenario.parameters;
+      if (!p.ttft_ms && !p.tpot_ms && !p.sla_p99_ms) close(Number(row.goodput), r.generation.goodput_rps, `${row.label} own goodput`);
+    }
+
+    // A TTFT limit no request can meet: nothing is good and every cell misses it.
+    await panel.locator('input[name="ttft_ms"]').fill("0.000001");
+    for (const row of await rows()) {
+      assert.equal(row.good, "0", `${row.label}: good requests under a 1 ns TTFT limit`);
+      assert.equal(row.verdict, "misses", `${row.label}: verdict under a 1 ns TTFT limit`);
+    }
+    await panel.locator('input[name="ttft_ms"]').fill("50");
+    await panel.locator('input[name="tpot_ms"]').fill("5");
+
+    // The rule on made-up requests: nearest rank, a one-token request cannot miss a TPOT limit.
+    const judged = await page.evaluate(() => LlmCharts.judge(
+      { generation: { wall_s: 2, requests_per_s: 1.5, request_latencies: { ttft_ns: [10e6, 30e6, 20e6], tpot_ns: [1e6, null, 3e6], e2e_ns: [20e6, 31e6, 60e6] } } },
+      { ttft_ms: 25, tpot_ms: 2, e2e_ms: 0 }));
+    assert.deepEqual([judged.good, judged.goodput, judged.p99.ttft, judged.p99.tpot, judged.meets], [1, 0.5, 30, 3, false]);
+    assert.equal(await page.evaluate(() => LlmCharts.nearestRank([5, 1, 3, 2], 50)), 2);
+  });
+
+  test("conversation turns, shared-prefix warmth and the sweep's saturation are drawn", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    const [turns] = await drawnPanels(page, "llm-turns");
+    assert.equal(turns.marks.turns, "3");
+    assert.ok(turns.facts.some((f) => /turn 3 [\d.]+ ms/.test(f)), turns.facts.join("; "));
+    const [prefix] = await drawnPanels(page, "llm-prefix");
+    assert.ok(prefix.facts.some((f) => /warm [\d.]+ ms \(\d+ requests\), cold [\d.]+ ms \([1-9]/.test(f)), prefix.facts.join("; "));
+    const ramps = await drawnPanels(page, "ramp");
+    assert.ok(ramps.some((p) => p.marks.saturation?.startsWith("saturated: rate ")), ramps.map((p) => p.marks.saturation).join("; "));
+  });
+
   test("soak chart draws the trends the verdict came from", async (t) => {
     if (chromiumMissing) return t.skip(skipReason);
     const [soak] = await drawnPanels(page, "soak");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest html_report_in_chromium: measures tiny_cnn with the built infermark (every backend at 1
 # and 2 threads, an onnxruntime ramp, a short server, soak and pulse run, a batch study, shapes
-# drawn per query and a two-stage pipeline), renders the HTML report and
+# drawn per query and a two-stage pipeline) and the tiny Llama (precisions x concurrency, SLO
+# limits, conversations, shared prefixes, a rate sweep), renders the HTML report and
 # checks it in chromium (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
 # 77 (ctest: skipped) after rendering when /usr/bin/chromium is absent.
 # Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR
@@ -51,6 +52,18 @@ EOF
 # three concurrency levels, few short requests each.
 "$infermark" run "$repo/models/llama-tiny_fp16.gguf" "$repo/models/llama-tiny_q8_0.gguf" "$repo/models/llama-tiny_q4_0.gguf" \
   --concurrency 1,4,16 --prompt-tokens 16 --output-tokens 8 --runs 16 --warmup 2 --threads 2 --out "$work/results/llm"
+# LLM traffic for the SLO panel, the Pareto fronts, the turn and prefix charts and the sweep's
+# saturation mark: Q8_0 under a server rate with TTFT and TPOT limits (goodput and verdict the
+# page must count again), 3-turn conversations, two shared prefixes (the first request of each
+# cold), and a rate sweep whose second step (5050/s) overflows a 32-deep queue on any machine.
+llm="$repo/models/llama-tiny_q8_0.gguf"
+tokens=(--prompt-tokens 16 --output-tokens 8 --threads 2)
+"$infermark" run "$llm" --scenario server --qps 20 --duration 1 --ttft-ms 50 --tpot-ms 5 "${tokens[@]}" --out "$work/results/llm-slo"
+"$infermark" run "$llm" --turns 3 --think-time 0.02 --concurrency 2 --runs 12 --warmup 2 "${tokens[@]}" --out "$work/results/llm-turns"
+"$infermark" run "$llm" --shared-prefix 2:32 --opt prefix_cache=on --concurrency 2 --runs 12 --warmup 0 "${tokens[@]}" \
+  --out "$work/results/llm-prefix"
+"$infermark" run "$llm" --scenario ramp --ramp-by rate --ramp-start 50 --ramp-step 5000 --ramp-steps 3 --step-duration 0.5 \
+  --until-saturation --max-queue 32 "${tokens[@]}" --out "$work/results/llm-sweep"
 # A tensor-model family: tiny_cnn's FP16 and INT8 copies on two backends (the second cross-checked
 # against the first) at the thread counts tiny_cnn ran above.
 "$infermark" run "$repo/models/tiny_cnn_fp16.onnx" "$repo/models/tiny_cnn_int8.onnx" -b onnxruntime,openvino --runs 30 \

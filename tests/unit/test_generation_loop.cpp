@@ -3,6 +3,7 @@
 // generator is tested in tests/integration/test_llamacpp_backend.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "harness/prompt_library.hpp"
 #include "loadgen/closed_loop.hpp"
 #include "loadgen/generation_metrics.hpp"
+#include "loadgen/query_recorder.hpp"
 #include "loadgen/scenario.hpp"
 
 namespace infermark::loadgen {
@@ -323,6 +325,53 @@ TEST(GenerationMetrics, DerivesTtftTpotAndRatesFromTokenTimes) {
   EXPECT_NEAR(m.decode_tokens_per_s, 3 / 0.008, 1e-6);     // 3 tokens after the first over 4 + 4 ms
   EXPECT_NEAR(m.output_tokens_per_s, 5 / 0.029, 1e-6);
   EXPECT_NEAR(m.requests_per_s, 2 / 0.029, 1e-6);
+}
+
+// Each request's latencies as its targets judge them: TTFT to the first stamp, end to end to the
+// response's end, TPOT over the tokens the server counted (a piece may carry several).
+TEST(RequestLatencies, AreWhatTheTargetsJudgeAndTheRecorderCountsGoodputByThem) {
+  RequestRecord streamed{10, 5, 100, {130, 150, 170}};
+  streamed.done_ns = 200;
+  const auto l = latencies_of(streamed);
+  EXPECT_EQ(l.ttft_ns, 30);
+  EXPECT_EQ(l.e2e_ns, 100);
+  ASSERT_TRUE(l.tpot_ns.has_value());
+  EXPECT_EQ(*l.tpot_ns, 10);  // 40 ns over 4 tokens after the first, not over 2 gaps between stamps
+  const auto one_token = latencies_of(RequestRecord{10, 1, 100, {140}});
+  EXPECT_FALSE(one_token.tpot_ns.has_value());
+  EXPECT_EQ(one_token.e2e_ns, 40);  // no end recorded: the last token's time
+
+  EXPECT_TRUE(meets(ServiceTargets{}, l));
+  EXPECT_TRUE(meets(ServiceTargets{100, 30, 10}, l));
+  EXPECT_FALSE(meets(ServiceTargets{99, 0, 0}, l));
+  EXPECT_FALSE(meets(ServiceTargets{0, 29, 0}, l));
+  EXPECT_FALSE(meets(ServiceTargets{0, 0, 9}, l));
+  EXPECT_TRUE(meets(ServiceTargets{0, 0, 1}, one_token));  // no TPOT: cannot miss a TPOT target
+
+  // The recorder's goodput count is the same rule over the same latencies, which the result keeps.
+  QueryRecorder recorder(RecorderLimits{0, 1'000'000'000, 0, 1, ServiceTargets{0, 35, 12}});
+  const auto record = [&](std::int64_t start, std::vector<std::int64_t> tokens, std::int64_t done, int output_tokens) {
+    Completion completion;
+    completion.token_ns = std::move(tokens);
+    completion.output_tokens = output_tokens;
+    recorder.record_query(0, start, done, 0, completion);
+  };
+  record(100, {130, 150, 170}, 200, 5);  // TTFT 30, TPOT 10: good
+  record(100, {140, 150}, 160, 2);       // TTFT 40: late
+  record(100, {120, 160}, 170, 2);       // TPOT 40: slow
+  record(100, {110}, 300, 1);            // one token: good
+  EXPECT_EQ(recorder.met_targets(), 2u);
+  const auto latencies = latencies_of(recorder.requests());
+  ASSERT_EQ(latencies.size(), 4u);
+  EXPECT_EQ(std::count_if(latencies.begin(), latencies.end(),
+                          [](const auto& r) {
+                            return meets(ServiceTargets{0, 35, 12}, r);
+                          }),
+            2);
+  EXPECT_EQ(latencies[3].e2e_ns, 200);
+  // Distributed load sends recorders as JSON: the request's end travels with it.
+  const auto back = QueryRecorder::from_json(recorder.to_json());
+  EXPECT_EQ(latencies_of(back.requests())[3].e2e_ns, 200);
 }
 
 TEST(LengthDistribution, DescribesFixedAndDrawnLengths) {

@@ -289,7 +289,7 @@ TEST(HtmlReport, TheAbSectionIsRowsOfASortableTable) {
   const auto web = fs::temp_directory_path() / "infermark_html_ab_test";
   fs::remove_all(web);
   fs::create_directories(web / "node_modules/chart.js/dist");
-  for (const char* file : {"report_template.html", "report_scenarios.js"})
+  for (const char* file : {"report_template.html", "report_scenarios.js", "report_llm.js"})
     fs::copy_file(fs::path(INFERMARK_SOURCE_DIR) / "web" / file, web / file);
   std::ofstream(web / "node_modules/chart.js/package.json") << R"({"jsdelivr": "dist/chart.umd.js"})";
   std::ofstream(web / "node_modules/chart.js/dist/chart.umd.js") << "/* chart library stand-in */";

@@ -330,8 +330,18 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   g.shared_prefix =
       SharedPrefixResult{8, 512, loadgen::PrefixSplit{7, 3, stats::summarize(std::vector<double>{1, 2}), std::nullopt}};
   g.prompt_tokens_reused = 150;
+  g.request_latencies = {{10'000'000, 50'000'000, 2'000'000}, {30'000'000, 31'000'000, std::nullopt}};
   const auto back = result::generation_from(to_json(g));
   EXPECT_EQ(back.prompt_tokens_reused, 150u);
+  ASSERT_EQ(back.request_latencies.size(), 2u);
+  EXPECT_EQ(back.request_latencies[0].ttft_ns, 10'000'000);
+  EXPECT_EQ(back.request_latencies[0].e2e_ns, 50'000'000);
+  EXPECT_EQ(back.request_latencies[0].tpot_ns, 2'000'000);
+  EXPECT_FALSE(back.request_latencies[1].tpot_ns.has_value());
+  EXPECT_TRUE(to_json(g)["request_latencies"]["tpot_ns"][1].is_null());
+  auto damaged = to_json(g);  // columns of unequal length: none kept, never a misaligned request
+  damaged["request_latencies"]["e2e_ns"].erase(1);
+  EXPECT_TRUE(result::generation_from(damaged).request_latencies.empty());
   ASSERT_TRUE(back.shared_prefix.has_value());
   EXPECT_EQ(back.shared_prefix->groups, 8);
   EXPECT_EQ(back.shared_prefix->prefix_tokens, 512);
@@ -355,7 +365,9 @@ TEST(GenerationResult, RoundTripsAndReadsOlderFiles) {
   older.erase("goodput_rps");
   older.erase("shared_prefix");
   older.erase("prompt_tokens_reused");
+  older.erase("request_latencies");
   const auto old = result::generation_from(older);
+  EXPECT_TRUE(old.request_latencies.empty());
   EXPECT_FALSE(old.shared_prefix.has_value());
   EXPECT_FALSE(old.prompt_tokens_reused.has_value());
   EXPECT_TRUE(old.ttft_from.empty());

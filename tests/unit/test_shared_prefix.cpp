@@ -66,7 +66,7 @@ TEST(SharedPrefix, TheRecordersJsonKeepsEachRequestsWarmthAndReadsOlderRows) {
   ASSERT_EQ(back.requests().size(), 2u);
   EXPECT_EQ(back.requests()[0].prefix, PrefixWarmth::kWarm);
   EXPECT_EQ(back.requests()[1].prefix, PrefixWarmth::kCold);
-  for (auto& row : j["requests"]) row.erase(5), row.erase(4);  // a recorder written before shared prefixes (and turns)
+  for (auto& row : j["requests"]) row.erase(6), row.erase(5), row.erase(4);  // written before shared prefixes (turns, ends)
   EXPECT_EQ(QueryRecorder::from_json(j).requests()[0].prefix, PrefixWarmth::kUnshared);
   j["requests"][0].push_back(7);  // no such warmth
   EXPECT_THROW(QueryRecorder::from_json(j), Error);
