@@ -50,6 +50,9 @@ void define_load_flags(CLI::App& cmd, LoadOptions& o) {
   cmd.add_option("--prompts", r.prompts_file,
                  "openai: JSONL prompts ({\"prompt\"}, {\"text\"} as aiperf, {\"messages\"} or ShareGPT {\"conversations\"}); "
                  "default synthetic prompts of --prompt-tokens words");
+  cmd.add_option("--tokenizer", r.tokenizer,
+                 "openai: the served model (GGUF file, .genai or .ov folder): its own tokenizer counts each answer's output "
+                 "tokens (default: the server's usage, else one per streamed piece)");
   cmd.add_option_function<std::vector<std::string>>(
       "--body-field", [&r](const std::vector<std::string>& fields) { r.extra_fields = remote::body_fields_of(fields); },
       "openai: extra request field KEY=JSON, e.g. grammar=\"root ::= [a-z ]+\" (repeatable)");

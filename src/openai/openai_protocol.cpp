@@ -46,7 +46,8 @@ json envelope(const CompletionRequest& request, const CompletionIdentity& identi
 }
 
 // The text a choice carries: "text" (completions), "delta" or "message" content (chat).
-bool has_text(const json& choice, bool chat) {
+// A choice's text: "delta"/"message" content (chat) or "text"; empty when it carries none.
+std::string text_of(const json& choice, bool chat) {
   const json* text = nullptr;
   if (chat) {
     for (const char* key : {"delta", "message"})
@@ -54,7 +55,7 @@ bool has_text(const json& choice, bool chat) {
   } else if (choice.contains("text")) {
     text = &choice["text"];
   }
-  return text && text->is_string() && !text->get_ref<const std::string&>().empty();
+  return text && text->is_string() ? text->get<std::string>() : std::string();
 }
 
 std::optional<int> usage_count(const json& usage, const char* key) {
@@ -94,8 +95,8 @@ AnswerPiece read_answer_piece(const json& j, bool chat) {
     piece.completion_tokens = usage_count(j["usage"], "completion_tokens");
     piece.prompt_tokens = usage_count(j["usage"], "prompt_tokens");
   }
-  piece.has_text =
-      j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() && has_text(j["choices"].front(), chat);
+  if (j.contains("choices") && j["choices"].is_array() && !j["choices"].empty()) piece.text = text_of(j["choices"].front(), chat);
+  piece.has_text = !piece.text.empty();
   return piece;
 }
 

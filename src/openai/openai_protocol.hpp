@@ -49,6 +49,7 @@ struct AnswerPiece {
   std::optional<std::string> error;                     // the server's error object, as JSON text
   std::optional<int> prompt_tokens, completion_tokens;  // from "usage"
   bool has_text = false;                                // the first choice carries text ("text", or "delta"/"message" content)
+  std::string text;                                     // that text
 };
 AnswerPiece read_answer_piece(const nlohmann::json& piece, bool chat);
 

@@ -11,6 +11,8 @@ void check_remote_request(const RemoteRequest& request, const RequestFieldNames&
   const bool kserve = request.protocol == RemoteProtocol::kKServe || request.protocol == RemoteProtocol::kKServeGrpc;
   if (kserve && request.model.empty())
     throw Error(names.model + ": name the model to load (its metadata at /v2/models/MODEL gives the inputs)");
+  if (!request.tokenizer.empty() && request.protocol != RemoteProtocol::kOpenAi)
+    throw Error("--tokenizer: counts an LLM server's output tokens, for --protocol openai only");
 }
 
 net::HttpHeader header_of(const std::string& text) {

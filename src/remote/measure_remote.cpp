@@ -54,7 +54,8 @@ result::TokenLengths measured_prompt_tokens(const std::vector<loadgen::RequestRe
 // What a run needs from the server's side, prepared before any load: the client, the system
 // under test and the result's "remote" section so far.
 struct PreparedRemote {
-  std::unique_ptr<net::HttpClient> http;  // before `system`, which holds a reference to it
+  std::unique_ptr<net::HttpClient> http;               // before `system`, which holds a reference to it
+  std::unique_ptr<harness::ModelTokenizer> tokenizer;  // likewise (openai with --tokenizer)
   std::unique_ptr<loadgen::SystemUnderTest> system;
   OpenAiSystem* openai = nullptr;
   result::RemoteRecord remote;
@@ -85,6 +86,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
 
   enter("reading the server's metadata");
   std::unique_ptr<loadgen::SystemUnderTest> system;
+  std::unique_ptr<harness::ModelTokenizer> tokenizer;
   OpenAiSystem* openai = nullptr;
   if (request.protocol == RemoteProtocol::kHttp) {
     result.backend.framework = "HTTP endpoint";
@@ -153,6 +155,11 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
         : request.prompts_file.empty() ? result::PromptSource{words.describe(), prompt_words.describe(), std::nullopt}
                                        : result::PromptSource{request.prompts_file, std::nullopt, prompts.size()};
     OpenAiSettings settings{request.model, request.endpoint, request.stream, request.ignore_eos, spec.seed, request.extra_fields};
+    if (!request.tokenizer.empty()) {
+      enter("opening the tokenizer");
+      tokenizer = harness::ModelTokenizer::open(BackendRegistry(default_plugin_dir()), request.tokenizer, "--tokenizer");
+      settings.tokenizer = tokenizer.get();
+    }
     auto made = std::make_unique<OpenAiSystem>(*http, settings, std::move(prompts), lanes, errors);
     openai = made.get();
     system = std::move(made);
@@ -162,6 +169,7 @@ PreparedRemote prepare_remote(const RemoteRequest& request, const loadgen::Scena
   result.remote = remote;  // kept if the run fails
   PreparedRemote prepared;
   prepared.http = std::move(http);
+  prepared.tokenizer = std::move(tokenizer);
   prepared.system = std::move(system);
   prepared.openai = openai;
   prepared.remote = std::move(remote);
@@ -190,9 +198,7 @@ json summed_counts(const json& into, const json& other) {
 json client_counts(const PreparedRemote& prepared, const RemoteErrors& errors) {
   json counts{{"errors", errors.to_json()}};
   if (prepared.http) counts["connections_opened"] = prepared.http->connections_opened();
-  if (prepared.openai)
-    counts["token_counts"] = {{"from_server_usage", prepared.openai->counted_by_usage()},
-                              {"from_counted_stream_pieces", prepared.openai->counted_by_pieces()}};
+  if (prepared.openai) counts["token_counts"] = result::to_json(prepared.openai->token_counts());
   return counts;
 }
 
@@ -339,11 +345,9 @@ result::RunResult measure_remote(const RemoteRequest& request, const std::atomic
           generation.prompt_tokens =
               measured_prompt_tokens(headline ? headline->recorder.requests() : std::vector<loadgen::RequestRecord>{});
           generation.ttft_from = loadgen::is_open_loop(spec) ? "scheduled arrival (client queueing included)" : "issue";
-          generation.goodput_rps = wall_s > 0 ? static_cast<double>(headline->recorder.met_targets()) / wall_s : 0.0;
+          harness::add_request_figures(generation, headline);
           result.generation = generation;
-          const auto& counts = client["token_counts"];
-          remote.token_counts = result::TokenCounts{counts.value("from_server_usage", std::uint64_t{0}),
-                                                    counts.value("from_counted_stream_pieces", std::uint64_t{0})};
+          remote.token_counts = result::token_counts_from(client["token_counts"], "the client's token counts");
         }
         result.remote = remote;
         const auto error_total = remote.errors->total;

@@ -35,9 +35,10 @@ struct RemoteRequest {
   bool ignore_eos = true;
   nlohmann::json extra_fields = nlohmann::json::object();  // openai: merged into every request body
   std::string prompts_file;                                // openai: JSONL prompts ("": synthetic)
-  PlainHttpRequest plain;                                  // http: the one request every query sends
-  std::vector<net::HttpHeader> headers;                    // sent with every request, never recorded
-  std::string scrape_url;                                  // the server's Prometheus endpoint, sampled during the run ("": none)
+  std::string tokenizer;                 // openai: the served model's file, whose tokenizer counts output tokens
+  PlainHttpRequest plain;                // http: the one request every query sends
+  std::vector<net::HttpHeader> headers;  // sent with every request, never recorded
+  std::string scrape_url;                // the server's Prometheus endpoint, sampled during the run ("": none)
   double scrape_interval_s = 1;
   double timeout_s = 60;
   int io_threads = 1;

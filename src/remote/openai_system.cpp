@@ -26,6 +26,7 @@ struct StreamState {
   SseParser parser;
   std::string error;  // an error event, or an event that is not JSON
   bool usage = false;
+  std::string text;  // the answer so far, for a client-side tokenizer
 
   void event(std::string_view data, OpenAiEndpoint endpoint) {
     if (data == "[DONE]" || !error.empty()) return;
@@ -48,7 +49,10 @@ struct StreamState {
       usage = true;
     }
     if (piece.prompt_tokens) completion->prompt_tokens = *piece.prompt_tokens;
-    if (piece.has_text) completion->token_ns.push_back(now_ns);
+    if (piece.has_text) {
+      completion->token_ns.push_back(now_ns);
+      text += piece.text;
+    }
   }
 };
 
@@ -253,10 +257,35 @@ void OpenAiSystem::start(const loadgen::Query& query, loadgen::Completion& compl
           errors_.count_stream_error(state->error);
           return done(false);
         }
-        (state->usage ? by_usage_ : by_pieces_) += 1;
+        count_output_tokens(*state->completion, state->usage, state->text);
         done(true);
       },
       std::move(on_chunk));
+}
+
+result::TokenCounts OpenAiSystem::token_counts() const {
+  result::TokenCounts counts{by_usage_, by_pieces_};
+  if (settings_.tokenizer) {
+    counts.tokenizer = settings_.tokenizer->describe();
+    counts.from_tokenizer = by_tokenizer_;
+    counts.tokenizer_tokens = tokenizer_tokens_;
+    counts.server_usage_tokens = server_usage_tokens_;
+  }
+  return counts;
+}
+
+void OpenAiSystem::count_output_tokens(loadgen::Completion& completion, bool usage, const std::string& text) {
+  if (!settings_.tokenizer) {
+    (usage ? by_usage_ : by_pieces_) += 1;
+    return;
+  }
+  const int counted = settings_.tokenizer->count(text);
+  if (usage) {
+    server_usage_tokens_ += static_cast<std::uint64_t>(std::max(completion.output_tokens, 0));
+    tokenizer_tokens_ += static_cast<std::uint64_t>(counted);
+  }
+  completion.output_tokens = counted;
+  by_tokenizer_ += 1;
 }
 
 void OpenAiSystem::issue(int, const loadgen::Query& query, loadgen::Completion& completion) {

@@ -1,8 +1,9 @@
 // An OpenAI-compatible LLM server (llama-server, vLLM, TGI, infermark serve) as a system under
 // test: /v1/chat/completions or /v1/completions, streamed (SSE) or not. Each streamed piece is
 // stamped as it arrives, so TTFT, inter-token latency and TPOT come out of the same recorder as
-// in-process LLM runs; token counts come from the server's `usage` where it sends one, else from
-// the counted pieces, and the result says which.
+// in-process LLM runs; token counts come from the served model's own tokenizer over the answer's
+// text when `load` is given one (--tokenizer), else from the server's `usage` where it sends one,
+// else from the counted pieces, and the result says which.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/model_tokenizer.hpp"
 #include "loadgen/conversation.hpp"
 #include "loadgen/generation.hpp"
 #include "loadgen/system_under_test.hpp"
@@ -22,6 +24,7 @@
 #include "net/http_client.hpp"
 #include "remote/prompt_words.hpp"
 #include "remote/remote_errors.hpp"
+#include "result/result_sections.hpp"
 
 namespace infermark::remote {
 
@@ -77,6 +80,8 @@ struct OpenAiSettings {
   bool ignore_eos = true;  // generate max_tokens every time, where the server supports it
   std::uint64_t seed = 42;
   nlohmann::json extra = nlohmann::json::object();  // more request fields (e.g. a llama-server grammar)
+  // --tokenizer: counts each answer's output tokens from its text instead (none: usage or pieces).
+  const harness::ModelTokenizer* tokenizer = nullptr;
 };
 
 class OpenAiSystem final : public loadgen::SystemUnderTest {
@@ -90,9 +95,9 @@ class OpenAiSystem final : public loadgen::SystemUnderTest {
   void issue(int lane, const loadgen::Query& query, loadgen::Completion& completion) override;
   void start(const loadgen::Query& query, loadgen::Completion& completion, std::function<void(bool)> done) override;
 
-  // Requests whose token counts came from the server's usage, and from counted stream pieces.
-  std::uint64_t counted_by_usage() const { return by_usage_; }
-  std::uint64_t counted_by_pieces() const { return by_pieces_; }
+  // How many requests' output tokens came from the server's usage, from counted stream pieces or
+  // from the tokenizer (with both totals where the server sent usage too), warm-up included.
+  result::TokenCounts token_counts() const;
 
  private:
   net::HttpClient& client_;
@@ -104,7 +109,9 @@ class OpenAiSystem final : public loadgen::SystemUnderTest {
   loadgen::TurnLibrary library_;  // one sample per body; a conversation's by turn
   int lanes_;
   RemoteErrors& errors_;
-  std::atomic<std::uint64_t> by_usage_{0}, by_pieces_{0};
+  std::atomic<std::uint64_t> by_usage_{0}, by_pieces_{0}, by_tokenizer_{0}, tokenizer_tokens_{0}, server_usage_tokens_{0};
+
+  void count_output_tokens(loadgen::Completion& completion, bool usage, const std::string& text);
 };
 
 }  // namespace infermark::remote

@@ -208,13 +208,40 @@ std::string group_note(const std::vector<result::RunResult>& results) {
   return note;
 }
 
+// `load` cells: what counted their output tokens (the served model's tokenizer, the server's usage
+// or the streamed pieces), and where the tokenizer and the server both counted, the two totals.
+std::string token_count_note(const std::vector<result::RunResult>& results) {
+  std::string note;
+  for (const auto& r : results) {
+    if (!r.remote || !r.remote->token_counts) continue;
+    const auto& c = *r.remote->token_counts;
+    note += fmt::format("  output tokens of {} C={} counted by", r.model.name, r.generation ? r.generation->concurrency : 0);
+    if (!c.tokenizer.empty()) {
+      note += fmt::format(" the {} ({} requests)", c.tokenizer, c.from_tokenizer);
+      if (c.server_usage_tokens > 0)
+        note +=
+            fmt::format("; on those the server's usage said {} tokens, the tokenizer {} ({:.3f}x)", c.server_usage_tokens,
+                        c.tokenizer_tokens, static_cast<double>(c.tokenizer_tokens) / static_cast<double>(c.server_usage_tokens));
+    } else {
+      if (c.from_server_usage > 0) note += fmt::format(" the server's usage ({} requests)", c.from_server_usage);
+      if (c.from_server_usage > 0 && c.from_counted_stream_pieces > 0) note += " and";
+      if (c.from_counted_stream_pieces > 0)
+        note += fmt::format(" one token per streamed piece ({} requests: no usage sent)", c.from_counted_stream_pieces);
+      if (c.from_server_usage + c.from_counted_stream_pieces == 0) note += " nothing (no request completed)";
+    }
+    note += "\n";
+  }
+  return note;
+}
+
 std::string generation_table(const std::vector<result::RunResult>& results) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) rows.push_back(row_for(r));
   auto columns = kColumns;
   const auto perplexity = perplexity_note(results, columns, rows);
   const auto prefix = shared_prefix_note(results, columns, rows);
-  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity + prefix + group_note(results);
+  std::string table = markdown_table(columns, rows) + percentile_claim_note(results) + perplexity + prefix + group_note(results) +
+                      token_count_note(results);
   for (const auto& r : results)
     if (!r.error.empty()) table += fmt::format("  {}\n", r.error);
   table +=

@@ -233,13 +233,33 @@ json to_json(const RemoteRecord& r) {
   if (r.stream) j["stream"] = *r.stream;
   if (r.ignore_eos) j["ignore_eos"] = *r.ignore_eos;
   if (r.prompts) j["prompts"] = to_json(*r.prompts);
-  if (r.token_counts)
-    j["token_counts"] = {{"from_server_usage", r.token_counts->from_server_usage},
-                         {"from_counted_stream_pieces", r.token_counts->from_counted_stream_pieces}};
+  if (r.token_counts) j["token_counts"] = to_json(*r.token_counts);
   if (r.errors) j["errors"] = to_json(*r.errors);
   if (r.connections_opened) j["connections_opened"] = *r.connections_opened;
   if (r.scrape) j["scrape"] = *r.scrape;
   return j;
+}
+
+json to_json(const TokenCounts& c) {
+  json j{{"from_server_usage", c.from_server_usage}, {"from_counted_stream_pieces", c.from_counted_stream_pieces}};
+  if (!c.tokenizer.empty())
+    j.update({{"from_tokenizer", c.from_tokenizer},
+              {"tokenizer", c.tokenizer},
+              {"tokenizer_tokens", c.tokenizer_tokens},
+              {"server_usage_tokens", c.server_usage_tokens}});
+  return j;
+}
+
+TokenCounts token_counts_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  TokenCounts c{f.get<std::uint64_t>("from_server_usage"), f.get<std::uint64_t>("from_counted_stream_pieces")};
+  if (const auto tokenizer = f.optional<std::string>("tokenizer")) {  // only with --tokenizer
+    c.tokenizer = *tokenizer;
+    c.from_tokenizer = f.get<std::uint64_t>("from_tokenizer");
+    c.tokenizer_tokens = f.get<std::uint64_t>("tokenizer_tokens");
+    c.server_usage_tokens = f.get<std::uint64_t>("server_usage_tokens");
+  }
+  return c;
 }
 
 RemoteRecord remote_record_from(const json& j, const std::string& where) {
@@ -267,11 +287,7 @@ RemoteRecord remote_record_from(const json& j, const std::string& where) {
     r.prompts = PromptSource{prompts.get<std::string>("source"), prompts.optional<std::string>("words"),
                              prompts.optional<std::uint64_t>("count")};
   }
-  if (f.find("token_counts")) {
-    const auto counts = f.object("token_counts");
-    r.token_counts =
-        TokenCounts{counts.get<std::uint64_t>("from_server_usage"), counts.get<std::uint64_t>("from_counted_stream_pieces")};
-  }
+  if (const auto* counts = f.find("token_counts")) r.token_counts = token_counts_from(*counts, f.path("token_counts"));
   if (f.find("errors")) r.errors = errors_from(f.object("errors"));
   r.connections_opened = f.optional<std::uint64_t>("connections_opened");
   r.scrape = f.optional<json>("scrape");

@@ -110,6 +110,12 @@ struct PromptSource {  // protocol openai: where the prompts came from
 
 struct TokenCounts {  // protocol openai: how output tokens were counted
   std::uint64_t from_server_usage = 0, from_counted_stream_pieces = 0;
+  // --tokenizer: requests whose output text the served model's own tokenizer counted (what the
+  // figures use), that tokenizer, and beside it on the requests where the server also sent usage,
+  // both totals (a re-tokenised text may split differently from the tokens generated).
+  std::uint64_t from_tokenizer = 0;
+  std::string tokenizer{};
+  std::uint64_t tokenizer_tokens = 0, server_usage_tokens = 0;
 };
 
 struct RemoteRecord {
@@ -175,6 +181,9 @@ BreakerRecord breaker_record_from(const nlohmann::json& j, const std::string& wh
 // The breaker as it is now: settings, counts and state changes (times in ms from `origin_ns`).
 BreakerRecord breaker_record_of(const CircuitBreaker& breaker, std::int64_t origin_ns);
 RemoteErrorCounts remote_errors_from(const nlohmann::json& j, const std::string& where = "errors");
+// remote.token_counts, also how each rank's client reports its counts to rank 0.
+nlohmann::json to_json(const TokenCounts& counts);
+TokenCounts token_counts_from(const nlohmann::json& j, const std::string& where = "token_counts");
 nlohmann::json to_json(const RemoteErrorCounts& errors);
 
 }  // namespace infermark::result

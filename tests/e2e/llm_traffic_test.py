@@ -10,7 +10,9 @@
 - `--dataset FILE` cuts prompts from a real text: in process exactly the asked tokens by the
   model's own tokenizer, in `load` windows of its words;
 - `--scenario interactive` runs server arrivals under MLPerf's Interactive limits (TTFT P99 450 ms,
-  TPOT P99 40 ms) unless given others, and the result says which limits ran.
+  TPOT P99 40 ms) unless given others, and the result says which limits ran;
+- `load --tokenizer MODEL` against llama-server counts output tokens with the model's own tokenizer
+  and puts the server's usage beside it.
 
 Usage: llm_traffic_test.py INFERMARK MODELS_DIR LLAMA_SERVER
 """
@@ -174,6 +176,42 @@ class ConversationsAgainstServers(unittest.TestCase):
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+class TokensCountedByTheServedModelsTokenizer(unittest.TestCase):
+    """`load --tokenizer MODEL`: the served model's own tokenizer counts each answer's output tokens
+    from its text; the result names the tokenizer and puts the server's usage beside it."""
+
+    def test_against_llama_server(self):
+        port = free_port()
+        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
+            (result,), _, out = infermark("load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model", "llama-tiny",
+                                          "--tokenizer", LLAMA, "--prompt-tokens", "8", "--output-tokens", "8",
+                                          "--concurrency", "2", "--runs", "6", "--warmup", "0", *GRAMMAR)
+            self.assertEqual(result["status"], "ok", result.get("error"))
+            counts = result["remote"]["token_counts"]
+            self.assertIn("llama.cpp", counts["tokenizer"])
+            self.assertIn("llama-tiny.gguf", counts["tokenizer"])
+            self.assertEqual(counts["from_tokenizer"], 6)
+            self.assertEqual(counts["from_server_usage"], 0)  # the tokenizer's counts are the ones used
+            self.assertEqual(counts["server_usage_tokens"], 6 * 8)  # ignore_eos: 8 generated every time
+            # The figures count what the tokenizer counted: re-tokenised, a text may merge the pieces it was generated in.
+            self.assertGreater(counts["tokenizer_tokens"], 0)
+            self.assertEqual(result["generation"]["output_tokens"]["total"], counts["tokenizer_tokens"])
+            report = subprocess.run([INFERMARK, "report", out], capture_output=True, text=True, check=True).stdout
+            self.assertIn(f"counted by the {counts['tokenizer']} (6 requests); on those the server's usage said 48 tokens",
+                          report)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+    def test_bad_tokenizers_fail_naming_the_flag(self):
+        _, done, _ = infermark("load", "http://127.0.0.1:9", "--protocol", "kserve", "--model", "m", "--tokenizer", LLAMA,
+                               expect_code=2)
+        self.assertIn("--tokenizer: counts an LLM server's output tokens, for --protocol openai only", done.stderr)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,19 @@
 // generation through sequence slots, continuous batching, and its errors on bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "backends/generator.hpp"
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "harness/measure_cell.hpp"
+#include "harness/model_tokenizer.hpp"
+#include "loadgen/service_targets.hpp"
 #include "report/zoo_accuracy.hpp"
 
 namespace infermark {
@@ -366,6 +371,45 @@ TEST_F(LlamaCppBackendTest, RunsTheServerScenarioWithSlosAndGoodput) {
   // Generous targets: every completed request is good, so goodput equals throughput.
   EXPECT_EQ(sla.good_queries, phase.at("completed").get<std::uint64_t>());
   EXPECT_GT(result.generation->goodput_rps.value_or(0), 0);
+  // Every request's latencies are kept, and the same rule over them gives the same goodput.
+  const auto& kept = result.generation->request_latencies;
+  ASSERT_EQ(kept.size(), result.generation->requests);
+  const loadgen::ServiceTargets targets{0, 10'000'000'000, 10'000'000'000};
+  EXPECT_EQ(static_cast<std::uint64_t>(std::count_if(kept.begin(), kept.end(), [&](const auto& r) { return meets(targets, r); })),
+            sla.good_queries);
+}
+
+// `load --tokenizer`: the model's own tokenizer counts a text's tokens, without what it adds to
+// every text (the BOS), the same from several threads.
+TEST_F(LlamaCppBackendTest, ModelTokenizerCountsATextsOwnTokens) {
+  const auto tokenizer = harness::ModelTokenizer::open(registry(), kTinyLlama, "--tokenizer");
+  EXPECT_NE(tokenizer->describe().find("llama.cpp"), std::string::npos) << tokenizer->describe();
+  EXPECT_NE(tokenizer->describe().find("llama-tiny.gguf"), std::string::npos) << tokenizer->describe();
+  const auto generator = open(1);
+  const std::string text = "the quick brown fox jumps over the lazy dog";
+  const auto with_bos = generator->tokenize(text).size();
+  EXPECT_EQ(static_cast<std::size_t>(tokenizer->count(text)), with_bos - generator->tokenize("").size());
+  EXPECT_GT(tokenizer->count(text), 3);
+  EXPECT_EQ(tokenizer->count(""), 0);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i)
+        if (tokenizer->count(text) != tokenizer->count(text + "")) ++wrong;
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Bad input names the flag and the file.
+  for (const auto& [model, why] : std::vector<std::pair<std::filesystem::path, std::string>>{
+           {kModels / "no-such.gguf", "does not exist"}, {kModels / "tiny_cnn.onnx", "not a language model"}}) {
+    try {
+      harness::ModelTokenizer::open(registry(), model, "--tokenizer");
+      ADD_FAILURE() << model << " opened";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--tokenizer " + model.string() + ": " + why), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
