@@ -116,13 +116,16 @@ void wait_until(std::int64_t target_ns, Pacing pacing) {
   while (mono_now_ns() < target_ns) {}
 }
 
-// The sample an arrival carries: drawn from the seed, or (replaying a trace) the arrival's own.
+// The sample an arrival carries: drawn from the seed, or (replaying a trace) the arrival's own,
+// which is its request's place in the whole trace (`recorded`, when a rank replays only its share).
 struct SampleChoice {
   std::uint64_t seed = 0;
   bool in_order = false;
+  const std::vector<std::uint32_t>* recorded = nullptr;
   std::uint32_t operator()(std::uint64_t id, std::uint32_t count) const {
     if (!in_order) return sample_for_query(seed, id, count);
-    return count > 0 ? static_cast<std::uint32_t>(id % count) : 0;
+    const auto index = recorded && id < recorded->size() ? (*recorded)[id] : id;
+    return count > 0 ? static_cast<std::uint32_t>(index % count) : 0;
   }
 };
 
@@ -354,7 +357,8 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   phase.started_ns = start_ns;
   std::optional<AsyncDispatcher> dispatcher;
   std::vector<std::thread> workers;
-  const SampleChoice choose{config.seed, !config.recorded_arrivals_ns.empty()};
+  const SampleChoice choose{config.seed, !config.recorded_arrivals_ns.empty(),
+                            config.recorded_samples.empty() ? nullptr : &config.recorded_samples};
   if (asynchronous)
     dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, choose, recorders[0]);
   else

@@ -43,6 +43,9 @@ struct OpenLoopConfig {
   // from the schedule's rates, and query k carries sample k (modulo the library), not a drawn one.
   // The schedule then only sets the phase's length and its nominal rate.
   std::vector<std::int64_t> recorded_arrivals_ns;
+  // With recorded arrivals: the sample each one carries, where it is not its index (a rank of a
+  // distributed replay sends every ranks-th request of the trace: its own arrivals, their samples).
+  std::vector<std::uint32_t> recorded_samples;
 };
 
 Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,

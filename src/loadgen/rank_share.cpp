@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/random.hpp"
+#include "loadgen/trace.hpp"
 
 namespace infermark::loadgen {
 namespace {
@@ -76,9 +77,12 @@ ScenarioSpec share_for_rank(const ScenarioSpec& total, int rank, int ranks) {
       break;
     case Scenario::kSoak:
     case Scenario::kPulse:
-      break;  // sized by the ranks' summed capacity probe in run_scenario
-    case Scenario::kReplay:
-      break;  // refused by its runner: a trace is not yet split over ranks
+      break;                 // sized by the ranks' summed capacity probe in run_scenario
+    case Scenario::kReplay:  // every rank reads the whole trace and sends its share of the requests (run_replay)
+      if (const auto requests = load_trace(total.trace)->requests.size(); requests < static_cast<std::size_t>(ranks))
+        throw Error("--trace " + total.trace.file + ": " + std::to_string(requests) + " requests, fewer than the " +
+                    ranks_text(ranks));
+      break;
   }
   return share;
 }

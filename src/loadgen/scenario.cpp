@@ -263,17 +263,22 @@ void run_closed(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, Sc
 }
 
 // Replays a recorded trace: the k-th request at its recorded time (scaled), carrying the library's
-// k-th sample, which the libraries build to the trace's k-th lengths.
+// k-th sample, which the libraries build to the trace's k-th lengths. Over several ranks, rank r
+// sends the requests k with k mod ranks = r, each at its own time after the common start, so the
+// ranks together replay the whole trace once.
 void run_replay(SystemUnderTest& system, const ScenarioSpec& spec, int lanes, ScenarioOutcome& out, const std::atomic<bool>* stop,
                 const RankCoordination* ranks) {
-  if (ranks && ranks->distributed()) throw Error("--trace: not yet with several ranks (each would replay the whole trace)");
   const auto trace = load_trace(spec.trace);
   const auto summary = summarize(*trace, spec.trace.speed);
-  auto arrivals = replay_arrivals_ns(*trace, spec.trace.speed);
-  // The schedule ends just after the last arrival; its rate is the trace's mean, for the record.
-  const double span_s = static_cast<double>(arrivals.back()) * 1e-9 + 1e-3;
-  auto config = open_loop_config(spec, lanes, {{span_s, static_cast<double>(arrivals.size()) / span_s}});
-  config.recorded_arrivals_ns = std::move(arrivals);
+  const auto all = replay_arrivals_ns(*trace, spec.trace.speed);
+  // The schedule ends just after the trace's last arrival; its rate is the trace's mean, for the record.
+  const double span_s = static_cast<double>(all.back()) * 1e-9 + 1e-3;
+  const int rank = ranks ? ranks->rank : 0, rank_count = ranks ? ranks->ranks : 1;
+  auto config = open_loop_config(spec, lanes, {{span_s, static_cast<double>(all.size()) / rank_count / span_s}});
+  for (std::size_t k = static_cast<std::size_t>(rank); k < all.size(); k += static_cast<std::size_t>(rank_count)) {
+    config.recorded_arrivals_ns.push_back(all[k]);
+    if (rank_count > 1) config.recorded_samples.push_back(static_cast<std::uint32_t>(k));
+  }
   out.parameters["trace"] = to_json(summary);
   out.phases.push_back(run_open_loop(system, config, stop, "replay"));
   analyse_outcome(out, spec);

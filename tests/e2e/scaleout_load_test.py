@@ -1,7 +1,8 @@
 """`mpirun -np N infermark load` against real servers on loopback: `infermark serve` (KServe v2) and
 llama.cpp's llama-server (OpenAI API). One merged result whose counts are the sum of the ranks' and
 the server's own; N ranks at R/N measure what one rank at R does; and two ranks sustain a rate one
-client cannot (one request in flight each), which the scaleout section says.
+client cannot (one request in flight each), which the scaleout section says; two ranks replay a
+trace once between them.
 
 The server batches with a delay, so one request in flight takes about that delay whatever the
 machine: the single client is the bottleneck, not the CPU. Every rate comes from a closed-loop probe
@@ -154,6 +155,39 @@ class ScaleoutLoadLlamaServer(unittest.TestCase):
             self.assertEqual(merged["generation"]["output_tokens"]["total"], completed * 8)
             # The server predicted every measured request's 8 tokens and each rank's warm-up request's.
             self.assertEqual(predicted() - before, (completed + 2) * 8)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+    def test_two_ranks_replay_a_trace_once_between_them(self):
+        """A Mooncake trace of 9 requests over two ranks: rank 0 sends requests 0, 2, .., 8 and rank 1
+        the others, each with its recorded lengths; the server predicts exactly the trace's tokens."""
+        outputs = [3, 5, 4, 6, 2, 7, 3, 5, 4]
+        trace = os.path.join(tempfile.mkdtemp(prefix="scaleout-trace-"), "trace.jsonl")
+        with open(trace, "w") as f:
+            for k, out in enumerate(outputs):
+                f.write(json.dumps({"timestamp": 120 * k, "input_length": 10 + k, "output_length": out, "hash_ids": []}) + "\n")
+        port = free_port()
+        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            address = f"127.0.0.1:{port}"
+            wait_until(lambda: http(address, "GET", "/health")[0] == 200, 60, "llama-server ready")
+
+            def predicted():
+                return metric_values(address, "llamacpp:tokens_predicted_total").get("llamacpp:tokens_predicted_total", 0)
+
+            before = predicted()
+            merged, _ = load(2, f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--scenario", "replay",
+                             "--trace", trace, "--warmup", "0", "--body-field", 'grammar="root ::= [a-z ]+"')
+            self.assertEqual(merged["status"], "ok", merged.get("error"))
+            self.assertEqual([r["completed"] for r in merged["scaleout"]["per_rank"]], [5, 4])
+            self.assertEqual(merged["generation"]["requests"], len(outputs))
+            self.assertEqual(merged["generation"]["output_tokens"]["total"], sum(outputs))
+            self.assertEqual(predicted() - before, sum(outputs))
+            _, done = load_refused(2, f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--scenario",
+                                   "replay", "--trace", trace, "--trace-requests", "1")
+            self.assertIn("1 requests, fewer than the 2 ranks", done.stderr)
         finally:
             server.terminate()
             server.wait(timeout=30)
