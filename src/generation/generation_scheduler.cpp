@@ -10,7 +10,8 @@ GenerationScheduler::GenerationScheduler(Generator& generator, std::size_t max_q
     : generator_(generator),
       max_queue_(max_queue),
       listener_(std::move(listener)),
-      slots_(static_cast<std::size_t>(std::max(generator.max_slots(), 1))) {
+      slots_(static_cast<std::size_t>(std::max(generator.max_slots(), 1))),
+      last_admitted_(slots_.size(), 0) {
   stepper_ = std::thread([this] { step_loop(); });
 }
 
@@ -62,15 +63,28 @@ void GenerationScheduler::end(std::size_t slot, SequenceEnd how, const std::stri
   sequence->on_end(how, error);
 }
 
+// The idle slot given a sequence longest ago, as llama-server picks one: each finished prompt's KV
+// cells then stay in their slot for as long as the slots allow, for a prefix cache to reuse (the
+// lowest free slot would overwrite the same slot's prompt request after request).
+std::optional<std::size_t> GenerationScheduler::least_recently_used_free_slot() const {
+  std::optional<std::size_t> chosen;
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot)
+    if (!slots_[slot] && (!chosen || last_admitted_[slot] < last_admitted_[*chosen])) chosen = slot;
+  return chosen;
+}
+
 void GenerationScheduler::admit_queued() {
-  for (std::size_t slot = 0; slot < slots_.size() && !queue_.empty(); ++slot) {
-    if (slots_[slot]) continue;
+  while (!queue_.empty()) {
+    const auto free_slot = least_recently_used_free_slot();
+    if (!free_slot) break;
+    const auto slot = *free_slot;
     auto sequence = std::move(queue_.front());
     queue_.pop_front();
     if (sequence->cancelled()) {
       sequence->on_end(SequenceEnd::kCancelled, "cancelled");
       continue;
     }
+    last_admitted_[slot] = ++admissions_;
     try {
       generator_.start(static_cast<int>(slot), sequence->prompt(), sequence->max_tokens());
       if (const auto sampling = sequence->sampling()) generator_.set_sampling(static_cast<int>(slot), *sampling);

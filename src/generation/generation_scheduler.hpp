@@ -76,6 +76,7 @@ class GenerationScheduler {
   };
   void step_loop();
   void admit_queued();  // with mutex_ held
+  std::optional<std::size_t> least_recently_used_free_slot() const;
   void end(std::size_t slot, SequenceEnd how, const std::string& error);
   bool any_running() const;
   bool any_free_slot() const;
@@ -84,6 +85,8 @@ class GenerationScheduler {
   std::size_t max_queue_;
   SchedulerListener listener_;
   std::vector<std::optional<Running>> slots_;  // by slot; touched by the stepping thread only
+  std::vector<std::uint64_t> last_admitted_;   // by slot: admissions_ when it last took a sequence
+  std::uint64_t admissions_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<std::unique_ptr<Sequence>> queue_;

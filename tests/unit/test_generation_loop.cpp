@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include "core/error.hpp"
+#include "generation/generation_scheduler.hpp"
 #include "harness/generator_system.hpp"
 #include "harness/prompt_library.hpp"
 #include "loadgen/closed_loop.hpp"
@@ -46,6 +48,7 @@ class ScriptedGenerator final : public Generator {
     if (s.active) throw Error("slot busy");
     s = {true, 0, max_new_tokens};
     prompts.push_back(prompt);
+    start_slots.push_back(slot);
     max_active = std::max(max_active, active());
   }
   void step(const std::function<void(const GeneratedToken&)>& on_token) override {
@@ -70,6 +73,7 @@ class ScriptedGenerator final : public Generator {
   }
 
   std::vector<std::vector<TokenId>> prompts;
+  std::vector<int> start_slots;  // the slot of each start, in order
   int steps = 0, finished = 0, max_active = 0;
   std::chrono::microseconds step_time{0};  // a forward pass's duration (requests queue meanwhile)
 
@@ -303,6 +307,36 @@ TEST(GeneratorSystem, AFailedStepFailsItsRequestsOnly) {
   const auto phase = run_closed_loop(system, config);
   EXPECT_EQ(phase.recorder.errors(), 1u);
   EXPECT_EQ(phase.recorder.completed(), 3u);
+}
+
+// One request of `tokens` tokens that says when it ended.
+class CountedSequence final : public generation::Sequence {
+ public:
+  CountedSequence(int tokens, std::promise<void> ended) : tokens_(tokens), ended_(std::move(ended)) {}
+  const std::vector<TokenId>& prompt() const override { return prompt_; }
+  int max_tokens() const override { return tokens_; }
+  bool on_token(TokenId, std::int64_t) override { return ++received_ == tokens_; }
+  void on_end(generation::SequenceEnd, const std::string&) override { ended_.set_value(); }
+
+ private:
+  std::vector<TokenId> prompt_{5, 6};
+  int tokens_, received_ = 0;
+  std::promise<void> ended_;
+};
+
+// Requests one after another take the idle slot used longest ago, as llama-server's do, so each
+// finished prompt stays in its slot's cells for a prefix cache instead of the next overwriting it.
+TEST(GenerationScheduler, GivesEachRequestTheSlotUsedLongestAgo) {
+  ScriptedGenerator generator(3);
+  generation::GenerationScheduler scheduler(generator);
+  for (int i = 0; i < 5; ++i) {
+    std::promise<void> ended;
+    auto done = ended.get_future();
+    ASSERT_TRUE(scheduler.submit(std::make_unique<CountedSequence>(2, std::move(ended))));
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  }
+  scheduler.close();
+  EXPECT_EQ(generator.start_slots, (std::vector<int>{0, 1, 2, 0, 1}));
 }
 
 TEST(GenerationMetrics, DerivesTtftTpotAndRatesFromTokenTimes) {
