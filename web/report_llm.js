@@ -5,7 +5,7 @@
 // (generation.request_latencies), by the rule the run itself used (src/loadgen/service_targets.hpp).
 // src/report/html_report.cpp inlines this file after report_scenarios.js; the page's helpers (el,
 // chartPanel, drawChart, axis, readable, isNumber, summaryAt, numberCell, countCell) and
-// ScenarioCharts.paretoFrontier are looked up when used. One global name, LlmCharts.
+// ScenarioCharts (paretoFrontier, panel, drawEach) are looked up when used. One global name, LlmCharts.
 "use strict";
 
 const LlmCharts = (() => {
@@ -85,17 +85,8 @@ const LlmCharts = (() => {
     { key: "tpot", name: "TPOT", of: (g) => summaryAt(g.tpot_ms, "p99") },
   ];
 
-  function llmPanel(container, kind, title, hint, facts) {
-    const panel = chartPanel(container, title, hint);
-    panel.dataset.chart = kind;
-    return {
-      panel,
-      draw(config) {
-        drawChart(panel, config);
-        if (facts.length) panel.append(el("ul", { class: "notes chart-facts" }, facts.map((f) => el("li", {}, f))));
-      },
-    };
-  }
+  // A chart panel with its data-chart kind and its facts listed under the chart (report_scenarios.js).
+  const llmPanel = (...args) => ScenarioCharts.panel(...args);
 
   // Per origin (in-process, served and remote cells time different spans), one chart for each of
   // TTFT P99 and TPOT P99 against output tokens/s, one point per cell (engine x precision x
@@ -247,22 +238,11 @@ const LlmCharts = (() => {
 
   function draw(container, items) {
     const notes = [];
-    const attempt = (kind, drawKind) => {
-      try {
-        drawKind();
-      } catch (error) {
-        notes.push(`${kind} chart not drawn: ${error.message}`);
-        console.warn(error);
-      }
-    };
-    attempt("LLM Pareto", () => drawParetoFronts(container, items, notes));
-    attempt("Turns", () => drawTurns(container, items));
-    attempt("Prefix warmth", () => drawPrefixWarmth(container, items));
-    if (notes.length) {
-      const panel = chartPanel(container, "LLM charts not drawn", "What the results lack for a chart that would apply to them.");
-      panel.dataset.chart = "llm-notes";
-      panel.append(el("ul", { class: "notes" }, notes.map((n) => el("li", {}, n))));
-    }
+    ScenarioCharts.drawEach(container, [
+      ["LLM Pareto", () => drawParetoFronts(container, items, notes)],
+      ["Turns", () => drawTurns(container, items)],
+      ["Prefix warmth", () => drawPrefixWarmth(container, items)],
+    ], notes, "llm-notes", "LLM charts not drawn");
   }
 
   return { draw, sloPanel, judge, nearestRank, initialLimits };

@@ -567,34 +567,42 @@ const ScenarioCharts = (() => {
   // ------------------------------------------------------------ entry point
 
   // Each chart kind on its own: one that fails on odd data leaves a note, and the others draw.
-  function draw(container, measured) {
-    const notes = [];
-    const attempt = (kind, drawKind) => {
+  // Runs each [kind, drawer]: a drawer that throws adds a line to `notes` instead of stopping the
+  // others; then one panel (data-chart `notesKind`) lists the notes, if any.
+  function drawEach(container, drawers, notes, notesKind, notesTitle) {
+    for (const [kind, drawKind] of drawers) {
       try {
         drawKind();
       } catch (error) {
         notes.push(`${kind} chart not drawn: ${error.message}`);
         console.warn(error);
       }
-    };
-    attempt("Ramp", () => drawRamps(container, measured, notes));
-    attempt("Thread scaling", () => drawThreads(container, measured, notes));
-    attempt("Batch", () => drawBatch(container, measured));
-    attempt("Pareto", () => drawPareto(container, measured, notes));
-    attempt("Per-shape latency", () => drawShapes(container, measured));
-    attempt("Pipeline", () => drawPipeline(container, measured, notes));
-    for (const cell of measured) {
-      const scenario = cell.result.scenario?.name;
-      if (scenario === "soak") attempt("Soak", () => drawSoak(container, cell, notes));
-      else if (scenario === "pulse") attempt("Pulse", () => drawPulse(container, cell, notes));
-      else if ((scenario === "server" || scenario === "interactive") && cell.result.time_series?.length) attempt("Time series", () => drawTimeSeries(container, cell));
     }
-    if (notes.length) {
-      const panel = chartPanel(container, "Charts not drawn", "What the results lack for a chart that would apply to them.");
-      panel.dataset.chart = "notes";
-      panel.append(el("ul", { class: "notes" }, notes.map((n) => el("li", {}, n))));
-    }
+    if (!notes.length) return;
+    const panel = chartPanel(container, notesTitle, "What the results lack for a chart that would apply to them.");
+    panel.dataset.chart = notesKind;
+    panel.append(el("ul", { class: "notes" }, notes.map((n) => el("li", {}, n))));
   }
 
-  return { draw, leastSquares, paretoFrontier, likeGroups, arrivalsBy };
+  function draw(container, measured) {
+    const notes = [];
+    const drawers = [
+      ["Ramp", () => drawRamps(container, measured, notes)],
+      ["Thread scaling", () => drawThreads(container, measured, notes)],
+      ["Batch", () => drawBatch(container, measured)],
+      ["Pareto", () => drawPareto(container, measured, notes)],
+      ["Per-shape latency", () => drawShapes(container, measured)],
+      ["Pipeline", () => drawPipeline(container, measured, notes)],
+    ];
+    for (const cell of measured) {
+      const scenario = cell.result.scenario?.name;
+      if (scenario === "soak") drawers.push(["Soak", () => drawSoak(container, cell, notes)]);
+      else if (scenario === "pulse") drawers.push(["Pulse", () => drawPulse(container, cell, notes)]);
+      else if ((scenario === "server" || scenario === "interactive") && cell.result.time_series?.length)
+        drawers.push(["Time series", () => drawTimeSeries(container, cell)]);
+    }
+    drawEach(container, drawers, notes, "notes", "Charts not drawn");
+  }
+
+  return { draw, drawEach, panel: scenarioPanel, leastSquares, paretoFrontier, likeGroups, arrivalsBy };
 })();

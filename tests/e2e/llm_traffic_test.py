@@ -24,7 +24,7 @@ import tempfile
 import unittest
 
 from cli_support import run_cli
-from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+from serve_support import llama_server, metric_values, start_server, stop_server
 import unittest_main
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -155,12 +155,8 @@ class ConversationsAgainstServers(unittest.TestCase):
             stop_server(server)
 
     def test_against_llama_server(self):
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "2048", "-np", "2"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
-            (result,), _, _ = infermark("load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model",
+        with llama_server(LLAMA_SERVER, LLAMA, context=2048) as address:
+            (result,), _, _ = infermark("load", f"http://{address}", "--protocol", "openai", "--model",
                                         "llama-tiny", "--turns", "3", "--prompt-tokens", "5", "--output-tokens", "3",
                                         "--dataset", Dataset.TEXT,
                                         "--concurrency", "2", "--runs", "6", "--warmup", "0", *GRAMMAR)
@@ -173,9 +169,6 @@ class ConversationsAgainstServers(unittest.TestCase):
             self.assertEqual(result["generation"]["requests"], 6)
             means = [t["prompt_tokens_mean"] for t in turns]
             self.assertEqual(means, sorted(means))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 class TokensCountedByTheServedModelsTokenizer(unittest.TestCase):
@@ -183,12 +176,8 @@ class TokensCountedByTheServedModelsTokenizer(unittest.TestCase):
     from its text; the result names the tokenizer and puts the server's usage beside it."""
 
     def test_against_llama_server(self):
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
-            (result,), _, out = infermark("load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model", "llama-tiny",
+        with llama_server(LLAMA_SERVER, LLAMA) as address:
+            (result,), _, out = infermark("load", f"http://{address}", "--protocol", "openai", "--model", "llama-tiny",
                                           "--tokenizer", LLAMA, "--prompt-tokens", "8", "--output-tokens", "8",
                                           "--concurrency", "2", "--runs", "6", "--warmup", "0", *GRAMMAR)
             self.assertEqual(result["status"], "ok", result.get("error"))
@@ -204,9 +193,6 @@ class TokensCountedByTheServedModelsTokenizer(unittest.TestCase):
             report = subprocess.run([INFERMARK, "report", out], capture_output=True, text=True, check=True).stdout
             self.assertIn(f"counted by the {counts['tokenizer']} (6 requests); on those the server's usage said 48 tokens",
                           report)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
     def test_bad_tokenizers_fail_naming_the_flag(self):
         _, done, _ = infermark("load", "http://127.0.0.1:9", "--protocol", "kserve", "--model", "m", "--tokenizer", LLAMA,

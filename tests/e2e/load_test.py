@@ -17,8 +17,8 @@ import tempfile
 import time
 import unittest
 
-from serve_support import (free_port, http, metric_values, start_grpc_server, start_server, stop_server,
-                           wait_until)
+from serve_support import (free_port, llama_server, metric_values, start_grpc_server, start_server,
+                           stop_server)
 import unittest_main
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -259,12 +259,8 @@ class LoadOpenAi(unittest.TestCase):
             stop_server(server)
 
     def test_llama_server_streams_and_its_error_events_are_counted(self):
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
-            url = f"http://127.0.0.1:{port}"
+        with llama_server(LLAMA_SERVER, LLAMA, "--metrics") as address:
+            url = f"http://{address}"
             # A grammar keeps the random-weight model's output to valid text.
             (result,), _ = load(url, "--protocol", "openai", "--model", "llama-tiny", "--runs", "10", "--warmup", "2",
                                 "--concurrency", "2", "--prompt-tokens", "16", "--output-tokens", "8",
@@ -289,9 +285,6 @@ class LoadOpenAi(unittest.TestCase):
             self.assertEqual(pulse["status"], "ok", pulse.get("error"))
             self.assertIn("pulse", pulse["analysis"])
             self.assertEqual(pulse["remote"]["errors"]["total"], 0, pulse["remote"]["errors"])
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
     def check_shared_prefix(self, result, requests, groups, prefix):
         self.assertEqual(result["status"], "ok", result.get("error"))
@@ -333,21 +326,14 @@ class LoadOpenAi(unittest.TestCase):
         [in_process] = [read_json(f) for f in glob.glob(os.path.join(out, "*", "*.json"))]
         self.check_shared_prefix(in_process, 12, 2, 48)
         self.assertEqual(in_process["generation"]["prompt_tokens"]["total"], 12 * (48 + 16))  # prefix + own tokens
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
-            subprocess.run([INFERMARK, "load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model", "llama-tiny",
+        with llama_server(LLAMA_SERVER, LLAMA, "--metrics") as address:
+            subprocess.run([INFERMARK, "load", f"http://{address}", "--protocol", "openai", "--model", "llama-tiny",
                             *workload, "--body-field", 'grammar="root ::= [a-z ]+"', "--out", out], check=True,
                            capture_output=True, timeout=300)
             [remote] = [r for r in map(read_json, glob.glob(os.path.join(out, "*", "*.json"))) if r["backend"]["name"] == "remote"]
             self.check_shared_prefix(remote, 12, 2, 48)
             # The prefix went out as the system message: the server counted more than the prefix's 48 words.
             self.assertGreater(remote["generation"]["prompt_tokens"]["mean"], 48)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
         report = subprocess.run([INFERMARK, "report", out, "--md"], check=True, capture_output=True, text=True).stdout
         self.assertIn("warm prefix", report)
         self.assertIn("2x48+16+8", report)

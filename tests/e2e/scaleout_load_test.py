@@ -19,7 +19,7 @@ import sys
 import tempfile
 import unittest
 
-from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+from serve_support import llama_server, metric_values, start_server, stop_server
 import unittest_main
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -133,13 +133,7 @@ def load_refused(ranks, *args):
 
 class ScaleoutLoadLlamaServer(unittest.TestCase):
     def test_two_ranks_stream_from_llama_server_and_merge(self):
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            address = f"127.0.0.1:{port}"
-            wait_until(lambda: http(address, "GET", "/health")[0] == 200, 60, "llama-server ready")
-
+        with llama_server(LLAMA_SERVER, LLAMA, "--metrics") as address:
             def predicted():
                 return metric_values(address, "llamacpp:tokens_predicted_total").get("llamacpp:tokens_predicted_total", 0)
 
@@ -155,9 +149,6 @@ class ScaleoutLoadLlamaServer(unittest.TestCase):
             self.assertEqual(merged["generation"]["output_tokens"]["total"], completed * 8)
             # The server predicted every measured request's 8 tokens and each rank's warm-up request's.
             self.assertEqual(predicted() - before, (completed + 2) * 8)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
     def test_two_ranks_replay_a_trace_once_between_them(self):
         """A Mooncake trace of 9 requests over two ranks: rank 0 sends requests 0, 2, .., 8 and rank 1
@@ -167,13 +158,7 @@ class ScaleoutLoadLlamaServer(unittest.TestCase):
         with open(trace, "w") as f:
             for k, out in enumerate(outputs):
                 f.write(json.dumps({"timestamp": 120 * k, "input_length": 10 + k, "output_length": out, "hash_ids": []}) + "\n")
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            address = f"127.0.0.1:{port}"
-            wait_until(lambda: http(address, "GET", "/health")[0] == 200, 60, "llama-server ready")
-
+        with llama_server(LLAMA_SERVER, LLAMA, "--metrics") as address:
             def predicted():
                 return metric_values(address, "llamacpp:tokens_predicted_total").get("llamacpp:tokens_predicted_total", 0)
 
@@ -188,9 +173,6 @@ class ScaleoutLoadLlamaServer(unittest.TestCase):
             _, done = load_refused(2, f"http://{address}", "--protocol", "openai", "--model", "llama-tiny", "--scenario",
                                    "replay", "--trace", trace, "--trace-requests", "1")
             self.assertIn("1 requests, fewer than the 2 ranks", done.stderr)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Helpers shared by the Python end-to-end tests of `infermark serve`: start and stop the server,
 plain HTTP with urllib, KServe v2 JSON bodies, /metrics parsing, bounded waits."""
 
+import contextlib
 import json
 import os
 import re
@@ -122,6 +123,22 @@ def metric_total(address, name):
 def sample_names(text):
     """The names of every sample in an exposition (histograms as NAME_bucket, NAME_sum, NAME_count)."""
     return {series.split("{", 1)[0] for series in parse_metrics(text)}
+
+
+@contextlib.contextmanager
+def llama_server(binary, model, *extra, context=1024, slots=2):
+    """llama.cpp's llama-server serving `model` on a free loopback port (`-c context -np slots`
+    and `extra` flags), ready; yields its HOST:PORT and stops it afterwards."""
+    port = free_port()
+    server = subprocess.Popen([binary, "-m", model, "--port", str(port), "-c", str(context), "-np", str(slots), *extra],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        address = f"127.0.0.1:{port}"
+        wait_until(lambda: http(address, "GET", "/health")[0] == 200, 60, "llama-server ready")
+        yield address
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def free_port():

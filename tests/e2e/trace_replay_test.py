@@ -23,7 +23,7 @@ import tempfile
 import unittest
 
 from cli_support import run_cli
-from serve_support import free_port, http, metric_values, start_server, stop_server, wait_until
+from serve_support import llama_server, metric_values, start_server, stop_server
 import unittest_main
 
 INFERMARK, MODELS, LLAMA_SERVER = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -165,12 +165,8 @@ class ReplayAgainstServers(unittest.TestCase):
         sizes = lengths(4, 8)
         path = os.path.join(self.dir, "BurstGPT_1.csv")
         write_burstgpt(path, [(0.2 * k, i, o) for k, (i, o) in enumerate(sizes)])
-        port = free_port()
-        server = subprocess.Popen([LLAMA_SERVER, "-m", LLAMA, "--port", str(port), "-c", "1024", "-np", "2", "--metrics"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            wait_until(lambda: http(f"127.0.0.1:{port}", "GET", "/health")[0] == 200, 60, "llama-server ready")
-            (result,), _, _ = infermark("load", f"http://127.0.0.1:{port}", "--protocol", "openai", "--model",
+        with llama_server(LLAMA_SERVER, LLAMA, "--metrics") as address:
+            (result,), _, _ = infermark("load", f"http://{address}", "--protocol", "openai", "--model",
                                            "llama-tiny", "--trace", path, "--concurrency", "2", "--warmup", "0", *GRAMMAR)
             self.assertEqual(result["status"], "ok", result.get("error"))
             self.assertEqual(result["backend"]["framework"], "llama.cpp")
@@ -180,9 +176,6 @@ class ReplayAgainstServers(unittest.TestCase):
             trace = result["scenario"]["parameters"]["trace"]
             self.assertEqual((trace["file"], trace["format"], trace["requests"]), ("BurstGPT_1.csv", "burstgpt", 8))
             self.assertEqual(result["phases"][0]["issued"], 8)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 if __name__ == "__main__":
