@@ -7,20 +7,26 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <thread>
 #include <vector>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
+#include "loadgen/conversation.hpp"
 
 namespace infermark::loadgen {
 namespace {
 
-// One arrival: its query id (arrival order) and scheduled time.
+// One arrival: its query id (issue order), scheduled time and sample; in a conversation, which
+// one and its turn.
 struct Arrival {
   std::uint64_t id = 0;
   std::int64_t scheduled_ns = 0;
+  std::uint32_t sample = 0;
+  std::uint64_t conversation = 0;
+  int turn = 0;
 };
 
 // A fixed-capacity FIFO of arrivals, allocated once before the run.
@@ -129,24 +135,111 @@ struct SampleChoice {
   }
 };
 
-void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, SampleChoice choose,
+// Open-loop conversations: the schedule's arrivals start conversations, and each later turn
+// arrives its think time after the turn before it was answered (that is its scheduled arrival,
+// from which its latency runs), so a slow answer delays the rest of its conversation as it would
+// a user's. The completions post the next turns; the scheduler issues them when due. A turn that
+// failed or was rejected ends its conversation (the history the next one needs is missing).
+class ConversationArrivals {
+ public:
+  ConversationArrivals(const Conversation& conversation, std::uint64_t seed, std::uint32_t samples)
+      : conversation_(conversation),
+        seed_(seed),
+        library_conversations_(
+            std::max<std::uint32_t>(1, samples / static_cast<std::uint32_t>(std::max(conversation.turns, 1)))) {}
+  bool enabled() const { return conversation_.enabled(); }
+
+  // Turn 1 of the next conversation (the library's conversations in order, then again).
+  Arrival start(std::uint64_t id, std::int64_t scheduled_ns) {
+    std::lock_guard lock(mutex_);
+    const auto number = started_++;
+    ++open_;
+    const auto in_library = static_cast<std::uint32_t>(number % library_conversations_);
+    return {id, scheduled_ns, in_library * static_cast<std::uint32_t>(conversation_.turns), number, 0};
+  }
+
+  // After a turn was answered (or failed) at `done_ns`: its next turn is due after the pause, or
+  // the conversation ends.
+  void after(const Arrival& turn, std::int64_t done_ns, bool succeeded) {
+    {
+      std::lock_guard lock(mutex_);
+      if (succeeded && turn.turn + 1 < conversation_.turns) {
+        const auto due = done_ns + think_ns(conversation_, seed_, turn.conversation, turn.turn + 1);
+        due_.push({0, due, turn.sample + 1, turn.conversation, turn.turn + 1});
+      } else {
+        --open_;
+      }
+      ++changes_;
+    }
+    posted_.notify_all();
+  }
+
+  // The scheduler's wait for `until_ns`: returns early when a turn is posted or a conversation ends.
+  void wait(std::int64_t until_ns) {
+    std::unique_lock lock(mutex_);
+    const auto seen = changes_;
+    const auto left = std::chrono::nanoseconds(std::max<std::int64_t>(0, until_ns - mono_now_ns()));
+    posted_.wait_for(lock, left, [&] { return changes_ != seen; });
+  }
+
+  // The earliest posted turn's time, if any.
+  std::optional<std::int64_t> earliest() const {
+    std::lock_guard lock(mutex_);
+    return due_.empty() ? std::nullopt : std::optional(due_.top().scheduled_ns);
+  }
+  Arrival take_earliest() {
+    std::lock_guard lock(mutex_);
+    auto next = due_.top();
+    due_.pop();
+    return next;
+  }
+  std::uint64_t open() const {
+    std::lock_guard lock(mutex_);
+    return open_;
+  }
+  // Turns posted but never issued (the drain ran out): how many.
+  std::size_t abandon() {
+    std::lock_guard lock(mutex_);
+    const auto left = due_.size();
+    due_ = {};
+    return left;
+  }
+
+ private:
+  struct Later {
+    bool operator()(const Arrival& a, const Arrival& b) const { return a.scheduled_ns > b.scheduled_ns; }
+  };
+  Conversation conversation_;
+  std::uint64_t seed_;
+  std::uint32_t library_conversations_;
+  mutable std::mutex mutex_;
+  std::condition_variable posted_;
+  std::priority_queue<Arrival, std::vector<Arrival>, Later> due_;
+  std::uint64_t started_ = 0, open_ = 0, changes_ = 0;
+};
+
+void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t start_ns, ConversationArrivals& conversations,
            QueryRecorder& recorder) {
   const auto& samples = system.samples();
-  const auto sample_count = samples.sample_count();
   Completion completion;
   Query query;
   Arrival arrival;
   while (queue.pop(arrival)) {
     query.id = arrival.id;
-    query.sample = choose(arrival.id, sample_count);
+    query.sample = arrival.sample;
     completion.clear();
+    bool succeeded = false;
+    std::int64_t done_ns = 0;
     try {
       system.issue(lane, query, completion);
-      const auto done_ns = mono_now_ns();
+      done_ns = mono_now_ns();
       recorder.record_query(start_ns, arrival.scheduled_ns, done_ns, samples.group_of(query.sample), completion);
+      succeeded = true;
     } catch (const std::exception&) {
-      recorder.record_error(mono_now_ns() - start_ns);
+      done_ns = mono_now_ns();
+      recorder.record_error(done_ns - start_ns);
     }
+    if (conversations.enabled()) conversations.after(arrival, done_ns, succeeded);
   }
 }
 
@@ -155,12 +248,12 @@ void serve(SystemUnderTest& system, int lane, ArrivalQueue& queue, std::int64_t 
 // its query and starts the oldest waiting arrival. No thread waits per in-flight query.
 class AsyncDispatcher {
  public:
-  AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns, SampleChoice choose,
-                  QueryRecorder& recorder)
+  AsyncDispatcher(SystemUnderTest& system, int lanes, std::size_t max_queue, std::int64_t start_ns,
+                  ConversationArrivals& conversations, QueryRecorder& recorder)
       : system_(system),
         max_queue_(max_queue),
         start_ns_(start_ns),
-        choose_(choose),
+        conversations_(conversations),
         recorder_(recorder),
         slots_(static_cast<std::size_t>(lanes)) {
     for (auto& slot : slots_) free_.push_back(&slot);
@@ -204,22 +297,23 @@ class AsyncDispatcher {
   struct Slot {
     Query query;
     Completion completion;
-    std::int64_t scheduled_ns = 0;
+    Arrival arrival;
   };
 
   void launch(Slot& slot, Arrival arrival) {
-    const auto sample_count = system_.samples().sample_count();
     for (;;) {
       slot.query.id = arrival.id;
-      slot.query.sample = choose_(arrival.id, sample_count);
-      slot.scheduled_ns = arrival.scheduled_ns;
+      slot.query.sample = arrival.sample;
+      slot.arrival = arrival;
       slot.completion.clear();
       try {
         system_.start(slot.query, slot.completion, [this, &slot](bool succeeded) { completed(slot, succeeded); });
         return;
       } catch (const std::exception&) {  // refused before it started: an error; the slot takes the next arrival
+        const auto failed_ns = mono_now_ns();
+        if (conversations_.enabled()) conversations_.after(arrival, failed_ns, false);
         std::lock_guard lock(mutex_);
-        recorder_.record_error(mono_now_ns() - start_ns_);
+        recorder_.record_error(failed_ns - start_ns_);
         if (!next_waiting(slot, arrival)) return;
       }
     }
@@ -231,10 +325,12 @@ class AsyncDispatcher {
     {
       std::lock_guard lock(mutex_);
       if (succeeded)
-        recorder_.record_query(start_ns_, slot.scheduled_ns, done_ns, system_.samples().group_of(slot.query.sample),
+        recorder_.record_query(start_ns_, slot.arrival.scheduled_ns, done_ns, system_.samples().group_of(slot.query.sample),
                                slot.completion);
       else
         recorder_.record_error(done_ns - start_ns_);
+      // Before the slot goes back: once every slot is free the run may end and take these with it.
+      if (conversations_.enabled()) conversations_.after(slot.arrival, done_ns, succeeded);
       if (!next_waiting(slot, next)) return;
     }
     launch(slot, next);
@@ -255,7 +351,7 @@ class AsyncDispatcher {
   SystemUnderTest& system_;
   std::size_t max_queue_;
   std::int64_t start_ns_;
-  SampleChoice choose_;
+  ConversationArrivals& conversations_;
   QueryRecorder& recorder_;
   std::mutex mutex_;  // guards the recorder, the free list and the waiting arrivals
   std::condition_variable idle_;
@@ -359,12 +455,24 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   std::vector<std::thread> workers;
   const SampleChoice choose{config.seed, !config.recorded_arrivals_ns.empty(),
                             config.recorded_samples.empty() ? nullptr : &config.recorded_samples};
+  const auto sample_count = system.samples().sample_count();
+  ConversationArrivals conversations(config.conversation, config.seed, sample_count);  // outlives the lanes
   if (asynchronous)
-    dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, choose, recorders[0]);
+    dispatcher.emplace(system, config.lanes, config.max_queue, start_ns, conversations, recorders[0]);
   else
     for (int i = 0; i < config.lanes; ++i)
-      workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, choose,
+      workers.emplace_back(serve, std::ref(system), i, std::ref(queue), start_ns, std::ref(conversations),
                            std::ref(recorders[static_cast<std::size_t>(i)]));
+  // Hands an arrival to a lane (the queue, or the dispatcher); a full queue rejects it, and a
+  // rejected conversation turn ends its conversation.
+  const auto offer = [&](const Arrival& arrival, std::int64_t issued_ns, bool defer_wake) {
+    phase.issue_lateness.record(issued_ns - arrival.scheduled_ns);
+    ++phase.issued;
+    if (dispatcher ? dispatcher->arrive(arrival) : queue.try_push(arrival, defer_wake)) return;
+    phase.recorder.record_rejection(issued_ns - start_ns);
+    if (!defer_wake) queue.wake();
+    if (conversations.enabled()) conversations.after(arrival, issued_ns, false);
+  };
 
   // The scheduler: the k-th arrival's time is drawn when it is due, never pre-generated. Linux
   // rounds sleeps up by the thread's timer slack (50 us by default); ask for none while scheduling.
@@ -379,24 +487,49 @@ Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const
   constexpr std::int64_t kBurstNs = 20'000;
   std::int64_t burst_start_ns = -1;  // issue time of the first arrival queued without a wake
   double next_offset_ns = arrivals.next();
-  for (;;) {
+  while (!conversations.enabled()) {
     const auto scheduled_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (scheduled_ns >= end_ns || stop_requested(stop)) break;
     wait_until(scheduled_ns, config.pacing);
     const auto issued_ns = mono_now_ns();
-    phase.issue_lateness.record(issued_ns - scheduled_ns);
-    ++phase.issued;
+    const auto id = phase.issued;
     next_offset_ns = arrivals.next();
     const auto next_ns = start_ns + static_cast<std::int64_t>(next_offset_ns);
     if (burst_start_ns < 0) burst_start_ns = issued_ns;
     const bool defer_wake = next_ns - issued_ns < kBurstNs && issued_ns - burst_start_ns < kBurstNs && next_ns < end_ns;
-    const Arrival arrival{phase.issued - 1, scheduled_ns};
-    if (dispatcher ? !dispatcher->arrive(arrival) : !queue.try_push(arrival, defer_wake)) {
-      phase.recorder.record_rejection(issued_ns - start_ns);
-      if (!defer_wake) queue.wake();
-    }
+    offer(Arrival{id, scheduled_ns, choose(id, sample_count)}, issued_ns, defer_wake);
     if (!defer_wake) burst_start_ns = -1;
   }
+  // Conversations: the schedule starts them until its end; their later turns are issued as they
+  // fall due, after the end too, until every conversation finished or the drain time ran out.
+  const auto conversations_deadline = end_ns + static_cast<std::int64_t>(config.drain_timeout_s * 1e9);
+  while (conversations.enabled() && !stop_requested(stop)) {
+    const auto start_due = start_ns + static_cast<std::int64_t>(next_offset_ns);
+    const bool starting = start_due < end_ns;
+    const auto turn_due = conversations.earliest();
+    if (!starting && !turn_due) {
+      if (conversations.open() == 0 || mono_now_ns() >= conversations_deadline) break;
+      conversations.wait(std::min(conversations_deadline, mono_now_ns() + 10'000'000));  // until a turn is posted
+      continue;
+    }
+    const bool start_next = starting && (!turn_due || start_due <= *turn_due);
+    const auto due = start_next ? start_due : *turn_due;
+    if (mono_now_ns() < due) {
+      conversations.wait(due);  // an earlier turn posted meanwhile goes first
+      continue;
+    }
+    const auto issued_ns = mono_now_ns();
+    Arrival arrival;
+    if (start_next) {
+      arrival = conversations.start(phase.issued, start_due);
+      next_offset_ns = arrivals.next();
+    } else {
+      arrival = conversations.take_earliest();
+      arrival.id = phase.issued;
+    }
+    offer(arrival, issued_ns, false);
+  }
+  for (auto left = conversations.abandon(); left > 0; --left) phase.recorder.record_error(mono_now_ns() - start_ns);
 
   if (previous_slack > 0) prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(previous_slack), 0, 0, 0);
 

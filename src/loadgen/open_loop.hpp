@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "loadgen/conversation.hpp"
 #include "loadgen/phase.hpp"
 #include "loadgen/service_targets.hpp"
 #include "loadgen/system_under_test.hpp"
@@ -46,6 +47,10 @@ struct OpenLoopConfig {
   // With recorded arrivals: the sample each one carries, where it is not its index (a rank of a
   // distributed replay sends every ranks-th request of the trace: its own arrivals, their samples).
   std::vector<std::uint32_t> recorded_samples;
+  // Multi-turn conversations (turns > 1): the schedule's arrivals start conversations over the
+  // system's turn library; each later turn arrives its think time after the one before was
+  // answered, its latency from then. The phase runs past the schedule's end until they finish.
+  Conversation conversation;
 };
 
 Phase run_open_loop(SystemUnderTest& system, const OpenLoopConfig& config, const std::atomic<bool>* stop = nullptr,

@@ -45,6 +45,7 @@ OpenLoopConfig open_loop_config(const ScenarioSpec& spec, int lanes, std::vector
   c.lanes = lanes;
   c.max_queue = spec.max_queue;
   c.targets = service_targets(spec);
+  c.conversation = spec.conversation;
   return c;
 }
 
@@ -436,9 +437,10 @@ void validate(const ScenarioSpec& s) {
   require(s.trace.speed > 0, "--trace-speed must be above 0");
   const auto& c = s.conversation;
   require(c.turns >= 0 && c.think_s >= 0 && c.think_stddev_s >= 0, "--turns and --think-time must not be negative");
-  require(!c.enabled() || s.name == Scenario::kSingleStream || s.name == Scenario::kConcurrency || s.name == Scenario::kOffline,
+  require(!c.enabled() || s.name == Scenario::kSingleStream || s.name == Scenario::kConcurrency || s.name == Scenario::kOffline ||
+              s.name == Scenario::kServer || s.name == Scenario::kInteractive,
           "--turns: conversations run in the closed-loop scenarios (single-stream, concurrency, offline), each client a "
-          "user; not yet with open-loop arrivals");
+          "user, and in server and interactive, where --qps starts conversations; not in ramp, soak, pulse or replay");
   require(!c.enabled() || (!s.shared_prefix.enabled() && !s.trace.enabled()),
           "--turns: a conversation's history is its prompts' shared prefix (leave out --shared-prefix and --trace)");
   require(!s.trace.enabled() || !s.shared_prefix.enabled(),

@@ -3,7 +3,8 @@
 - `infermark run --turns 3 --think-time ...` on llama.cpp: every conversation's turns in order, each
   turn's prompt the history so far plus a new message (prompt tokens per turn grow by exactly one
   message and one answer), TTFT and latency reported per turn, think time outside latency, and the
-  engine's prefix cache reusing each conversation's earlier prompt;
+  engine's prefix cache reusing each conversation's earlier prompt; with `--scenario server` the
+  rate starts conversations and each started one runs whole;
 - `infermark load --turns` against `infermark serve` with its prefix cache on: each turn's history
   (chat messages) reaches the server's cache, and against llama-server;
 - bad flag mixes fail before anything runs;
@@ -67,8 +68,24 @@ class ConversationsInProcess(unittest.TestCase):
         self.assertIn("3 turns x 40+8", report)
         self.assertIn("turn 3", report)
 
+    def test_open_loop_starts_conversations_at_the_rate_and_runs_each_whole(self):
+        (result,), _, _ = infermark("run", LLAMA, "-b", "llamacpp", "--turns", "3", "--think-time", "0.05",
+                                    "--scenario", "server", "--qps", "4", "--arrivals", "constant", "--duration", "1.5",
+                                    "--prompt-tokens", "16",
+                                    "--output-tokens", "4", "--concurrency", "4", "--warmup", "0", "--opt", "prefix_cache=on")
+        self.assertEqual(result["status"], "ok", result.get("error"))
+        turns = result["generation"]["by_group"]
+        self.assertEqual([t["label"] for t in turns], ["turn 1", "turn 2", "turn 3"])
+        started = turns[0]["requests"]
+        self.assertEqual(started, 6)  # one every 0.25 s for 1.5 s
+        self.assertEqual([t["requests"] for t in turns], [started] * 3)  # every conversation started ran whole
+        self.assertEqual([t["prompt_tokens_mean"] for t in turns], [16, 36, 56])
+        (phase,) = result["phases"]
+        self.assertEqual(phase["completed"], 3 * started)
+        self.assertIn("scheduled arrival", result["generation"]["ttft_from"])
+
     def test_bad_mixes_fail_before_anything_runs(self):
-        for args, message in ((["--turns", "3", "--scenario", "server", "--qps", "2"], "--turns"),
+        for args, message in ((["--turns", "3", "--scenario", "pulse"], "--turns"),
                               (["--turns", "3", "--shared-prefix", "2:8"], "--turns"),
                               (["--turns", "3", "--think-time", "soon"], "--think-time soon"),
                               (["--turns", "64", "--prompt-tokens", "64"], "--turns 64")):

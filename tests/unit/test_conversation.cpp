@@ -15,6 +15,7 @@
 #include "loadgen/closed_loop.hpp"
 #include "loadgen/conversation.hpp"
 #include "loadgen/generation_metrics.hpp"
+#include "loadgen/open_loop.hpp"
 #include "loadgen/query_recorder.hpp"
 #include "loadgen/scenario.hpp"
 #include "remote/openai_system.hpp"
@@ -149,6 +150,63 @@ TEST(Conversation, AnAsynchronousSystemsUsersThinkOnATimerAndKeepTheirOrder) {
   expect_ordered_turns_outside_latency<testing::FakeAsyncSystem>(4, 16, 4, 0.1, 1);
 }
 
+namespace {
+
+// Open loop: 20 conversations/s for 0.5 s, evenly spaced, start 10 conversations of 3 turns; each
+// later turn arrives 50 ms after the turn before was answered. Every conversation started runs
+// whole, the last one's turns after the schedule's end, in order, and latency runs from each
+// turn's own arrival.
+template <typename System>
+void expect_open_loop_conversations() {
+  const auto library = conversations(64, 3);
+  auto system = system_over<System>(library, 4);
+  OpenLoopConfig config;
+  config.schedule = {{0.5, 20}};
+  config.arrivals = Arrivals::kConstant;  // starts at 0, 50, ..., 450 ms
+  config.lanes = 4;
+  config.seed = 7;
+  config.conversation = Conversation{3, 0.05, 0};
+  const auto phase = run_open_loop(*system, config);
+  const auto started = static_cast<std::size_t>(
+      std::count_if(system->queries.begin(), system->queries.end(), [](const Query& q) { return q.sample % 3 == 0; }));
+  EXPECT_EQ(started, 10u);
+  EXPECT_EQ(expect_turns_in_order(system->queries, system->issue_times_ns, 3, 50'000'000), started);
+  EXPECT_EQ(system->queries.size(), 3 * started);
+  EXPECT_EQ(phase.recorder.completed(), 3 * started);
+  EXPECT_EQ(phase.recorder.errors() + phase.recorder.rejected(), 0u);
+  EXPECT_EQ(phase.issued, 3 * started);
+  EXPECT_GT(phase.duration_s, 0.5);  // the last one started at 450 ms, then two answers and pauses
+  EXPECT_LT(phase.recorder.latency().value_at_percentile(99), 50'000'000);  // not from the conversation's start
+  const auto& by_turn = phase.recorder.latency_by_group();
+  ASSERT_EQ(by_turn.size(), 3u);
+  for (const auto& turn : by_turn) EXPECT_EQ(turn.count(), started);
+}
+
+}  // namespace
+
+TEST(Conversation, OpenLoopArrivalsStartConversationsWhoseLaterTurnsFollowTheirAnswers) {
+  expect_open_loop_conversations<testing::FakeSystem>();
+  expect_open_loop_conversations<testing::FakeAsyncSystem>();
+}
+
+// A turn the queue rejects ends its conversation: nothing follows it, and the run still ends.
+TEST(Conversation, ARejectedOpenLoopTurnEndsItsConversation) {
+  const auto library = conversations(64, 3);
+  testing::FakeSystem system(1, 20ms);
+  system.library_ = &library;
+  OpenLoopConfig config;
+  config.schedule = {{0.3, 100}};  // far more than one 20 ms lane with a queue of 1 serves
+  config.lanes = 1;
+  config.max_queue = 1;
+  config.conversation = Conversation{3, 0.0, 0};
+  const auto before = mono_now_ns();
+  const auto phase = run_open_loop(system, config);
+  EXPECT_LT(mono_now_ns() - before, 10'000'000'000);
+  EXPECT_GT(phase.recorder.rejected(), 0u);
+  expect_turns_in_order(system.queries, system.issue_times_ns, 3, 0);
+  EXPECT_EQ(phase.recorder.completed() + phase.recorder.rejected() + phase.recorder.errors(), phase.issued);
+}
+
 TEST(Conversation, TheRunEndsAtItsCapOrStopWhileUsersAreThinking) {
   for (const bool asynchronous : {false, true}) {  // the last query claimed: the phase ends with its answer
     const auto library = conversations(8, 5);
@@ -217,7 +275,10 @@ TEST(Conversation, TheFlagsAreCheckedAgainstTheScenario) {
   auto server = spec;
   server.name = Scenario::kServer;
   server.qps = 5;
-  expect_refused(server, "--turns");
+  EXPECT_NO_THROW(validate(server));  // --qps starts conversations
+  auto ramp = spec;
+  ramp.name = Scenario::kRamp;
+  expect_refused(ramp, "--turns");
   auto shared = spec;
   shared.shared_prefix = SharedPrefix{2, 16};
   expect_refused(shared, "--turns");
