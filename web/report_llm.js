@@ -206,7 +206,8 @@ const LlmCharts = (() => {
   }
 
   function sloPanel(items) {
-    const limits = initialLimits(items.map((i) => i.result));
+    // The group's first run with limits, in the order the results were given (the table sorts its rows).
+    const limits = initialLimits([...items].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((i) => i.result));
     const body = el("tbody");
     const render = () => body.replaceChildren(...items.map((item) => sloRow(item, limits)));
     const input = (key, label) => {

@@ -225,6 +225,7 @@ const ScenarioCharts = (() => {
     const facts = [];
     const kneeLines = [];
     const saturationLines = [];
+    let goodputCells = 0;
     for (const cell of cells) {
       const phases = cell.result.phases;
       const analysis = cell.result.analysis || {};
@@ -233,6 +234,13 @@ const ScenarioCharts = (() => {
                       borderColor: color, backgroundColor: color, yAxisID: "y" });
       datasets.push({ label: `${cell.label} P99`, data: phases.map((p) => ({ x: levelOf(p), y: p.latency_ms?.p99 ?? null })),
                       borderColor: color, backgroundColor: color, borderDash: [5, 4], pointStyle: "rect", yAxisID: "y1" });
+      // With SLOs the requests within them per second (phases[].goodput_qps); without, it is the throughput.
+      const parameters = cell.result.scenario?.parameters || {};
+      if (["sla_p99_ms", "ttft_ms", "tpot_ms"].some((key) => parameters[key] > 0) && phases.some((p) => isNumber(p.goodput_qps))) {
+        datasets.push({ label: `${cell.label} goodput`, data: phases.map((p) => ({ x: levelOf(p), y: p.goodput_qps ?? null })),
+                        borderColor: color, backgroundColor: color, borderDash: [2, 2], pointStyle: "triangle", yAxisID: "y" });
+        goodputCells += 1;
+      }
       const knee = Number.isInteger(analysis.knee_step) ? phases[analysis.knee_step] : null;
       if (knee) {
         datasets.push({ label: `${cell.label} knee`, data: [{ x: levelOf(knee), y: knee.achieved_qps }], showLine: false,
@@ -251,10 +259,12 @@ const ScenarioCharts = (() => {
       }
     }
     const chart = scenarioPanel(container, "ramp", `Throughput and P99 vs ${byRate ? "offered rate" : "concurrency"} (ramp)`,
-      "Solid: achieved queries/s per step; dashed: step P99 (right axis); star and red line: the knee (analysis.knee_step); " +
-      "a 'saturated' line: the step where a rate sweep stopped (analysis.saturation_step).", facts);
+      "Solid: achieved queries/s per step; dashed: step P99 (right axis); dotted, where the run had SLOs: goodput, the " +
+      "queries/s within them; star and red line: the knee (analysis.knee_step); a 'saturated' line: the step where a " +
+      "rate sweep stopped (analysis.saturation_step).", facts);
     chart.panel.dataset.knee = kneeLines.length ? kneeLines.map((k) => k.label).join("; ") : "none";
     chart.panel.dataset.saturation = saturationLines.length ? saturationLines.map((k) => k.label).join("; ") : "none";
+    chart.panel.dataset.goodputCells = String(goodputCells);
     drawTwoAxes(chart, datasets, {
       x: axis(byRate ? "offered rate (queries/s)" : "concurrent clients", { type: "linear" }),
       y: axis("achieved queries/s", { beginAtZero: true }),

@@ -324,9 +324,14 @@ describe("HTML report in chromium", () => {
     const rows = () => panel.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => ({ ...tr.dataset })));
     const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${what}: ${a}, expected ${b}`);
 
-    // Opens with the run's own limits: its goodput and verdict exactly.
-    assert.equal(await panel.locator('input[name="ttft_ms"]').inputValue(), "50");
-    assert.equal(await panel.locator('input[name="tpot_ms"]').inputValue(), "5");
+    // Opens with the limits of the first cell that ran with any.
+    const first = groups[groupIndex].cells.map((c) => c.result.scenario.parameters).find((p) => p.ttft_ms || p.tpot_ms || p.sla_p99_ms);
+    assert.equal(await panel.locator('input[name="ttft_ms"]').inputValue(), first.ttft_ms ? String(first.ttft_ms) : "");
+    assert.equal(await panel.locator('input[name="tpot_ms"]').inputValue(), first.tpot_ms ? String(first.tpot_ms) : "");
+    // Under the limited run's own limits: its goodput and verdict exactly.
+    await panel.locator('input[name="ttft_ms"]').fill("50");
+    await panel.locator('input[name="tpot_ms"]').fill("5");
+    await panel.locator('input[name="e2e_ms"]').fill("");
     const limited = (await rows()).find((r) => cellOf(r.label)?.result.scenario.parameters.ttft_ms === 50);
     assert.ok(limited, "no SLO row for the limited run");
     const own = cellOf(limited.label).result;
@@ -373,6 +378,8 @@ describe("HTML report in chromium", () => {
     assert.ok(prefix.facts.some((f) => /warm [\d.]+ ms \(\d+ requests\), cold [\d.]+ ms \([1-9]/.test(f)), prefix.facts.join("; "));
     const ramps = await drawnPanels(page, "ramp");
     assert.ok(ramps.some((p) => p.marks.saturation?.startsWith("saturated: rate ")), ramps.map((p) => p.marks.saturation).join("; "));
+    // The sweep ran with a TTFT limit: its goodput per step is drawn beside the throughput.
+    assert.ok(ramps.some((p) => Number(p.marks.goodputCells) >= 1), "no ramp chart draws goodput per step");
   });
 
   test("soak chart draws the trends the verdict came from", async (t) => {

@@ -63,7 +63,7 @@ tokens=(--prompt-tokens 16 --output-tokens 8 --threads 2)
 "$infermark" run "$llm" --shared-prefix 2:32 --opt prefix_cache=on --concurrency 2 --runs 12 --warmup 0 "${tokens[@]}" \
   --out "$work/results/llm-prefix"
 "$infermark" run "$llm" --scenario ramp --ramp-by rate --ramp-start 50 --ramp-step 5000 --ramp-steps 3 --step-duration 0.5 \
-  --until-saturation --max-queue 32 "${tokens[@]}" --out "$work/results/llm-sweep"
+  --until-saturation --max-queue 32 --ttft-ms 1000 "${tokens[@]}" --out "$work/results/llm-sweep"
 # A tensor-model family: tiny_cnn's FP16 and INT8 copies on two backends (the second cross-checked
 # against the first) at the thread counts tiny_cnn ran above.
 "$infermark" run "$repo/models/tiny_cnn_fp16.onnx" "$repo/models/tiny_cnn_int8.onnx" -b onnxruntime,openvino --runs 30 \
