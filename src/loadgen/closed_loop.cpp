@@ -30,8 +30,7 @@ struct LoopControl {
   // The sample of a client's next query: drawn from the seed, or its conversation's next turn.
   std::uint32_t sample_for(ConversationCursor& cursor, std::uint64_t id, std::uint32_t sample_count) {
     if (!talking()) return sample_for_query(config.seed, id, sample_count);
-    const auto turns = static_cast<std::uint32_t>(config.conversation.turns);
-    return cursor.next_sample(config.conversation, conversations_started, sample_count / turns);
+    return cursor.next_sample(config.conversation, conversations_started, conversations_held(config.conversation, sample_count));
   }
 
   // Claims the next query id, or says the run is over: max_duration is a hard cap; max_queries
@@ -235,8 +234,7 @@ class AsyncClients {
 Phase run_closed_loop(SystemUnderTest& system, const ClosedLoopConfig& config, const std::atomic<bool>* stop,
                       const std::string& label) {
   if (config.concurrency < 1) throw Error("concurrency must be at least 1");
-  if (config.conversation.enabled() && system.samples().sample_count() < static_cast<std::uint32_t>(config.conversation.turns))
-    throw Error("internal error: a conversation workload's library holds fewer samples than one conversation's turns");
+  if (config.conversation.enabled()) conversations_held(config.conversation, system.samples().sample_count());
   if (config.concurrency > system.lanes())
     throw Error("concurrency " + std::to_string(config.concurrency) + " exceeds the " + std::to_string(system.lanes()) +
                 " lanes of the system under test");

@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "core/error.hpp"
 #include "core/random.hpp"
 
 namespace infermark::loadgen {
@@ -16,6 +17,18 @@ std::string Conversation::describe() const {
 }
 
 std::uint32_t conversations_in_library(int turns) { return static_cast<std::uint32_t>(std::max(1, 1024 / std::max(turns, 1))); }
+
+std::uint32_t conversations_held(const Conversation& conversation, std::uint32_t samples) {
+  const auto turns = static_cast<std::uint32_t>(std::max(conversation.turns, 1));
+  if (samples < turns)
+    throw Error("internal error: a conversation workload's library holds fewer samples than one conversation's turns");
+  return samples / turns;
+}
+
+std::uint32_t conversation_sample(const Conversation& conversation, std::uint64_t number, int turn, std::uint32_t held) {
+  const auto in_library = static_cast<std::uint32_t>(number % std::max<std::uint32_t>(held, 1));
+  return in_library * static_cast<std::uint32_t>(conversation.turns) + static_cast<std::uint32_t>(turn);
+}
 
 std::string TurnGroups::label(std::uint32_t group) const { return turns > 1 ? fmt::format("turn {}", group + 1) : "all"; }
 
@@ -38,8 +51,7 @@ std::uint32_t ConversationCursor::next_sample(const Conversation& conversation, 
     turn_ = 0;
     open_ = true;
   }
-  const auto in_library = static_cast<std::uint32_t>(conversation_ % std::max<std::uint32_t>(conversations, 1));
-  return in_library * static_cast<std::uint32_t>(conversation.turns) + static_cast<std::uint32_t>(turn_);
+  return conversation_sample(conversation, conversation_, turn_, conversations);
 }
 
 std::int64_t ConversationCursor::after_query(const Conversation& conversation, std::uint64_t seed, bool succeeded) {

@@ -26,6 +26,14 @@ struct Conversation {
 // (a longer run starts them over, and an engine that kept them finds them warm).
 std::uint32_t conversations_in_library(int turns);
 
+// The whole conversations a library of `samples` samples holds (sample = conversation x turns +
+// turn); throws infermark::Error when it holds not even one (an internal error: the libraries
+// are built for the workload).
+std::uint32_t conversations_held(const Conversation& conversation, std::uint32_t samples);
+// The sample of turn `turn` of the `number`-th conversation started, over a library of `held`
+// conversations (started over once they are used up).
+std::uint32_t conversation_sample(const Conversation& conversation, std::uint64_t number, int turn, std::uint32_t held);
+
 // A conversation library's latency groups: the turn (sample = conversation x turns + turn); one
 // group "all" when there are no conversations.
 struct TurnGroups {

@@ -143,10 +143,7 @@ struct SampleChoice {
 class ConversationArrivals {
  public:
   ConversationArrivals(const Conversation& conversation, std::uint64_t seed, std::uint32_t samples)
-      : conversation_(conversation),
-        seed_(seed),
-        library_conversations_(
-            std::max<std::uint32_t>(1, samples / static_cast<std::uint32_t>(std::max(conversation.turns, 1)))) {}
+      : conversation_(conversation), seed_(seed), held_(conversation.enabled() ? conversations_held(conversation, samples) : 0) {}
   bool enabled() const { return conversation_.enabled(); }
 
   // Turn 1 of the next conversation (the library's conversations in order, then again).
@@ -154,8 +151,7 @@ class ConversationArrivals {
     std::lock_guard lock(mutex_);
     const auto number = started_++;
     ++open_;
-    const auto in_library = static_cast<std::uint32_t>(number % library_conversations_);
-    return {id, scheduled_ns, in_library * static_cast<std::uint32_t>(conversation_.turns), number, 0};
+    return {id, scheduled_ns, conversation_sample(conversation_, number, 0, held_), number, 0};
   }
 
   // After a turn was answered (or failed) at `done_ns`: its next turn is due after the pause, or
@@ -165,7 +161,8 @@ class ConversationArrivals {
       std::lock_guard lock(mutex_);
       if (succeeded && turn.turn + 1 < conversation_.turns) {
         const auto due = done_ns + think_ns(conversation_, seed_, turn.conversation, turn.turn + 1);
-        due_.push({0, due, turn.sample + 1, turn.conversation, turn.turn + 1});
+        due_.push({0, due, conversation_sample(conversation_, turn.conversation, turn.turn + 1, held_), turn.conversation,
+                   turn.turn + 1});
       } else {
         --open_;
       }
@@ -211,7 +208,7 @@ class ConversationArrivals {
   };
   Conversation conversation_;
   std::uint64_t seed_;
-  std::uint32_t library_conversations_;
+  std::uint32_t held_;  // whole conversations in the system's library
   mutable std::mutex mutex_;
   std::condition_variable posted_;
   std::priority_queue<Arrival, std::vector<Arrival>, Later> due_;

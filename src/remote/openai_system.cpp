@@ -26,7 +26,8 @@ struct StreamState {
   SseParser parser;
   std::string error;  // an error event, or an event that is not JSON
   bool usage = false;
-  std::string text;  // the answer so far, for a client-side tokenizer
+  bool keep_text = false;  // only a client-side tokenizer reads the answer's text
+  std::string text;        // the answer so far, when kept
 
   void event(std::string_view data, OpenAiEndpoint endpoint) {
     if (data == "[DONE]" || !error.empty()) return;
@@ -51,7 +52,7 @@ struct StreamState {
     if (piece.prompt_tokens) completion->prompt_tokens = *piece.prompt_tokens;
     if (piece.has_text) {
       completion->token_ns.push_back(now_ns);
-      text += piece.text;
+      if (keep_text) text += piece.text;
     }
   }
 };
@@ -231,6 +232,7 @@ OpenAiSystem::OpenAiSystem(net::HttpClient& client, OpenAiSettings settings, std
 void OpenAiSystem::start(const loadgen::Query& query, loadgen::Completion& completion, std::function<void(bool)> done) {
   auto state = std::make_shared<StreamState>();
   state->completion = &completion;
+  state->keep_text = settings_.tokenizer != nullptr;
   completion.prefix = prefixes_.on_issue(prefix_groups_[query.sample]);
   net::ClientRequest request{http::verb::post, target_, bodies_[query.sample], {{"Content-Type", "application/json"}}};
   const auto endpoint = settings_.endpoint;
