@@ -186,6 +186,14 @@ class ConversationsAgainstServers(unittest.TestCase):
             self.assertEqual(result["generation"]["requests"], 6)
             means = [t["prompt_tokens_mean"] for t in turns]
             self.assertEqual(means, sorted(means))
+            # Open loop against the same server: 4 conversations started at 4/s, each run whole.
+            (result,), _, _ = infermark("load", f"http://{address}", "--protocol", "openai", "--model", "llama-tiny",
+                                        "--turns", "3", "--think-time", "0.05", "--scenario", "server", "--qps", "4",
+                                        "--arrivals", "constant", "--duration", "1", "--prompt-tokens", "5",
+                                        "--output-tokens", "3", "--concurrency", "2", "--warmup", "0", *GRAMMAR)
+            self.assertEqual(result["status"], "ok", result.get("error"))
+            self.assertEqual(result["remote"]["errors"]["total"], 0, result["remote"]["errors"])
+            self.assertEqual([t["requests"] for t in result["generation"]["by_group"]], [4, 4, 4])
 
 
 class TokensCountedByTheServedModelsTokenizer(unittest.TestCase):
