@@ -5,17 +5,14 @@
 // runs them all (see scaleout/distributed_sweep.hpp).
 #include <fmt/core.h>
 
-#include <algorithm>
-
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
+#include "cli/study_job.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/worker_launch.hpp"
 #include "core/error.hpp"
-#include "harness/comparison.hpp"
 #include "pipeline/pipeline_file.hpp"
-#include "remote/load_request.hpp"
 #include "scaleout/sweep_job.hpp"
 #include "study/study.hpp"
 
@@ -34,49 +31,26 @@ int sweep(const SweepOptions& o) {
     throw Error("--search walks the axes one cell after another; run it without mpirun and without --per-host");
   const auto study = study::load_study(o.study_file);
   const BackendRegistry registry(default_plugin_dir());
-  const auto cells = study::expand(study, registry.available());
-  if (cells.empty()) throw Error(o.study_file + ": the study has no cells (no built backend reads its models?)");
-
-  harness::ComparisonPlan plan;
-  double estimate_s = 0;
-  std::vector<double> estimates_s;
-  for (const auto& cell : cells) {
-    const auto options = cell_options(study, cell);  // validates every cell before anything runs
-    if (!cell.server && !registry.is_available(cell.backend))
-      throw Error(o.study_file + ": backend '" + cell.backend + "' is not built into this infermark");
-    plan.cells.push_back(harness::to_cell(options, cell.backend, harness::thread_counts(options).front()));
-    if (const auto& server = cell.server)
-      plan.cells.back().remote =
-          remote::server_cell_remote(server->url, server->protocol, server->model, server->origin, plan.cells.back());
-    plan.cell_names.push_back(cell.name);
-    estimates_s.push_back(study::cell_estimate_s(options.scenario));
-    estimate_s += estimates_s.back();
-  }
+  auto [job, estimate_s] = make_study_job(study, registry, o.out, o.fresh, o.memory_limit_mb);
+  job.search = o.search;
+  job.p99_ms = o.p99_ms;
+  job.per_host = o.per_host;
   if (world.is_root())
-    fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, cells.size(),
+    fmt::print("study {}: {} cells ({} models x backends x axes), at most ~{:.0f} min{}\n", study.name, job.cells.size(),
                study.models.size(), estimate_s / 60, o.search ? "; --search runs only the cells its walk visits" : "");
   if (o.dry_run) {
     if (distributed) {
-      if (world.is_root())
-        scaleout::print_assignment({study, cells, plan, estimates_s, o.search, o.p99_ms, o.per_host}, world.size());
+      if (world.is_root()) scaleout::print_assignment(job, world.size());
       return 0;
     }
-    for (const auto& cell : cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
+    for (const auto& cell : job.cells)
+      fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
     return 0;
   }
   if (o.max_duration_s > 0 && estimate_s > o.max_duration_s)
     throw Error(fmt::format("{}: the matrix could take up to {:.0f} s, more than --max-duration {:.0f} s; trim the axes",
                             o.study_file, estimate_s, o.max_duration_s));
-
-  plan.output_dir = study::study_folder(o.out, study);
-  plan.resume = !o.fresh;
-  plan.cell_timeout_s = 0;
-  for (const auto& cell : plan.cells)
-    plan.cell_timeout_s = std::max(plan.cell_timeout_s, harness::default_cell_timeout_s(cell.scenario));
-  plan.worker_memory_limit_mb = o.memory_limit_mb;
-  plan.worker_argv = worker_argv;
-  return scaleout::run_sweep_job({study, cells, plan, estimates_s, o.search, o.p99_ms, o.per_host}, world, registry,
-                                 install_stop_handler());
+  return scaleout::run_sweep_job(job, world, registry, install_stop_handler());
 }
 
 }  // namespace

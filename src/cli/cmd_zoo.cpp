@@ -44,19 +44,25 @@ fs::path zoo_python(const fs::path& zoo) {
 }
 
 [[noreturn]] void exec_driver(const std::vector<std::string>& arguments) {
-  const auto zoo = zoo_dir();
-  const auto python = zoo_python(zoo).string();
-  std::vector<std::string> argv{python, (zoo / "zoo.py").string()};
-  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  auto argv = zoo_driver_argv(arguments);
   std::vector<char*> raw;
   for (auto& a : argv) raw.push_back(a.data());
   raw.push_back(nullptr);
   std::fflush(nullptr);
-  execv(python.c_str(), raw.data());
-  throw Error("zoo: cannot run " + python + ": " + std::strerror(errno));
+  execv(argv.front().c_str(), raw.data());
+  throw Error("zoo: cannot run " + argv.front() + ": " + std::strerror(errno));
 }
 
 }  // namespace
+
+fs::path zoo_directory() { return zoo_dir(); }
+
+std::vector<std::string> zoo_driver_argv(const std::vector<std::string>& arguments) {
+  const auto zoo = zoo_dir();
+  std::vector<std::string> argv{zoo_python(zoo).string(), (zoo / "zoo.py").string()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return argv;
+}
 
 void define_zoo_flags(CLI::App& cmd, ZooOptions& o) {
   cmd.require_subcommand(1);

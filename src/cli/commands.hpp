@@ -11,6 +11,7 @@ namespace infermark::cli {
 void add_backends_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
+void add_evaluate_command(CLI::App& app, int& exit_code);
 void add_recommend_command(CLI::App& app, int& exit_code);
 void add_load_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);

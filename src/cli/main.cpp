@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   infermark::cli::add_backends_command(app, exit_code);
   infermark::cli::add_compare_command(app, exit_code);
   infermark::cli::add_env_command(app, exit_code);
+  infermark::cli::add_evaluate_command(app, exit_code);
   infermark::cli::add_recommend_command(app, exit_code);
   infermark::cli::add_run_command(app, exit_code);
   infermark::cli::add_pipeline_command(app, exit_code);

@@ -1,6 +1,7 @@
 // `infermark zoo list|build`: its flags, and the arguments of the Python driver they become.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,12 @@ void define_zoo_flags(CLI::App& cmd, ZooOptions& options);
 
 // The arguments of tools/zoo/zoo.py for `options`.
 std::vector<std::string> zoo_driver_arguments(const ZooOptions& options);
+
+// tools/zoo of the source tree (INFERMARK_ZOO_DIR, else found above the executable); throws
+// infermark::Error saying how to set it when not found.
+std::filesystem::path zoo_directory();
+
+// The command line of the zoo driver (the set-up venv's Python, tools/zoo/zoo.py) with `arguments`.
+std::vector<std::string> zoo_driver_argv(const std::vector<std::string>& arguments);
 
 }  // namespace infermark::cli

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -188,32 +189,70 @@ json family_json(const ModelFamily& family, const std::vector<std::vector<Loaded
           {"shared", parts_json(labels.shared)}};
 }
 
-// The recommendation without constraints (ranked by P99), with its reasons; a report is still
+// The recommendation (without constraints: ranked by P99), with its reasons; a report is still
 // worth having when it cannot be made, so the cause is shown instead.
-json recommendation_json(const std::vector<LoadedResult>& results) {
+json recommendation_json(const std::vector<LoadedResult>& results, const Constraints& constraints) {
   try {
-    return to_json(recommend(results, {}));
+    return to_json(recommend(results, constraints));
   } catch (const Error& e) {
     return {{"error", e.what()}};
   }
 }
 
-json report_data(const std::vector<LoadedResult>& results) {
+// The page's model groups (each model's cells, so numbers of different models never share a chart)
+// and the grouped results the families are found in.
+struct Groups {
   json groups = json::array();
   std::vector<std::vector<LoadedResult>> grouped;
   std::vector<std::string> model_names;
+};
+
+// Appends `results`' groups; `experiment` marks them as one evaluation experiment's.
+void append_groups(Groups& out, const std::vector<LoadedResult>& results, const std::optional<std::size_t>& experiment) {
   for (auto& [model, cells] : group_by_model(results)) {
     const auto labels = label_cells(cells);
     json group = {{"model", model}, {"shared", parts_json(labels.shared)}, {"cells", json::array()}};
     for (std::size_t i = 0; i < cells.size(); ++i) group["cells"].push_back(cell_json(cells[i], labels.cells[i]));
     if (const auto ab = ab_comparison(cells); !ab.empty()) group["ab"] = to_json(ab);
-    groups.push_back(std::move(group));
-    model_names.push_back(cells.front().result.model.name);
-    grouped.push_back(std::move(cells));
+    if (experiment) group["experiment"] = *experiment;
+    out.groups.push_back(std::move(group));
+    out.model_names.push_back(cells.front().result.model.name);
+    out.grouped.push_back(std::move(cells));
   }
+}
+
+json families_json(const Groups& groups) {
   json families = json::array();
-  for (const auto& family : model_families(model_names)) families.push_back(family_json(family, grouped));
-  return {{"groups", groups}, {"families", families}, {"recommendation", recommendation_json(results)}};
+  for (const auto& family : model_families(groups.model_names)) families.push_back(family_json(family, groups.grouped));
+  return families;
+}
+
+json report_data(const std::vector<LoadedResult>& results) {
+  Groups groups;
+  append_groups(groups, results, std::nullopt);
+  return {{"groups", groups.groups}, {"families", families_json(groups)}, {"recommendation", recommendation_json(results, {})}};
+}
+
+json evaluation_data(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                     const Constraints& limits) {
+  Groups groups;
+  json experiments = json::array();
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const auto& s = sections[i];
+    append_groups(groups, s.results, i);
+    experiments.push_back({{"title", s.title},
+                           {"file", s.file},
+                           {"outcome", outcome_text(s.outcome)},
+                           {"reason", s.reason},
+                           {"cells", s.results.size()},
+                           {"summary", s.summary_markdown}});
+  }
+  return {{"groups", groups.groups},
+          {"families", families_json(groups)},
+          {"recommendation", recommendation_json(all_results(sections), limits)},
+          {"evaluation",
+           {{"name", header.name}, {"description", header.description}, {"quick", header.quick}, {"limits", header.limits_text},
+            {"experiments", experiments}}}};
 }
 
 struct Substitution {
@@ -248,14 +287,27 @@ fs::path executable_dir() {
 
 }  // namespace
 
-std::string render_html_report(const std::vector<LoadedResult>& results, const fs::path& web_dir) {
+namespace {
+
+std::string render_page(const json& data, const fs::path& web_dir) {
   const auto template_path = web_dir / kTemplateFile;
   const auto page = read_text(template_path, "HTML report template", kWebDirFix);
   return fill_template(page, template_path,
-                       {{kDataMarker, json_for_script(report_data(results))},
+                       {{kDataMarker, json_for_script(data)},
                         {kLibraryMarker, chart_library(web_dir)},
                         {kScenarioChartsMarker, chart_script(web_dir, kScenarioChartsFile, "scenario chart script")},
                         {kLlmChartsMarker, chart_script(web_dir, kLlmChartsFile, "LLM chart script")}});
+}
+
+}  // namespace
+
+std::string render_html_report(const std::vector<LoadedResult>& results, const fs::path& web_dir) {
+  return render_page(report_data(results), web_dir);
+}
+
+std::string render_evaluation_html(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                                   const Constraints& limits, const fs::path& web_dir) {
+  return render_page(evaluation_data(header, sections, limits), web_dir);
 }
 
 fs::path default_web_dir() {

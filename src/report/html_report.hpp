@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "report/evaluation_report.hpp"
+#include "report/recommend.hpp"
 #include "report/result_set.hpp"
 
 namespace infermark::report {
@@ -14,6 +16,11 @@ namespace infermark::report {
 // The whole page. `web_dir` holds report_template.html and node_modules/ (scripts/setup runs
 // npm ci there). Throws infermark::Error naming the missing file and the fix.
 std::string render_html_report(const std::vector<LoadedResult>& results, const std::filesystem::path& web_dir);
+
+// The page of `infermark evaluate`: a section per experiment (its summary, then its models'
+// groups and charts) and the decision under `limits` at the end.
+std::string render_evaluation_html(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                                   const Constraints& limits, const std::filesystem::path& web_dir);
 
 // Where web/ is: $INFERMARK_WEB_DIR when set, else the first folder named web/ holding
 // report_template.html beside or above the executable's folder (build/release/infermark ->

@@ -67,10 +67,11 @@ void add_axis_cells(const Study& study, StudyCell base, std::vector<StudyCell>& 
 std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>& available_backends) {
   std::vector<StudyCell> cells;
   for (const auto& model : study.models) {
-    std::vector<std::string> backends = study.backends;
-    if (backends.empty())
-      for (const auto& b : available_backends)
-        if (backend_reads(b, model_format(model))) backends.push_back(b);
+    // Named backends are taken as given (one not built is reported when the cell runs), each with
+    // the models whose format it reads: a study may mix ONNX, OpenVINO IR and TorchScript files.
+    std::vector<std::string> backends;
+    for (const auto& b : study.backends.empty() ? available_backends : study.backends)
+      if (backend_reads(b, model_format(model))) backends.push_back(b);
     for (const auto& backend : backends)
       add_axis_cells(study, {model, backend, {}, std::filesystem::path(model).stem().string() + "." + backend, {}, {}}, cells);
   }

@@ -441,3 +441,60 @@ describe("HTML report in chromium", () => {
       `${screenshot}: ${png.length} bytes, a blank page compresses below ${MIN_SCREENSHOT_BYTES}`);
   });
 });
+
+// `infermark evaluate`'s page (INFERMARK_EVALUATION_HTML): a section per experiment in the
+// suite's order, its summary as tables, its models' groups after it, the decision last.
+describe("evaluation report in chromium", () => {
+  const problems = { console: [], page: [] };
+  let context;
+  let page;
+  let userDataDir;
+
+  before(async () => {
+    if (chromiumMissing) return;
+    const html = path.resolve(requiredEnv("INFERMARK_EVALUATION_HTML"));
+    assert.ok(existsSync(html), `${html}: evaluation report not found`);
+    userDataDir = mkdtempSync(path.join(tmpdir(), "infermark-chromium-"));
+    context = await loadPlaywright().chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1400, height: 1000 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("console", (message) => { if (message.type() === "error") problems.console.push(message.text()); });
+    page.on("pageerror", (error) => problems.page.push(error.message));
+    await page.goto(pathToFileURL(html).href);
+    await page.waitForSelector("body[data-charts-ready]", { timeout: 30_000 });
+  });
+
+  after(async () => {
+    await context?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  test("sections follow the suite, each with its summary and its groups, the decision last", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    assert.deepEqual(problems.page, [], "page errors");
+    assert.deepEqual(problems.console, [], "console errors");
+    const order = await page.$$eval("#report > section", (sections) => sections.map((s) => ({
+      id: s.id, title: s.querySelector("h2")?.textContent ?? "", meta: s.querySelector(".model-meta")?.textContent ?? "",
+      summaryTables: s.querySelectorAll(".markdown table").length,
+      charts: s.querySelectorAll("canvas").length,
+    })));
+    const titles = order.map((s) => s.title);
+    const at = (title) => titles.indexOf(title);
+    assert.ok(at("1. Batch") >= 0 && at("2. Pipeline") > at("1. Batch") && at("3. Left out") > at("2. Pipeline"), titles.join(" | "));
+    assert.equal(order[order.length - 1].id, "decision", titles.join(" | "));
+    const batch = order[at("1. Batch")];
+    assert.ok(batch.summaryTables >= 1, "the batch study's summary has no table");
+    assert.match(batch.meta, /3 cells · measured/);
+    assert.match(order[at("3. Left out")].meta, /skipped \(left out of --quick\)/);
+    // The batch study's model group (with its charts) comes between its experiment and the next.
+    const group = order.findIndex((s, i) => i > at("1. Batch") && i < at("2. Pipeline") && s.id.startsWith("model-"));
+    assert.ok(group > 0 && order[group].charts > 0, titles.join(" | "));
+    const decision = await page.locator("#decision").textContent();
+    assert.match(decision, /with the suite's limits: P99 <= 1000 ms/);
+    assert.ok(await page.locator("#decision .recommendation").count() >= 1, "no recommendation panel in the decision");
+    const nav = await page.$$eval("#model-nav a", (links) => links.map((a) => a.getAttribute("href")));
+    assert.deepEqual(nav.slice(0, 3), ["#experiment-0", "#experiment-1", "#experiment-2"]);
+    assert.ok(nav.includes("#decision"), nav.join(" "));
+  });
+});

@@ -2,8 +2,9 @@
 # ctest html_report_in_chromium: measures tiny_cnn with the built infermark (every backend at 1
 # and 2 threads, an onnxruntime ramp, a short server, soak and pulse run, a batch study, shapes
 # drawn per query and a two-stage pipeline) and the tiny Llama (precisions x concurrency, SLO
-# limits, conversations, shared prefixes, a rate sweep), renders the HTML report and
-# checks it in chromium (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
+# limits, conversations, shared prefixes, a rate sweep), renders the HTML report, runs
+# `infermark evaluate` on a small suite, and checks both pages in chromium
+# (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
 # 77 (ctest: skipped) after rendering when /usr/bin/chromium is absent.
 # Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR
 set -euo pipefail
@@ -104,7 +105,21 @@ fi
 grep -q 'report_scenarios.js: scenario chart script not found' "$work/no-report.err" ||
   { echo "FAIL: the error does not name the missing script:" >&2; cat "$work/no-report.err" >&2; exit 1; }
 
+# `infermark evaluate` on a suite of the batch study and the pipeline above (--quick leaves one
+# out): its page has a section per experiment and the decision at the end.
+cat >"$work/suite.yaml" <<EOF
+name: tiny
+description: The browser test's evaluation.
+decision: {p99-ms: 1000}
+experiments:
+  - {title: Batch, study: batch.yaml}
+  - {title: Pipeline, study: pipeline.yaml}
+  - {title: Left out, study: batch.yaml, quick: skip}
+EOF
+INFERMARK_WEB_DIR="$repo/web" "$infermark" evaluate "$work/suite.yaml" --quick --out "$work/evaluation"
+
 INFERMARK_REPORT_HTML="$work/report.html" INFERMARK_REPORT_SCREENSHOT="$work/report.png" \
+  INFERMARK_EVALUATION_HTML="$work/evaluation/evaluation-tiny-quick/report.html" \
   node --test "$repo/tests/e2e/report_html.test.mjs"
 if [ ! -x /usr/bin/chromium ]; then
   echo "skipped: /usr/bin/chromium not found (scripts/setup installs it)"

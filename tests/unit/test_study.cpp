@@ -97,6 +97,9 @@ TEST(Study, WithoutBackendsEveryAvailableOneThatReadsTheModel) {
   EXPECT_EQ(names(cells), (std::vector<std::string>{"a.onnxruntime", "a.openvino", "b.libtorch"}));
   EXPECT_EQ(settings_text(cells[0]), "-");
   EXPECT_TRUE(expand(study, {"tflite"}).empty());
+  // Named backends too are paired only with the models they read.
+  const auto named = parse_study("models: [a.onnx, b.pt]\nbackends: [onnxruntime, libtorch]\n", "s.yaml");
+  EXPECT_EQ(names(expand(named, {"onnxruntime"})), (std::vector<std::string>{"a.onnxruntime", "b.libtorch"}));
   // `model:` with one value is accepted as well.
   EXPECT_EQ(parse_study("model: a.onnx\n", "s.yaml").models, std::vector<std::string>{"a.onnx"});
 }

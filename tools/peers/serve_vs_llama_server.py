@@ -9,7 +9,8 @@ engine per round and the ratio infermark serve / llama-server (throughput: above
 and TPOT: below 1 is faster), with the median and range over the rounds.
 
 Usage: serve_vs_llama_server.py [--rounds N] [--concurrency 1 4 16] [--model models/smollm2-135m_q8_0.gguf]
-                                [--prompt-tokens 64] [--output-tokens 32] [--threads 2]
+                                [--prompt-tokens 64] [--output-tokens 32] [--threads 2] [--cache on off]
+                                [--serve-opt KEY=VALUE ...]
 (after scripts/setup: build/release/infermark, llama-server and the zoo's SmolLM2 GGUF).
 """
 import argparse
@@ -48,6 +49,7 @@ def server_command(engine, cache, args, out):
     if engine == "serve":
         return [INFERMARK, "serve", "--model", args.model, "-b", "llamacpp", "--threads", str(args.threads),
                 "--slots", str(max(args.concurrency)), "--ctx", str(args.ctx), "--opt", f"prefix_cache={cache}",
+                *[a for opt in args.serve_opt for a in ("--opt", opt)],
                 "--port", str(PORT), "--no-grpc", "--out", os.path.join(out, "serve-results")], "/v2/health/ready"
     # llama-server's -c is the whole KV cache, shared by its -np slots.
     return [LLAMA_SERVER, "-m", args.model, "-t", str(args.threads), "-np", str(max(args.concurrency)),
@@ -92,9 +94,12 @@ def main():
     parser.add_argument("--output-tokens", type=int, default=32)
     parser.add_argument("--ctx", type=int, default=256, help="context per sequence")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--cache", nargs="+", choices=["on", "off"], default=["on", "off"], help="prompt cache settings to run")
+    parser.add_argument("--serve-opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more --opt for infermark serve's llama.cpp engine (repeatable)")
     args = parser.parse_args()
     args.model_name = os.path.splitext(os.path.basename(args.model))[0]
-    sides = ["serve-on", "llama-on", "serve-off", "llama-off"]
+    sides = [f"{engine}-{cache}" for cache in args.cache for engine in ("serve", "llama")]
     with tempfile.TemporaryDirectory(prefix="serve-vs-llama-") as out:
         counter = [0]
         describe = lambda f: " ".join(f"C={c}:{v['tok_s']:.0f}tok/s" for c, v in f.items())  # noqa: E731
@@ -103,7 +108,7 @@ def main():
           f"{max(args.concurrency)} slots of {args.ctx} tokens, {args.rounds} rounds, sides rotated")
     print("| cache | C | metric | infermark serve (median) | llama-server (median) | serve / llama per round | median (range) |")
     print("|---|---|---|---|---|---|---|")
-    for cache in ("on", "off"):
+    for cache in args.cache:
         for c in args.concurrency:
             for metric, name in (("tok_s", "output tok/s"), ("ttft", "TTFT P50 ms"), ("tpot", "TPOT P50 ms")):
                 serve = [r[f"serve-{cache}"][c][metric] for r in rounds]

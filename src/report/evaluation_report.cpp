@@ -1,0 +1,64 @@
+#include "report/evaluation_report.hpp"
+
+#include <fmt/core.h>
+
+namespace infermark::report {
+
+std::string outcome_text(ExperimentOutcome outcome) {
+  switch (outcome) {
+    case ExperimentOutcome::kMeasured:
+      return "measured";
+    case ExperimentOutcome::kCellsFailed:
+      return "some cells failed";
+    case ExperimentOutcome::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sections) {
+  std::vector<LoadedResult> all;
+  for (const auto& section : sections) all.insert(all.end(), section.results.begin(), section.results.end());
+  return all;
+}
+
+namespace {
+
+// A study summary starts with its own "# name" heading; inside a section it is one level down.
+std::string demoted_headings(const std::string& markdown) {
+  std::string out;
+  bool line_start = true;
+  for (const char c : markdown) {
+    if (line_start && c == '#') out += '#';
+    out += c;
+    line_start = c == '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                                const Recommendation& decision) {
+  std::string out = fmt::format("# Evaluation: {}{}\n\n", header.name, header.quick ? " (--quick)" : "");
+  if (!header.description.empty()) out += header.description + "\n\n";
+  out += "| # | experiment | file | cells | outcome |\n| --: | --- | --- | --: | --- |\n";
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const auto& s = sections[i];
+    out += fmt::format("| {} | {} | {} | {} | {}{} |\n", i + 1, s.title, s.file, s.results.size(), outcome_text(s.outcome),
+                       s.reason.empty() ? "" : ": " + s.reason);
+  }
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    const auto& s = sections[i];
+    out += fmt::format("\n## {}. {}\n\n`{}`: {}{}\n\n", i + 1, s.title, s.file, outcome_text(s.outcome),
+                       s.reason.empty() ? "" : " (" + s.reason + ")");
+    if (!s.summary_markdown.empty()) out += demoted_headings(s.summary_markdown) + "\n";
+  }
+  out += "\n## Decision\n\n";
+  out += header.limits_text.empty() ? "Without limits: cells ranked by P99.\n\n"
+                                    : "Limits of the suite: " + header.limits_text + ".\n\n";
+  out += demoted_headings(to_markdown(decision));
+  return out;
+}
+
+}  // namespace infermark::report

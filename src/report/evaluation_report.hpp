@@ -1,0 +1,44 @@
+// The report of `infermark evaluate`: one section per experiment (what it measured, how it ended,
+// its study's summary), then the decision over every experiment's cells under the suite's limits.
+// Markdown here; the HTML page is render_evaluation_html (html_report.hpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/recommend.hpp"
+#include "report/result_set.hpp"
+
+namespace infermark::report {
+
+enum class ExperimentOutcome {
+  kMeasured,     // every cell ran
+  kCellsFailed,  // it ran; some cells failed (their results say why)
+  kSkipped,      // not run: a model could not be built, --quick leaves it out, or it could not start
+};
+
+struct ExperimentSection {
+  std::string title;
+  std::string file;  // the study or pipeline file
+  ExperimentOutcome outcome = ExperimentOutcome::kMeasured;
+  std::string reason;            // why it was skipped or what failed
+  std::string summary_markdown;  // the study's or pipeline's summary.md; empty when none was written
+  std::vector<LoadedResult> results;
+};
+
+struct EvaluationHeader {
+  std::string name;
+  std::string description;
+  bool quick = false;
+  std::string limits_text;  // "P99 <= 100 ms, peak RSS <= 2048 MB", or "" without limits
+};
+
+std::string outcome_text(ExperimentOutcome outcome);  // "measured", "some cells failed", "skipped"
+
+// Every experiment's cells in one list (the decision's input).
+std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sections);
+
+std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                                const Recommendation& decision);
+
+}  // namespace infermark::report

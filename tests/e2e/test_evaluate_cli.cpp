@@ -1,0 +1,127 @@
+// `infermark evaluate`: a suite of a study and a pipeline run into one folder with --quick's
+// overrides, resumed, with evaluation.md and report.html ending in the decision; an experiment that
+// cannot run is reported and the others go on; the shipped suite's quick form plans within budget.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+
+#include "e2e/cli_test_support.hpp"
+#include "report/result_set.hpp"
+
+namespace {
+
+using namespace infermark::testing;
+
+class Evaluate : public CliTest {
+ protected:
+  void SetUp() override { prepare({"onnxruntime"}, "infermark_evaluate_"); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // A study of tiny_cnn (2 thread counts; --quick keeps 1), a two-stage pipeline, a skipped experiment.
+  fs::path small_suite(const std::string& extra_experiment = "") {
+    write("threads.yaml", "name: threads\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                              "]\nbackends: [onnxruntime]\nbase: {runs: 30, warmup: 2}\naxes:\n  threads: [1, 2]\n");
+    write("split.yaml", "name: split\npipeline:\n  stages:\n    - {name: encoder, model: " +
+                            (kModels / "tiny_encoder.onnx").string() + ", backend: onnxruntime, threads: 1}\n" +
+                            "    - {name: head, model: " + (kModels / "tiny_head.onnx").string() +
+                            ", backend: onnxruntime, threads: 1}\nmodes: [serial, threads]\nrequests: 40\nwarmup: 2\n");
+    return write("suite.yaml",
+                 "name: small\ndescription: a tiny evaluation\ndecision: {p99-ms: 1000}\nexperiments:\n"
+                 "  - title: Threads\n    study: threads.yaml\n    quick: {axes: {threads: [1]}, base: {runs: 12}}\n"
+                 "  - title: Pipeline\n    study: split.yaml\n    quick: {requests: 10}\n"
+                 "  - title: Left out\n    study: threads.yaml\n    quick: skip\n" +
+                     extra_experiment);
+  }
+};
+
+}  // namespace
+
+TEST_F(Evaluate, QuickRunsEachExperimentsReducedFormResumesAndEndsInADecision) {
+  const auto suite = small_suite();
+  const auto out = dir_ / "results";
+  auto r = infermark("evaluate " + suite.string() + " --quick --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto folder = out / "evaluation-small-quick";
+  EXPECT_NE(r.out.find("[1/3] Threads: 1 cells; the time left is estimated once the first cells have run"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[2/3\] Pipeline: 2 modes; [0-9.]+ min elapsed, about [0-9]+ min left)")))
+      << r.out;
+  EXPECT_NE(r.out.find("left out of --quick"), std::string::npos) << r.out;
+
+  // --quick's overrides ran: one thread count, 12 timed runs; the pipeline's modes at 10 requests.
+  const auto study = infermark::report::load_results({(folder / "01-threads").string()});
+  ASSERT_EQ(study.size(), 1u);
+  EXPECT_EQ(study[0].result.status, infermark::result::CellStatus::kOk) << study[0].result.error;
+  EXPECT_EQ(study[0].result.scenario.timed_runs, 12);
+  const auto pipeline = infermark::report::load_results({(folder / "02-split").string()});
+  ASSERT_EQ(pipeline.size(), 2u);
+  for (const auto& mode : pipeline) EXPECT_EQ(mode.result.scenario.timed_runs, 10) << mode.path;
+  EXPECT_FALSE(fs::exists(folder / "03-threads"));
+
+  const auto markdown = slurp(folder / "evaluation.md");
+  EXPECT_NE(markdown.find("# Evaluation: small (--quick)"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| 1 | Threads |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| 3 | Left out |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("skipped: left out of --quick"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("## 2. Pipeline"), std::string::npos) << markdown;
+  const auto decision = markdown.find("## Decision");
+  ASSERT_NE(decision, std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("Limits of the suite: P99 <= 1000 ms", decision), std::string::npos) << markdown;
+  EXPECT_NE(r.out.find("evaluation.md and report.html"), std::string::npos) << r.out;
+  const auto html = slurp(folder / "report.html");
+  EXPECT_NE(html.find("\"evaluation\":"), std::string::npos);
+  EXPECT_NE(html.find("\"title\":\"Pipeline\""), std::string::npos);
+
+  // A second run resumes: the study's cell is not measured again, the finished pipeline is kept.
+  r = infermark("evaluate " + suite.string() + " --quick --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto again = infermark::report::load_results({(folder / "01-threads").string()});
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].result.samples_ms, study[0].result.samples_ms);
+  EXPECT_NE(r.out.find("kept from an earlier run"), std::string::npos) << r.out;
+}
+
+TEST_F(Evaluate, AnExperimentThatCannotRunIsReportedAndTheOthersGoOn) {
+  write("missing.yaml", "name: missing\nmodels: [" + (dir_ / "nowhere.onnx").string() + "]\nbackends: [onnxruntime]\n");
+  const auto suite = small_suite("  - title: Missing model\n    study: missing.yaml\n");
+  const auto out = dir_ / "results";
+  const auto r = infermark("evaluate " + suite.string() + " --quick --out " + out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const auto folder = out / "evaluation-small-quick";
+  const auto markdown = slurp(folder / "evaluation.md");
+  EXPECT_NE(markdown.find("| 4 | Missing model | " + (dir_ / "missing.yaml").string() + " | 0 | skipped: model " +
+                          (dir_ / "nowhere.onnx").string() + " not found |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_EQ(infermark::report::load_results({(folder / "01-threads").string()}).size(), 1u);
+  EXPECT_TRUE(fs::exists(folder / "report.html"));
+}
+
+TEST_F(Evaluate, BadSuiteFilesAreRefusedNamingTheLine) {
+  const auto suite = write("suite.yaml", "name: bad\nexperiments:\n  - title: A\n    study: a.yaml\n    quick: {runs: 3}\n");
+  const auto r = infermark("evaluate " + suite.string() + " --out " + (dir_ / "results").string());
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(suite.string() + ":5:13: unknown key 'runs' in 'quick'"), std::string::npos) << r.err;
+}
+
+TEST_F(Evaluate, TheShippedSuitePlansEveryExperimentAndQuickLeavesOutOnlyWhatItSays) {
+  // Run from the repository, as README says: the suite's model paths are relative to it.
+  const auto repository = kModels.parent_path();
+  const auto r = infermark("evaluate --quick --dry-run --out " + (dir_ / "results").string(), "cd " + repository.string() + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::smatch count;
+  ASSERT_TRUE(std::regex_search(r.out, count, std::regex(R"(evaluation framework \(--quick\): ([0-9]+) experiments)"))) << r.out;
+  // Every experiment is planned, except the one --quick leaves out (CLIP needs a zoo build).
+  std::size_t not_run = 0, pos = 0;
+  while ((pos = r.out.find("not run: ", pos)) != std::string::npos) {
+    ++not_run;
+    EXPECT_EQ(r.out.compare(pos, 28, "not run: left out of --quick"), 0) << r.out;
+    ++pos;
+  }
+  EXPECT_EQ(not_run, 1u) << r.out;
+}
