@@ -103,6 +103,13 @@ std::string progress_text(double elapsed_s, std::size_t cells_done, std::size_t 
   return fmt::format("{:.1f} min elapsed, about {:.0f} min left at the pace so far", elapsed_s / 60, std::ceil(pace_left_s / 60));
 }
 
+// A file under the working folder as the user would type it from here (the default suite's path
+// is absolute); any other as it is.
+std::string as_typed_here(const fs::path& file) {
+  const auto relative = file.lexically_relative(fs::current_path());
+  return !relative.empty() && *relative.begin() != ".." ? relative.string() : file.string();
+}
+
 // The first summary.md the experiment wrote (the study's or the pipeline's folder inside its own).
 std::string summary_of(const fs::path& folder) {
   std::error_code ec;
@@ -159,7 +166,7 @@ int evaluate(const EvaluateOptions& o) {
     const auto& p = plan[i];
     report::ExperimentSection section;
     section.title = p.experiment.title;
-    section.file = p.experiment.file.string();
+    section.file = as_typed_here(p.experiment.file);
     if (!p.not_run.empty() || stopped) {
       section.outcome = report::ExperimentOutcome::kSkipped;
       section.reason = stopped ? "the evaluation was stopped before it" : p.not_run;

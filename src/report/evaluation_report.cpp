@@ -36,6 +36,44 @@ std::string demoted_headings(const std::string& markdown) {
   return out;
 }
 
+std::string figures_text(const CellAssessment& cell) {
+  return fmt::format("P99 {:.4g} ms, {:.4g} inferences/s, {:.0f} MB", cell.figures.p99_ms, cell.figures.inferences_per_s,
+                     cell.figures.peak_rss_mb);
+}
+
+}  // namespace
+
+std::vector<VerdictRow> verdict_rows(const Recommendation& decision) {
+  std::vector<VerdictRow> rows;
+  const auto row = [&rows](const std::string& model, const std::string& objective, const std::vector<CellAssessment>& ranked,
+                           const std::vector<CellAssessment>& rejected) {
+    VerdictRow r{model, objective, "", "", "", "none"};
+    if (!rejected.empty())
+      r.ruled_out =
+          fmt::format("{} (first: {}: {})", rejected.size(), rejected.front().label, rejected.front().binding());
+    if (!ranked.empty()) {
+      r.pick = ranked.front().label;
+      r.figures = figures_text(ranked.front());
+      if (ranked.size() > 1) r.runner_up = ranked[1].label;
+    }
+    rows.push_back(std::move(r));
+  };
+  for (const auto& m : decision.models) row(m.model, m.objective, m.ranked, m.rejected);
+  for (const auto& f : decision.families) row(f.family + " (every precision)", f.objective, f.ranked, f.rejected);
+  return rows;
+}
+
+namespace {
+
+std::string verdict_table(const Recommendation& decision) {
+  std::string out = "| model | objective | pick | its figures | runner-up | ruled out |\n| --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& r : verdict_rows(decision))
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, r.objective,
+                       r.pick.empty() ? "**no cell meets the limits**" : "**" + r.pick + "**", r.figures.empty() ? "-" : r.figures,
+                       r.runner_up.empty() ? "-" : r.runner_up, r.ruled_out);
+  return out;
+}
+
 }  // namespace
 
 std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
@@ -57,6 +95,7 @@ std::string evaluation_markdown(const EvaluationHeader& header, const std::vecto
   out += "\n## Decision\n\n";
   out += header.limits_text.empty() ? "Without limits: cells ranked by P99.\n\n"
                                     : "Limits of the suite: " + header.limits_text + ".\n\n";
+  out += verdict_table(decision) + "\n";
   out += demoted_headings(to_markdown(decision));
   return out;
 }

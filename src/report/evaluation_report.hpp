@@ -38,6 +38,17 @@ std::string outcome_text(ExperimentOutcome outcome);  // "measured", "some cells
 // Every experiment's cells in one list (the decision's input).
 std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sections);
 
+// The decision at a glance: per model and per precision family, the pick, its figures, the
+// runner-up and how many cells the limits ruled out (with the first reason).
+struct VerdictRow {
+  std::string model, objective;
+  std::string pick;     // "" when no cell meets the limits
+  std::string figures;  // "P99 52.1 ms, 19 inferences/s, 298 MB"
+  std::string runner_up;
+  std::string ruled_out;  // "none", or "2 (first: openvino t2: accuracy loss ...)"
+};
+std::vector<VerdictRow> verdict_rows(const Recommendation& decision);
+
 std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
                                 const Recommendation& decision);
 

@@ -247,9 +247,24 @@ json evaluation_data(const EvaluationHeader& header, const std::vector<Experimen
                            {"cells", s.results.size()},
                            {"summary", s.summary_markdown}});
   }
+  json recommendation, verdicts = json::array();
+  try {
+    const auto decision = recommend(all_results(sections), limits);
+    recommendation = to_json(decision);
+    for (const auto& r : verdict_rows(decision))
+      verdicts.push_back({{"model", r.model},
+                          {"objective", r.objective},
+                          {"pick", r.pick},
+                          {"figures", r.figures},
+                          {"runner_up", r.runner_up},
+                          {"ruled_out", r.ruled_out}});
+  } catch (const Error& e) {
+    recommendation = {{"error", e.what()}};
+  }
   return {{"groups", groups.groups},
           {"families", families_json(groups)},
-          {"recommendation", recommendation_json(all_results(sections), limits)},
+          {"recommendation", recommendation},
+          {"verdicts", verdicts},
           {"evaluation",
            {{"name", header.name}, {"description", header.description}, {"quick", header.quick}, {"limits", header.limits_text},
             {"experiments", experiments}}}};

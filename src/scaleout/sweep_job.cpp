@@ -197,7 +197,9 @@ int run_sweep_job(const SweepJob& job, World& world, const BackendRegistry& regi
   std::size_t done = 0;
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
-    fmt::print("[{}/{}] {:<14} {:<40} {}\n", done, cells.size(), outcome.result.backend.name, study::settings_text(cell),
+    // The model is named where the study has several, so each line says which cell it was.
+    const auto model = study.models.size() > 1 ? std::filesystem::path(cell.model).stem().string() + " " : "";
+    fmt::print("[{}/{}] {:<14} {}{:<40} {}\n", done, cells.size(), outcome.result.backend.name, model, study::settings_text(cell),
                result::name_of(outcome.result.status));
     std::fflush(stdout);
   });

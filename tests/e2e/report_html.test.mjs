@@ -493,6 +493,8 @@ describe("evaluation report in chromium", () => {
     const decision = await page.locator("#decision").textContent();
     assert.match(decision, /with the suite's limits: P99 <= 1000 ms/);
     assert.ok(await page.locator("#decision .recommendation").count() >= 1, "no recommendation panel in the decision");
+    const picks = await page.$$eval("#decision table.verdicts tbody tr", (rows) => rows.map((r) => r.cells[2].textContent));
+    assert.ok(picks.length >= 2 && picks.every((p) => p.length > 0), `verdict rows: ${picks.join(", ")}`);
     const nav = await page.$$eval("#model-nav a", (links) => links.map((a) => a.getAttribute("href")));
     assert.deepEqual(nav.slice(0, 3), ["#experiment-0", "#experiment-1", "#experiment-2"]);
     assert.ok(nav.includes("#decision"), nav.join(" "));
