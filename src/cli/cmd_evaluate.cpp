@@ -177,7 +177,13 @@ int evaluate(const EvaluateOptions& o) {
       std::fflush(stdout);
       int rc = 1;
       try {
-        rc = run_experiment(p, o.fresh, registry, stop);
+        auto runnable = p;
+        if (runnable.study) {
+          section.unsupported = drop_unsupported(*runnable.study, folder / "check", o.fresh, registry, stop);
+          for (const auto& line : section.unsupported) fmt::print("left out: {}\n", line);
+        }
+        if (runnable.study && runnable.study->job.cells.empty()) throw Error("no framework here can run its models");
+        rc = run_experiment(runnable, o.fresh, registry, stop);
       } catch (const Error& e) {
         section.reason = e.what();
         fmt::print(stderr, "infermark: {}: {}\n", p.experiment.title, e.what());

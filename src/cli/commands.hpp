@@ -9,6 +9,7 @@
 namespace infermark::cli {
 
 void add_backends_command(CLI::App& app, int& exit_code);
+void add_check_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_env_command(CLI::App& app, int& exit_code);
 void add_evaluate_command(CLI::App& app, int& exit_code);

@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
+#include "cli/model_check.hpp"
+#include "cli/run_flags.hpp"
 #include "core/error.hpp"
 #include "pipeline/pipeline_file.hpp"
 #include "result/pipeline_mode.hpp"
@@ -23,7 +27,54 @@ std::vector<std::string> models_of(const fs::path& file, const study::Experiment
   return study.models;
 }
 
+// Keeps the sweep's cells (and their names, requests and estimates) where keep[i] is true.
+void keep_cells(scaleout::SweepJob& job, const std::vector<bool>& keep) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    if (!keep[i]) continue;
+    if (kept == i) {  // a self-move would leave the cell empty
+      ++kept;
+      continue;
+    }
+    job.cells[kept] = std::move(job.cells[i]);
+    job.plan.cells[kept] = std::move(job.plan.cells[i]);
+    job.plan.cell_names[kept] = std::move(job.plan.cell_names[i]);
+    job.estimates_s[kept] = job.estimates_s[i];
+    ++kept;
+  }
+  job.cells.resize(kept);
+  job.plan.cells.resize(kept);
+  job.plan.cell_names.resize(kept);
+  job.estimates_s.resize(kept);
+}
+
 }  // namespace
+
+std::vector<std::string> drop_unsupported(StudyJob& study, const fs::path& check_folder, bool fresh,
+                                          const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  auto& job = study.job;
+  std::vector<SupportQuestion> questions;
+  for (const auto& cell : job.cells) {
+    if (cell.server) continue;  // a remote server is measured as it is
+    const bool asked = std::any_of(questions.begin(), questions.end(), [&](const SupportQuestion& q) {
+      return q.options.model == cell.model && q.backend == cell.backend;
+    });
+    if (!asked) questions.push_back({cell_options(job.study, cell), cell.backend});
+  }
+  if (questions.empty()) return {};
+  fs::create_directories(check_folder);
+  const auto answers = check_support(questions, registry, check_folder, !fresh, stop);
+  std::vector<std::string> dropped;
+  std::vector<bool> keep(job.cells.size(), true);
+  for (const auto& a : answers) {
+    if (a.runs() || a.status == result::CellStatus::kInterrupted) continue;
+    dropped.push_back(fmt::format("{} cannot run {}: {}", a.backend, a.model, a.reason.empty() ? "no reason given" : a.reason));
+    for (std::size_t i = 0; i < job.cells.size(); ++i)
+      if (job.cells[i].model == a.model && job.cells[i].backend == a.backend) keep[i] = false;
+  }
+  keep_cells(job, keep);
+  return dropped;
+}
 
 fs::path evaluation_folder(const fs::path& out, const study::EvaluationSuite& suite, bool quick) {
   return out / ("evaluation-" + suite.name + (quick ? "-quick" : ""));

@@ -3,6 +3,7 @@
 // one experiment that cannot start does not stop the others.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -30,6 +31,12 @@ std::filesystem::path evaluation_folder(const std::filesystem::path& out, const 
 
 // Models of the experiment's file (a study's models, a pipeline's stage models) that are not on disk.
 std::vector<std::string> missing_models(const std::filesystem::path& file, const study::Experiment& experiment, bool quick);
+
+// `infermark check` on each (model, backend) of a study experiment with the settings its cells
+// use, answers kept in `check_folder` (resumable); the pairs that cannot run are dropped from the
+// sweep. Returns "opencv cannot load models/x.onnx: <the framework's reason>" per dropped pair.
+std::vector<std::string> drop_unsupported(StudyJob& study, const std::filesystem::path& check_folder, bool fresh,
+                                          const BackendRegistry& registry, const std::atomic<bool>& stop);
 
 // Plans one experiment; never throws for the experiment's own faults (they become not_run).
 PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size_t index, const std::filesystem::path& evaluation,

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("infermark: ") + e.what() + "\n"; });
   int exit_code = 0;
   infermark::cli::add_backends_command(app, exit_code);
+  infermark::cli::add_check_command(app, exit_code);
   infermark::cli::add_compare_command(app, exit_code);
   infermark::cli::add_env_command(app, exit_code);
   infermark::cli::add_evaluate_command(app, exit_code);

@@ -90,6 +90,11 @@ std::string evaluation_markdown(const EvaluationHeader& header, const std::vecto
     const auto& s = sections[i];
     out += fmt::format("\n## {}. {}\n\n`{}`: {}{}\n\n", i + 1, s.title, s.file, outcome_text(s.outcome),
                        s.reason.empty() ? "" : " (" + s.reason + ")");
+    if (!s.unsupported.empty()) {
+      out += "Left out, as `infermark check` found they cannot run here:\n\n";
+      for (const auto& line : s.unsupported) out += "- " + line + "\n";
+      out += "\n";
+    }
     if (!s.summary_markdown.empty()) out += demoted_headings(s.summary_markdown) + "\n";
   }
   out += "\n## Decision\n\n";

@@ -244,6 +244,7 @@ json evaluation_data(const EvaluationHeader& header, const std::vector<Experimen
                            {"file", s.file},
                            {"outcome", outcome_text(s.outcome)},
                            {"reason", s.reason},
+                           {"unsupported", s.unsupported},
                            {"cells", s.results.size()},
                            {"summary", s.summary_markdown}});
   }

@@ -125,3 +125,41 @@ TEST_F(Evaluate, TheShippedSuitePlansEveryExperimentAndQuickLeavesOutOnlyWhatItS
   }
   EXPECT_EQ(not_run, 1u) << r.out;
 }
+
+TEST_F(Evaluate, FrameworksThatCannotRunAModelAreLeftOutWithTheirReason) {
+  const infermark::BackendRegistry registry{INFERMARK_PLUGIN_DIR};
+  if (!registry.is_available("opencv")) GTEST_SKIP() << "opencv is not built in this configuration";
+  // MiniLM's graph computes shapes at run time (a Shape node), which OpenCV DNN 4.6 cannot import.
+  write("text.yaml", "name: text\nmodels: [" + (kModels / "minilm_l6.onnx").string() +
+                         "]\nbackends: [onnxruntime, opencv]\nbase:\n  runs: 3\n  warmup: 1\n"
+                         "  shape-range: input_ids=1x16,attention_mask=1x16,token_type_ids=1x16\n");
+  const auto suite = write("suite.yaml", "name: text\nexperiments:\n  - {title: Text, study: text.yaml}\n");
+  const auto out = dir_ / "results";
+  const auto r = infermark("evaluate " + suite.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("left out: opencv cannot run " + (kModels / "minilm_l6.onnx").string() + ": opencv: cannot load"),
+            std::string::npos)
+      << r.out;
+  const auto folder = out / "evaluation-text";
+  const auto measured = infermark::report::load_results({(folder / "01-text").string()});
+  ASSERT_EQ(measured.size(), 1u);
+  EXPECT_EQ(measured[0].result.backend.name, "onnxruntime");
+  const auto markdown = slurp(folder / "evaluation.md");
+  EXPECT_NE(markdown.find("Left out, as `infermark check` found they cannot run here:"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("- opencv cannot run"), std::string::npos) << markdown;
+  // The answers are kept: the check of the pair that runs is not asked again on a rerun.
+  EXPECT_TRUE(fs::exists(folder / "check" / "minilm_l6.onnxruntime.json"));
+}
+
+TEST_F(Evaluate, CheckNamesWhatRunsAndWhyTheOthersCannot) {
+  const auto corrupt = dir_ / "corrupt.onnx";
+  std::ofstream(corrupt) << "not an onnx model";
+  const auto r = infermark("check " + (kModels / "tiny_cnn.onnx").string() + " " + corrupt.string() + " -b onnxruntime");
+  EXPECT_EQ(r.exit_code, 1) << "the corrupt model runs nowhere\n" << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| " + (kModels / "tiny_cnn.onnx").string() + " +\\| onnxruntime +\\| [0-9.]+ +\\| runs ")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| " + corrupt.string() + " +\\| onnxruntime +\\| [^|]*\\| cannot load ")))
+      << r.out;
+  const auto ok = infermark("check " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
