@@ -79,32 +79,41 @@ const inlinedCells = (page) => page.evaluate(() =>
 const closeTo = (actual, expected, what) =>
   assert.ok(Math.abs(actual - expected) <= 1e-9 + 0.01 * Math.abs(expected), `${what}: ${actual}, expected ${expected}`);
 
+// Opens the page named by the environment variable `envName` in chromium and waits for its charts;
+// console errors, page errors and requests go into `problems`. Returns what close() needs.
+async function openReport(envName, problems) {
+  const html = path.resolve(requiredEnv(envName));
+  assert.ok(existsSync(html), `${html}: report not found`);
+  const userDataDir = mkdtempSync(path.join(tmpdir(), "infermark-chromium-"));
+  const context = await loadPlaywright().chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1400, height: 1000 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on("console", (message) => { if (message.type() === "error") problems.console.push(message.text()); });
+  page.on("pageerror", (error) => problems.page.push(error.message));
+  page.on("request", (request) => problems.requests.push(request.url()));
+  await page.goto(pathToFileURL(html).href);
+  await page.waitForSelector("body[data-charts-ready]", { timeout: 30_000 });
+  return { context, page, userDataDir };
+}
+
+async function closeReport(opened) {
+  await opened?.context.close();
+  if (opened?.userDataDir) rmSync(opened.userDataDir, { recursive: true, force: true });
+}
+
 describe("HTML report in chromium", () => {
   const problems = { console: [], page: [], requests: [] };
-  let context;
+  let opened;
   let page;
-  let userDataDir;
 
   before(async () => {
     if (chromiumMissing) return;
-    const html = path.resolve(requiredEnv("INFERMARK_REPORT_HTML"));
-    assert.ok(existsSync(html), `${html}: report not found`);
-    userDataDir = mkdtempSync(path.join(tmpdir(), "infermark-chromium-"));
-    context = await loadPlaywright().chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1400, height: 1000 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on("console", (message) => { if (message.type() === "error") problems.console.push(message.text()); });
-    page.on("pageerror", (error) => problems.page.push(error.message));
-    page.on("request", (request) => problems.requests.push(request.url()));
-    await page.goto(pathToFileURL(html).href);
-    await page.waitForSelector("body[data-charts-ready]", { timeout: 30_000 });
+    opened = await openReport("INFERMARK_REPORT_HTML", problems);
+    page = opened.page;
   });
 
-  after(async () => {
-    await context?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
+  after(() => closeReport(opened));
 
   test("draws the charts", async (t) => {
     if (chromiumMissing) return t.skip(skipReason);
@@ -445,30 +454,17 @@ describe("HTML report in chromium", () => {
 // `infermark evaluate`'s page (INFERMARK_EVALUATION_HTML): a section per experiment in the
 // suite's order, its summary as tables, its models' groups after it, the decision last.
 describe("evaluation report in chromium", () => {
-  const problems = { console: [], page: [] };
-  let context;
+  const problems = { console: [], page: [], requests: [] };
+  let opened;
   let page;
-  let userDataDir;
 
   before(async () => {
     if (chromiumMissing) return;
-    const html = path.resolve(requiredEnv("INFERMARK_EVALUATION_HTML"));
-    assert.ok(existsSync(html), `${html}: evaluation report not found`);
-    userDataDir = mkdtempSync(path.join(tmpdir(), "infermark-chromium-"));
-    context = await loadPlaywright().chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true, viewport: { width: 1400, height: 1000 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on("console", (message) => { if (message.type() === "error") problems.console.push(message.text()); });
-    page.on("pageerror", (error) => problems.page.push(error.message));
-    await page.goto(pathToFileURL(html).href);
-    await page.waitForSelector("body[data-charts-ready]", { timeout: 30_000 });
+    opened = await openReport("INFERMARK_EVALUATION_HTML", problems);
+    page = opened.page;
   });
 
-  after(async () => {
-    await context?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
+  after(() => closeReport(opened));
 
   test("sections follow the suite, each with its summary and its groups, the decision last", async (t) => {
     if (chromiumMissing) return t.skip(skipReason);
