@@ -153,7 +153,10 @@ int evaluate(const EvaluateOptions& o) {
     plan.push_back(plan_experiment(suite.experiments[i], i, folder, o.quick, o.fresh, o.memory_limit_mb, registry));
   fmt::print("evaluation {}{}: {} experiments into {}\n", suite.name, o.quick ? " (--quick)" : "", plan.size(), folder.string());
   print_plan(plan);
-  if (o.dry_run) return 0;
+  if (o.dry_run) {
+    fmt::print("(a dry run builds nothing: an experiment whose model is not found builds its zoo entries first when run)\n");
+    return 0;
+  }
 
   const auto& stop = install_stop_handler();
   const auto started = Clock::now();

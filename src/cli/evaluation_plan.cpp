@@ -1,6 +1,6 @@
 #include "cli/evaluation_plan.hpp"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -99,8 +99,8 @@ PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size
   }
   try {
     if (const auto missing = missing_models(experiment.file, experiment, quick); !missing.empty())
-      throw Error("model " + missing.front() + " not found" +
-                  (experiment.zoo.empty() ? "" : " (the zoo build of its entries did not write it)"));
+      throw Error(fmt::format("model {} not found{}", missing.front(),
+                              experiment.zoo.empty() ? "" : fmt::format(" (zoo: {})", fmt::join(experiment.zoo, ", "))));
     if (pipeline::is_pipeline_file(experiment.file)) {
       pipeline::PipelineJob job;
       job.file = experiment.file.string();
