@@ -2,8 +2,15 @@
 # first (idempotent, quick when everything is there), so both work on a fresh machine.
 PRESET ?= release
 BUILD  := build/$(PRESET)
-MODEL  ?= models/resnet50.onnx
+# A pretrained model on real inputs, so the first table shows accuracy against labels beside speed:
+# EfficientNet-Lite0 (ImageNet-1k) on the zoo's labelled photos, as the ONNX file every ONNX
+# framework here reads (opset 10, OpenCV DNN included) and as TorchScript for LibTorch.
+DEFAULT_MODEL := models/efficientnet_lite0_opencv.onnx models/efficientnet_lite0.pt
+MODEL  ?= $(DEFAULT_MODEL)
 ARGS   ?=
+ifeq ($(MODEL),$(DEFAULT_MODEL))
+RUN_INPUTS := --input input=models/inputs/imagenet_labelled.npy
+endif
 
 .PHONY: all setup configure build run test bench sanitize clean
 
@@ -18,9 +25,9 @@ configure: setup
 build: configure
 	cmake --build --preset $(PRESET)
 
-# The main job: every capable backend on ResNet-50, comparison table + one JSON result each.
+# The main job: every capable backend on the model, comparison table + one JSON result each.
 run: build
-	$(BUILD)/infermark run $(MODEL) $(ARGS)
+	$(BUILD)/infermark run $(MODEL) $(RUN_INPUTS) $(ARGS)
 
 # Ends with "N tests skipped" and each skip's reason, from ctest's JUnit file: a skipped test is
 # not a pass (tests/tools/ctest_skip_summary.py). The exit status is ctest's.

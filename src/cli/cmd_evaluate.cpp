@@ -185,8 +185,14 @@ int evaluate(const EvaluateOptions& o) {
           section.unsupported = drop_unsupported(*runnable.study, folder / "check", o.fresh, registry, stop);
           for (const auto& line : section.unsupported) fmt::print("left out: {}\n", line);
         }
-        if (runnable.study && runnable.study->job.cells.empty()) throw Error("no framework here can run its models");
-        rc = run_experiment(runnable, o.fresh, registry, stop);
+        if (runnable.study && runnable.study->job.cells.empty()) {
+          section.outcome = report::ExperimentOutcome::kSkipped;
+          section.reason = "no framework here can run its models";
+          rc = stop ? 130 : 0;
+          failed = true;
+        } else {
+          rc = run_experiment(runnable, o.fresh, registry, stop);
+        }
       } catch (const Error& e) {
         section.reason = e.what();
         fmt::print(stderr, "infermark: {}: {}\n", p.experiment.title, e.what());
@@ -218,7 +224,7 @@ int evaluate(const EvaluateOptions& o) {
   if (!all.empty()) {
     const auto decision = report::recommend(all, constraints);
     const auto markdown = report::evaluation_markdown(header, sections, decision);
-    if (!harness::write_text_file(folder / "evaluation.md", markdown)) failed = true;
+    if (!harness::write_text_file(folder / "evaluation.md", markdown)) failed = true;  // it said why
     decision_markdown = report::to_markdown(decision);
   }
   try {

@@ -163,3 +163,34 @@ TEST_F(Evaluate, CheckNamesWhatRunsAndWhyTheOthersCannot) {
   const auto ok = infermark("check " + (kModels / "tiny_cnn.onnx").string() + " -b onnxruntime");
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 }
+
+TEST_F(Evaluate, StoppedMidwayKeepsWhatRanWritesTheReportAndTheRerunCompletes) {
+  // Three cells of about 2.5 s; SIGTERM after 4 s lands in the second, before the second experiment.
+  write("slow.yaml", "name: slow\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                         "]\nbackends: [onnxruntime]\nbase:\n  scenario: server\n  qps: 100\n  duration: 2\n  warmup: 2\n"
+                         "axes:\n  threads: [1, 2, 3]\n");
+  write("fast.yaml", "name: fast\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
+                         "]\nbackends: [onnxruntime]\nbase: {runs: 10, warmup: 1}\n");
+  const auto suite = write("suite.yaml", "name: stop\nexperiments:\n  - {title: Slow, study: slow.yaml}\n"
+                                         "  - {title: Fast, study: fast.yaml}\n");
+  const auto out = dir_ / "results";
+  const auto folder = out / "evaluation-stop";
+  auto r = infermark("evaluate " + suite.string() + " --out " + out.string(), "timeout --preserve-status -s TERM 4");
+  ASSERT_EQ(r.exit_code, 130) << r.out << r.err;
+  EXPECT_NE(r.err.find("rerun the same command to resume"), std::string::npos) << r.err;
+  const auto markdown = slurp(folder / "evaluation.md");
+  EXPECT_NE(markdown.find("| 2 | Fast | " + (dir_ / "fast.yaml").string() + " | 0 | skipped: the evaluation was stopped before it |"),
+            std::string::npos)
+      << markdown;
+  std::size_t finished = 0;
+  for (const auto& c : infermark::report::load_results({(folder / "01-slow").string()}))
+    finished += c.result.status == infermark::result::CellStatus::kOk;
+  EXPECT_GE(finished, 1u);
+
+  r = infermark("evaluate " + suite.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto slow = infermark::report::load_results({(folder / "01-slow").string()});
+  EXPECT_EQ(slow.size(), 3u);
+  for (const auto& c : slow) EXPECT_EQ(c.result.status, infermark::result::CellStatus::kOk) << c.path;
+  EXPECT_EQ(infermark::report::load_results({(folder / "02-fast").string()}).size(), 1u);
+}
