@@ -65,7 +65,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-b,--backends", o.backends, "Frameworks to ask (default: every built one that reads the model)")
       ->delimiter(',');
   cmd->add_option("--shape", o.shapes, "Concrete input shape for dynamic dimensions, NAME=1x3x224x224 (repeatable)");
-  cmd->add_option("--shape-range", o.shape_ranges, "Input shape drawn per query, as `run` takes it (repeatable, or comma-separated)")
+  cmd->add_option("--shape-range", o.shape_ranges,
+                  "Input shape drawn per query, as `run` takes it (repeatable, or comma-separated)")
       ->delimiter(',');
   cmd->add_option("--input", o.inputs, "User data for an input, NAME=FILE.npy (repeatable)");
   cmd->add_option("--out", o.out, "Keep each framework's result file in this folder (default: none kept)");

@@ -214,11 +214,11 @@ int evaluate(const EvaluateOptions& o) {
   }
 
   const auto constraints = decision_constraints(suite.decision);
-  const report::EvaluationHeader header{suite.name, suite.description, o.quick,
-                                        suite.decision.p99_ms || suite.decision.min_qps || suite.decision.mem_mb ||
-                                                suite.decision.max_accuracy_loss_pct
-                                            ? report::constraints_text(report::given_constraints(constraints))
-                                            : ""};
+  const report::EvaluationHeader header{
+      suite.name, suite.description, o.quick,
+      suite.decision.p99_ms || suite.decision.min_qps || suite.decision.mem_mb || suite.decision.max_accuracy_loss_pct
+          ? report::constraints_text(report::given_constraints(constraints))
+          : ""};
   const auto all = report::all_results(sections);
   std::string decision_markdown = "No cell was measured, so there is nothing to decide.\n";
   if (!all.empty()) {

@@ -43,8 +43,7 @@ int sweep(const SweepOptions& o) {
       if (world.is_root()) scaleout::print_assignment(job, world.size());
       return 0;
     }
-    for (const auto& cell : job.cells)
-      fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
+    for (const auto& cell : job.cells) fmt::print("  {:<14} {:<28} {}\n", cell.backend, cell.model, study::settings_text(cell));
     return 0;
   }
   if (o.max_duration_s > 0 && estimate_s > o.max_duration_s)

@@ -87,8 +87,8 @@ std::vector<std::string> missing_models(const fs::path& file, const study::Exper
   return missing;
 }
 
-PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size_t index, const fs::path& evaluation,
-                                  bool quick, bool fresh, double memory_limit_mb, const BackendRegistry& registry) {
+PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size_t index, const fs::path& evaluation, bool quick,
+                                  bool fresh, double memory_limit_mb, const BackendRegistry& registry) {
   PlannedExperiment planned;
   planned.experiment = experiment;
   planned.folder = evaluation / fmt::format("{:02}-{}", index + 1, experiment.file.stem().string());

@@ -22,7 +22,7 @@ struct PlannedExperiment {
   std::optional<StudyJob> study;                // a study's sweep
   std::optional<pipeline::PipelineJob> stages;  // or a pipeline's modes
   std::size_t cells = 0;                        // study cells, or pipeline modes
-  std::string not_run;  // why it will not run ("" when it will); quick_left_out tells the kind
+  std::string not_run;                          // why it will not run ("" when it will); quick_left_out tells the kind
   bool quick_left_out = false;
 };
 

@@ -34,7 +34,8 @@ std::vector<SupportAnswer> check_support(const std::vector<SupportQuestion>& que
   }
   plan.output_dir = folder;
   plan.resume = resume;
-  plan.cell_timeout_s = harness::default_cell_timeout_s(plan.cells.empty() ? loadgen::ScenarioSpec{} : plan.cells.front().scenario);
+  plan.cell_timeout_s =
+      harness::default_cell_timeout_s(plan.cells.empty() ? loadgen::ScenarioSpec{} : plan.cells.front().scenario);
   plan.worker_argv = worker_argv;
   std::vector<SupportAnswer> answers;
   const auto outcomes = harness::run_comparison(plan, registry, stop);  // in the questions' order
@@ -59,8 +60,8 @@ std::string support_table(const std::vector<SupportAnswer>& answers) {
     rows.push_back({a.model, a.backend, a.version.empty() ? "-" : a.version, verdict_text(a),
                     a.load_ms > 0 ? format_number(a.load_ms) : "-", a.inference_ms ? format_number(*a.inference_ms) : "-",
                     a.reason.empty() ? "-" : a.reason});
-  return markdown_table({{"model"}, {"framework"}, {"version"}, {"verdict"}, {"load ms", true}, {"inference ms", true}, {"reason"}},
-                        rows);
+  return markdown_table(
+      {{"model"}, {"framework"}, {"version"}, {"verdict"}, {"load ms", true}, {"inference ms", true}, {"reason"}}, rows);
 }
 
 }  // namespace infermark::cli

@@ -49,8 +49,7 @@ std::vector<VerdictRow> verdict_rows(const Recommendation& decision) {
                            const std::vector<CellAssessment>& rejected) {
     VerdictRow r{model, objective, "", "", "", "none"};
     if (!rejected.empty())
-      r.ruled_out =
-          fmt::format("{} (first: {}: {})", rejected.size(), rejected.front().label, rejected.front().binding());
+      r.ruled_out = fmt::format("{} (first: {}: {})", rejected.size(), rejected.front().label, rejected.front().binding());
     if (!ranked.empty()) {
       r.pick = ranked.front().label;
       r.figures = figures_text(ranked.front());
@@ -69,8 +68,8 @@ std::string verdict_table(const Recommendation& decision) {
   std::string out = "| model | objective | pick | its figures | runner-up | ruled out |\n| --- | --- | --- | --- | --- | --- |\n";
   for (const auto& r : verdict_rows(decision))
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, r.objective,
-                       r.pick.empty() ? "**no cell meets the limits**" : "**" + r.pick + "**", r.figures.empty() ? "-" : r.figures,
-                       r.runner_up.empty() ? "-" : r.runner_up, r.ruled_out);
+                       r.pick.empty() ? "**no cell meets the limits**" : "**" + r.pick + "**",
+                       r.figures.empty() ? "-" : r.figures, r.runner_up.empty() ? "-" : r.runner_up, r.ruled_out);
   return out;
 }
 

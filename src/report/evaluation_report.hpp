@@ -21,9 +21,9 @@ struct ExperimentSection {
   std::string title;
   std::string file;  // the study or pipeline file
   ExperimentOutcome outcome = ExperimentOutcome::kMeasured;
-  std::string reason;            // why it was skipped or what failed
+  std::string reason;                    // why it was skipped or what failed
   std::vector<std::string> unsupported;  // "opencv cannot run m.onnx: ...": pairs `check` left out
-  std::string summary_markdown;  // the study's or pipeline's summary.md; empty when none was written
+  std::string summary_markdown;          // the study's or pipeline's summary.md; empty when none was written
   std::vector<LoadedResult> results;
 };
 

@@ -233,8 +233,7 @@ json report_data(const std::vector<LoadedResult>& results) {
   return {{"groups", groups.groups}, {"families", families_json(groups)}, {"recommendation", recommendation_json(results, {})}};
 }
 
-json evaluation_data(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
-                     const Constraints& limits) {
+json evaluation_data(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections, const Constraints& limits) {
   Groups groups;
   json experiments = json::array();
   for (std::size_t i = 0; i < sections.size(); ++i) {
@@ -267,7 +266,10 @@ json evaluation_data(const EvaluationHeader& header, const std::vector<Experimen
           {"recommendation", recommendation},
           {"verdicts", verdicts},
           {"evaluation",
-           {{"name", header.name}, {"description", header.description}, {"quick", header.quick}, {"limits", header.limits_text},
+           {{"name", header.name},
+            {"description", header.description},
+            {"quick", header.quick},
+            {"limits", header.limits_text},
             {"experiments", experiments}}}};
 }
 

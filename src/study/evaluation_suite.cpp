@@ -18,8 +18,7 @@ std::optional<double> positive_limit(const YAML::Node& node, const std::string& 
     std::size_t used = 0;
     const double value = std::stod(text, &used);
     if (used == text.size() && value > 0) return value;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw Error(origin(file, node) + ": decision '" + key + "' must be a positive number, not '" + text + "'");
 }
 
@@ -39,14 +38,14 @@ DecisionLimits decision_limits(const YAML::Node& node, const std::string& file) 
     else if (key == "max-accuracy-loss")
       limits.max_accuracy_loss_pct = value;
     else
-      throw Error(origin(file, kv.first) + ": unknown decision limit '" + key +
-                  "' (p99-ms, min-qps, mem-mb, max-accuracy-loss)");
+      throw Error(origin(file, kv.first) + ": unknown decision limit '" + key + "' (p99-ms, min-qps, mem-mb, max-accuracy-loss)");
   }
   return limits;
 }
 
 QuickOverrides quick_overrides(const YAML::Node& node, const std::string& file, const std::function<int()>& physical_cores) {
-  if (!node.IsMap()) throw Error(origin(file, node) + ": 'quick' is 'skip' or a mapping of models, backends, base, axes, requests");
+  if (!node.IsMap())
+    throw Error(origin(file, node) + ": 'quick' is 'skip' or a mapping of models, backends, base, axes, requests");
   QuickOverrides quick;
   for (const auto& kv : node) {
     const auto key = scalar(kv.first, "quick key", file);
@@ -65,9 +64,9 @@ QuickOverrides quick_overrides(const YAML::Node& node, const std::string& file, 
         std::size_t used = 0;
         const int requests = std::stoi(text, &used);
         if (used == text.size() && requests > 0) quick.requests = requests;
-      } catch (const std::exception&) {
-      }
-      if (!quick.requests) throw Error(origin(file, kv.second) + ": quick 'requests' must be a positive count, not '" + text + "'");
+      } catch (const std::exception&) {}
+      if (!quick.requests)
+        throw Error(origin(file, kv.second) + ": quick 'requests' must be a positive count, not '" + text + "'");
     } else {
       throw Error(origin(file, kv.first) + ": unknown key '" + key + "' in 'quick' (models, backends, base, axes, requests)");
     }

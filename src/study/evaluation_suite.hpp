@@ -19,9 +19,9 @@ namespace infermark::study {
 struct QuickOverrides {
   std::optional<std::vector<std::string>> models;    // replaces the study's models
   std::optional<std::vector<std::string>> backends;  // replaces the study's backends
-  std::map<std::string, std::string> base;         // merged into the study's base flags
-  std::vector<StudyAxis> axes;                     // replaces the values of axes the study has
-  std::optional<int> requests;                     // a pipeline experiment's timed requests
+  std::map<std::string, std::string> base;           // merged into the study's base flags
+  std::vector<StudyAxis> axes;                       // replaces the values of axes the study has
+  std::optional<int> requests;                       // a pipeline experiment's timed requests
 };
 
 struct Experiment {

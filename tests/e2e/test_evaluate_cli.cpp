@@ -27,10 +27,10 @@ class Evaluate : public CliTest {
   fs::path small_suite(const std::string& extra_experiment = "") {
     write("threads.yaml", "name: threads\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
                               "]\nbackends: [onnxruntime]\nbase: {runs: 30, warmup: 2}\naxes:\n  threads: [1, 2]\n");
-    write("split.yaml", "name: split\npipeline:\n  stages:\n    - {name: encoder, model: " +
-                            (kModels / "tiny_encoder.onnx").string() + ", backend: onnxruntime, threads: 1}\n" +
-                            "    - {name: head, model: " + (kModels / "tiny_head.onnx").string() +
-                            ", backend: onnxruntime, threads: 1}\nmodes: [serial, threads]\nrequests: 40\nwarmup: 2\n");
+    write("split.yaml",
+          "name: split\npipeline:\n  stages:\n    - {name: encoder, model: " + (kModels / "tiny_encoder.onnx").string() +
+              ", backend: onnxruntime, threads: 1}\n" + "    - {name: head, model: " + (kModels / "tiny_head.onnx").string() +
+              ", backend: onnxruntime, threads: 1}\nmodes: [serial, threads]\nrequests: 40\nwarmup: 2\n");
     return write("suite.yaml",
                  "name: small\ndescription: a tiny evaluation\ndecision: {p99-ms: 1000}\nexperiments:\n"
                  "  - title: Threads\n    study: threads.yaml\n    quick: {axes: {threads: [1]}, base: {runs: 12}}\n"
@@ -48,7 +48,8 @@ TEST_F(Evaluate, QuickRunsEachExperimentsReducedFormResumesAndEndsInADecision) {
   auto r = infermark("evaluate " + suite.string() + " --quick --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto folder = out / "evaluation-small-quick";
-  EXPECT_NE(r.out.find("[1/3] Threads: 1 cells; the time left is estimated once the first cells have run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[1/3] Threads: 1 cells; the time left is estimated once the first cells have run"), std::string::npos)
+      << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[2/3\] Pipeline: 2 modes; [0-9.]+ min elapsed, about [0-9]+ min left)")))
       << r.out;
   EXPECT_NE(r.out.find("left out of --quick"), std::string::npos) << r.out;
@@ -112,7 +113,8 @@ TEST_F(Evaluate, BadSuiteFilesAreRefusedNamingTheLine) {
 TEST_F(Evaluate, TheShippedSuitePlansEveryExperimentAndQuickLeavesOutOnlyWhatItSays) {
   // Run from the repository, as README says: the suite's model paths are relative to it.
   const auto repository = kModels.parent_path();
-  const auto r = infermark("evaluate --quick --dry-run --out " + (dir_ / "results").string(), "cd " + repository.string() + " &&");
+  const auto r =
+      infermark("evaluate --quick --dry-run --out " + (dir_ / "results").string(), "cd " + repository.string() + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::smatch count;
   ASSERT_TRUE(std::regex_search(r.out, count, std::regex(R"(evaluation framework \(--quick\): ([0-9]+) experiments)"))) << r.out;
@@ -156,7 +158,8 @@ TEST_F(Evaluate, CheckNamesWhatRunsAndWhyTheOthersCannot) {
   std::ofstream(corrupt) << "not an onnx model";
   const auto r = infermark("check " + (kModels / "tiny_cnn.onnx").string() + " " + corrupt.string() + " -b onnxruntime");
   EXPECT_EQ(r.exit_code, 1) << "the corrupt model runs nowhere\n" << r.out << r.err;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| " + (kModels / "tiny_cnn.onnx").string() + " +\\| onnxruntime +\\| [0-9.]+ +\\| runs ")))
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\\| " + (kModels / "tiny_cnn.onnx").string() + " +\\| onnxruntime +\\| [0-9.]+ +\\| runs ")))
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\| " + corrupt.string() + " +\\| onnxruntime +\\| [^|]*\\| cannot load ")))
       << r.out;
@@ -171,16 +174,18 @@ TEST_F(Evaluate, StoppedMidwayKeepsWhatRanWritesTheReportAndTheRerunCompletes) {
                          "axes:\n  threads: [1, 2, 3]\n");
   write("fast.yaml", "name: fast\nmodels: [" + (kModels / "tiny_cnn.onnx").string() +
                          "]\nbackends: [onnxruntime]\nbase: {runs: 10, warmup: 1}\n");
-  const auto suite = write("suite.yaml", "name: stop\nexperiments:\n  - {title: Slow, study: slow.yaml}\n"
-                                         "  - {title: Fast, study: fast.yaml}\n");
+  const auto suite = write("suite.yaml",
+                           "name: stop\nexperiments:\n  - {title: Slow, study: slow.yaml}\n"
+                           "  - {title: Fast, study: fast.yaml}\n");
   const auto out = dir_ / "results";
   const auto folder = out / "evaluation-stop";
   auto r = infermark("evaluate " + suite.string() + " --out " + out.string(), "timeout --preserve-status -s TERM 4");
   ASSERT_EQ(r.exit_code, 130) << r.out << r.err;
   EXPECT_NE(r.err.find("rerun the same command to resume"), std::string::npos) << r.err;
   const auto markdown = slurp(folder / "evaluation.md");
-  EXPECT_NE(markdown.find("| 2 | Fast | " + (dir_ / "fast.yaml").string() + " | 0 | skipped: the evaluation was stopped before it |"),
-            std::string::npos)
+  EXPECT_NE(
+      markdown.find("| 2 | Fast | " + (dir_ / "fast.yaml").string() + " | 0 | skipped: the evaluation was stopped before it |"),
+      std::string::npos)
       << markdown;
   std::size_t finished = 0;
   for (const auto& c : infermark::report::load_results({(folder / "01-slow").string()}))
