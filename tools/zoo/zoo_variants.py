@@ -40,6 +40,8 @@ class Component:
     torch_model: Optional[object] = None           # defines the model, or:
     onnx_source: Optional[pathlib.Path] = None     # an ONNX file a package carries
     nncf_model_type: str = "default"               # "transformer" for attention models
+    int8_options: dict = dataclasses.field(default_factory=dict)  # more quantize_static arguments for the ONNX INT8
+    int8_float_nodes: str = ""                     # regex of ONNX node names the ONNX INT8 leaves in float
     calibration_count: int = 16
     evaluation_count: int = 32
     gflops: Optional[float] = None
@@ -90,14 +92,21 @@ class _Feeds:
         return next(self._iter, None)
 
 
-def onnx_int8(fp32: pathlib.Path, out: pathlib.Path, calibration: list) -> pathlib.Path:
+def onnx_int8(fp32: pathlib.Path, out: pathlib.Path, calibration: list, options=None, float_nodes: str = "") -> pathlib.Path:
     """ONNX Runtime static quantisation, QDQ format, INT8 weights (per channel) and activations,
-    calibrated (min/max) on the component's calibration inputs."""
+    calibrated (min/max) on the component's calibration inputs; `options` adds or overrides
+    quantize_static arguments, and nodes whose names match the regular expression `float_nodes`
+    stay in float."""
+    import re
+
+    import onnx
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
+    excluded = [n.name for n in onnx.load(str(fp32)).graph.node if re.search(float_nodes, n.name)] if float_nodes else []
     reader = type("CalibrationFeeds", (_Feeds, CalibrationDataReader), {})(calibration)
-    quantize_static(str(fp32), str(out), reader, quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    quantize_static(str(fp32), str(out), reader, **{"quant_format": QuantFormat.QDQ, "per_channel": True,
+                    "activation_type": QuantType.QInt8, "weight_type": QuantType.QInt8, "nodes_to_exclude": excluded,
+                    **(options or {})})
     return out
 
 
@@ -211,7 +220,8 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
             files["fp16"]["onnx"] = onnx_fp16(fp32_onnx, out / f"{c.stem}_fp16.onnx")
         if "int8" in precisions:
             log(f"{c.stem}: ONNX INT8 (ONNX Runtime static QDQ, {len(calibration)} calibration inputs)")
-            files["int8"]["onnx"] = onnx_int8(fp32_onnx, out / f"{c.stem}_int8.onnx", calibration)
+            files["int8"]["onnx"] = onnx_int8(fp32_onnx, out / f"{c.stem}_int8.onnx", calibration, c.int8_options,
+                                              c.int8_float_nodes)
         if accuracy:
             log(f"{c.stem}: ONNX accuracy on {len(evaluation)} inputs")
             reference = run_onnx(fp32_onnx, evaluation)
@@ -252,6 +262,8 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
                                  "by_format": accuracy[p]}
         if p == "int8":
             extra["calibration"] = f"{len(calibration)} {c.inputs_note} (seed {CALIBRATION_SEED})"
+            if c.int8_options or c.int8_float_nodes:
+                extra["onnx_int8_options"] = {**c.int8_options, "float_nodes": c.int8_float_nodes}
         write_manifest(out / f"{stem_for(c.stem, p)}.json", name=stem_for(c.stem, p), task=c.task, files=files[p],
                        inputs=c.inputs, outputs=c.outputs, weights=c.weights, gflops=c.gflops,
                        dim_ranges=c.dim_ranges, extra=extra, output_kinds=manifest_output_kinds(c))
