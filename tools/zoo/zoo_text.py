@@ -117,3 +117,25 @@ def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """sentence-transformers' sentence embedding: the mean of the token vectors the mask keeps."""
     weights = mask[..., None].astype(np.float64)
     return (hidden.astype(np.float64) * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+
+
+TOPICS = ("crude", "acq")  # class index = position here (the Reuters TOPICS of texts/crude and texts/acq)
+
+
+def topic_split(tok=None) -> tuple:
+    """Every Reuters article r-cran-tm ships (texts/crude, texts/acq), labelled by its folder's topic
+    and split in two disjoint halves: within each topic, in file order, the 1st, 3rd, 5th, ...
+    article trains (fits a classifier's head) and the 2nd, 4th, 6th, ... evaluates. Articles are
+    padded or truncated to 128 tokens (by `tok`, default the MiniLM jar's tokenizer).
+    Returns (Debian package file name, {"train"|"eval": {"articles": [(file, text)], "labels": [int],
+    "feeds": encode(...)}})."""
+    deb, articles = reuters_articles()
+    split = {"train": ([], []), "eval": ([], [])}
+    for label, topic in enumerate(TOPICS):
+        mine = [a for a in articles if a[0].startswith(f"{topic}/")]
+        for i, article in enumerate(mine):
+            chosen, labels = split["train" if i % 2 == 0 else "eval"]
+            chosen.append(article)
+            labels.append(label)
+    return deb, {part: {"articles": chosen, "labels": labels, "feeds": encode([t for _, t in chosen], tok)}
+                 for part, (chosen, labels) in split.items()}
