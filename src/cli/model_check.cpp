@@ -30,7 +30,8 @@ std::vector<SupportAnswer> check_support(const std::vector<SupportQuestion>& que
     options.scenario.warmup_queries = 0;
     options.concurrency.clear();
     plan.cells.push_back(harness::to_cell(options, q.backend, harness::thread_counts(options).front()));
-    plan.cell_names.push_back(std::filesystem::path(options.model).stem().string() + "." + q.backend);
+    // The file name with its format: resnet50.onnx and resnet50.xml on OpenVINO are two answers.
+    plan.cell_names.push_back(std::filesystem::path(options.model).filename().string() + "." + q.backend);
   }
   plan.output_dir = folder;
   plan.resume = resume;

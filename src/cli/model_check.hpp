@@ -33,7 +33,7 @@ struct SupportAnswer {
 };
 
 // One inference per question (no warm-up), single stream, each in a worker writing into `folder`
-// under stable names (<model stem>.<backend>), so with `resume` an answer that ran is not asked again.
+// under stable names (<model file>.<backend>), so with `resume` an answer that ran is not asked again.
 std::vector<SupportAnswer> check_support(const std::vector<SupportQuestion>& questions, const BackendRegistry& registry,
                                          const std::filesystem::path& folder, bool resume, const std::atomic<bool>& stop);
 

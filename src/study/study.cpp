@@ -64,6 +64,19 @@ void add_axis_cells(const Study& study, StudyCell base, std::vector<StudyCell>& 
 
 }  // namespace
 
+// A model's part of its cells' file names: the file's stem, or with its format where another
+// model of the study has the same stem (resnet50.onnx and resnet50.xml would share a result file).
+std::string model_stem(const Study& study, const std::string& model) {
+  const auto stem = std::filesystem::path(model).stem().string();
+  const auto same_stem = std::count_if(study.models.begin(), study.models.end(), [&](const std::string& other) {
+    return std::filesystem::path(other).stem().string() == stem;
+  });
+  if (same_stem < 2) return stem;
+  auto extension = std::filesystem::path(model).extension().string();
+  if (!extension.empty()) extension.erase(0, 1);
+  return stem + "-" + extension;
+}
+
 std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>& available_backends) {
   std::vector<StudyCell> cells;
   for (const auto& model : study.models) {
@@ -73,7 +86,7 @@ std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>
     for (const auto& b : study.backends.empty() ? available_backends : study.backends)
       if (backend_reads(b, model_format(model))) backends.push_back(b);
     for (const auto& backend : backends)
-      add_axis_cells(study, {model, backend, {}, std::filesystem::path(model).stem().string() + "." + backend, {}, {}}, cells);
+      add_axis_cells(study, {model, backend, {}, model_stem(study, model) + "." + backend, {}, {}}, cells);
   }
   for (const auto& server : study.servers) {
     // "tiny_cnn.remote-kserve-127.0.0.1_8000": the address keeps two servers of one model apart.

@@ -150,7 +150,7 @@ TEST_F(Evaluate, FrameworksThatCannotRunAModelAreLeftOutWithTheirReason) {
   EXPECT_NE(markdown.find("Left out, as `infermark check` found they cannot run here:"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("- opencv cannot run"), std::string::npos) << markdown;
   // The answers are kept: the check of the pair that runs is not asked again on a rerun.
-  EXPECT_TRUE(fs::exists(folder / "check" / "minilm_l6.onnxruntime.json"));
+  EXPECT_TRUE(fs::exists(folder / "check" / "minilm_l6.onnx.onnxruntime.json"));
 }
 
 TEST_F(Evaluate, CheckNamesWhatRunsAndWhyTheOthersCannot) {

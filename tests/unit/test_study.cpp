@@ -100,6 +100,9 @@ TEST(Study, WithoutBackendsEveryAvailableOneThatReadsTheModel) {
   // Named backends too are paired only with the models they read.
   const auto named = parse_study("models: [a.onnx, b.pt]\nbackends: [onnxruntime, libtorch]\n", "s.yaml");
   EXPECT_EQ(names(expand(named, {"onnxruntime"})), (std::vector<std::string>{"a.onnxruntime", "b.libtorch"}));
+  // One network in two formats on one backend: two cells, two result files.
+  const auto formats = parse_study("models: [m/r.onnx, m/r.xml, m/s.onnx]\nbackends: [openvino]\n", "s.yaml");
+  EXPECT_EQ(names(expand(formats, {"openvino"})), (std::vector<std::string>{"r-onnx.openvino", "r-xml.openvino", "s.openvino"}));
   // `model:` with one value is accepted as well.
   EXPECT_EQ(parse_study("model: a.onnx\n", "s.yaml").models, std::vector<std::string>{"a.onnx"});
 }
