@@ -64,30 +64,39 @@ void add_axis_cells(const Study& study, StudyCell base, std::vector<StudyCell>& 
 
 }  // namespace
 
-// A model's part of its cells' file names: the file's stem, or with its format where another
-// model of the study has the same stem (resnet50.onnx and resnet50.xml would share a result file).
-std::string model_stem(const Study& study, const std::string& model) {
+// A model's part of its cells' file names: the file's stem, with its format where another model
+// of the study has the same stem and a backend in common (resnet50.onnx and resnet50.xml on
+// OpenVINO would share a result file; resnet50.onnx and resnet50.pt run on different backends).
+std::string model_stem(const std::string& model, const std::vector<std::string>& backends,
+                       const std::vector<std::pair<std::string, std::vector<std::string>>>& models_and_backends) {
   const auto stem = std::filesystem::path(model).stem().string();
-  const auto same_stem = std::count_if(study.models.begin(), study.models.end(), [&](const std::string& other) {
-    return std::filesystem::path(other).stem().string() == stem;
-  });
-  if (same_stem < 2) return stem;
-  auto extension = std::filesystem::path(model).extension().string();
-  if (!extension.empty()) extension.erase(0, 1);
-  return stem + "-" + extension;
+  for (const auto& [other, other_backends] : models_and_backends) {
+    if (other == model || std::filesystem::path(other).stem().string() != stem) continue;
+    for (const auto& b : backends) {
+      if (std::find(other_backends.begin(), other_backends.end(), b) == other_backends.end()) continue;
+      auto extension = std::filesystem::path(model).extension().string();
+      if (!extension.empty()) extension.erase(0, 1);
+      return stem + "-" + extension;
+    }
+  }
+  return stem;
 }
 
 std::vector<StudyCell> expand(const Study& study, const std::vector<std::string>& available_backends) {
   std::vector<StudyCell> cells;
+  // Named backends are taken as given (one not built is reported when the cell runs), each with
+  // the models whose format it reads: a study may mix ONNX, OpenVINO IR and TorchScript files.
+  std::vector<std::pair<std::string, std::vector<std::string>>> models_and_backends;
   for (const auto& model : study.models) {
-    // Named backends are taken as given (one not built is reported when the cell runs), each with
-    // the models whose format it reads: a study may mix ONNX, OpenVINO IR and TorchScript files.
     std::vector<std::string> backends;
     for (const auto& b : study.backends.empty() ? available_backends : study.backends)
       if (backend_reads(b, model_format(model))) backends.push_back(b);
-    for (const auto& backend : backends)
-      add_axis_cells(study, {model, backend, {}, model_stem(study, model) + "." + backend, {}, {}}, cells);
+    models_and_backends.emplace_back(model, std::move(backends));
   }
+  for (const auto& [model, backends] : models_and_backends)
+    for (const auto& backend : backends)
+      add_axis_cells(study, {model, backend, {}, model_stem(model, backends, models_and_backends) + "." + backend, {}, {}},
+                     cells);
   for (const auto& server : study.servers) {
     // "tiny_cnn.remote-kserve-127.0.0.1_8000": the address keeps two servers of one model apart.
     auto address = server.url.substr(server.url.find("://") == std::string::npos ? 0 : server.url.find("://") + 3);

@@ -103,6 +103,9 @@ TEST(Study, WithoutBackendsEveryAvailableOneThatReadsTheModel) {
   // One network in two formats on one backend: two cells, two result files.
   const auto formats = parse_study("models: [m/r.onnx, m/r.xml, m/s.onnx]\nbackends: [openvino]\n", "s.yaml");
   EXPECT_EQ(names(expand(formats, {"openvino"})), (std::vector<std::string>{"r-onnx.openvino", "r-xml.openvino", "s.openvino"}));
+  // The same stem on different backends keeps the plain names (existing study folders resume).
+  const auto apart = parse_study("models: [m/r.onnx, m/r.pt]\nbackends: [onnxruntime, libtorch]\n", "s.yaml");
+  EXPECT_EQ(names(expand(apart, {"onnxruntime"})), (std::vector<std::string>{"r.onnxruntime", "r.libtorch"}));
   // `model:` with one value is accepted as well.
   EXPECT_EQ(parse_study("model: a.onnx\n", "s.yaml").models, std::vector<std::string>{"a.onnx"});
 }
