@@ -20,7 +20,6 @@
 #include "process/child_process.hpp"
 #include "report/evaluation_report.hpp"
 #include "report/html_report.hpp"
-#include "report/recommend_constraints.hpp"
 #include "scaleout/mpi_world.hpp"
 
 namespace infermark::cli {
@@ -214,27 +213,20 @@ int evaluate(const EvaluateOptions& o) {
   }
 
   const auto constraints = decision_constraints(suite.decision);
-  const report::EvaluationHeader header{
-      suite.name, suite.description, o.quick,
-      suite.decision.p99_ms || suite.decision.min_qps || suite.decision.mem_mb || suite.decision.max_accuracy_loss_pct
-          ? report::constraints_text(report::given_constraints(constraints))
-          : ""};
-  const auto all = report::all_results(sections);
-  std::string decision_markdown = "No cell was measured, so there is nothing to decide.\n";
-  if (!all.empty()) {
-    const auto decision = report::recommend(all, constraints);
-    const auto markdown = report::evaluation_markdown(header, sections, decision);
-    if (!harness::write_text_file(folder / "evaluation.md", markdown)) failed = true;  // it said why
-    decision_markdown = report::to_markdown(decision);
-  }
+  const report::EvaluationHeader header{suite.name, suite.description, o.quick, report::limits_text(constraints)};
+  const auto decision = report::decide(sections, constraints);
+  if (!harness::write_text_file(folder / "evaluation.md", report::evaluation_markdown(header, sections, decision)))
+    failed = true;  // it said why
   try {
     if (!harness::write_text_file(folder / "report.html",
-                                  report::render_evaluation_html(header, sections, constraints, report::default_web_dir())))
+                                  report::render_evaluation_html(header, sections, decision, report::default_web_dir())))
       failed = true;
   } catch (const Error& e) {
     fmt::print(stderr, "infermark: warning: no report.html: {}\n", e.what());
     failed = true;
   }
+  const auto decision_markdown =
+      decision.recommendation ? report::to_markdown(*decision.recommendation) : "No decision: " + decision.error + ".\n";
   fmt::print("\n{}\nevaluation.md and report.html: {} ({:.1f} min)\n", decision_markdown, folder.string(),
              std::chrono::duration<double>(Clock::now() - started).count() / 60);
   if (stopped) {
@@ -254,7 +246,7 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--quick", o.quick, "Each experiment's reduced form (fewer runs, axis values and models; minutes on 2 cores)");
   cmd->add_option("--out", o.out, "Folder for the evaluation (an evaluation-<name> folder inside)")->capture_default_str();
   cmd->add_flag("--fresh", o.fresh, "Measure everything again instead of resuming");
-  cmd->add_flag("--dry-run", o.dry_run, "Print the experiments, their cells and an upper bound of the time; run nothing");
+  cmd->add_flag("--dry-run", o.dry_run, "Print the experiments and their cells; build and run nothing");
   add_memory_limit_flag(*cmd, o.memory_limit_mb);
   cmd->callback([&exit_code] { exit_code = evaluate(o); });
 }

@@ -98,21 +98,28 @@ PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size
     return planned;
   }
   try {
-    if (const auto missing = missing_models(experiment.file, experiment, quick); !missing.empty())
-      throw Error(fmt::format("model {} not found{}", missing.front(),
-                              experiment.zoo.empty() ? "" : fmt::format(" (zoo: {})", fmt::join(experiment.zoo, ", "))));
+    const auto check_models = [&](const std::vector<std::string>& models) {
+      for (const auto& model : models)
+        if (!fs::exists(model))
+          throw Error(fmt::format("model {} not found{}", model,
+                                  experiment.zoo.empty() ? "" : fmt::format(" (zoo: {})", fmt::join(experiment.zoo, ", "))));
+    };
     if (pipeline::is_pipeline_file(experiment.file)) {
       pipeline::PipelineJob job;
       job.file = experiment.file.string();
       if (quick && experiment.quick.requests) job.overrides.requests = *experiment.quick.requests;
       job.out = planned.folder;
       auto spec = pipeline::load_pipeline_file(experiment.file);
+      std::vector<std::string> models;
+      for (const auto& stage : spec.stages) models.push_back(stage.model.string());
+      check_models(models);
       pipeline::apply_overrides(job.overrides, spec, job.file);
       planned.cells = spec.modes.size();
       planned.stages = std::move(job);
     } else {
       auto study = study::load_study(experiment.file);
       if (quick) study = study::with_quick_overrides(std::move(study), experiment);
+      check_models(study.models);
       planned.study = make_study_job(study, registry, planned.folder.string(), fresh, memory_limit_mb);
       planned.cells = planned.study->job.cells.size();
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "core/error.hpp"
+
 namespace infermark::report {
 
 std::string outcome_text(ExperimentOutcome outcome) {
@@ -14,6 +16,21 @@ std::string outcome_text(ExperimentOutcome outcome) {
       return "skipped";
   }
   return "unknown";
+}
+
+EvaluationDecision decide(const std::vector<ExperimentSection>& sections, const Constraints& limits) {
+  const auto all = all_results(sections);
+  if (all.empty()) return {std::nullopt, "no cell was measured, so there is nothing to decide"};
+  try {
+    return {recommend(all, limits), ""};
+  } catch (const Error& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+std::string limits_text(const Constraints& limits) {
+  const auto given = given_constraints(limits);
+  return given.empty() ? "" : constraints_text(given);
 }
 
 std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sections) {
@@ -76,7 +93,7 @@ std::string verdict_table(const Recommendation& decision) {
 }  // namespace
 
 std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
-                                const Recommendation& decision) {
+                                const EvaluationDecision& decision) {
   std::string out = fmt::format("# Evaluation: {}{}\n\n", header.name, header.quick ? " (--quick)" : "");
   if (!header.description.empty()) out += header.description + "\n\n";
   out += "| # | experiment | file | cells | outcome |\n| --: | --- | --- | --: | --- |\n";
@@ -99,8 +116,9 @@ std::string evaluation_markdown(const EvaluationHeader& header, const std::vecto
   out += "\n## Decision\n\n";
   out += header.limits_text.empty() ? "Without limits: cells ranked by P99.\n\n"
                                     : "Limits of the suite: " + header.limits_text + ".\n\n";
-  out += verdict_table(decision) + "\n";
-  out += demoted_headings(to_markdown(decision));
+  if (!decision.recommendation) return out + "No decision: " + decision.error + ".\n";
+  out += verdict_table(*decision.recommendation) + "\n";
+  out += demoted_headings(to_markdown(*decision.recommendation));
   return out;
 }
 

@@ -3,10 +3,12 @@
 // Markdown here; the HTML page is render_evaluation_html (html_report.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "report/recommend.hpp"
+#include "report/recommend_constraints.hpp"
 #include "report/result_set.hpp"
 
 namespace infermark::report {
@@ -34,6 +36,17 @@ struct EvaluationHeader {
   std::string limits_text;  // "P99 <= 100 ms, peak RSS <= 2048 MB", or "" without limits
 };
 
+// The closing decision, made once for both reports: `recommend` over every experiment's cells, or
+// why it could not be made (no cell measured, or recommend's own error).
+struct EvaluationDecision {
+  std::optional<Recommendation> recommendation;
+  std::string error;  // set when there is no recommendation
+};
+EvaluationDecision decide(const std::vector<ExperimentSection>& sections, const Constraints& limits);
+
+// "P99 <= 100 ms, ..." for the given limits, "" when none is given.
+std::string limits_text(const Constraints& limits);
+
 std::string outcome_text(ExperimentOutcome outcome);  // "measured", "some cells failed", "skipped"
 
 // Every experiment's cells in one list (the decision's input).
@@ -51,6 +64,6 @@ struct VerdictRow {
 std::vector<VerdictRow> verdict_rows(const Recommendation& decision);
 
 std::string evaluation_markdown(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
-                                const Recommendation& decision);
+                                const EvaluationDecision& decision);
 
 }  // namespace infermark::report

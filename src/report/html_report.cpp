@@ -233,7 +233,8 @@ json report_data(const std::vector<LoadedResult>& results) {
   return {{"groups", groups.groups}, {"families", families_json(groups)}, {"recommendation", recommendation_json(results, {})}};
 }
 
-json evaluation_data(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections, const Constraints& limits) {
+json evaluation_data(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
+                     const EvaluationDecision& decision) {
   Groups groups;
   json experiments = json::array();
   for (std::size_t i = 0; i < sections.size(); ++i) {
@@ -247,19 +248,16 @@ json evaluation_data(const EvaluationHeader& header, const std::vector<Experimen
                            {"cells", s.results.size()},
                            {"summary", s.summary_markdown}});
   }
-  json recommendation, verdicts = json::array();
-  try {
-    const auto decision = recommend(all_results(sections), limits);
-    recommendation = to_json(decision);
-    for (const auto& r : verdict_rows(decision))
+  json recommendation = {{"error", decision.error}}, verdicts = json::array();
+  if (decision.recommendation) {
+    recommendation = to_json(*decision.recommendation);
+    for (const auto& r : verdict_rows(*decision.recommendation))
       verdicts.push_back({{"model", r.model},
                           {"objective", r.objective},
                           {"pick", r.pick},
                           {"figures", r.figures},
                           {"runner_up", r.runner_up},
                           {"ruled_out", r.ruled_out}});
-  } catch (const Error& e) {
-    recommendation = {{"error", e.what()}};
   }
   return {{"groups", groups.groups},
           {"families", families_json(groups)},
@@ -324,8 +322,8 @@ std::string render_html_report(const std::vector<LoadedResult>& results, const f
 }
 
 std::string render_evaluation_html(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
-                                   const Constraints& limits, const fs::path& web_dir) {
-  return render_page(evaluation_data(header, sections, limits), web_dir);
+                                   const EvaluationDecision& decision, const fs::path& web_dir) {
+  return render_page(evaluation_data(header, sections, decision), web_dir);
 }
 
 fs::path default_web_dir() {

@@ -18,9 +18,9 @@ namespace infermark::report {
 std::string render_html_report(const std::vector<LoadedResult>& results, const std::filesystem::path& web_dir);
 
 // The page of `infermark evaluate`: a section per experiment (its summary, then its models'
-// groups and charts) and the decision under `limits` at the end.
+// groups and charts) and the decision at the end.
 std::string render_evaluation_html(const EvaluationHeader& header, const std::vector<ExperimentSection>& sections,
-                                   const Constraints& limits, const std::filesystem::path& web_dir);
+                                   const EvaluationDecision& decision, const std::filesystem::path& web_dir);
 
 // Where web/ is: $INFERMARK_WEB_DIR when set, else the first folder named web/ holding
 // report_template.html beside or above the executable's folder (build/release/infermark ->

@@ -127,7 +127,8 @@ TEST(EvaluationReport, MarkdownHasASectionPerExperimentAndEndsInTheDecision) {
   sections[1].outcome = report::ExperimentOutcome::kSkipped;
   sections[1].reason = "left out of --quick";
   const report::EvaluationHeader header{"framework", "all of it", true, ""};
-  const auto decision = report::recommend(report::all_results(sections), {});
+  const auto decision = report::decide(sections, {});
+  ASSERT_TRUE(decision.recommendation.has_value()) << decision.error;
   const auto markdown = report::evaluation_markdown(header, sections, decision);
   EXPECT_NE(markdown.find("# Evaluation: framework (--quick)"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| 1 | Headline | studies/evaluation/headline.yaml | 1 | measured |"), std::string::npos) << markdown;
