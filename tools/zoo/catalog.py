@@ -113,6 +113,20 @@ CATALOG = {e.name: e for e in [
           "mpnet-base first), each with masked mean pooling and the same nearest-centroid head -> logits [batch, 2]",
           "pretrained encoder (all-mpnet-base-v2, as mpnet-base); head fitted on Reuters-21578 articles (Debian r-cran-tm)",
           ("mpnet_base_topics",), "export_topics.py", {"onnx": ALL_THREE}, fixed_args=("--encoder", "mpnet")),
+    Entry("efficientnet-lite0-mixed", "EfficientNet-Lite0 INT8 with its k most INT8-sensitive layers kept in FP32 (k = 1, 2, 4, "
+          "8, 16; per-layer sensitivity: each Conv/Gemm quantised alone, 1 - cosine of the logits against FP32 on 32 photos), "
+          "ONNX (ORT nodes_to_exclude) and OpenVINO IR (NNCF ignored_scope, the same layers); the ranking in "
+          "efficientnet_lite0_sensitivity.md/.json (build efficientnet-lite0 first)",
+          "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0",
+          tuple(f"efficientnet_lite0_int8_keep{k}" for k in (1, 2, 4, 8, 16)), "export_mixed_precision.py",
+          {"onnx": ("int8",), "openvino-ir": ("int8",)}, base_precision="int8", fixed_args=("--model", "efficientnet-lite0")),
+    Entry("minilm-l6-topics-mixed", "the Reuters topic classifier on minilm-l6 quantised here (static INT8, ORT QDQ / NNCF) "
+          "with every encoder op INT8 (_int8_all) and with each layer's attention core (Q.K^T, Softmax, .V) kept in FP32 "
+          "(_int8_attnfp32); the head stays FP32 in both; installs the labelled articles (inputs/reuters_topics/) "
+          "too (build minilm-l6-topics first)",
+          "pretrained encoder (all-MiniLM-L6-v2, as minilm-l6); head as minilm-l6-topics",
+          ("minilm_l6_topics_int8_all", "minilm_l6_topics_int8_attnfp32"), "export_mixed_precision.py",
+          {"onnx": ("int8",), "openvino-ir": ("int8",)}, base_precision="int8", fixed_args=("--model", "minilm-topics")),
     Entry("tinynet", "the tests' 2-conv image classifier (3x32x32), seconds to build", "random (seed 7)",
           ("tinynet",), "export_tinynet.py", TORCH_DEFINED),
     Entry("resnet50-keras", "Keras ResNet50 converted by TensorFlow's TFLiteConverter (the TFLite helper's exporter)",

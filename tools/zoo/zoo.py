@@ -279,6 +279,12 @@ def install(entry, staging: pathlib.Path, folder: pathlib.Path, pairs: list, ver
                         raise ZooError(f"building {entry.name} failed: {file_name} does not match its manifest checksum", 1)
             staged["files"] = {f: e for f, e in staged["files"].items() if (f, precision) in pairs}
             manifests[name] = staged
+    # Files a manifest lists under "documents" (not models: a sensitivity ranking, an input set under
+    # inputs/), checked and moved in with the models; several manifests may name the same one.
+    documents = {d["path"]: d["sha256"] for staged in manifests.values() for d in staged.get("documents", [])}
+    for file_name, digest in documents.items():
+        if sha256(staging / file_name) != digest:
+            raise ZooError(f"building {entry.name} failed: {file_name} does not match its manifest checksum", 1)
     for name, staged in manifests.items():
         for entry_files in staged["files"].values():
             if "members" in entry_files:  # a model folder moves as a whole, replacing the old one
@@ -288,6 +294,9 @@ def install(entry, staging: pathlib.Path, folder: pathlib.Path, pairs: list, ver
                 if "members" not in entry_files:
                     os.replace(staging / file_name, folder / file_name)
                 verifier.remember(folder / file_name, digest)  # just checked in staging
+    for file_name in documents:  # a path in the models folder, such as inputs/<set>/<file>
+        (folder / file_name).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / file_name, folder / file_name)
     for name, staged in manifests.items():
         path = folder / f"{name}.json"
         write_atomically(path, json.dumps(merge_manifest(read_manifest(path), staged), indent=2) + "\n")

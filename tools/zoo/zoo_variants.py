@@ -117,14 +117,16 @@ def openvino_ir(fp32_onnx: pathlib.Path, out: pathlib.Path, compress_to_fp16: bo
     return out
 
 
-def openvino_int8(fp32_xml: pathlib.Path, out: pathlib.Path, calibration: list, model_type: str) -> pathlib.Path:
+def openvino_int8(fp32_xml: pathlib.Path, out: pathlib.Path, calibration: list, model_type: str,
+                  ignored: tuple = ()) -> pathlib.Path:
     """NNCF post-training quantisation, run in its own process: NNCF imports torch when it can,
-    and this NNCF needs a newer torch than Debian's, so that process hides torch from it."""
+    and this NNCF needs a newer torch than Debian's, so that process hides torch from it.
+    `ignored` names OpenVINO operations left in float (NNCF's ignored_scope)."""
     feeds = out.with_suffix(".calibration.npz")
     np.savez(feeds, **{f"{i}/{name}": value for i, feed in enumerate(calibration) for name, value in feed.items()})
     try:
         subprocess.run([sys.executable, str(HERE / "quantize_openvino_int8.py"), str(fp32_xml), str(out), str(feeds),
-                        model_type], check=True)
+                        model_type, *ignored], check=True)
     finally:
         feeds.unlink(missing_ok=True)
     return out
