@@ -20,8 +20,8 @@ using Stages = std::vector<std::unique_ptr<PipelineStage>>;
 Stages load_stages(const BackendRegistry& registry, const PipelineSpec& spec) {
   Stages stages;
   for (std::size_t k = 0; k < spec.stages.size(); ++k)
-    stages.push_back(std::make_unique<PipelineStage>(registry, spec.stages[k], static_cast<int>(k), spec.inputs,
-                                                     k ? spec.stages[k - 1].name : ""));
+    stages.push_back(std::make_unique<PipelineStage>(registry, spec.stages[k], static_cast<int>(k), stage_inputs(spec, k),
+                                                     k ? spec.stages[k - 1].name : "", crops_after(spec, k)));
   // Feed each stage its predecessor's first outputs: a handoff that cannot work fails here,
   // before anything is timed.
   for (std::size_t k = 1; k < stages.size(); ++k) stages[k]->feed(views_of(stages[k - 1]->first_outputs()));

@@ -28,20 +28,35 @@ StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::stri
   return stage;
 }
 
+TextCropSettings parse_text_crops(const YAML::Node& node, const std::string& where) {
+  if (!node.IsMap()) throw Error(where + ": maps the crop settings (threshold, box_score, unclip_ratio, min_side, max_lines, line_height, line_width)");
+  check_keys(node, {"threshold", "box_score", "unclip_ratio", "min_side", "max_lines", "line_height", "line_width"}, where);
+  TextCropSettings c;
+  c.threshold = yaml_value<double>(node, "threshold", c.threshold, where);
+  c.box_score = yaml_value<double>(node, "box_score", c.box_score, where);
+  c.unclip_ratio = yaml_value<double>(node, "unclip_ratio", c.unclip_ratio, where);
+  c.min_side = yaml_value<int>(node, "min_side", c.min_side, where);
+  c.max_lines = yaml_value<int>(node, "max_lines", c.max_lines, where);
+  c.line_height = yaml_value<int>(node, "line_height", c.line_height, where);
+  c.line_width = yaml_value<int>(node, "line_width", c.line_width, where);
+  return c;
+}
+
 PipelineSpec pipeline_from(const YAML::Node& root, const std::filesystem::path& file) {
   const auto where = file.string();
   if (!root.IsMap() || !root["pipeline"]) throw Error(where + ": a pipeline file is a YAML mapping with a 'pipeline:' section");
   check_keys(root,
              {"name", "description", "pipeline", "modes", "requests", "warmup", "queue_depth", "batch", "seed", "timeout_ms",
-              "breaker_after", "breaker_cooldown_ms"},
+              "breaker_after", "breaker_cooldown_ms", "input", "text_check"},
              where);
   PipelineSpec spec;
   spec.name = yaml_value<std::string>(root, "name", file.stem().string(), where);
   spec.description = yaml_value<std::string>(root, "description", "", where);
   const auto section = root["pipeline"];
   if (!section.IsMap()) throw Error(where + ": 'pipeline' maps 'stages' (a list) and 'handoff'");
-  check_keys(section, {"stages", "handoff"}, where + ": pipeline");
-  spec.handoff = yaml_value<std::string>(section, "handoff", "direct", where);
+  check_keys(section, {"stages", "handoff", "text_crops"}, where + ": pipeline");
+  spec.handoff = parse_handoff(yaml_value<std::string>(section, "handoff", "direct", where), where + ": pipeline: handoff");
+  if (section["text_crops"]) spec.text_crops = parse_text_crops(section["text_crops"], where + ": pipeline: text_crops");
   if (!section["stages"] || !section["stages"].IsSequence()) throw Error(where + ": pipeline: 'stages' must be a list of stages");
   for (std::size_t i = 0; i < section["stages"].size(); ++i) spec.stages.push_back(parse_stage(section["stages"][i], i, where));
   if (root["modes"]) {
@@ -62,6 +77,17 @@ PipelineSpec pipeline_from(const YAML::Node& root, const std::filesystem::path& 
   spec.timeout_ms = yaml_value<double>(root, "timeout_ms", spec.timeout_ms, where);
   spec.breaker_after = yaml_value<int>(root, "breaker_after", spec.breaker_after, where);
   spec.breaker_cooldown_ms = yaml_value<double>(root, "breaker_cooldown_ms", spec.breaker_cooldown_ms, where);
+  if (root["input"]) spec.inputs.files = yaml_options(root, "input", where);
+  if (root["text_check"]) {
+    const auto check = root["text_check"];
+    const auto check_where = where + ": text_check";
+    if (!check.IsMap()) throw Error(check_where + ": maps 'labels' and 'characters' (files)");
+    check_keys(check, {"labels", "characters"}, check_where);
+    spec.text_check = TextCheckSpec{yaml_value<std::string>(check, "labels", "", check_where),
+                                    yaml_value<std::string>(check, "characters", "", check_where)};
+    if (spec.text_check->labels.empty() || spec.text_check->characters.empty())
+      throw Error(check_where + ": needs both 'labels' and 'characters'");
+  }
   validate(spec, where);
   return spec;
 }

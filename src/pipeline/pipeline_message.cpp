@@ -13,6 +13,8 @@ struct MessageHeader {
   std::uint64_t request;
   std::int64_t admitted_ns, timeout_ns, deadline_ns;
   std::int32_t end_of_stream, dropped_at_stage;
+  std::uint32_t sample;
+  std::int32_t text_lines;
   std::array<StageStamps, kMaxStages> stamps;
   std::uint32_t tensor_count;
 };
@@ -82,6 +84,8 @@ std::size_t encode(const PipelineMessage& message, std::span<std::byte> slot) {
                              message.deadline_ns,
                              message.end_of_stream ? 1 : 0,
                              message.dropped_at_stage,
+                             message.sample,
+                             message.text_lines,
                              message.stamps,
                              static_cast<std::uint32_t>(message.tensors.size())};
   out.put(&header, sizeof header);
@@ -106,6 +110,8 @@ PipelineMessage decode(std::span<const std::byte> slot, std::vector<TensorView>&
   message.deadline_ns = header.deadline_ns;
   message.end_of_stream = header.end_of_stream != 0;
   message.dropped_at_stage = header.dropped_at_stage;
+  message.sample = header.sample;
+  message.text_lines = header.text_lines;
   message.stamps = header.stamps;
   tensors.clear();
   for (std::uint32_t i = 0; i < header.tensor_count; ++i) {

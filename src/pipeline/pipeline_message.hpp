@@ -20,7 +20,7 @@ struct StageStamps {
   std::int64_t received_ns = 0;  // the stage took the request (queue wait ends)
   std::int64_t started_ns = 0;   // inputs bound, inference starts
   std::int64_t finished_ns = 0;  // inference done
-  std::int64_t sent_ns = 0;      // outputs fetched, handed to the next stage
+  std::int64_t sent_ns = 0;      // outputs fetched (and cropped, behind a text-crops handoff), handed on
 };
 
 struct PipelineMessage {
@@ -30,6 +30,8 @@ struct PipelineMessage {
   std::int64_t timeout_ns = 0;   // the request's time limit; 0 = none (warm-up, or no timeout)
   std::int64_t deadline_ns = 0;  // admitted + timeout, set by stage 1; 0 = none
   int dropped_at_stage = -1;     // the stage that found the deadline passed; -1 = not dropped
+  std::uint32_t sample = 0;      // the sample of stage 1's input files the request carries
+  std::int32_t text_lines = 0;   // text-crops handoff: lines the detector handed on
   std::array<StageStamps, kMaxStages> stamps{};
   std::vector<Tensor> tensors;  // outputs of the last stage that ran
 };

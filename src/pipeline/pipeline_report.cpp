@@ -37,7 +37,7 @@ nlohmann::json load_parameters(const PipelineSpec& spec, const ModeOutcome& outc
   nlohmann::json j{{"mode", mode_name(outcome.mode)},
                    {"queue_depth", spec.queue_depth},
                    {"pipeline_depth", pipeline_depth(spec, outcome.mode)},
-                   {"handoff", spec.handoff},
+                   {"handoff", name_of(spec.handoff)},
                    {"timeout_ms", spec.timeout_ms},
                    {"load", std::string(loadgen::name_of(outcome.scenario.name)) + ": each lane issues one request into stage 1 "
                                                                                    "and waits until it leaves the last stage"},
@@ -124,7 +124,8 @@ void compare_modes(std::vector<ModeFigures>& figures, const std::vector<ModeOutc
     if (!serial_outcome || &outcomes[i] == serial_outcome) continue;
     const auto& mine = outcomes[i].last_outputs;
     const auto& theirs = serial_outcome->last_outputs;
-    if (mine.empty() || mine.size() != theirs.size()) continue;
+    // Requests take the input file's samples in turn: outputs of different samples do not compare.
+    if (mine.empty() || mine.size() != theirs.size() || outcomes[i].last_sample != serial_outcome->last_sample) continue;
     double worst = 0;
     bool comparable = true;
     for (std::size_t t = 0; t < mine.size(); ++t) {
@@ -191,7 +192,7 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
                                static_cast<std::uint64_t>(s.processed), static_cast<std::uint64_t>(s.dropped_here),
                                brief_latency(s.service_ms), brief_latency(s.inference_ms), brief_latency(s.queue_wait_ms)});
   }
-  pipeline.handoff = spec.handoff;
+  pipeline.handoff = name_of(spec.handoff);
   pipeline.transport = outcome.mode == PipelineMode::kSerial ? "none: one thread runs the stages in turn"
                        : outcome.mode == PipelineMode::kThreads
                            ? "in-process bounded queues; tensors moved, not copied"
@@ -214,6 +215,7 @@ result::RunResult to_run_result(const PipelineSpec& spec, const std::string& spe
   pipeline.prediction = {f.predicted_from, f.predicted_latency_ms, f.predicted_qps,
                          pipelined(outcome.mode) ? "1 / slowest stage" : "1 / sum of stages"};
   pipeline.max_abs_diff_vs_serial = f.max_abs_diff_vs_serial;
+  pipeline.text_check = outcome.text_check;
   r.environment = environment;
   return r;
 }
@@ -280,6 +282,42 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
   return rows.empty() ? "" : markdown_table(columns, rows);
 }
 
+// Recognised text against the labels, per mode (empty without a text check).
+std::string text_check_table(const std::vector<ModeOutcome>& outcomes) {
+  std::vector<MarkdownColumn> columns{{"mode"},           {"requests", true},          {"lines expected", true},
+                                      {"lines read", true}, {"lines exact", true},       {"line accuracy %", true},
+                                      {"character accuracy %", true}};
+  std::vector<std::vector<std::string>> rows;
+  const result::TextCheckRecord* example = nullptr;
+  PipelineMode example_mode = PipelineMode::kSerial;
+  std::string errors;
+  for (const auto& o : outcomes) {
+    if (!o.text_check) continue;
+    const auto& t = *o.text_check;
+    if (!example && t.requests > 0) example = &t, example_mode = o.mode;
+    if (t.error) errors += "- " + mode_name(o.mode) + ": " + *t.error + "\n";
+    rows.push_back({mode_name(o.mode), std::to_string(t.requests), std::to_string(t.lines_expected),
+                    std::to_string(t.lines_recognised), std::to_string(t.lines_exact), fmt::format("{:.1f}", 100 * t.line_accuracy),
+                    fmt::format("{:.1f}", 100 * t.character_accuracy)});
+  }
+  if (rows.empty()) return "";
+  std::string out = "\nRecognised text against the labels of the input images (greedy CTC decoding; spaces ignored and case "
+                    "kept, as PaddleOCR's recognition metric by default; a line is exact when it matches a line the image "
+                    "shows; character accuracy is 1 - edit distance / characters shown, lines joined in reading order):\n\n" +
+                    markdown_table(columns, rows);
+  if (example) {
+    out += "\nWhat each image shows and what " + mode_name(example_mode) + " read (its first request):\n\n";
+    const auto quoted = [](const std::vector<std::string>& lines) {
+      std::string text;
+      for (const auto& l : lines) text += (text.empty() ? "\"" : " \"") + l + "\"";
+      return text.empty() ? std::string("(none)") : text;
+    };
+    for (const auto& s : example->samples)
+      out += fmt::format("- image {}: shows {}; read {}\n", s.sample, quoted(s.expected), quoted(s.recognised));
+  }
+  return out + errors;
+}
+
 std::string breaker_lines(const ModeOutcome& outcome, const PipelineSpec& spec) {
   if (spec.timeout_ms <= 0) return "";
   const auto b = outcome.breaker.value_or(result::BreakerRecord{});
@@ -306,6 +344,7 @@ std::string pipeline_summary(const PipelineSpec& spec, const std::vector<ModeOut
   summary += summary_table(spec, figures);
   if (const auto table = load_table(outcomes); !table.empty()) summary += "\nAs the load generator measured it:\n\n" + table;
   if (!breakers.empty()) summary += "\n" + breakers;
+  summary += text_check_table(outcomes);
   return summary;
 }
 

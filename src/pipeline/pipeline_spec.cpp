@@ -3,9 +3,38 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/named_enum.hpp"
 #include "pipeline/pipeline_message.hpp"
 
 namespace infermark::pipeline {
+namespace {
+
+constexpr NamedValue<Handoff> kHandoffs[] = {{Handoff::kDirect, "direct"}, {Handoff::kTextCrops, "text-crops"}};
+
+}  // namespace
+
+std::string_view name_of(Handoff handoff) { return name_in(kHandoffs, handoff); }
+
+Handoff parse_handoff(const std::string& text, const std::string& what) { return parse_in(kHandoffs, text, what); }
+
+StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k) {
+  if (k == 0) return {spec.inputs, std::nullopt};
+  StageInputs stage;
+  stage.request.batch = spec.inputs.batch;
+  stage.request.seed = spec.inputs.seed;
+  if (spec.handoff == Handoff::kTextCrops) {
+    // The recogniser is bound at the size the crops come in (channels as the image's: 3).
+    const auto& c = spec.text_crops;
+    stage.request.batch = c.max_lines;
+    stage.first_input_shape = std::vector<std::int64_t>{c.max_lines, 3, c.line_height, c.line_width};
+  }
+  return stage;
+}
+
+std::optional<TextCropSettings> crops_after(const PipelineSpec& spec, std::size_t k) {
+  if (spec.handoff == Handoff::kTextCrops && k == 0) return spec.text_crops;
+  return std::nullopt;
+}
 
 void validate(const PipelineSpec& spec, const std::string& source) {
   auto fail = [&](const std::string& why) { throw Error(source + ": " + why); };
@@ -15,7 +44,15 @@ void validate(const PipelineSpec& spec, const std::string& source) {
     if (stage.model.empty()) fail("stage '" + stage.name + "' has no model");
     if (stage.backend.empty()) fail("stage '" + stage.name + "' has no backend");
   }
-  if (spec.handoff != "direct") fail("handoff '" + spec.handoff + "' is not known (known: direct)");
+  if (spec.handoff == Handoff::kTextCrops) {
+    const auto& c = spec.text_crops;
+    if (spec.stages.size() != 2) fail("handoff text-crops joins two stages, a detector and a recogniser");
+    if (c.max_lines < 1 || c.line_height < 1 || c.line_width < 1) fail("text_crops: max_lines, line_height and line_width must be positive");
+    if (c.threshold <= 0 || c.threshold >= 1) fail("text_crops: threshold must lie in (0, 1)");
+    if (c.unclip_ratio < 0) fail("text_crops: unclip_ratio must not be negative");
+  }
+  if (spec.text_check && spec.handoff != Handoff::kTextCrops) fail("text_check needs handoff text-crops (it decodes recognised lines)");
+  if (spec.text_check && spec.inputs.files.empty()) fail("text_check needs an 'input' file: the labels describe its images");
   if (spec.modes.empty()) fail("no modes (known: serial, threads, processes)");
   if (spec.requests < 1) fail("requests must be at least 1");
   if (spec.warmup < 0) fail("warmup must not be negative");
@@ -53,10 +90,10 @@ StageSpec stage_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const PipelineSpec& spec) {
   auto stages = nlohmann::json::array();
   for (const auto& s : spec.stages) stages.push_back(to_json(s));
-  return {{"name", spec.name},
+  nlohmann::json out{{"name", spec.name},
           {"description", spec.description},
           {"stages", stages},
-          {"handoff", spec.handoff},
+          {"handoff", name_of(spec.handoff)},
           {"modes", spec.modes},
           {"requests", spec.requests},
           {"warmup", spec.warmup},
@@ -66,6 +103,10 @@ nlohmann::json to_json(const PipelineSpec& spec) {
           {"breaker_cooldown_ms", spec.breaker_cooldown_ms},
           {"batch", spec.inputs.batch},
           {"seed", spec.inputs.seed}};
+  if (spec.handoff == Handoff::kTextCrops) out["text_crops"] = to_json(spec.text_crops);
+  if (!spec.inputs.files.empty()) out["input"] = spec.inputs.files;
+  if (spec.text_check) out["text_check"] = to_json(*spec.text_check);
+  return out;
 }
 
 }  // namespace infermark::pipeline

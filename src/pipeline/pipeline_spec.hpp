@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 #include "backends/backend.hpp"
 #include "core/input_generator.hpp"
+#include "pipeline/text_check.hpp"
+#include "pipeline/text_crops.hpp"
 #include "result/pipeline_mode.hpp"
 
 namespace infermark::pipeline {
@@ -25,12 +28,22 @@ struct StageSpec {
 
 using result::PipelineMode;
 
+// How stage N's outputs become stage N+1's inputs.
+// direct: in order, same dtypes and shapes.
+// text-crops: an OCR detector's image and probability map become the recogniser's line crops
+// (text_crops.hpp); the pipeline then has exactly two stages.
+enum class Handoff { kDirect, kTextCrops };
+
+std::string_view name_of(Handoff handoff);  // "direct", "text-crops"
+// Throws infermark::Error naming `what` for an unknown name.
+Handoff parse_handoff(const std::string& text, const std::string& what);
+
 struct PipelineSpec {
   std::string name = "pipeline";
   std::string description;
   std::vector<StageSpec> stages;
-  // How stage N's outputs become stage N+1's inputs. "direct": in order, same dtypes and shapes.
-  std::string handoff = "direct";
+  Handoff handoff = Handoff::kDirect;
+  TextCropSettings text_crops;  // handoff text-crops only
   std::vector<PipelineMode> modes = result::every_pipeline_mode();
   int requests = 100;     // timed requests per mode
   int warmup = 5;         // untimed requests first (no timeout applies)
@@ -38,8 +51,22 @@ struct PipelineSpec {
   double timeout_ms = 0;  // per request, end to end; 0 = none
   int breaker_after = 5;  // consecutive timeouts that open the circuit breaker; 0 = never
   double breaker_cooldown_ms = 1000;
-  InputRequest inputs;  // batch and seed of stage 1's inputs
+  // Stage 1's inputs: batch and seed, or files (`input:`), whose samples (first axis) requests
+  // take in turn, each request one sample.
+  InputRequest inputs;
+  std::optional<TextCheckSpec> text_check;  // recognised text against the input images' labels
 };
+
+// What stage `k` is bound with at load: stage 1 the pipeline's inputs; a later stage seeded data of
+// the pipeline's batch and seed, its first input shaped as the previous stage hands over where a
+// handoff fixes that shape (text-crops: the recogniser's line crops).
+struct StageInputs {
+  InputRequest request;
+  std::optional<std::vector<std::int64_t>> first_input_shape;
+};
+StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k);
+// The text-crop settings stage `k` hands its outputs on with, if it does.
+std::optional<TextCropSettings> crops_after(const PipelineSpec& spec, std::size_t k);
 
 // Throws infermark::Error naming `source` and the field for an impossible spec (no stages,
 // unknown mode or handoff, non-positive counts, too many stages).

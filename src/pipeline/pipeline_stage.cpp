@@ -27,6 +27,26 @@ std::string describe(DType dtype, const std::vector<std::int64_t>& shape) {
   return std::string(dtype_name(dtype)) + " " + format_shape(shape);
 }
 
+// Each file tensor cut along its first axis: sample i of every input, each with a first axis of 1.
+std::vector<std::vector<Tensor>> split_samples(const std::vector<Tensor>& inputs) {
+  const auto count = inputs.empty() || inputs.front().shape.empty() ? 1 : inputs.front().shape.front();
+  std::vector<std::vector<Tensor>> samples(static_cast<std::size_t>(count));
+  for (const auto& t : inputs) {
+    if (t.shape.empty() || t.shape.front() != count)
+      throw Error("input '" + t.name + "' is " + format_shape(t.shape) + ": every input file needs the same " +
+                  std::to_string(count) + " samples along its first axis");
+    const auto bytes = t.data.size() / static_cast<std::size_t>(count);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      Tensor one{t.name, t.dtype, t.shape, {}};
+      one.shape.front() = 1;
+      const auto* begin = t.data.data() + i * bytes;
+      one.data.assign(begin, begin + bytes);
+      samples[i].push_back(std::move(one));
+    }
+  }
+  return samples;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const StageDescription& stage) {
@@ -57,9 +77,9 @@ StageDescription stage_description_from_json(const nlohmann::json& j) {
   return stage;
 }
 
-PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const InputRequest& inputs,
-                             std::string previous)
-    : index_(index), previous_(std::move(previous)) {
+PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const StageInputs& inputs,
+                             std::string previous, std::optional<TextCropSettings> crops_after)
+    : index_(index), previous_(std::move(previous)), crops_after_(std::move(crops_after)) {
   const std::string where = "stage '" + spec.name + "' (" + spec.model.string() + " on " + spec.backend + ")";
   try {
     result::check_model_file(spec.model);
@@ -67,11 +87,20 @@ PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& s
     const auto start = mono_now_ns();
     session_ = (*backend_)->open(spec.model, spec.options);
     description_.load_ms = static_cast<double>(mono_now_ns() - start) * 1e-6;
-    bound_ = generate_inputs(session_->input_specs(), inputs);
+    auto request = inputs.request;
+    const auto specs = session_->input_specs();
+    if (inputs.first_input_shape && !specs.empty()) request.shape_overrides[specs.front().name] = *inputs.first_input_shape;
+    bound_ = generate_inputs(specs, request);
+    if (!request.files.empty()) {
+      samples_ = split_samples(bound_);
+      bound_ = samples_.front();
+    }
     session_->set_inputs(bound_, 1);
     in_place_ = !bound_.empty() && session_->capabilities().in_place_inputs;
     session_->run(0);  // lazy initialisation happens here, untimed
-    first_outputs_ = session_->outputs();
+    PipelineMessage first;
+    hand_over(first);
+    first_outputs_ = std::move(first.tensors);
   } catch (const std::exception& e) {
     throw Error(where + ": " + e.what());
   }
@@ -85,6 +114,37 @@ PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& s
 }
 
 PipelineStage::~PipelineStage() = default;
+
+std::uint32_t PipelineStage::select_sample(std::uint64_t request) {
+  if (samples_.size() < 2) return 0;
+  const auto next = static_cast<std::size_t>(request % samples_.size());
+  if (next != current_sample_) {
+    current_sample_ = next;
+    bind(samples_[next]);
+  }
+  return static_cast<std::uint32_t>(next);
+}
+
+void PipelineStage::hand_over(PipelineMessage& message) {
+  message.tensors = session_->outputs();
+  if (!crops_after_) return;
+  const auto& image = samples_.empty() ? bound_ : samples_[current_sample_];
+  if (image.empty() || message.tensors.empty())
+    throw Error("stage '" + description_.name + "': the text-crops handoff needs an image input and a probability map output");
+  auto crops = crop_text_lines(views_of(image).front(), views_of(message.tensors).front(), *crops_after_);
+  message.text_lines = crops.count;
+  message.tensors.clear();
+  message.tensors.push_back(std::move(crops.lines));
+}
+
+void PipelineStage::bind(const std::vector<Tensor>& inputs) {
+  if (in_place_) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, {inputs[i].data.data(), inputs[i].data.size()});
+    return;
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) overwrite_data(bound_[i], {inputs[i].data.data(), inputs[i].data.size()});
+  session_->set_inputs(bound_, 1);
+}
 
 void PipelineStage::feed(const std::vector<TensorView>& inputs) {
   if (inputs.size() != bound_.size())

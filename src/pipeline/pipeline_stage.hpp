@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/registry.hpp"
@@ -30,23 +31,31 @@ StageDescription stage_description_from_json(const nlohmann::json& json);
 
 class PipelineStage {
  public:
-  // Loads the backend and the model, binds seeded inputs (`inputs` gives batch and seed) and
-  // runs once untimed. Throws infermark::Error naming the stage, model and backend on failure.
-  // `previous` names the stage that feeds this one ("" for the first), for error messages.
-  PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const InputRequest& inputs,
-                std::string previous);
+  // Loads the backend and the model, binds `inputs` (seeded data, or the first stage's input
+  // files, whose samples requests take in turn) and runs once untimed. With `crops_after`, the
+  // stage hands on text-line crops of its image instead of its outputs. Throws infermark::Error
+  // naming the stage, model and backend on failure. `previous` names the stage that feeds this one
+  // ("" for the first), for error messages.
+  PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const StageInputs& inputs,
+                std::string previous, std::optional<TextCropSettings> crops_after = std::nullopt);
   ~PipelineStage();
 
   int index() const { return index_; }
   const StageDescription& description() const { return description_; }
-  // Outputs of the untimed first run: their sizes size the shared-memory slots.
+  // What the untimed first run handed on: their sizes size the shared-memory slots.
   const std::vector<Tensor>& first_outputs() const { return first_outputs_; }
+  // Samples of the first stage's input files (1 when inputs are seeded or a file holds one).
+  std::size_t samples() const { return samples_.empty() ? 1 : samples_.size(); }
 
+  // The first stage: binds the sample request `request` takes (requests take them in turn) and
+  // returns its index.
+  std::uint32_t select_sample(std::uint64_t request);
   // Binds the next request's inputs (not called for the first stage, whose inputs stay bound).
   // Throws infermark::Error when count, dtype or shape differ from what the stage was bound with.
   void feed(const std::vector<TensorView>& inputs);
   void infer() { session_->run(0); }
-  std::vector<Tensor> fetch() { return session_->outputs(); }
+  // Puts what this stage hands on into `message`: its outputs, or the text-line crops they show.
+  void hand_over(PipelineMessage& message);
 
  private:
   int index_;
@@ -56,6 +65,11 @@ class PipelineStage {
   std::unique_ptr<Session> session_;
   std::vector<Tensor> bound_;
   bool in_place_ = true;
+  std::vector<std::vector<Tensor>> samples_;  // the first stage's input files, one sample each
+  std::size_t current_sample_ = 0;
+  std::optional<TextCropSettings> crops_after_;
+
+  void bind(const std::vector<Tensor>& inputs);  // overwrites the bound inputs with `inputs`
   std::vector<Tensor> first_outputs_;
 };
 

@@ -97,6 +97,16 @@ std::vector<Tensor> PipelineSystem::take_last_outputs() {
   return std::move(collector_.last_outputs());
 }
 
+std::optional<result::TextCheckRecord> PipelineSystem::text_check() {
+  std::lock_guard lock(collect_mutex_);
+  return collector_.text_check();
+}
+
+std::uint32_t PipelineSystem::last_sample() {
+  std::lock_guard lock(collect_mutex_);
+  return collector_.last_sample();
+}
+
 void PipelinedSystem::issue(int lane, const loadgen::Query&, loadgen::Completion&) {
   auto ticket = admit();
   slots_.expect(lane, ticket.request);

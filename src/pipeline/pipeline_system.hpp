@@ -74,6 +74,8 @@ class PipelineSystem : public loadgen::SystemUnderTest {
   // Timed requests in completion order, the last outputs, the breaker.
   std::vector<RequestRecord> take_records();
   std::vector<Tensor> take_last_outputs();
+  std::optional<result::TextCheckRecord> text_check();
+  std::uint32_t last_sample();  // the input sample of the request whose outputs take_last_outputs() gives
   const CircuitBreaker& breaker() const { return breaker_; }
 
  protected:

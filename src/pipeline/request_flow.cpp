@@ -28,17 +28,41 @@ void process(PipelineStage& stage, PipelineMessage& message, const std::vector<T
     message.tensors.clear();
     return;
   }
-  if (k > 0) stage.feed(inputs);
+  if (k > 0)
+    stage.feed(inputs);
+  else
+    message.sample = stage.select_sample(message.request);
   if (inputs_consumed) inputs_consumed();
   stamps.started_ns = mono_now_ns();
   stage.infer();
   stamps.finished_ns = mono_now_ns();
-  message.tensors = stage.fetch();
+  stage.hand_over(message);
   stamps.sent_ns = mono_now_ns();
 }
 
+Collector::Collector(const PipelineSpec& spec, CircuitBreaker& breaker) : spec_(spec), breaker_(breaker) {
+  if (spec.text_check) text_.emplace(*spec.text_check);
+}
+
+std::optional<result::TextCheckRecord> Collector::text_check() const {
+  if (!text_) return std::nullopt;
+  auto record = text_->record();
+  if (!text_error_.empty()) record.error = text_error_;
+  return record;
+}
+
 void Collector::complete(PipelineMessage& message, bool timed) {
-  if (message.dropped_at_stage < 0) last_outputs_ = std::move(message.tensors);
+  if (timed && text_ && message.dropped_at_stage < 0) {
+    try {
+      text_->add(message.sample, message.tensors, message.text_lines);
+    } catch (const std::exception& e) {  // the check fails, not the pipeline: its timings still count
+      if (text_error_.empty()) text_error_ = e.what();
+    }
+  }
+  if (message.dropped_at_stage < 0) {
+    last_outputs_ = std::move(message.tensors);
+    last_sample_ = message.sample;
+  }
   if (!timed) return;
   RequestRecord record;
   record.request = message.request;

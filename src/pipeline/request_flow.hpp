@@ -10,6 +10,7 @@
 #include "core/circuit_breaker.hpp"
 #include "pipeline/pipeline_spec.hpp"
 #include "pipeline/pipeline_stage.hpp"
+#include "pipeline/text_check.hpp"
 
 namespace infermark::pipeline {
 
@@ -38,17 +39,24 @@ void process(PipelineStage& stage, PipelineMessage& message, const std::vector<T
 // thread-safe: one thread at a time completes requests.
 class Collector {
  public:
-  Collector(const PipelineSpec& spec, CircuitBreaker& breaker) : spec_(spec), breaker_(breaker) {}
-  // Keeps the last outputs; a timed request is recorded and told to the breaker, a warm-up one not.
+  // Reads the text check's files when the spec has one (throws infermark::Error naming them).
+  Collector(const PipelineSpec& spec, CircuitBreaker& breaker);
+  // Keeps the last outputs; a timed request is recorded and told to the breaker, a warm-up one
+  // not; a timed request that completed has its recognised text checked, where the spec asks.
   void complete(PipelineMessage& message, bool timed);
   std::vector<RequestRecord>& records() { return records_; }
   std::vector<Tensor>& last_outputs() { return last_outputs_; }
+  std::uint32_t last_sample() const { return last_sample_; }
+  std::optional<result::TextCheckRecord> text_check() const;
 
  private:
   const PipelineSpec& spec_;
   CircuitBreaker& breaker_;
   std::vector<RequestRecord> records_;
   std::vector<Tensor> last_outputs_;
+  std::uint32_t last_sample_ = 0;
+  std::optional<TextChecker> text_;
+  std::string text_error_;  // the first request the check could not judge
 };
 
 }  // namespace infermark::pipeline

@@ -80,7 +80,9 @@ ModeOutcome run_mode(const BackendRegistry& registry, const PipelineSpec& spec, 
       const auto from = outcome.load->measured_from_ns;
       std::erase_if(outcome.records, [from](const RequestRecord& r) { return r.admitted_ns < from; });
     }
+    outcome.last_sample = system->last_sample();
     outcome.last_outputs = system->take_last_outputs();
+    outcome.text_check = system->text_check();
     outcome.breaker =
         result::breaker_record_of(system->breaker(), outcome.records.empty() ? origin_ns : outcome.records.front().admitted_ns);
   }

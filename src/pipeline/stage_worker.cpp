@@ -16,12 +16,17 @@ bool run_stage_worker(const BackendRegistry& registry, const std::filesystem::pa
   const auto config = nlohmann::json::parse(in_file);
   const auto spec = stage_from_json(config.at("stage"));
   const int index = config.at("index");
-  InputRequest inputs;
-  inputs.batch = config.at("batch");
-  inputs.seed = config.at("seed");
+  StageInputs inputs;
+  inputs.request.batch = config.at("batch");
+  inputs.request.seed = config.at("seed");
+  inputs.request.files = config.at("files").get<std::map<std::string, std::string>>();
+  if (!config.at("first_input_shape").is_null())
+    inputs.first_input_shape = config.at("first_input_shape").get<std::vector<std::int64_t>>();
+  std::optional<TextCropSettings> crops;
+  if (!config.at("crops_after").is_null()) crops = text_crop_settings_from_json(config.at("crops_after"));
   const AbortCheck aborted = [stop] { return stop && stop->load(); };
 
-  PipelineStage stage(registry, spec, index, inputs, config.at("previous"));
+  PipelineStage stage(registry, spec, index, inputs, config.at("previous"), crops);
   {
     const std::string info = config.at("info");
     std::ofstream(info + ".partial") << json_text(to_json(stage.description()), 2) << '\n';

@@ -157,6 +157,43 @@ BreakerRecord breaker_record_of(const CircuitBreaker& breaker, std::int64_t orig
   return b;
 }
 
+json to_json(const TextCheckRecord& t) {
+  json samples = json::array();
+  for (const auto& s : t.samples) samples.push_back({{"sample", s.sample}, {"expected", s.expected}, {"recognised", s.recognised}});
+  return {{"labels", t.labels},
+          {"characters", t.characters},
+          {"requests", t.requests},
+          {"lines_expected", t.lines_expected},
+          {"lines_recognised", t.lines_recognised},
+          {"lines_exact", t.lines_exact},
+          {"characters_expected", t.characters_expected},
+          {"character_errors", t.character_errors},
+          {"line_accuracy", t.line_accuracy},
+          {"character_accuracy", t.character_accuracy},
+          {"samples", samples},
+          {"error", optional_json(t.error)}};
+}
+
+TextCheckRecord text_check_from(const Fields& f) {
+  TextCheckRecord t;
+  t.labels = f.get<std::string>("labels");
+  t.characters = f.get<std::string>("characters");
+  t.requests = f.get<std::uint64_t>("requests");
+  t.lines_expected = f.get<std::uint64_t>("lines_expected");
+  t.lines_recognised = f.get<std::uint64_t>("lines_recognised");
+  t.lines_exact = f.get<std::uint64_t>("lines_exact");
+  t.characters_expected = f.get<std::uint64_t>("characters_expected");
+  t.character_errors = f.get<std::uint64_t>("character_errors");
+  t.line_accuracy = f.get<double>("line_accuracy");
+  t.character_accuracy = f.get<double>("character_accuracy");
+  t.samples = f.list("samples", [](const json& j, const std::string& where) {
+    const Fields s(j, where);
+    return TextCheckRecord::Sample{s.get<std::uint32_t>("sample"), s.texts("expected"), s.texts("recognised")};
+  });
+  t.error = f.optional<std::string>("error");
+  return t;
+}
+
 json to_json(const PipelineRecord& p) {
   json stages = json::array();
   for (const auto& s : p.stages) stages.push_back(to_json(s));
@@ -184,7 +221,8 @@ json to_json(const PipelineRecord& p) {
             {"latency_ms", p.prediction.latency_ms},
             {"queries_per_s", p.prediction.queries_per_s},
             {"rule", p.prediction.rule}}},
-          {"max_abs_diff_vs_serial", optional_json(p.max_abs_diff_vs_serial)}};
+          {"max_abs_diff_vs_serial", optional_json(p.max_abs_diff_vs_serial)},
+          {"text_check", p.text_check ? to_json(*p.text_check) : json(nullptr)}};
 }
 
 PipelineRecord pipeline_record_from(const json& j, const std::string& where) {
@@ -210,6 +248,7 @@ PipelineRecord pipeline_record_from(const json& j, const std::string& where) {
                   prediction.get<double>("latency_ms"), prediction.get<double>("queries_per_s"),
                   prediction.get<std::string>("rule")};
   p.max_abs_diff_vs_serial = f.optional<double>("max_abs_diff_vs_serial");
+  if (f.find("text_check")) p.text_check = text_check_from(f.object("text_check"));
   return p;
 }
 

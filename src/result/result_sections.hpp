@@ -66,6 +66,25 @@ struct PipelinePrediction {
   std::string rule;  // "1 / slowest stage" or "1 / sum of stages"
 };
 
+// An OCR pipeline's recognised text against the labels of its input images: every completed
+// request's lines decoded (greedy CTC) and compared with the lines its image shows.
+struct TextCheckRecord {
+  std::string labels;      // the labels file
+  std::string characters;  // the recogniser's symbol list
+  std::uint64_t requests = 0;
+  std::uint64_t lines_expected = 0, lines_recognised = 0, lines_exact = 0;
+  std::uint64_t characters_expected = 0, character_errors = 0;  // edit distance, in Unicode code points
+  double line_accuracy = 0;       // lines_exact / lines_expected
+  double character_accuracy = 0;  // 1 - character_errors / characters_expected (floored at 0)
+  // Each image's first request, in the input file's order: the lines it shows and the lines read.
+  struct Sample {
+    std::uint32_t sample = 0;
+    std::vector<std::string> expected, recognised;
+  };
+  std::vector<Sample> samples;
+  std::optional<std::string> error;  // the first request that could not be checked, and why
+};
+
 struct PipelineRecord {
   PipelineMode mode = PipelineMode::kSerial;
   std::vector<PipelineStageRecord> stages;
@@ -79,6 +98,7 @@ struct PipelineRecord {
   std::optional<BreakerRecord> breaker;  // null without a timeout
   PipelinePrediction prediction;
   std::optional<double> max_abs_diff_vs_serial;  // outputs against the serial mode's; null for serial itself
+  std::optional<TextCheckRecord> text_check;     // a pipeline with text labels only
 };
 
 // ---- "remote" ---------------------------------------------------------------------------------

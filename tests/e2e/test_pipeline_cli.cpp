@@ -180,3 +180,42 @@ TEST_F(Pipeline, BadPipelineFilesAreRefusedWithTheCause) {
       "backend: onnxruntime}\n");
   EXPECT_NE(r.err.find("queue_depth"), std::string::npos) << r.err;
 }
+
+// The OCR pipeline as shipped: PP-OCRv4 detection -> text-crops handoff -> recognition on the
+// scene photos, every mode reading the same text, which is checked against the photos' labels.
+TEST_F(Pipeline, OcrReadsTheSignsOfThePhotosInEveryMode) {
+  const auto repository = kModels.parent_path();
+  for (const auto* needed : {"ocr_det.onnx", "ocr_rec.onnx", "inputs/ocr_photos.npy", "inputs/ocr_rec.characters.txt"})
+    ASSERT_TRUE(fs::exists(kModels / needed)) << needed << ": scripts/setup builds it";
+  const auto r = infermark("pipeline studies/pipeline-ocr.yaml --modes serial,processes --requests 5 --warmup 1 --out " +
+                               (dir_ / "results").string(),
+                           "cd " + repository.string() + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("character accuracy %"), std::string::npos) << r.out;
+  for (const std::string mode : {"serial", "processes"}) {
+    const auto res = result::read_run_result((dir_ / "results" / "pipeline-ocr" / ("ocr." + mode + ".json")).string());
+    ASSERT_EQ(res.status, result::CellStatus::kOk) << mode << ": " << res.error;
+    ASSERT_TRUE(res.pipeline && res.pipeline->text_check) << mode;
+    EXPECT_EQ(res.pipeline->handoff, "text-crops");
+    const auto& text = *res.pipeline->text_check;
+    // Five requests take the five photos in turn: 5 + 4 + 2 + 2 + 5 lines.
+    EXPECT_EQ(text.requests, 5u) << mode;
+    EXPECT_EQ(text.lines_expected, 18u) << mode;
+    ASSERT_EQ(text.samples.size(), 5u) << mode;
+    // The parking sign, line by line: wrong boxes, a crop upside down or mirrored, or a wrong
+    // normalisation would not read these.
+    const auto& sign = text.samples[0];
+    ASSERT_EQ(sign.sample, 0u);
+    ASSERT_GE(sign.recognised.size(), 4u) << mode;
+    EXPECT_EQ(std::vector<std::string>(sign.recognised.begin(), sign.recognised.begin() + 4),
+              (std::vector<std::string>{"NOTICE", "DOUBLE", "PARKING", "PROHIBITED"}))
+        << mode;
+    EXPECT_GT(text.character_accuracy, 0.5) << mode;
+    EXPECT_GT(text.lines_exact, 0u);
+  }
+  // The processes mode hands crops through shared memory: it reads what serial read.
+  const auto serial = result::read_run_result((dir_ / "results" / "pipeline-ocr" / "ocr.serial.json").string());
+  const auto processes = result::read_run_result((dir_ / "results" / "pipeline-ocr" / "ocr.processes.json").string());
+  for (std::size_t i = 0; i < serial.pipeline->text_check->samples.size(); ++i)
+    EXPECT_EQ(serial.pipeline->text_check->samples[i].recognised, processes.pipeline->text_check->samples[i].recognised) << i;
+}
