@@ -77,10 +77,21 @@ const CellOutcome* choose_reference(const std::vector<CellOutcome*>& family, con
 std::string model_family(const std::string& model_name) {
   // _opencv: the same network exported for OpenCV DNN (efficientnet_lite0_opencv.onnx, opset 10),
   // after its precision suffix (efficientnet_lite0_opencv_int8): both are stripped.
+  // A mixed-precision build's tag follows its precision (efficientnet_lite0_int8_keep4,
+  // minilm_l6_topics_int8_attnfp32): it goes first, so the build is checked against the stem's FP32.
   std::string family = model_name;
-  for (const std::string suffix : {"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0", "_opencv"})
-    if (family.size() > suffix.size() && family.compare(family.size() - suffix.size(), suffix.size(), suffix) == 0)
-      family.resize(family.size() - suffix.size());
+  const auto ends_with = [&](const std::string& suffix) {
+    return family.size() > suffix.size() && family.compare(family.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const std::vector<std::string> precisions{"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0"};
+  if (const auto cut = family.rfind('_'); cut != std::string::npos && cut > 0) {
+    const auto head = family.substr(0, cut);
+    if (std::any_of(precisions.begin(), precisions.end(), [&](const std::string& p) { return head.ends_with(p); }) &&
+        std::none_of(precisions.begin(), precisions.end(), ends_with))
+      family = head;
+  }
+  for (const std::string& suffix : std::vector<std::string>{"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0", "_opencv"})
+    if (ends_with(suffix)) family.resize(family.size() - suffix.size());
   return family;
 }
 

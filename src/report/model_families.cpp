@@ -1,6 +1,7 @@
 #include "report/model_families.hpp"
 
 #include <array>
+#include <optional>
 #include <utility>
 
 namespace infermark::report {
@@ -30,13 +31,26 @@ std::string_view zoo_precision_name(ZooPrecision precision) {
   return "";
 }
 
-ModelVariantName parse_variant_name(const std::string& model_name) {
+namespace {
+
+// `name` without a precision suffix, and that precision; nothing when it has none.
+std::optional<ModelVariantName> strip_precision(const std::string& name) {
   for (const auto& row : kPrecisions) {
     if (row.precision == ZooPrecision::kAsExported) continue;
     const auto suffix = "_" + std::string(row.name);
-    if (model_name.size() > suffix.size() && model_name.ends_with(suffix))
-      return {model_name.substr(0, model_name.size() - suffix.size()), row.precision};
+    if (name.size() > suffix.size() && name.ends_with(suffix)) return ModelVariantName{name.substr(0, name.size() - suffix.size()), row.precision};
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ModelVariantName parse_variant_name(const std::string& model_name) {
+  if (auto variant = strip_precision(model_name)) return *variant;
+  // A mixed-precision build, <stem>_<precision>_<tag> (efficientnet_lite0_int8_keep4): a variant of
+  // that precision in the stem's family, so it is judged against the stem's FP32.
+  if (const auto cut = model_name.rfind('_'); cut != std::string::npos && cut + 1 < model_name.size())
+    if (auto variant = strip_precision(model_name.substr(0, cut))) return *variant;
   return {model_name, ZooPrecision::kAsExported};
 }
 

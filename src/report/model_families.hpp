@@ -21,7 +21,8 @@ struct ModelVariantName {
   ZooPrecision precision = ZooPrecision::kAsExported;
 };
 
-// "llama-tiny_q8_0" -> {"llama-tiny", kQ8_0}; a name without a known suffix is its own family.
+// "llama-tiny_q8_0" -> {"llama-tiny", kQ8_0}; a mixed-precision build "<stem>_int8_keep4" ->
+// {"<stem>", kInt8}; a name without a known suffix is its own family.
 ModelVariantName parse_variant_name(const std::string& model_name);
 
 struct ModelFamily {

@@ -14,7 +14,27 @@ namespace {
 
 using nlohmann::json;
 
+// A pipeline's modes run the same stages: each is judged against the serial mode's outputs.
+void fill_pipeline_accuracy(const result::PipelineRecord& p, CellFigures& f) {
+  f.accuracy_measure = AccuracyMeasure::kAgreement;
+  if (p.mode == result::PipelineMode::kSerial) {
+    f.accuracy_loss = 0.0;
+    f.accuracy_source = "0 for the serial mode, the pipeline's reference";
+  } else if (p.max_abs_diff_vs_serial && *p.max_abs_diff_vs_serial == 0.0) {
+    f.accuracy_loss = 0.0;
+    f.accuracy_source = "0: the last outputs equal the serial mode's";
+  } else {
+    f.accuracy_source = p.max_abs_diff_vs_serial ? fmt::format("the last outputs differ from the serial mode's by up to {:.3g}",
+                                                               *p.max_abs_diff_vs_serial)
+                                                 : "the last outputs were not compared with the serial mode's";
+  }
+}
+
 void fill_agreement_accuracy(const result::RunResult& r, CellFigures& f) {
+  if (r.pipeline && !r.cross_check) {
+    fill_pipeline_accuracy(*r.pipeline, f);
+    return;
+  }
   if (!r.cross_check) {
     f.accuracy_source = "no cross-check in the result (no reference backend ran)";
     return;

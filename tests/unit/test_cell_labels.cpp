@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/cross_check.hpp"
 #include "report/cell_labels.hpp"
 #include "report/model_families.hpp"
 #include "synthetic_results.hpp"
@@ -119,6 +120,11 @@ TEST(ModelFamilies, ZooPrecisionSuffixesJoinOneFamily) {
   EXPECT_EQ(parse_variant_name("resnet50_int8").precision, ZooPrecision::kInt8);
   EXPECT_EQ(parse_variant_name("resnet50").precision, ZooPrecision::kAsExported);
   EXPECT_EQ(parse_variant_name("_fp16").family, "_fp16") << "a suffix alone is a name, not a variant";
+  // Mixed-precision builds are variants of their precision in the stem's family.
+  EXPECT_EQ(parse_variant_name("efficientnet_lite0_int8_keep4").family, "efficientnet_lite0");
+  EXPECT_EQ(parse_variant_name("efficientnet_lite0_int8_keep4").precision, ZooPrecision::kInt8);
+  EXPECT_EQ(parse_variant_name("minilm_l6_topics_int8_attnfp32").family, "minilm_l6_topics");
+  EXPECT_EQ(parse_variant_name("efficientnet_lite0_v2").family, "efficientnet_lite0_v2") << "no precision before the tag";
   const auto families =
       model_families({"bert", "llama-tiny", "resnet50_fp16", "llama-tiny_q8_0", "resnet50", "llama-tiny_fp16", "tiny_cnn"});
   ASSERT_EQ(families.size(), 2u);
@@ -136,3 +142,14 @@ TEST(ModelFamilies, OneModelInTwoFormatsIsAFamilyOfTwo) {
 
 }  // namespace
 }  // namespace infermark::report
+
+// The cross-check's families: a file is compared with its family's reference, whatever its precision
+// suffix, its OpenCV export or its mixed-precision tag.
+TEST(ModelFamilies, CrossCheckFamiliesStripPrecisionOpenCvAndMixedTags) {
+  using infermark::harness::model_family;
+  EXPECT_EQ(model_family("resnet50_fp16"), "resnet50");
+  EXPECT_EQ(model_family("efficientnet_lite0_opencv_int8"), "efficientnet_lite0");
+  EXPECT_EQ(model_family("efficientnet_lite0_int8_keep16"), "efficientnet_lite0");
+  EXPECT_EQ(model_family("minilm_l6_topics_int8_all"), "minilm_l6_topics");
+  EXPECT_EQ(model_family("mpnet_base"), "mpnet_base") << "an underscore in the stem is no tag";
+}

@@ -88,6 +88,30 @@ TEST(RecommendConstraints, AccuracyLossComesFromTheCrossCheckAndIsUnknownWithout
   EXPECT_FALSE(rec.every_model_has_a_pick());
 }
 
+TEST(RecommendConstraints, PipelineModesAreJudgedAgainstTheSerialModesOutputs) {
+  // A pipeline's modes run the same stages: serial is the reference, a mode whose last outputs
+  // equal serial's loses nothing, one whose outputs differ cannot be judged.
+  const auto mode = [](const std::string& backend, double ms, result::PipelineMode m, std::optional<double> diff) {
+    auto cell = narrow_cell(backend, ms, 200.0);
+    cell.result.pipeline.emplace();
+    cell.result.pipeline->mode = m;
+    cell.result.pipeline->max_abs_diff_vs_serial = diff;
+    return cell;
+  };
+  report::Constraints c;
+  c.max_accuracy_loss_pct = 1.0;
+  const auto rec = report::recommend({mode("onnxruntime", 30.0, result::PipelineMode::kSerial, std::nullopt),
+                                      mode("openvino", 20.0, result::PipelineMode::kThreads, 0.0),
+                                      mode("opencv", 10.0, result::PipelineMode::kProcesses, 0.5)},
+                                     c);
+  ASSERT_EQ(rec.models.size(), 1u);
+  EXPECT_EQ(find(rec.models[0], "onnxruntime").figures.accuracy_loss, 0.0);
+  EXPECT_EQ(find(rec.models[0], "openvino").figures.accuracy_loss, 0.0);
+  EXPECT_NE(find(rec.models[0], "opencv").binding().find("differ from the serial mode's by up to 0.5"), std::string::npos)
+      << find(rec.models[0], "opencv").binding();
+  EXPECT_TRUE(rec.every_model_has_a_pick());
+}
+
 TEST(RecommendConstraints, TokenEmbeddingsAreJudgedByTheirVectorsCosineNotATop1OverHiddenUnits) {
   auto int8 = narrow_cell("onnxruntime", 10.0, 200.0);
   int8.result.cross_check = result::CrossCheck{"onnxruntime", "ref.json", false, {}, {}};
