@@ -29,7 +29,9 @@ StageSpec parse_stage(const YAML::Node& node, std::size_t index, const std::stri
 }
 
 TextCropSettings parse_text_crops(const YAML::Node& node, const std::string& where) {
-  if (!node.IsMap()) throw Error(where + ": maps the crop settings (threshold, box_score, unclip_ratio, min_side, max_lines, line_height, line_width)");
+  if (!node.IsMap())
+    throw Error(where +
+                ": maps the crop settings (threshold, box_score, unclip_ratio, min_side, max_lines, line_height, line_width)");
   check_keys(node, {"threshold", "box_score", "unclip_ratio", "min_side", "max_lines", "line_height", "line_width"}, where);
   TextCropSettings c;
   c.threshold = yaml_value<double>(node, "threshold", c.threshold, where);

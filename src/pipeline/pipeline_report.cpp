@@ -284,8 +284,12 @@ std::string load_table(const std::vector<ModeOutcome>& outcomes) {
 
 // Recognised text against the labels, per mode (empty without a text check).
 std::string text_check_table(const std::vector<ModeOutcome>& outcomes) {
-  std::vector<MarkdownColumn> columns{{"mode"},           {"requests", true},          {"lines expected", true},
-                                      {"lines read", true}, {"lines exact", true},       {"line accuracy %", true},
+  std::vector<MarkdownColumn> columns{{"mode"},
+                                      {"requests", true},
+                                      {"lines expected", true},
+                                      {"lines read", true},
+                                      {"lines exact", true},
+                                      {"line accuracy %", true},
                                       {"character accuracy %", true}};
   std::vector<std::vector<std::string>> rows;
   const result::TextCheckRecord* example = nullptr;
@@ -297,14 +301,15 @@ std::string text_check_table(const std::vector<ModeOutcome>& outcomes) {
     if (!example && t.requests > 0) example = &t, example_mode = o.mode;
     if (t.error) errors += "- " + mode_name(o.mode) + ": " + *t.error + "\n";
     rows.push_back({mode_name(o.mode), std::to_string(t.requests), std::to_string(t.lines_expected),
-                    std::to_string(t.lines_recognised), std::to_string(t.lines_exact), fmt::format("{:.1f}", 100 * t.line_accuracy),
-                    fmt::format("{:.1f}", 100 * t.character_accuracy)});
+                    std::to_string(t.lines_recognised), std::to_string(t.lines_exact),
+                    fmt::format("{:.1f}", 100 * t.line_accuracy), fmt::format("{:.1f}", 100 * t.character_accuracy)});
   }
   if (rows.empty()) return "";
-  std::string out = "\nRecognised text against the labels of the input images (greedy CTC decoding; spaces ignored and case "
-                    "kept, as PaddleOCR's recognition metric by default; a line is exact when it matches a line the image "
-                    "shows; character accuracy is 1 - edit distance / characters shown, lines joined in reading order):\n\n" +
-                    markdown_table(columns, rows);
+  std::string out =
+      "\nRecognised text against the labels of the input images (greedy CTC decoding; spaces ignored and case "
+      "kept, as PaddleOCR's recognition metric by default; a line is exact when it matches a line the image "
+      "shows; character accuracy is 1 - edit distance / characters shown, lines joined in reading order):\n\n" +
+      markdown_table(columns, rows);
   if (example) {
     out += "\nWhat each image shows and what " + mode_name(example_mode) + " read (its first request):\n\n";
     const auto quoted = [](const std::vector<std::string>& lines) {

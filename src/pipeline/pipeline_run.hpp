@@ -24,14 +24,14 @@ struct ModeOutcome {
   result::CellStatus status = result::CellStatus::kOk;  // ok, failed or interrupted
   std::string error;
   std::vector<StageDescription> stages;
-  std::vector<RequestRecord> records;            // admitted timed requests, in completion order
-  std::optional<result::BreakerRecord> breaker;  // times from the first admission; none when the system never ran
-  std::vector<Tensor> last_outputs;              // the last stage's outputs of the last request completed
-  std::uint32_t last_sample = 0;                 // the input sample that request carried
+  std::vector<RequestRecord> records;                 // admitted timed requests, in completion order
+  std::optional<result::BreakerRecord> breaker;       // times from the first admission; none when the system never ran
+  std::vector<Tensor> last_outputs;                   // the last stage's outputs of the last request completed
+  std::uint32_t last_sample = 0;                      // the input sample that request carried
   std::optional<result::TextCheckRecord> text_check;  // recognised text against labels, where asked
-  loadgen::ScenarioSpec scenario;                // the load applied (warm-up: the pipeline's own, before it)
-  std::optional<loadgen::ScenarioOutcome> load;  // what the load generator measured; none when it never ran
-  probes::ResourceSummary resources;             // this process while the scenario ran
+  loadgen::ScenarioSpec scenario;                     // the load applied (warm-up: the pipeline's own, before it)
+  std::optional<loadgen::ScenarioOutcome> load;       // what the load generator measured; none when it never ran
+  probes::ResourceSummary resources;                  // this process while the scenario ran
   std::int64_t sampler_start_ns = 0;
 };
 

@@ -47,11 +47,15 @@ void validate(const PipelineSpec& spec, const std::string& source) {
   if (spec.handoff == Handoff::kTextCrops) {
     const auto& c = spec.text_crops;
     if (spec.stages.size() != 2) fail("handoff text-crops joins two stages, a detector and a recogniser");
-    if (c.max_lines < 1 || c.line_height < 1 || c.line_width < 1) fail("text_crops: max_lines, line_height and line_width must be positive");
+    if (c.max_lines < 1 || c.line_height < 1 || c.line_width < 1)
+      fail("text_crops: max_lines, line_height and line_width must be positive");
     if (c.threshold <= 0 || c.threshold >= 1) fail("text_crops: threshold must lie in (0, 1)");
     if (c.unclip_ratio < 0) fail("text_crops: unclip_ratio must not be negative");
   }
-  if (spec.text_check && spec.handoff != Handoff::kTextCrops) fail("text_check needs handoff text-crops (it decodes recognised lines)");
+  if (spec.text_check && spec.handoff != Handoff::kTextCrops)
+    fail("text_check needs handoff text-crops (it decodes recognised lines)");
+  if (!spec.inputs.files.empty() && spec.inputs.batch != 1)
+    fail("batch applies to seeded inputs; with 'input' each request takes one sample of the file (drop 'batch')");
   if (spec.text_check && spec.inputs.files.empty()) fail("text_check needs an 'input' file: the labels describe its images");
   if (spec.modes.empty()) fail("no modes (known: serial, threads, processes)");
   if (spec.requests < 1) fail("requests must be at least 1");
@@ -91,18 +95,18 @@ nlohmann::json to_json(const PipelineSpec& spec) {
   auto stages = nlohmann::json::array();
   for (const auto& s : spec.stages) stages.push_back(to_json(s));
   nlohmann::json out{{"name", spec.name},
-          {"description", spec.description},
-          {"stages", stages},
-          {"handoff", name_of(spec.handoff)},
-          {"modes", spec.modes},
-          {"requests", spec.requests},
-          {"warmup", spec.warmup},
-          {"queue_depth", spec.queue_depth},
-          {"timeout_ms", spec.timeout_ms},
-          {"breaker_after", spec.breaker_after},
-          {"breaker_cooldown_ms", spec.breaker_cooldown_ms},
-          {"batch", spec.inputs.batch},
-          {"seed", spec.inputs.seed}};
+                     {"description", spec.description},
+                     {"stages", stages},
+                     {"handoff", name_of(spec.handoff)},
+                     {"modes", spec.modes},
+                     {"requests", spec.requests},
+                     {"warmup", spec.warmup},
+                     {"queue_depth", spec.queue_depth},
+                     {"timeout_ms", spec.timeout_ms},
+                     {"breaker_after", spec.breaker_after},
+                     {"breaker_cooldown_ms", spec.breaker_cooldown_ms},
+                     {"batch", spec.inputs.batch},
+                     {"seed", spec.inputs.seed}};
   if (spec.handoff == Handoff::kTextCrops) out["text_crops"] = to_json(spec.text_crops);
   if (!spec.inputs.files.empty()) out["input"] = spec.inputs.files;
   if (spec.text_check) out["text_check"] = to_json(*spec.text_check);

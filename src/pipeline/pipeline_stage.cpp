@@ -79,7 +79,7 @@ StageDescription stage_description_from_json(const nlohmann::json& j) {
 
 PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const StageInputs& inputs,
                              std::string previous, std::optional<TextCropSettings> crops_after)
-    : index_(index), previous_(std::move(previous)), crops_after_(std::move(crops_after)) {
+    : index_(index), previous_(std::move(previous)), crops_after_(crops_after) {
   const std::string where = "stage '" + spec.name + "' (" + spec.model.string() + " on " + spec.backend + ")";
   try {
     result::check_model_file(spec.model);

@@ -14,7 +14,8 @@ std::u32string code_points(const std::string& text) {
     const auto lead = static_cast<unsigned char>(text[i]);
     const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
     char32_t cp = length == 1 ? lead : lead & (0x7F >> length);
-    for (std::size_t k = 1; k < length && i + k < text.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    for (std::size_t k = 1; k < length && i + k < text.size(); ++k)
+      cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     out.push_back(cp);
     i += length;
   }
@@ -141,7 +142,8 @@ void TextChecker::add(std::uint32_t sample, const std::vector<Tensor>& outputs, 
     }
   auto& r = record_;
   // Each image once, in the input file's order.
-  const auto at = std::lower_bound(r.samples.begin(), r.samples.end(), sample, [](const auto& s, std::uint32_t i) { return s.sample < i; });
+  const auto at =
+      std::lower_bound(r.samples.begin(), r.samples.end(), sample, [](const auto& s, std::uint32_t i) { return s.sample < i; });
   if (at == r.samples.end() || at->sample != sample) r.samples.insert(at, {sample, expected, recognised});
   ++r.requests;
   r.lines_expected += expected.size();
@@ -152,7 +154,9 @@ void TextChecker::add(std::uint32_t sample, const std::vector<Tensor>& outputs, 
   r.character_errors += edit_distance(joined(compared(recognised)), truth);
   r.line_accuracy = r.lines_expected ? static_cast<double>(r.lines_exact) / static_cast<double>(r.lines_expected) : 0;
   r.character_accuracy =
-      r.characters_expected ? std::max(0.0, 1.0 - static_cast<double>(r.character_errors) / static_cast<double>(r.characters_expected)) : 0;
+      r.characters_expected
+          ? std::max(0.0, 1.0 - static_cast<double>(r.character_errors) / static_cast<double>(r.characters_expected))
+          : 0;
 }
 
 }  // namespace infermark::pipeline

@@ -75,7 +75,9 @@ TextBox corners_of(const Rectangle& r, double score) {
   const Point u = r.along;
   const Point v{-u.y, u.x};  // u points right, so v points down the page
   const double hu = r.length / 2, hv = r.thickness / 2;
-  auto at = [&](double su, double sv) { return Point{r.centre.x + su * hu * u.x + sv * hv * v.x, r.centre.y + su * hu * u.y + sv * hv * v.y}; };
+  auto at = [&](double su, double sv) {
+    return Point{r.centre.x + su * hu * u.x + sv * hv * v.x, r.centre.y + su * hu * u.y + sv * hv * v.y};
+  };
   return {{at(-1, -1), at(1, -1), at(1, 1), at(-1, 1)}, score};
 }
 
@@ -114,8 +116,8 @@ void check_image_tensor(const TensorView& t, const char* role, std::int64_t chan
 }  // namespace
 
 nlohmann::json to_json(const TextCropSettings& s) {
-  return {{"threshold", s.threshold},   {"box_score", s.box_score},     {"unclip_ratio", s.unclip_ratio}, {"min_side", s.min_side},
-          {"max_lines", s.max_lines},   {"line_height", s.line_height}, {"line_width", s.line_width}};
+  return {{"threshold", s.threshold}, {"box_score", s.box_score},     {"unclip_ratio", s.unclip_ratio}, {"min_side", s.min_side},
+          {"max_lines", s.max_lines}, {"line_height", s.line_height}, {"line_width", s.line_width}};
 }
 
 TextCropSettings text_crop_settings_from_json(const nlohmann::json& j) {
@@ -130,7 +132,8 @@ TextCropSettings text_crop_settings_from_json(const nlohmann::json& j) {
   return s;
 }
 
-std::vector<TextBox> find_text_boxes(const float* map, std::int64_t height, std::int64_t width, const TextCropSettings& settings) {
+std::vector<TextBox> find_text_boxes(const float* map, std::int64_t height, std::int64_t width,
+                                     const TextCropSettings& settings) {
   const auto pixels = static_cast<std::size_t>(height * width);
   std::vector<std::uint8_t> seen(pixels, 0);
   std::vector<std::int64_t> stack, region;
@@ -204,7 +207,8 @@ TextCrops crop_text_lines(const TensorView& image, const TensorView& map, const 
     const double box_w = std::hypot(c[1].x - c[0].x, c[1].y - c[0].y);
     const double box_h = std::hypot(c[3].x - c[0].x, c[3].y - c[0].y);
     // Height fixed, aspect kept, as PaddleOCR's recogniser input is made.
-    const auto target_w = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(static_cast<double>(line_h) * box_w / box_h)), 1, line_w);
+    const auto target_w =
+        std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(static_cast<double>(line_h) * box_w / box_h)), 1, line_w);
     for (std::int64_t ch = 0; ch < channels; ++ch) {
       const float* plane = pixels + ch * height * width;
       float* target = out + ((line * channels + ch) * line_h) * line_w;

@@ -46,9 +46,9 @@ std::vector<TextBox> find_text_boxes(const float* map, std::int64_t height, std:
 
 // What the detector hands the recogniser for one request.
 struct TextCrops {
-  Tensor lines;    // [max_lines, channels, line_height, line_width], float32; unused lines are 0
-  int count = 0;   // lines found (at most max_lines)
-  int found = 0;   // boxes the map held, before the max_lines cut
+  Tensor lines;   // [max_lines, channels, line_height, line_width], float32; unused lines are 0
+  int count = 0;  // lines found (at most max_lines)
+  int found = 0;  // boxes the map held, before the max_lines cut
 };
 
 // Cuts the lines of `image` ([1, C, H, W] float32, already normalised as the recogniser wants)

@@ -38,7 +38,8 @@ std::optional<ModelVariantName> strip_precision(const std::string& name) {
   for (const auto& row : kPrecisions) {
     if (row.precision == ZooPrecision::kAsExported) continue;
     const auto suffix = "_" + std::string(row.name);
-    if (name.size() > suffix.size() && name.ends_with(suffix)) return ModelVariantName{name.substr(0, name.size() - suffix.size()), row.precision};
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      return ModelVariantName{name.substr(0, name.size() - suffix.size()), row.precision};
   }
   return std::nullopt;
 }

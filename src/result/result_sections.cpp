@@ -159,7 +159,8 @@ BreakerRecord breaker_record_of(const CircuitBreaker& breaker, std::int64_t orig
 
 json to_json(const TextCheckRecord& t) {
   json samples = json::array();
-  for (const auto& s : t.samples) samples.push_back({{"sample", s.sample}, {"expected", s.expected}, {"recognised", s.recognised}});
+  for (const auto& s : t.samples)
+    samples.push_back({{"sample", s.sample}, {"expected", s.expected}, {"recognised", s.recognised}});
   return {{"labels", t.labels},
           {"characters", t.characters},
           {"requests", t.requests},

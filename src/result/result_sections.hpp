@@ -74,8 +74,8 @@ struct TextCheckRecord {
   std::uint64_t requests = 0;
   std::uint64_t lines_expected = 0, lines_recognised = 0, lines_exact = 0;
   std::uint64_t characters_expected = 0, character_errors = 0;  // edit distance, in Unicode code points
-  double line_accuracy = 0;       // lines_exact / lines_expected
-  double character_accuracy = 0;  // 1 - character_errors / characters_expected (floored at 0)
+  double line_accuracy = 0;                                     // lines_exact / lines_expected
+  double character_accuracy = 0;                                // 1 - character_errors / characters_expected (floored at 0)
   // Each image's first request, in the input file's order: the lines it shows and the lines read.
   struct Sample {
     std::uint32_t sample = 0;

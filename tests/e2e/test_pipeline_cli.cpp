@@ -187,9 +187,9 @@ TEST_F(Pipeline, OcrReadsTheSignsOfThePhotosInEveryMode) {
   const auto repository = kModels.parent_path();
   for (const auto* needed : {"ocr_det.onnx", "ocr_rec.onnx", "inputs/ocr_photos.npy", "inputs/ocr_rec.characters.txt"})
     ASSERT_TRUE(fs::exists(kModels / needed)) << needed << ": scripts/setup builds it";
-  const auto r = infermark("pipeline studies/pipeline-ocr.yaml --modes serial,processes --requests 5 --warmup 1 --out " +
-                               (dir_ / "results").string(),
-                           "cd " + repository.string() + " &&");
+  const auto r = infermark(
+      "pipeline studies/pipeline-ocr.yaml --modes serial,processes --requests 5 --warmup 1 --out " + (dir_ / "results").string(),
+      "cd " + repository.string() + " &&");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("character accuracy %"), std::string::npos) << r.out;
   for (const std::string mode : {"serial", "processes"}) {

@@ -44,8 +44,9 @@ TEST(MalformedFiles, PipelineListsAndMapsWhereValuesBelongAreErrors) {
 }
 
 TEST(MalformedFiles, PipelineHandoffsAndTextChecksAreCheckedWithTheFileNamed) {
-  const std::string crops = "pipeline:\n  handoff: text-crops\n  stages:\n    - {model: d.onnx, backend: onnxruntime}\n"
-                            "    - {model: r.onnx, backend: openvino}\n";
+  const std::string crops =
+      "pipeline:\n  handoff: text-crops\n  stages:\n    - {model: d.onnx, backend: onnxruntime}\n"
+      "    - {model: r.onnx, backend: openvino}\n";
   const std::string check = "input: {x: photos.npy}\ntext_check: {labels: t.json, characters: c.txt}\n";
   const auto spec = pipeline::parse_pipeline(crops + check, "p.yaml");
   EXPECT_EQ(spec.handoff, pipeline::Handoff::kTextCrops);
@@ -58,15 +59,16 @@ TEST(MalformedFiles, PipelineHandoffsAndTextChecksAreCheckedWithTheFileNamed) {
   const auto rec = pipeline::stage_inputs(spec, 1);
   EXPECT_TRUE(rec.request.files.empty());
   EXPECT_EQ(*rec.first_input_shape, (std::vector<std::int64_t>{8, 3, 48, 320}));
-  for (const std::string& bad : std::vector<std::string>{
-           kStages + "  handoff: crops\n",                                    // unknown handoff
-           kStages + check,                                                     // a text check without text-crops
-           crops + "text_check: {labels: t.json, characters: c.txt}\n",       // ... or without an input file
-           crops + "    - {model: x.onnx, backend: onnxruntime}\n" + check,   // text-crops joins two stages
-           crops + "  text_crops: {max_lines: 0}\n",                          // no lines to hand on
-           crops + "  text_crops: {threshold: 2}\n",                          // outside (0, 1)
-           crops + "  text_crops: {lines: 4}\n",                              // unknown key
-           crops + "input: {x: photos.npy}\ntext_check: {labels: t.json}\n"})  // no characters
+  for (const std::string& bad :
+       std::vector<std::string>{kStages + "  handoff: crops\n",                               // unknown handoff
+                                kStages + check,                                              // a text check without text-crops
+                                crops + "text_check: {labels: t.json, characters: c.txt}\n",  // ... or without an input file
+                                crops + "    - {model: x.onnx, backend: onnxruntime}\n" + check,   // text-crops joins two stages
+                                crops + "  text_crops: {max_lines: 0}\n",                          // no lines to hand on
+                                crops + "  text_crops: {threshold: 2}\n",                          // outside (0, 1)
+                                crops + "  text_crops: {lines: 4}\n",                              // unknown key
+                                crops + "input: {x: photos.npy}\ntext_check: {labels: t.json}\n",  // no characters
+                                crops + check + "batch: 4\n"})  // a batch beside per-sample inputs
     expect_error_naming("p.yaml", [&] { pipeline::parse_pipeline(bad, "p.yaml"); });
 }
 

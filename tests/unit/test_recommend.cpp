@@ -100,10 +100,10 @@ TEST(RecommendConstraints, PipelineModesAreJudgedAgainstTheSerialModesOutputs) {
   };
   report::Constraints c;
   c.max_accuracy_loss_pct = 1.0;
-  const auto rec = report::recommend({mode("onnxruntime", 30.0, result::PipelineMode::kSerial, std::nullopt),
-                                      mode("openvino", 20.0, result::PipelineMode::kThreads, 0.0),
-                                      mode("opencv", 10.0, result::PipelineMode::kProcesses, 0.5)},
-                                     c);
+  const auto rec = report::recommend(
+      {mode("onnxruntime", 30.0, result::PipelineMode::kSerial, std::nullopt),
+       mode("openvino", 20.0, result::PipelineMode::kThreads, 0.0), mode("opencv", 10.0, result::PipelineMode::kProcesses, 0.5)},
+      c);
   ASSERT_EQ(rec.models.size(), 1u);
   EXPECT_EQ(find(rec.models[0], "onnxruntime").figures.accuracy_loss, 0.0);
   EXPECT_EQ(find(rec.models[0], "openvino").figures.accuracy_loss, 0.0);

@@ -23,8 +23,9 @@ Tensor scores(const std::vector<std::vector<int>>& best, std::int64_t steps, std
 class TextCheckFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("infermark-text-check-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-                                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("infermark-text-check-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "chars.txt") << "a\nb\nc\n \n";  // classes 1..4; 0 is the blank
   }

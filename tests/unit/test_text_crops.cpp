@@ -79,7 +79,9 @@ TEST(TextCrops, CropsTheImageUnderEachBoxAtTheLineSizeAndPadsTheRest) {
   for (std::int64_t c = 0; c < 3; ++c)
     for (std::int64_t y = 0; y < h; ++y)
       for (std::int64_t x = 0; x < w; ++x) image[static_cast<std::size_t>((c * h + y) * w + x)] = static_cast<float>(x);
-  const auto bytes = [](const std::vector<float>& v) { return std::span<const std::byte>(reinterpret_cast<const std::byte*>(v.data()), v.size() * 4); };
+  const auto bytes = [](const std::vector<float>& v) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(v.data()), v.size() * 4);
+  };
   TextCropSettings settings;
   settings.max_lines = 3;
   const auto crops = crop_text_lines({"x", DType::kFloat32, {1, 3, h, w}, bytes(image)},
@@ -101,7 +103,9 @@ TEST(TextCrops, KeepsAtMostMaxLinesAndSaysHowManyItFound) {
   Map map(200, 100);
   for (int i = 0; i < 5; ++i) map.fill(50, 20 + 35.0 * i, 60, 10, 0);
   std::vector<float> image(static_cast<std::size_t>(3 * 200 * 100), 0.5f);
-  const auto bytes = [](const std::vector<float>& v) { return std::span<const std::byte>(reinterpret_cast<const std::byte*>(v.data()), v.size() * 4); };
+  const auto bytes = [](const std::vector<float>& v) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(v.data()), v.size() * 4);
+  };
   TextCropSettings settings;
   settings.max_lines = 2;
   const auto crops = crop_text_lines({"x", DType::kFloat32, {1, 3, 200, 100}, bytes(image)},
