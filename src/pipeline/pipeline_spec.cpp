@@ -20,6 +20,7 @@ Handoff parse_handoff(const std::string& text, const std::string& what) { return
 StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k) {
   if (k == 0) return {spec.inputs, std::nullopt};
   StageInputs stage;
+  stage.fed_by = spec.handoff;
   stage.request.batch = spec.inputs.batch;
   stage.request.seed = spec.inputs.seed;
   if (spec.handoff == Handoff::kTextCrops) {

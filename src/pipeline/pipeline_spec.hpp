@@ -63,6 +63,7 @@ struct PipelineSpec {
 struct StageInputs {
   InputRequest request;
   std::optional<std::vector<std::int64_t>> first_input_shape;
+  Handoff fed_by = Handoff::kDirect;  // how the previous stage's outputs become these inputs
 };
 StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k);
 // The text-crop settings stage `k` hands its outputs on with, if it does.

@@ -79,7 +79,7 @@ StageDescription stage_description_from_json(const nlohmann::json& j) {
 
 PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& spec, int index, const StageInputs& inputs,
                              std::string previous, std::optional<TextCropSettings> crops_after)
-    : index_(index), previous_(std::move(previous)), crops_after_(crops_after) {
+    : index_(index), previous_(std::move(previous)), crops_after_(crops_after), fed_by_(inputs.fed_by) {
   const std::string where = "stage '" + spec.name + "' (" + spec.model.string() + " on " + spec.backend + ")";
   try {
     result::check_model_file(spec.model);
@@ -149,14 +149,14 @@ void PipelineStage::bind(const std::vector<Tensor>& inputs) {
 void PipelineStage::feed(const std::vector<TensorView>& inputs) {
   if (inputs.size() != bound_.size())
     throw Error("stage '" + description_.name + "' takes " + std::to_string(bound_.size()) + " inputs but stage '" + previous_ +
-                "' hands over " + std::to_string(inputs.size()) + " outputs (handoff: direct)");
+                "' hands over " + std::to_string(inputs.size()) + " outputs (handoff: " + std::string(name_of(fed_by_)) + ")");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = inputs[i];
     const auto& bound = bound_[i];
     if (in.dtype != bound.dtype || in.shape != bound.shape)
       throw Error("stage '" + description_.name + "': input " + std::to_string(i) + " '" + bound.name + "' is " +
                   describe(bound.dtype, bound.shape) + " but stage '" + previous_ + "' hands over '" + in.name + "' " +
-                  describe(in.dtype, in.shape) + " (handoff: direct)");
+                  describe(in.dtype, in.shape) + " (handoff: " + std::string(name_of(fed_by_)) + ")");
   }
   if (in_place_) {
     for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, inputs[i].data);

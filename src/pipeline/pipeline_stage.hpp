@@ -68,6 +68,7 @@ class PipelineStage {
   std::vector<std::vector<Tensor>> samples_;  // the first stage's input files, one sample each
   std::size_t current_sample_ = 0;
   std::optional<TextCropSettings> crops_after_;
+  Handoff fed_by_ = Handoff::kDirect;
 
   void bind(const std::vector<Tensor>& inputs);  // overwrites the bound inputs with `inputs`
   std::vector<Tensor> first_outputs_;

@@ -47,6 +47,7 @@ std::filesystem::path write_worker_config(const PipelineSpec& spec, std::size_t 
       {"batch", inputs.request.batch},
       {"seed", inputs.request.seed},
       {"files", inputs.request.files},
+      {"fed_by", name_of(inputs.fed_by)},
       {"first_input_shape", inputs.first_input_shape ? nlohmann::json(*inputs.first_input_shape) : nlohmann::json()},
       {"crops_after", crops ? to_json(*crops) : nlohmann::json()},
       {"ring_wait_s", kRingWaitS},

@@ -20,6 +20,7 @@ bool run_stage_worker(const BackendRegistry& registry, const std::filesystem::pa
   inputs.request.batch = config.at("batch");
   inputs.request.seed = config.at("seed");
   inputs.request.files = config.at("files").get<std::map<std::string, std::string>>();
+  inputs.fed_by = parse_handoff(config.at("fed_by"), config_file.string() + ": fed_by");
   if (!config.at("first_input_shape").is_null())
     inputs.first_input_shape = config.at("first_input_shape").get<std::vector<std::int64_t>>();
   std::optional<TextCropSettings> crops;

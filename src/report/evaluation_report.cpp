@@ -54,8 +54,9 @@ std::string demoted_headings(const std::string& markdown) {
 }
 
 std::string figures_text(const CellAssessment& cell) {
-  return fmt::format("P99 {:.4g} ms, {:.4g} inferences/s, {:.0f} MB", cell.figures.p99_ms, cell.figures.inferences_per_s,
-                     cell.figures.peak_rss_mb);
+  const auto& f = cell.figures;
+  return fmt::format("P99 {:.4g} ms, {:.4g} inferences/s, {}", f.p99_ms, f.inferences_per_s,
+                     f.peak_rss_mb > 0 ? fmt::format("{:.0f} MB", f.peak_rss_mb) : "memory not measured");
 }
 
 }  // namespace

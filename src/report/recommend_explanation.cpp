@@ -94,10 +94,11 @@ std::vector<std::string> pick_figures(const CellAssessment& pick, const std::vec
 std::string pick_explanation(const ModelRecommendation& m, Objective o, std::size_t total) {
   const auto& pick = m.ranked.front();
   const auto& f = pick.figures;
-  return fmt::format(
-      "Pick {}: {} among the {} of {} cell(s) that meet every constraint (P99 {} ms, {} inferences/s, peak RSS {} MB).",
-      pick.label, objective_name(o), m.ranked.size(), total, format_number(f.p99_ms), format_number(f.qps),
-      format_number(f.peak_rss_mb));
+  // A pipeline's memory is not measured (its result says so): no figure rather than 0 MB.
+  const auto memory = f.peak_rss_mb > 0 ? "peak RSS " + format_number(f.peak_rss_mb) + " MB" : std::string("memory not measured");
+  return fmt::format("Pick {}: {} among the {} of {} cell(s) that meet every constraint (P99 {} ms, {} inferences/s, {}).",
+                     pick.label, objective_name(o), m.ranked.size(), total, format_number(f.p99_ms), format_number(f.qps),
+                     memory);
 }
 
 // Which measure judged each cell's accuracy loss, and how coarse a handful of labels is.
