@@ -1,7 +1,10 @@
 #include "harness/cross_check.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <span>
+#include <string_view>
 
 #include "core/json_text.hpp"
 #include "core/npy.hpp"
@@ -79,19 +82,17 @@ std::string model_family(const std::string& model_name) {
   // after its precision suffix (efficientnet_lite0_opencv_int8): both are stripped.
   // A mixed-precision build's tag follows its precision (efficientnet_lite0_int8_keep4,
   // minilm_l6_topics_int8_attnfp32): it goes first, so the build is checked against the stem's FP32.
-  std::string family = model_name;
-  const auto ends_with = [&](const std::string& suffix) {
-    return family.size() > suffix.size() && family.compare(family.size() - suffix.size(), suffix.size(), suffix) == 0;
+  constexpr std::array<std::string_view, 7> kSuffixes{"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0", "_opencv"};
+  const auto precisions = std::span(kSuffixes).first(6);
+  const auto has_precision = [&](std::string_view name) {
+    return std::any_of(precisions.begin(), precisions.end(), [&](std::string_view p) { return name.ends_with(p); });
   };
-  const std::vector<std::string> precisions{"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0"};
-  if (const auto cut = family.rfind('_'); cut != std::string::npos && cut > 0) {
-    const auto head = family.substr(0, cut);
-    if (std::any_of(precisions.begin(), precisions.end(), [&](const std::string& p) { return head.ends_with(p); }) &&
-        std::none_of(precisions.begin(), precisions.end(), ends_with))
-      family = head;
-  }
-  for (const std::string& suffix : std::vector<std::string>{"_fp32", "_fp16", "_bf16", "_int8", "_q8_0", "_q4_0", "_opencv"})
-    if (ends_with(suffix)) family.resize(family.size() - suffix.size());
+  std::string family = model_name;
+  if (const auto cut = family.rfind('_');
+      cut != std::string::npos && cut > 0 && !has_precision(family) && has_precision(std::string_view(family).substr(0, cut)))
+    family.resize(cut);
+  for (const auto suffix : kSuffixes)
+    if (family.size() > suffix.size() && family.ends_with(suffix)) family.resize(family.size() - suffix.size());
   return family;
 }
 

@@ -32,6 +32,24 @@ StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k) {
   return stage;
 }
 
+nlohmann::json to_json(const StageInputs& inputs) {
+  return {{"batch", inputs.request.batch},
+          {"seed", inputs.request.seed},
+          {"files", inputs.request.files},
+          {"first_input_shape", inputs.first_input_shape ? nlohmann::json(*inputs.first_input_shape) : nlohmann::json()},
+          {"fed_by", name_of(inputs.fed_by)}};
+}
+
+StageInputs stage_inputs_from_json(const nlohmann::json& j, const std::string& source) {
+  StageInputs inputs;
+  inputs.request.batch = j.at("batch");
+  inputs.request.seed = j.at("seed");
+  inputs.request.files = j.at("files").get<std::map<std::string, std::string>>();
+  if (!j.at("first_input_shape").is_null()) inputs.first_input_shape = j.at("first_input_shape").get<std::vector<std::int64_t>>();
+  inputs.fed_by = parse_handoff(j.at("fed_by"), source + ": inputs.fed_by");
+  return inputs;
+}
+
 std::optional<TextCropSettings> crops_after(const PipelineSpec& spec, std::size_t k) {
   if (spec.handoff == Handoff::kTextCrops && k == 0) return spec.text_crops;
   return std::nullopt;

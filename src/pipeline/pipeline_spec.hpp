@@ -66,6 +66,9 @@ struct StageInputs {
   Handoff fed_by = Handoff::kDirect;  // how the previous stage's outputs become these inputs
 };
 StageInputs stage_inputs(const PipelineSpec& spec, std::size_t k);
+// For a stage worker's configuration; the reader throws infermark::Error naming `source`.
+nlohmann::json to_json(const StageInputs& inputs);
+StageInputs stage_inputs_from_json(const nlohmann::json& json, const std::string& source);
 // The text-crop settings stage `k` hands its outputs on with, if it does.
 std::optional<TextCropSettings> crops_after(const PipelineSpec& spec, std::size_t k);
 

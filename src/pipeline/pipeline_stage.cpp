@@ -120,7 +120,7 @@ std::uint32_t PipelineStage::select_sample(std::uint64_t request) {
   const auto next = static_cast<std::size_t>(request % samples_.size());
   if (next != current_sample_) {
     current_sample_ = next;
-    bind(samples_[next]);
+    bind(views_of(samples_[next]));
   }
   return static_cast<std::uint32_t>(next);
 }
@@ -137,12 +137,12 @@ void PipelineStage::hand_over(PipelineMessage& message) {
   message.tensors.push_back(std::move(crops.lines));
 }
 
-void PipelineStage::bind(const std::vector<Tensor>& inputs) {
+void PipelineStage::bind(const std::vector<TensorView>& inputs) {
   if (in_place_) {
-    for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, {inputs[i].data.data(), inputs[i].data.size()});
+    for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, inputs[i].data);
     return;
   }
-  for (std::size_t i = 0; i < inputs.size(); ++i) overwrite_data(bound_[i], {inputs[i].data.data(), inputs[i].data.size()});
+  for (std::size_t i = 0; i < inputs.size(); ++i) overwrite_data(bound_[i], inputs[i].data);
   session_->set_inputs(bound_, 1);
 }
 
@@ -158,12 +158,7 @@ void PipelineStage::feed(const std::vector<TensorView>& inputs) {
                   describe(bound.dtype, bound.shape) + " but stage '" + previous_ + "' hands over '" + in.name + "' " +
                   describe(in.dtype, in.shape) + " (handoff: " + std::string(name_of(fed_by_)) + ")");
   }
-  if (in_place_) {
-    for (std::size_t i = 0; i < inputs.size(); ++i) session_->overwrite_input(i, inputs[i].data);
-    return;
-  }
-  for (std::size_t i = 0; i < inputs.size(); ++i) overwrite_data(bound_[i], inputs[i].data);
-  session_->set_inputs(bound_, 1);
+  bind(inputs);
 }
 
 }  // namespace infermark::pipeline

@@ -70,7 +70,7 @@ class PipelineStage {
   std::optional<TextCropSettings> crops_after_;
   Handoff fed_by_ = Handoff::kDirect;
 
-  void bind(const std::vector<Tensor>& inputs);  // overwrites the bound inputs with `inputs`
+  void bind(const std::vector<TensorView>& inputs);  // overwrites the bound inputs with `inputs`
   std::vector<Tensor> first_outputs_;
 };
 

@@ -35,23 +35,17 @@ std::string last_line(const std::filesystem::path& log) {
 }
 
 std::filesystem::path write_worker_config(const PipelineSpec& spec, std::size_t k, const std::filesystem::path& dir) {
-  const auto inputs = stage_inputs(spec, k);
   const auto crops = crops_after(spec, k);
-  const nlohmann::json config{
-      {"stage", to_json(spec.stages[k])},
-      {"index", k},
-      {"previous", k ? spec.stages[k - 1].name : ""},
-      {"in", ring_name(static_cast<int>(k))},
-      {"out", ring_name(static_cast<int>(k + 1))},
-      {"queue_depth", spec.queue_depth},
-      {"batch", inputs.request.batch},
-      {"seed", inputs.request.seed},
-      {"files", inputs.request.files},
-      {"fed_by", name_of(inputs.fed_by)},
-      {"first_input_shape", inputs.first_input_shape ? nlohmann::json(*inputs.first_input_shape) : nlohmann::json()},
-      {"crops_after", crops ? to_json(*crops) : nlohmann::json()},
-      {"ring_wait_s", kRingWaitS},
-      {"info", (dir / ("processes.stage" + std::to_string(k) + ".info.json")).string()}};
+  const nlohmann::json config{{"stage", to_json(spec.stages[k])},
+                              {"index", k},
+                              {"previous", k ? spec.stages[k - 1].name : ""},
+                              {"in", ring_name(static_cast<int>(k))},
+                              {"out", ring_name(static_cast<int>(k + 1))},
+                              {"queue_depth", spec.queue_depth},
+                              {"inputs", to_json(stage_inputs(spec, k))},
+                              {"crops_after", crops ? to_json(*crops) : nlohmann::json()},
+                              {"ring_wait_s", kRingWaitS},
+                              {"info", (dir / ("processes.stage" + std::to_string(k) + ".info.json")).string()}};
   std::filesystem::remove(config.at("info").get<std::string>());  // a previous run's must not be read back
   const auto path = dir / ("processes.stage" + std::to_string(k) + ".json");
   std::ofstream(path) << json_text(config, 2) << '\n';

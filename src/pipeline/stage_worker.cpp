@@ -16,13 +16,7 @@ bool run_stage_worker(const BackendRegistry& registry, const std::filesystem::pa
   const auto config = nlohmann::json::parse(in_file);
   const auto spec = stage_from_json(config.at("stage"));
   const int index = config.at("index");
-  StageInputs inputs;
-  inputs.request.batch = config.at("batch");
-  inputs.request.seed = config.at("seed");
-  inputs.request.files = config.at("files").get<std::map<std::string, std::string>>();
-  inputs.fed_by = parse_handoff(config.at("fed_by"), config_file.string() + ": fed_by");
-  if (!config.at("first_input_shape").is_null())
-    inputs.first_input_shape = config.at("first_input_shape").get<std::vector<std::int64_t>>();
+  const auto inputs = stage_inputs_from_json(config.at("inputs"), config_file.string());
   std::optional<TextCropSettings> crops;
   if (!config.at("crops_after").is_null()) crops = text_crop_settings_from_json(config.at("crops_after"));
   const AbortCheck aborted = [stop] { return stop && stop->load(); };

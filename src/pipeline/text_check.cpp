@@ -126,6 +126,16 @@ TextChecker::TextChecker(const TextCheckSpec& spec)
   record_.characters = spec.characters.string();
 }
 
+result::TextCheckRecord TextChecker::record() const {
+  auto r = record_;
+  const auto share = [](std::uint64_t part, std::uint64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  r.line_accuracy = share(r.lines_exact, r.lines_expected);
+  r.character_accuracy = r.characters_expected ? std::max(0.0, 1.0 - share(r.character_errors, r.characters_expected)) : 0.0;
+  return r;
+}
+
 void TextChecker::add(std::uint32_t sample, const std::vector<Tensor>& outputs, int lines) {
   if (sample >= labels_.size())
     throw Error(record_.labels + ": holds " + std::to_string(labels_.size()) + " images' lines but the input has sample " +
@@ -133,9 +143,10 @@ void TextChecker::add(std::uint32_t sample, const std::vector<Tensor>& outputs, 
   if (outputs.empty()) throw Error("text check: the recogniser gave no output");
   const auto recognised = decode_text_lines(outputs.front(), lines, characters_);
   const auto& expected = labels_[sample];
-  auto unmatched = compared(recognised);
+  const auto shown = compared(expected), read = compared(recognised);
+  auto unmatched = read;
   std::uint64_t exact = 0;
-  for (const auto& line : compared(expected))
+  for (const auto& line : shown)
     if (const auto it = std::find(unmatched.begin(), unmatched.end(), line); it != unmatched.end()) {
       ++exact;
       unmatched.erase(it);
@@ -149,14 +160,9 @@ void TextChecker::add(std::uint32_t sample, const std::vector<Tensor>& outputs, 
   r.lines_expected += expected.size();
   r.lines_recognised += recognised.size();
   r.lines_exact += exact;
-  const auto truth = joined(compared(expected));
+  const auto truth = joined(shown);
   r.characters_expected += code_points(truth).size();
-  r.character_errors += edit_distance(joined(compared(recognised)), truth);
-  r.line_accuracy = r.lines_expected ? static_cast<double>(r.lines_exact) / static_cast<double>(r.lines_expected) : 0;
-  r.character_accuracy =
-      r.characters_expected
-          ? std::max(0.0, 1.0 - static_cast<double>(r.character_errors) / static_cast<double>(r.characters_expected))
-          : 0;
+  r.character_errors += edit_distance(joined(read), truth);
 }
 
 }  // namespace infermark::pipeline

@@ -46,12 +46,12 @@ class TextChecker {
   // number of lines the detector handed over. Throws infermark::Error for a sample the labels
   // do not cover or outputs it cannot decode.
   void add(std::uint32_t sample, const std::vector<Tensor>& outputs, int lines);
-  const result::TextCheckRecord& record() const { return record_; }
+  result::TextCheckRecord record() const;  // the counts so far and the accuracies they give
 
  private:
   std::vector<std::vector<std::string>> labels_;
   std::vector<std::string> characters_;
-  result::TextCheckRecord record_;
+  result::TextCheckRecord record_;  // counts and samples; the accuracies are derived in record()
 };
 
 }  // namespace infermark::pipeline

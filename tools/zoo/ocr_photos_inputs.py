@@ -18,6 +18,8 @@ import pathlib
 import numpy as np
 import onnx
 
+from zoo_images import opencv_doc_folder
+
 HERE = pathlib.Path(__file__).resolve().parent
 PHOTOS = HERE / "eval" / "ocr_photos.json"
 SIZE = 640
@@ -48,10 +50,7 @@ def main() -> None:
     parser.add_argument("--rec", type=pathlib.Path, required=True, help="the zoo's ocr_rec.onnx")
     args = parser.parse_args()
     listing = json.loads(PHOTOS.read_text())
-    folder = pathlib.Path(listing["folder"])
-    if not folder.is_dir():
-        raise SystemExit(f"{folder}: no such folder; the photos come from Debian's opencv-doc "
-                         "(scripts/setup installs it: apt-get install opencv-doc)")
+    folder = opencv_doc_folder(listing["folder"])
     args.out.mkdir(parents=True, exist_ok=True)
     photos = listing["photos"]
     np.save(args.out / "ocr_photos.npy", np.stack([load_photo(folder / p["file"]) for p in photos]))

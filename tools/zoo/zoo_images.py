@@ -15,12 +15,17 @@ def labelled_set() -> dict:
     return json.loads(LABELLED.read_text())
 
 
-def photo_folder() -> pathlib.Path:
-    folder = pathlib.Path(labelled_set()["folder"])
-    if not folder.is_dir():
-        raise SystemExit(f"{folder}: no such folder; the photos come from Debian's opencv-doc "
+def opencv_doc_folder(folder: str) -> pathlib.Path:
+    """`folder` of Debian's opencv-doc, or exit saying how to install it."""
+    path = pathlib.Path(folder)
+    if not path.is_dir():
+        raise SystemExit(f"{path}: no such folder; the photos come from Debian's opencv-doc "
                          "(scripts/setup installs it: apt-get install opencv-doc)")
-    return folder
+    return path
+
+
+def photo_folder() -> pathlib.Path:
+    return opencv_doc_folder(labelled_set()["folder"])
 
 
 def preprocess(path: pathlib.Path) -> np.ndarray:
