@@ -110,7 +110,11 @@ PipelineStage::PipelineStage(const BackendRegistry& registry, const StageSpec& s
   description_.effective_settings = session_->effective_settings();
   description_.inputs = session_->input_specs();
   description_.outputs = session_->output_specs();
-  description_.input_binding = index == 0 ? "first stage: bound once" : in_place_ ? "in place" : "rebound per request";
+  const auto per_request = in_place_ ? "in place" : "rebound per request";
+  description_.input_binding = index > 0 ? per_request
+                               : samples_.size() > 1
+                                   ? "first stage: the next sample of its input files, " + std::string(per_request)
+                                   : "first stage: bound once";
 }
 
 PipelineStage::~PipelineStage() = default;
