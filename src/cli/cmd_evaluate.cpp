@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/evaluation_plan.hpp"
+#include "cli/evaluation_ranks.hpp"
 #include "cli/run_flags.hpp"
 #include "cli/stop_signal.hpp"
 #include "cli/zoo_command.hpp"
@@ -34,6 +35,7 @@ struct EvaluateOptions {
   bool quick = false;
   bool fresh = false;
   bool dry_run = false;
+  bool per_host = false;  // under mpirun: every host runs the whole evaluation
   double memory_limit_mb = 0;
 };
 
@@ -109,13 +111,21 @@ std::string as_typed_here(const fs::path& file) {
   return !relative.empty() && *relative.begin() != ".." ? relative.string() : file.string();
 }
 
-// The first summary.md the experiment wrote (the study's or the pipeline's folder inside its own).
+// The summary.md the experiment wrote (the study's or the pipeline's folder inside its own); with
+// --per-host a pipeline wrote one per host, each given under its host's heading.
 std::string summary_of(const fs::path& folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return "";
+  std::vector<fs::path> found;
   for (fs::recursive_directory_iterator it(folder, ec), end; it != end; it.increment(ec))
-    if (it->path().filename() == "summary.md") return read_text_file(it->path(), "experiment summary");
-  return "";
+    if (it->path().filename() == "summary.md") found.push_back(it->path());
+  if (found.size() == 1) return read_text_file(found.front(), "experiment summary");
+  std::sort(found.begin(), found.end());
+  std::string text;
+  for (const auto& path : found)
+    text += "# Host " + path.lexically_relative(folder).begin()->string() + "\n\n" +
+            report::demoted_headings(read_text_file(path, "experiment summary")) + "\n";
+  return text;
 }
 
 std::vector<report::LoadedResult> results_of(const fs::path& folder) {
@@ -128,32 +138,117 @@ std::vector<report::LoadedResult> results_of(const fs::path& folder) {
   }
 }
 
-// Runs one planned experiment; returns the sweep's or pipeline's exit code (130: stopped).
+// Runs one planned experiment on this rank; returns the sweep's or pipeline's exit code (130:
+// stopped). A sweep is collective under --per-host; a pipeline runs on each rank alone.
 int run_experiment(const PlannedExperiment& p, bool fresh, const BackendRegistry& registry, const std::atomic<bool>& stop) {
   if (p.study) return scaleout::run_sweep_job(p.study->job, scaleout::World::get(), registry, stop);
   // A pipeline does not resume mode by mode: one that finished is kept unless --fresh.
-  if (!fresh && !summary_of(p.folder).empty()) {
-    fmt::print("kept from an earlier run: {}\n", p.folder.string());
+  if (!fresh && !summary_of(p.stages->out).empty()) {
+    fmt::print("kept from an earlier run: {}\n", p.stages->out.string());
     return 0;
   }
   return pipeline::run_pipeline_job(*p.stages, registry, stop);
 }
 
+// One experiment on this rank, from `check` to its sweep or pipeline; every rank takes the same
+// collective steps whatever happens to it, so an error on one host never leaves the others waiting.
+RankExperiment run_on_this_rank(const PlannedExperiment& planned, const fs::path& own_folder, const EvaluateOptions& o,
+                                EvaluationRanks& ranks, const BackendRegistry& registry, const std::atomic<bool>& stop) {
+  RankExperiment mine;
+  auto p = planned;
+  if (p.stages) p.stages->out = ranks.pipeline_folder(p.folder);
+  if (p.study) {
+    p.study->job.per_host = ranks.per_host();
+    try {
+      mine.unsupported = drop_unsupported(*p.study, own_folder / "check", o.fresh, registry, stop);
+    } catch (const Error& e) {
+      mine.error = e.what();
+      leave_out_every_cell(*p.study);
+    }
+    if (!ranks.any(!p.study->job.cells.empty())) {
+      mine.ran = false;
+      mine.exit_code = stop ? 130 : 0;
+      return mine;
+    }
+  }
+  try {
+    mine.exit_code = run_experiment(p, o.fresh, registry, stop);
+  } catch (const Error& e) {
+    mine.error = e.what();
+    mine.exit_code = 1;
+  }
+  if (p.stages) ranks.gather_pipeline_results(p.folder);
+  return mine;
+}
+
+// The section of one experiment as rank 0 reports it, from every rank's outcome.
+void record_outcome(report::ExperimentSection& section, const ExperimentAcrossRanks& across) {
+  section.unsupported = across.unsupported;
+  for (const auto& line : section.unsupported) fmt::print("left out: {}\n", line);
+  if (!across.ran) {
+    section.outcome = report::ExperimentOutcome::kSkipped;
+    section.reason = "no framework here can run its models" + (across.error.empty() ? "" : " (" + across.error + ")");
+  } else if (!across.error.empty()) {
+    section.outcome = report::ExperimentOutcome::kFailedToRun;
+    section.reason = across.error;
+    fmt::print(stderr, "infermark: {}: {}\n", section.title, across.error);
+  } else if (across.failed) {
+    section.outcome = report::ExperimentOutcome::kCellsFailed;
+    section.reason = across.stopped ? "stopped" : "see the failed cells' results";
+  }
+}
+
+// evaluation.md and report.html from every experiment's section, ending in the decision; returns
+// `exit_code`, or 1 when a report could not be written.
+int write_report(const study::EvaluationSuite& suite, bool quick, const fs::path& folder,
+                 const std::vector<report::ExperimentSection>& sections, Clock::time_point started, int exit_code) {
+  const auto constraints = decision_constraints(suite.decision);
+  const report::EvaluationHeader header{suite.name, suite.description, quick, report::limits_text(constraints)};
+  const auto decision = report::decide(sections, constraints);
+  bool written = harness::write_text_file(folder / "evaluation.md", report::evaluation_markdown(header, sections, decision));
+  try {
+    written = harness::write_text_file(folder / "report.html",
+                                       report::render_evaluation_html(header, sections, decision, report::default_web_dir())) &&
+              written;
+  } catch (const Error& e) {
+    fmt::print(stderr, "infermark: warning: no report.html: {}\n", e.what());
+    written = false;
+  }
+  const auto decision_markdown =
+      decision.recommendation ? report::to_markdown(*decision.recommendation) : "No decision: " + decision.error + ".\n";
+  fmt::print("\n{}\nevaluation.md and report.html: {} ({:.1f} min)\n", decision_markdown, folder.string(),
+             std::chrono::duration<double>(Clock::now() - started).count() / 60);
+  return exit_code == 0 && !written ? 1 : exit_code;
+}
+
 int evaluate(const EvaluateOptions& o) {
+  auto& world = scaleout::World::get();  // refuses several ranks when built without MPI
+  if (const auto refusal = EvaluationRanks::refusal(world, o.per_host); !refusal.empty()) {
+    if (world.is_root()) throw Error(refusal);
+    return 2;  // rank 0 says why
+  }
+  EvaluationRanks ranks(world, o.per_host);
+  const bool root = ranks.is_root();
   const auto suite = study::load_evaluation_suite(o.suite.empty() ? default_suite() : fs::path(o.suite));
   const auto folder = evaluation_folder(o.out, suite, o.quick);
+  const auto own_folder = ranks.own_folder(folder);
   if (!o.dry_run) {
-    fs::create_directories(folder);
-    build_missing_models(suite, o.quick, folder);
+    fs::create_directories(own_folder);
+    ranks.root_first([&] { build_missing_models(suite, o.quick, own_folder); });
   }
   const BackendRegistry registry(default_plugin_dir());
   std::vector<PlannedExperiment> plan;
   for (std::size_t i = 0; i < suite.experiments.size(); ++i)
     plan.push_back(plan_experiment(suite.experiments[i], i, folder, o.quick, o.fresh, o.memory_limit_mb, registry));
-  fmt::print("evaluation {}{}: {} experiments into {}\n", suite.name, o.quick ? " (--quick)" : "", plan.size(), folder.string());
-  print_plan(plan);
+  if (root) {
+    fmt::print("evaluation {}{}: {} experiments into {}{}\n", suite.name, o.quick ? " (--quick)" : "", plan.size(),
+               folder.string(),
+               ranks.per_host() ? fmt::format(", on {} hosts (--per-host)", ranks.world().size()) : "");
+    print_plan(plan);
+  }
   if (o.dry_run) {
-    fmt::print("(a dry run builds nothing: an experiment whose model is not found builds its zoo entries first when run)\n");
+    if (root)
+      fmt::print("(a dry run builds nothing: an experiment whose model is not found builds its zoo entries first when run)\n");
     return 0;
   }
 
@@ -169,71 +264,33 @@ int evaluate(const EvaluateOptions& o) {
     report::ExperimentSection section;
     section.title = p.experiment.title;
     section.file = as_typed_here(p.experiment.file);
-    if (!p.not_run.empty() || stopped) {
+    const auto not_run = ranks.why_not_everywhere(p.not_run);
+    if (!not_run.empty() || stopped) {
       section.outcome = report::ExperimentOutcome::kSkipped;
-      section.reason = stopped ? "the evaluation was stopped before it" : p.not_run;
+      section.reason = stopped ? "the evaluation was stopped before it" : not_run;
       failed = failed || (!p.quick_left_out && !stopped);
     } else {
-      fmt::print("\n[{}/{}] {}: {} {}; {}\n", i + 1, plan.size(), p.experiment.title, p.cells, p.stages ? "modes" : "cells",
-                 progress_text(std::chrono::duration<double>(Clock::now() - started).count(), cells_done, cells_left));
+      if (root)
+        fmt::print("\n[{}/{}] {}: {} {}; {}\n", i + 1, plan.size(), p.experiment.title, p.cells, p.stages ? "modes" : "cells",
+                   progress_text(std::chrono::duration<double>(Clock::now() - started).count(), cells_done, cells_left));
       std::fflush(stdout);
-      int rc = 1;
-      try {
-        auto runnable = p;
-        if (runnable.study) {
-          section.unsupported = drop_unsupported(*runnable.study, folder / "check", o.fresh, registry, stop);
-          for (const auto& line : section.unsupported) fmt::print("left out: {}\n", line);
-        }
-        if (runnable.study && runnable.study->job.cells.empty()) {
-          section.outcome = report::ExperimentOutcome::kSkipped;
-          section.reason = "no framework here can run its models";
-          rc = stop ? 130 : 0;
-          failed = true;
-        } else {
-          rc = run_experiment(runnable, o.fresh, registry, stop);
-        }
-      } catch (const Error& e) {
-        section.reason = e.what();
-        fmt::print(stderr, "infermark: {}: {}\n", p.experiment.title, e.what());
-      }
-      stopped = rc == 130;
-      if (rc != 0) {
-        section.outcome = report::ExperimentOutcome::kCellsFailed;
-        if (section.reason.empty()) section.reason = stopped ? "stopped" : "see the failed cells' results";
-        failed = true;
-      }
+      const auto across = ranks.gather_outcomes(run_on_this_rank(p, own_folder, o, ranks, registry, stop));
+      stopped = across.stopped;
+      record_outcome(section, across);
+      failed = failed || across.failed || section.outcome != report::ExperimentOutcome::kMeasured;
     }
     if (p.not_run.empty()) {
       cells_done += p.cells;
       cells_left -= p.cells;
     }
+    if (!root) continue;  // rank 0 alone reads the results and writes the report
     section.summary_markdown = summary_of(p.folder);
     section.results = results_of(p.folder);
     sections.push_back(std::move(section));
   }
-
-  const auto constraints = decision_constraints(suite.decision);
-  const report::EvaluationHeader header{suite.name, suite.description, o.quick, report::limits_text(constraints)};
-  const auto decision = report::decide(sections, constraints);
-  if (!harness::write_text_file(folder / "evaluation.md", report::evaluation_markdown(header, sections, decision)))
-    failed = true;  // it said why
-  try {
-    if (!harness::write_text_file(folder / "report.html",
-                                  report::render_evaluation_html(header, sections, decision, report::default_web_dir())))
-      failed = true;
-  } catch (const Error& e) {
-    fmt::print(stderr, "infermark: warning: no report.html: {}\n", e.what());
-    failed = true;
-  }
-  const auto decision_markdown =
-      decision.recommendation ? report::to_markdown(*decision.recommendation) : "No decision: " + decision.error + ".\n";
-  fmt::print("\n{}\nevaluation.md and report.html: {} ({:.1f} min)\n", decision_markdown, folder.string(),
-             std::chrono::duration<double>(Clock::now() - started).count() / 60);
-  if (stopped) {
-    fmt::print(stderr, "infermark: interrupted; rerun the same command to resume\n");
-    return 130;
-  }
-  return failed ? 1 : 0;
+  if (stopped && root) fmt::print(stderr, "infermark: interrupted; rerun the same command to resume\n");
+  const int exit_code = stopped ? 130 : failed ? 1 : 0;
+  return ranks.agree_on_exit_code(root ? write_report(suite, o.quick, folder, sections, started, exit_code) : 0);
 }
 
 }  // namespace
@@ -247,6 +304,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", o.out, "Folder for the evaluation (an evaluation-<name> folder inside)")->capture_default_str();
   cmd->add_flag("--fresh", o.fresh, "Measure everything again instead of resuming");
   cmd->add_flag("--dry-run", o.dry_run, "Print the experiments and their cells; build and run nothing");
+  cmd->add_flag("--per-host", o.per_host,
+                "Under mpirun (one rank per host): every host runs the whole evaluation; one report puts the "
+                "machines side by side (framework x machine) and decides per machine");
   add_memory_limit_flag(*cmd, o.memory_limit_mb);
   cmd->callback([&exit_code] { exit_code = evaluate(o); });
 }

@@ -76,6 +76,8 @@ std::vector<std::string> drop_unsupported(StudyJob& study, const fs::path& check
   return dropped;
 }
 
+void leave_out_every_cell(StudyJob& study) { keep_cells(study.job, std::vector<bool>(study.job.cells.size(), false)); }
+
 fs::path evaluation_folder(const fs::path& out, const study::EvaluationSuite& suite, bool quick) {
   return out / ("evaluation-" + suite.name + (quick ? "-quick" : ""));
 }

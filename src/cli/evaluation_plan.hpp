@@ -38,6 +38,9 @@ std::vector<std::string> missing_models(const std::filesystem::path& file, const
 std::vector<std::string> drop_unsupported(StudyJob& study, const std::filesystem::path& check_folder, bool fresh,
                                           const BackendRegistry& registry, const std::atomic<bool>& stop);
 
+// Leaves every cell of the sweep out (a rank that cannot check them still takes part in it).
+void leave_out_every_cell(StudyJob& study);
+
 // Plans one experiment; never throws for the experiment's own faults (they become not_run).
 PlannedExperiment plan_experiment(const study::Experiment& experiment, std::size_t index, const std::filesystem::path& evaluation,
                                   bool quick, bool fresh, double memory_limit_mb, const BackendRegistry& registry);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace infermark::report {
@@ -12,6 +14,8 @@ std::string outcome_text(ExperimentOutcome outcome) {
       return "measured";
     case ExperimentOutcome::kCellsFailed:
       return "some cells failed";
+    case ExperimentOutcome::kFailedToRun:
+      return "could not run";
     case ExperimentOutcome::kSkipped:
       return "skipped";
   }
@@ -39,8 +43,6 @@ std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sect
   return all;
 }
 
-namespace {
-
 // A study summary starts with its own "# name" heading; inside a section it is one level down.
 std::string demoted_headings(const std::string& markdown) {
   std::string out;
@@ -53,6 +55,8 @@ std::string demoted_headings(const std::string& markdown) {
   return out;
 }
 
+namespace {
+
 std::string figures_text(const CellAssessment& cell) {
   const auto& f = cell.figures;
   return fmt::format("P99 {:.4g} ms, {:.4g} inferences/s, {}", f.p99_ms, f.inferences_per_s,
@@ -63,9 +67,9 @@ std::string figures_text(const CellAssessment& cell) {
 
 std::vector<VerdictRow> verdict_rows(const Recommendation& decision) {
   std::vector<VerdictRow> rows;
-  const auto row = [&rows](const std::string& model, const std::string& objective, const std::vector<CellAssessment>& ranked,
-                           const std::vector<CellAssessment>& rejected) {
-    VerdictRow r{model, objective, "", "", "", "none"};
+  const auto row = [&rows](const std::string& model, const std::string& objective, const std::string& machine,
+                           const std::vector<CellAssessment>& ranked, const std::vector<CellAssessment>& rejected) {
+    VerdictRow r{model, objective, machine, "", "", "", "none"};
     if (!rejected.empty())
       r.ruled_out = fmt::format("{} (first: {}: {})", rejected.size(), rejected.front().label, rejected.front().binding());
     if (!ranked.empty()) {
@@ -75,17 +79,23 @@ std::vector<VerdictRow> verdict_rows(const Recommendation& decision) {
     }
     rows.push_back(std::move(r));
   };
-  for (const auto& m : decision.models) row(m.model, m.objective, m.ranked, m.rejected);
-  for (const auto& f : decision.families) row(f.family + " (every precision)", f.objective, f.ranked, f.rejected);
+  for (const auto& m : decision.models) row(m.model, m.objective, m.machine, m.ranked, m.rejected);
+  for (const auto& f : decision.families) row(f.family + " (every precision)", f.objective, f.machine, f.ranked, f.rejected);
   return rows;
 }
 
 namespace {
 
+// With results from several machines each row names its machine: a pick belongs to one machine.
 std::string verdict_table(const Recommendation& decision) {
-  std::string out = "| model | objective | pick | its figures | runner-up | ruled out |\n| --- | --- | --- | --- | --- | --- |\n";
-  for (const auto& r : verdict_rows(decision))
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", r.model, r.objective,
+  const auto rows = verdict_rows(decision);
+  const bool machines = std::any_of(rows.begin(), rows.end(), [](const VerdictRow& r) { return !r.machine.empty(); });
+  std::string out = machines ? "| model | machine | objective | pick | its figures | runner-up | ruled out |\n"
+                               "| --- | --- | --- | --- | --- | --- | --- |\n"
+                             : "| model | objective | pick | its figures | runner-up | ruled out |\n"
+                               "| --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& r : rows)
+    out += fmt::format("| {} |{} {} | {} | {} | {} | {} |\n", r.model, machines ? " " + r.machine + " |" : "", r.objective,
                        r.pick.empty() ? "**no cell meets the limits**" : "**" + r.pick + "**",
                        r.figures.empty() ? "-" : r.figures, r.runner_up.empty() ? "-" : r.runner_up, r.ruled_out);
   return out;

@@ -16,6 +16,7 @@ namespace infermark::report {
 enum class ExperimentOutcome {
   kMeasured,     // every cell ran
   kCellsFailed,  // it ran; some cells failed (their results say why)
+  kFailedToRun,  // it started but could not go on (an error no cell's result holds; the reason says it)
   kSkipped,      // not run: a model could not be built, --quick leaves it out, or it could not start
 };
 
@@ -47,7 +48,10 @@ EvaluationDecision decide(const std::vector<ExperimentSection>& sections, const 
 // "P99 <= 100 ms, ..." for the given limits, "" when none is given.
 std::string limits_text(const Constraints& limits);
 
-std::string outcome_text(ExperimentOutcome outcome);  // "measured", "some cells failed", "skipped"
+std::string outcome_text(ExperimentOutcome outcome);  // "measured", "some cells failed", "could not run", "skipped"
+
+// Markdown with every heading one level down, to sit inside a section.
+std::string demoted_headings(const std::string& markdown);
 
 // Every experiment's cells in one list (the decision's input).
 std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sections);
@@ -56,6 +60,7 @@ std::vector<LoadedResult> all_results(const std::vector<ExperimentSection>& sect
 // runner-up and how many cells the limits ruled out (with the first reason).
 struct VerdictRow {
   std::string model, objective;
+  std::string machine;  // "" when every result comes from one machine
   std::string pick;     // "" when no cell meets the limits
   std::string figures;  // "P99 52.1 ms, 19 inferences/s, 298 MB"
   std::string runner_up;

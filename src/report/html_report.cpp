@@ -253,6 +253,7 @@ json evaluation_data(const EvaluationHeader& header, const std::vector<Experimen
     recommendation = to_json(*decision.recommendation);
     for (const auto& r : verdict_rows(*decision.recommendation))
       verdicts.push_back({{"model", r.model},
+                          {"machine", r.machine},
                           {"objective", r.objective},
                           {"pick", r.pick},
                           {"figures", r.figures},

@@ -24,7 +24,7 @@ std::filesystem::path per_host_folder(const std::filesystem::path& study_folder,
   return study_folder / name;
 }
 
-std::string shared_host_error(const std::vector<std::string>& rank_hosts) {
+std::string shared_host_error(const std::vector<std::string>& rank_hosts, bool cells_can_be_shared) {
   std::map<std::string, std::vector<std::size_t>> ranks_of;
   for (std::size_t r = 0; r < rank_hosts.size(); ++r) ranks_of[per_host_folder("", rank_hosts[r]).string()].push_back(r);
   std::string shared;
@@ -35,9 +35,8 @@ std::string shared_host_error(const std::vector<std::string>& rank_hosts) {
     shared += (shared.empty() ? "" : "; ") + ("ranks " + list + " all run on host " + rank_hosts[ranks.front()]);
   }
   if (shared.empty()) return "";
-  return "--per-host: " + shared +
-         "; start one rank per host (mpirun --map-by ppr:1:node, srun --ntasks-per-node=1), or drop --per-host to share the "
-         "study's cells among the ranks";
+  return "--per-host: " + shared + "; start one rank per host (mpirun --map-by ppr:1:node, srun --ntasks-per-node=1)" +
+         (cells_can_be_shared ? ", or drop --per-host to share the study's cells among the ranks" : "");
 }
 
 }  // namespace infermark::study

@@ -21,7 +21,8 @@ std::vector<std::vector<std::size_t>> assign_cells(const std::vector<double>& es
 std::filesystem::path per_host_folder(const std::filesystem::path& study_folder, const std::string& host);
 
 // "" when every rank has its own host name, else the refusal of --per-host naming the ranks that
-// share one (their results would land in one folder, and their measurements disturb each other).
-std::string shared_host_error(const std::vector<std::string>& rank_hosts);
+// share one (their results would land in one folder, and their measurements disturb each other);
+// `cells_can_be_shared`: the refusal offers sharing the cells among the ranks instead.
+std::string shared_host_error(const std::vector<std::string>& rank_hosts, bool cells_can_be_shared = true);
 
 }  // namespace infermark::study

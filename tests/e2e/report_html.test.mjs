@@ -496,3 +496,41 @@ describe("evaluation report in chromium", () => {
     assert.ok(nav.includes("#decision"), nav.join(" "));
   });
 });
+
+// The same evaluation under `mpirun -np 2 evaluate --per-host` (INFERMARK_EVALUATION_HOSTS_HTML,
+// empty where the build has no MPI or the test is not root): each verdict names its machine and the
+// decision puts the machines side by side, each machine's pick marked.
+describe("evaluation report of two hosts in chromium", () => {
+  const problems = { console: [], page: [], requests: [] };
+  const hostsMissing = !process.env.INFERMARK_EVALUATION_HOSTS_HTML;
+  let opened;
+  let page;
+
+  before(async () => {
+    if (chromiumMissing || hostsMissing) return;
+    opened = await openReport("INFERMARK_EVALUATION_HOSTS_HTML", problems);
+    page = opened.page;
+  });
+
+  after(() => closeReport(opened));
+
+  test("verdicts per machine and the framework x machine matrix", async (t) => {
+    if (chromiumMissing) return t.skip(skipReason);
+    if (hostsMissing) return t.skip("no two-host evaluation (needs MPI, root and unshare)");
+    assert.deepEqual(problems.page, [], "page errors");
+    assert.deepEqual(problems.console, [], "console errors");
+    const header = await page.$$eval("#decision table.verdicts thead th", (cells) => cells.map((c) => c.textContent));
+    assert.deepEqual(header.slice(0, 3), ["model", "machine", "objective"]);
+    const machines = await page.$$eval("#decision table.verdicts tbody tr", (rows) => rows.map((r) => r.cells[1].textContent));
+    assert.ok(machines.some((m) => m.startsWith("host0")) && machines.some((m) => m.startsWith("host1")), machines.join(", "));
+    const columns = await page.$$eval("#decision table.machine-matrix thead th", (cells) => cells.map((c) => c.textContent));
+    assert.equal(columns.length, 4, columns.join(" | "));
+    assert.match(columns[2], /^host0 /);
+    assert.match(columns[3], /^host1 /);
+    const rows = await page.$$eval("#decision table.machine-matrix tbody tr",
+      (trs) => trs.map((tr) => Array.from(tr.cells, (c) => c.textContent)));
+    assert.ok(rows.length >= 2, JSON.stringify(rows));
+    for (const column of [2, 3])
+      assert.ok(rows.some((row) => row[column].endsWith("(pick)")), `no pick on ${columns[column]}: ${JSON.stringify(rows)}`);
+  });
+});

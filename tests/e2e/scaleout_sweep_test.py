@@ -1,9 +1,10 @@
-"""`mpirun -np 2 infermark sweep` on real ranks: the cells shared out (each cell exactly one result,
+"""`mpirun -np 2 infermark sweep` and `evaluate --per-host` on real ranks: the cells shared out (each cell exactly one result,
 each rank its share, summary.md over all of them), an interrupted sweep resumed (only the missing
 cells run), a stop on one rank (both ranks end, what was measured is saved, a rerun finishes the
 rest), --per-host with each rank in its own UTS namespace standing for a host (`infermark report`
-groups the results by the two machines), and the refusals (--per-host with two ranks on one host,
---search under several ranks).
+groups the results by the two machines), the evaluation --per-host (each host's study and pipeline
+results, one report with the framework x machine matrix and a decision per machine), and the refusals
+(--per-host with two ranks on one host, --search under several ranks, evaluate without --per-host).
 
 Usage: scaleout_sweep_test.py INFERMARK MODELS_DIR MPIEXEC
 """
@@ -42,9 +43,9 @@ def study_file(folder, name, base, axes):
 FOUR_CELLS = dict(base={"runs": 20, "warmup": 2}, axes={"threads": [1, 2], "batch": [1, 2]})
 
 
-def mpirun(ranks, *args, wrapper=(), timeout=120, background=False):
+def mpirun(ranks, *args, wrapper=(), timeout=120, background=False, command="sweep"):
     # --bind-to none: mpirun would pin each rank, and the cells it measures, to one core.
-    command = [MPIEXEC, "-np", str(ranks), "--bind-to", "none", *wrapper, INFERMARK, "sweep", *args]
+    command = [MPIEXEC, "-np", str(ranks), "--bind-to", "none", *wrapper, INFERMARK, command, *args]
     env = dict(os.environ, **MPI_ENV)
     if background:
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
@@ -149,7 +150,8 @@ class DistributedSweep(unittest.TestCase):
             self.assertEqual(final[name]["started_at"], first[name]["started_at"], f"{name} measured again")
         self.assertEqual(len(re.findall(r"^\[\d+ measured;", done.stdout, re.M)), 6 - len(ok_before), done.stdout)
 
-    def test_per_host_keeps_each_hosts_results_and_report_groups_by_machine(self):
+    def own_host_wrapper(self):
+        """A launcher wrapper putting each rank in its own UTS namespace, named host<rank>."""
         if os.geteuid() != 0 or shutil.which("unshare") is None:
             self.skipTest("a UTS namespace per rank needs root and unshare")
         wrapper = os.path.join(self.folder, "own_host.sh")
@@ -157,6 +159,10 @@ class DistributedSweep(unittest.TestCase):
             f.write('#!/bin/sh\n# This rank in its own UTS namespace, named host<rank>.\n'
                     'exec unshare --uts sh -c \'hostname "host$OMPI_COMM_WORLD_RANK" && exec "$0" "$@"\' "$@"\n')
         os.chmod(wrapper, 0o755)
+        return wrapper
+
+    def test_per_host_keeps_each_hosts_results_and_report_groups_by_machine(self):
+        wrapper = self.own_host_wrapper()
         study = study_file(self.folder, "hosts", **FOUR_CELLS)
         folder = os.path.join(self.out, "study-hosts")
         self.sweep(study, "--per-host", wrapper=[wrapper])
@@ -177,6 +183,63 @@ class DistributedSweep(unittest.TestCase):
         machines = re.findall(r"^#* ?Measured on (host\d) ", report.stdout, re.M)
         self.assertEqual(sorted(set(machines)), ["host0", "host1"], report.stdout)
 
+    def evaluation_suite(self):
+        """A study of tiny_cnn (threads 1 and 2; --quick keeps 1) and a two-stage pipeline."""
+        study_file(self.folder, "threads", base={"runs": 30, "warmup": 2}, axes={"threads": [1, 2]})
+        with open(os.path.join(self.folder, "split.yaml"), "w") as f:
+            f.write("name: split\npipeline:\n  stages:\n"
+                    f"    - {{name: encoder, model: {os.path.join(MODELS, 'tiny_encoder.onnx')}, backend: onnxruntime, threads: 1}}\n"
+                    f"    - {{name: head, model: {os.path.join(MODELS, 'tiny_head.onnx')}, backend: onnxruntime, threads: 1}}\n"
+                    "modes: [serial, threads]\nrequests: 40\nwarmup: 2\n")
+        suite = os.path.join(self.folder, "suite.yaml")
+        with open(suite, "w") as f:
+            f.write("name: small\ndecision: {p99-ms: 1000}\nexperiments:\n"
+                    "  - title: Threads\n    study: threads.yaml\n    quick: {axes: {threads: [1]}, base: {runs: 12}}\n"
+                    "  - title: Pipeline\n    study: split.yaml\n    quick: {requests: 10}\n")
+        return suite
+
+    def test_evaluate_per_host_puts_the_machines_side_by_side_and_decides_per_machine(self):
+        wrapper = self.own_host_wrapper()
+        suite = self.evaluation_suite()
+        done = mpirun(2, suite, "--quick", "--per-host", "--out", self.out, wrapper=[wrapper], command="evaluate")
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        folder = os.path.join(self.out, "evaluation-small-quick")
+        self.assertIn("on 2 hosts (--per-host)", done.stdout)
+        found = results(folder)
+        for host in ("host0", "host1"):
+            # The study's cell and the pipeline's two modes, measured on each host, all in rank 0's folder.
+            study = [r for name, r in found.items() if name.startswith(os.path.join("01-threads", "study-threads", host, ""))]
+            pipeline = [r for name, r in found.items() if name.startswith(os.path.join("02-split", host, ""))]
+            self.assertEqual(len(study), 1, sorted(found))
+            self.assertEqual(len(pipeline), 2, sorted(found))
+            for r in study + pipeline:
+                self.assertEqual(r["status"], "ok")
+                self.assertEqual(r["environment"]["hostname"], host)
+            self.assertTrue(os.path.exists(os.path.join(folder, "02-split", host, "pipeline-split", "summary.md")))
+            # Each host checked its own frameworks.
+            self.assertTrue(glob.glob(os.path.join(folder, "hosts", host, "check", "*.json")), host)
+        with open(os.path.join(folder, "evaluation.md")) as f:
+            evaluation = f.read()
+        self.assertIn("## Host host0", evaluation)  # the pipeline's summary of each host
+        self.assertIn("## Host host1", evaluation)
+        # The decision names the machine of each pick, and the matrix has a column per machine.
+        verdicts = re.findall(r"^\| (tiny_cnn|split) \| (host\d) \(.*\) \| lowest P99 latency \| \*\*(.+?)\*\*", evaluation, re.M)
+        self.assertEqual(sorted((model, host) for model, host, _ in verdicts),
+                         [("split", "host0"), ("split", "host1"), ("tiny_cnn", "host0"), ("tiny_cnn", "host1")], evaluation)
+        matrix = evaluation[evaluation.index("Which framework on which machine"):]
+        header = next(line for line in matrix.splitlines() if line.startswith("| model"))
+        self.assertRegex(header, r"\| +host0 \(.*\) \| +host1 \(.*\) \|$")
+        self.assertRegex(matrix, r"\| tiny_cnn +\| onnxruntime t1 +\| +P99 [0-9.]+ ms \(pick\) \| +P99 [0-9.]+ ms \(pick\) \|")
+        with open(os.path.join(folder, "report.html")) as f:
+            html = f.read()
+        self.assertIn('"machine_matrix":{"machines":["host0', html)
+
+        # A rerun resumes: nothing measured again on either host.
+        before = {name: r.get("started_at") for name, r in found.items()}
+        again = mpirun(2, suite, "--quick", "--per-host", "--out", self.out, wrapper=[wrapper], command="evaluate")
+        self.assertEqual(again.returncode, 0, again.stdout + again.stderr)
+        self.assertEqual({name: r.get("started_at") for name, r in results(folder).items()}, before)
+
     def test_refusals(self):
         study = study_file(self.folder, "refused", **FOUR_CELLS)
         done = self.sweep(study, "--per-host", expect=None)
@@ -185,6 +248,14 @@ class DistributedSweep(unittest.TestCase):
         done = self.sweep(study, "--search", "--p99-ms", "5", expect=None)
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("--search walks the axes one cell after another", done.stderr)
+        suite = self.evaluation_suite()
+        done = mpirun(2, suite, "--quick", "--out", self.out, command="evaluate")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertEqual(done.stderr.count("`evaluate` under mpirun (2 ranks) needs --per-host"), 1, done.stderr)
+        done = mpirun(2, suite, "--quick", "--per-host", "--out", self.out, command="evaluate")
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("--per-host: ranks 0, 1 all run on host", done.stderr)
+        self.assertNotIn("drop --per-host", done.stderr)
         self.assertFalse(glob.glob(os.path.join(self.out, "**", "*.json"), recursive=True))
 
 

@@ -6,10 +6,10 @@
 # `infermark evaluate` on a small suite, and checks both pages in chromium
 # (tests/e2e/report_html.test.mjs). Any failing step fails the test; exits
 # 77 (ctest: skipped) after rendering when /usr/bin/chromium is absent.
-# Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR
+# Usage: html_report_test.sh INFERMARK RENDER_HTML_REPORT REPO WORK_DIR [MPIEXEC]
 set -euo pipefail
 
-[ $# -eq 4 ] || { echo "usage: $0 INFERMARK RENDER_HTML_REPORT REPO WORK_DIR" >&2; exit 2; }
+[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 INFERMARK RENDER_HTML_REPORT REPO WORK_DIR [MPIEXEC]" >&2; exit 2; }
 infermark=$1 render=$2 repo=$3 work=$4
 model="$repo/models/tiny_cnn.onnx"
 
@@ -118,8 +118,24 @@ experiments:
 EOF
 INFERMARK_WEB_DIR="$repo/web" "$infermark" evaluate "$work/suite.yaml" --quick --out "$work/evaluation"
 
+# The same evaluation on two "hosts" (each rank in its own UTS namespace; root, unshare and an
+# MPI build only): its decision names each pick's machine and puts the machines side by side.
+hosts_html=""
+mpiexec="${5:-}"
+if [ -n "$mpiexec" ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  cat >"$work/own_host.sh" <<'SH'
+#!/bin/sh
+exec unshare --uts sh -c 'hostname "host$OMPI_COMM_WORLD_RANK" && exec "$0" "$@"' "$@"
+SH
+  chmod +x "$work/own_host.sh"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 INFERMARK_WEB_DIR="$repo/web" \
+    "$mpiexec" -np 2 --bind-to none "$work/own_host.sh" "$infermark" evaluate "$work/suite.yaml" --quick --per-host \
+    --out "$work/evaluation-hosts"
+  hosts_html="$work/evaluation-hosts/evaluation-tiny-quick/report.html"
+fi
+
 INFERMARK_REPORT_HTML="$work/report.html" INFERMARK_REPORT_SCREENSHOT="$work/report.png" \
-  INFERMARK_EVALUATION_HTML="$work/evaluation/evaluation-tiny-quick/report.html" \
+  INFERMARK_EVALUATION_HTML="$work/evaluation/evaluation-tiny-quick/report.html" INFERMARK_EVALUATION_HOSTS_HTML="$hosts_html" \
   node --test "$repo/tests/e2e/report_html.test.mjs"
 if [ ! -x /usr/bin/chromium ]; then
   echo "skipped: /usr/bin/chromium not found (scripts/setup installs it)"

@@ -3,6 +3,7 @@
 // and the Markdown report's sections and decision.
 #include "study/evaluation_suite.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
@@ -142,6 +143,57 @@ TEST(EvaluationReport, MarkdownHasASectionPerExperimentAndEndsInTheDecision) {
   EXPECT_NE(markdown.find("| model | objective | pick | its figures | runner-up | ruled out |", decision_at), std::string::npos)
       << markdown;
   EXPECT_NE(markdown.find("| resnet50 | lowest P99 latency | **onnxruntime", decision_at), std::string::npos) << markdown;
+}
+
+// Under `evaluate --per-host` the cells come from several machines: each verdict names its
+// machine, the matrix has a column per machine, and an experiment that threw says it could not run.
+TEST(EvaluationReport, ResultsFromSeveralMachinesGetAVerdictPerMachineAndTheMatrix) {
+  std::vector<report::ExperimentSection> sections(2);
+  sections[0].title = "Headline";
+  sections[0].file = "headline.yaml";
+  for (const auto* host : {"node-a", "node-b"})
+    for (const auto* backend : {"onnxruntime", "openvino"}) {
+      auto cell = testing::narrow_cell(backend, std::string(backend) == "openvino" ? 3.0 : 2.0, 400.0);
+      cell.result.environment["hostname"] = host;
+      cell.result.environment["cpu_model"] = "Test CPU";
+      cell.path = std::string(host) + "/" + backend + ".json";
+      sections[0].results.push_back(cell);
+    }
+  sections[1].title = "Pipeline";
+  sections[1].file = "pipeline.yaml";
+  sections[1].outcome = report::ExperimentOutcome::kFailedToRun;
+  sections[1].reason = "on node-b: stage 2's model is unreadable";
+  const auto decision = report::decide(sections, {});
+  ASSERT_TRUE(decision.recommendation.has_value()) << decision.error;
+  const auto markdown = report::evaluation_markdown({"framework", "", false, ""}, sections, decision);
+  EXPECT_NE(markdown.find("| 2 | Pipeline | pipeline.yaml | 0 | could not run: on node-b: stage 2's model is unreadable |"),
+            std::string::npos)
+      << markdown;
+  const auto decision_at = markdown.find("## Decision");
+  ASSERT_NE(decision_at, std::string::npos);
+  EXPECT_NE(markdown.find("| model | machine | objective | pick |", decision_at), std::string::npos) << markdown;
+  for (const auto* host : {"node-a", "node-b"})
+    EXPECT_NE(markdown.find(fmt::format("| resnet50 | {} (Test CPU) | lowest P99 latency | **onnxruntime", host), decision_at),
+              std::string::npos)
+        << markdown;
+  const auto rows = report::verdict_rows(*decision.recommendation);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].machine, "node-a (Test CPU)");
+  EXPECT_EQ(rows[1].machine, "node-b (Test CPU)");
+  ASSERT_TRUE(decision.recommendation->machine_matrix.has_value());
+  EXPECT_EQ(decision.recommendation->machine_matrix->machines,
+            (std::vector<std::string>{"node-a (Test CPU)", "node-b (Test CPU)"}));
+  EXPECT_NE(markdown.find("Which framework on which machine", decision_at), std::string::npos) << markdown;
+}
+
+// One machine: no machine column, as before.
+TEST(EvaluationReport, OneMachineNeedsNoMachineColumn) {
+  std::vector<report::ExperimentSection> sections(1);
+  sections[0].results = {testing::narrow_cell("onnxruntime", 2.0, 400.0)};
+  const auto decision = report::decide(sections, {});
+  ASSERT_TRUE(decision.recommendation.has_value()) << decision.error;
+  EXPECT_EQ(report::verdict_rows(*decision.recommendation).at(0).machine, "");
+  EXPECT_EQ(report::outcome_text(report::ExperimentOutcome::kFailedToRun), "could not run");
 }
 
 }  // namespace
