@@ -242,8 +242,7 @@ int evaluate(const EvaluateOptions& o) {
     plan.push_back(plan_experiment(suite.experiments[i], i, folder, o.quick, o.fresh, o.memory_limit_mb, registry));
   if (root) {
     fmt::print("evaluation {}{}: {} experiments into {}{}\n", suite.name, o.quick ? " (--quick)" : "", plan.size(),
-               folder.string(),
-               ranks.per_host() ? fmt::format(", on {} hosts (--per-host)", ranks.world().size()) : "");
+               folder.string(), ranks.per_host() ? fmt::format(", on {} hosts (--per-host)", ranks.world().size()) : "");
     print_plan(plan);
   }
   if (o.dry_run) {

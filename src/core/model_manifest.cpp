@@ -5,11 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 
 namespace infermark {
 
 std::filesystem::path manifest_path(const std::filesystem::path& model) {
-  return model.parent_path() / (model.stem().string() + ".json");
+  return model.parent_path() / (model_name(model) + ".json");
 }
 
 std::map<std::string, std::pair<std::int64_t, std::int64_t>> read_value_ranges(const std::filesystem::path& model) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 #include "harness/cross_check.hpp"
 #include "probes/environment.hpp"
 #include "process/child_process.hpp"
@@ -96,7 +97,7 @@ std::vector<std::string> default_cell_names(const std::vector<result::CellReques
   std::vector<std::string> names;
   for (const auto& cell : cells) {
     const auto threads = cell.options.intra_op_threads;
-    names.push_back(cell.model.stem().string() + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default"));
+    names.push_back(model_name(cell.model) + "." + cell.backend + ".t" + (threads > 0 ? std::to_string(threads) : "default"));
   }
   const auto disambiguate = [&names](const std::function<std::string(std::size_t)>& suffix) {
     std::map<std::string, int> count;

@@ -7,6 +7,7 @@
 
 #include "backends/declared.hpp"
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 #include "core/output_kind.hpp"
 #include "probes/memory.hpp"
 #include "result/cell_json.hpp"
@@ -120,13 +121,7 @@ long long model_bytes(const std::filesystem::path& model) {
 }  // namespace
 
 result::ModelDescription describe_model(const std::filesystem::path& model) {
-  return {model.string(),
-          model.has_filename() ? model.stem().string() : model.parent_path().stem().string(),
-          model_format(model),
-          model_bytes(model),
-          {},
-          {},
-          read_output_kinds(model)};
+  return {model.string(), model_name(model), model_format(model), model_bytes(model), {}, {}, read_output_kinds(model)};
 }
 
 std::filesystem::path sample_outputs_dir(const std::filesystem::path& dir, std::uint32_t sample) {

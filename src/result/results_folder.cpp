@@ -3,13 +3,14 @@
 #include <cctype>
 
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 
 namespace infermark::result {
 
 std::string models_label(const std::vector<std::string>& models) {
   if (models.empty()) return "run";
   const auto extra = models.size() > 1 ? "-and-" + std::to_string(models.size() - 1) + "-more" : std::string();
-  return std::filesystem::path(models.front()).stem().string() + extra;
+  return model_name(models.front()) + extra;
 }
 
 std::string results_folder_name(const std::string& label, std::time_t started) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 #include "harness/cross_check.hpp"
 #include "harness/unsaved_results.hpp"
 #include "report/markdown_report.hpp"
@@ -198,7 +199,7 @@ int run_sweep_job(const SweepJob& job, World& world, const BackendRegistry& regi
   const auto outcomes = harness::run_comparison(plan, registry, stop, [&](const harness::CellOutcome& outcome) {
     const auto& cell = cells[done++];
     // The model is named where the study has several, so each line says which cell it was.
-    const auto model = study.models.size() > 1 ? std::filesystem::path(cell.model).stem().string() + " " : "";
+    const auto model = study.models.size() > 1 ? model_name(cell.model) + " " : "";
     fmt::print("[{}/{}] {:<14} {}{:<40} {}\n", done, cells.size(), outcome.result.backend.name, model, study::settings_text(cell),
                result::name_of(outcome.result.status));
     std::fflush(stdout);

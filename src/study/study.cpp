@@ -7,6 +7,7 @@
 
 #include "backends/registry.hpp"
 #include "core/error.hpp"
+#include "core/model_name.hpp"
 #include "probes/environment.hpp"
 #include "result/results_folder.hpp"
 
@@ -69,9 +70,9 @@ void add_axis_cells(const Study& study, StudyCell base, std::vector<StudyCell>& 
 // OpenVINO would share a result file; resnet50.onnx and resnet50.pt run on different backends).
 std::string model_stem(const std::string& model, const std::vector<std::string>& backends,
                        const std::vector<std::pair<std::string, std::vector<std::string>>>& models_and_backends) {
-  const auto stem = std::filesystem::path(model).stem().string();
+  const auto stem = model_name(model);
   for (const auto& [other, other_backends] : models_and_backends) {
-    if (other == model || std::filesystem::path(other).stem().string() != stem) continue;
+    if (other == model || model_name(other) != stem) continue;
     for (const auto& b : backends) {
       if (std::find(other_backends.begin(), other_backends.end(), b) == other_backends.end()) continue;
       auto extension = std::filesystem::path(model).extension().string();

@@ -1,5 +1,5 @@
 // Corrupted model files through the frameworks: for each format (ONNX, OpenVINO IR with both its
-// .xml and .bin side, TorchScript, TFLite, GGUF) seeded copies of a small real model are written
+// .xml and .bin side, TorchScript, TFLite, GGUF, ncnn with both its .param and .bin side) seeded copies of a small real model are written
 // empty, truncated, with a foreign header and with flipped bits, and one `infermark run` measures
 // them all. Whatever a framework does with them, the parent must not crash, every cell must end
 // as failed, crashed or timed out with a message naming the file and the cause (a flipped bit a
@@ -134,6 +134,24 @@ class CorruptModels : public CliTest {
         copy_bin.replace_extension(".bin");
         write_file(xml_side ? copy : copy_bin, c.bytes);
         fs::copy_file(intact, xml_side ? copy_bin : copy);
+        add(copy, c);
+      }
+    }
+  }
+
+  // ncnn's pair: each corruption of the .param beside the intact .bin, then the other way round,
+  // each copy with tiny_cnn's manifest (ncnn files name no tensors).
+  void write_ncnn_copies(const fs::path& param) {
+    const auto bin = param.parent_path() / "tiny_cnn.ncnn.bin";
+    for (const auto& [side, corrupted, intact] : {std::tuple{"param", param, bin}, std::tuple{"bin", bin, param}}) {
+      const bool param_side = std::string_view(side) == "param";
+      // The .bin holds weights only: a foreign header overwrites data and may load.
+      for (auto& c : corruptions_of(read_bytes(corrupted), param_side)) {
+        const auto copy = models() / ("ncnn" + std::string(side) + "-" + c.name + ".param");
+        const auto copy_bin = models() / ("ncnn" + std::string(side) + "-" + c.name + ".bin");
+        write_file(param_side ? copy : copy_bin, c.bytes);
+        fs::copy_file(intact, param_side ? copy_bin : copy);
+        fs::copy_file(kModels / "tiny_cnn.json", models() / ("ncnn" + std::string(side) + "-" + c.name + ".json"));
         add(copy, c);
       }
     }
@@ -279,5 +297,11 @@ TEST_F(CorruptModels, TfliteCopiesEndAsFailedCellsWithMessages) {
 TEST_F(CorruptModels, GgufCopiesEndAsFailedCellsWithMessages) {
   if (!ready("llamacpp")) return;
   write_copies(kModels / "llama-tiny.gguf", "gguf");
+  run_and_check();
+}
+
+TEST_F(CorruptModels, NcnnCopiesEndAsFailedCellsWithMessages) {
+  if (!ready("ncnn")) return;
+  write_ncnn_copies(kModels / "tiny_cnn.ncnn.param");
   run_and_check();
 }

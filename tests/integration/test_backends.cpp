@@ -460,3 +460,95 @@ INSTANTIATE_TEST_SUITE_P(DynamicHeightWidth, VaryingShapes, ::testing::ValuesIn(
 
 }  // namespace
 }  // namespace infermark
+
+namespace infermark {
+
+// ncnn (built from PyPI's sdist by scripts/setup) on pnnx's conversions: tensor names and shapes
+// from the zoo's manifest, batch 1, the same function as ONNX Runtime on the ONNX original.
+TEST(Ncnn, RunsPnnxConversionsWithManifestSpecsAndMatchesOnnxRuntime) {
+  SKIP_UNLESS_BUILT("ncnn");
+  SKIP_UNLESS_BUILT("onnxruntime");
+  for (const auto* stem : {"tiny_cnn", "efficientnet_lite0"}) {
+    SCOPED_TRACE(stem);
+    const auto param = kModels / (std::string(stem) + ".ncnn.param");
+    if (!std::filesystem::exists(param)) GTEST_FAIL() << param << " missing: scripts/setup converts it";
+    auto session = backend("ncnn").open(param, {});
+    ASSERT_EQ(session->input_specs().at(0).name, "input");
+    ASSERT_EQ(session->output_specs().at(0).name, "logits");
+    const auto ncnn_out = run_once("ncnn", param, {});
+    const auto ort_out = run_once("onnxruntime", kModels / (std::string(stem) + ".onnx"), {});
+    ASSERT_EQ(ncnn_out.at(0).shape, ort_out.at(0).shape);
+    const auto agreement = stats::compare_outputs(ort_out, ncnn_out).at(0);
+    ASSERT_TRUE(agreement.comparable) << agreement.note;
+    EXPECT_LT(agreement.max_abs_error, 1e-3);
+  }
+}
+
+TEST(Ncnn, AppliesAndReportsThreads) {
+  SKIP_UNLESS_BUILT("ncnn");
+  expect_threads_verified("ncnn", kModels / "tiny_cnn.ncnn.param");
+}
+
+// fp32 turns ncnn's fp16 storage off (its default on CPUs with F16C); fp16 turns it on and says
+// what the CPU computes in; int8 of an fp32 file is said not applied, with the reason.
+TEST(Ncnn, ReportsThePrecisionItComputesIn) {
+  SKIP_UNLESS_BUILT("ncnn");
+  const auto precision_of = [](const std::string& requested) {
+    SessionOptions options;
+    options.precision = requested;
+    const auto settings = backend("ncnn").open(kModels / "tiny_cnn.ncnn.param", options)->effective_settings();
+    return *std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "precision"; });
+  };
+  const auto fp32 = precision_of("fp32");
+  EXPECT_EQ(fp32.state, SettingState::kVerified);
+  EXPECT_EQ(fp32.effective, "fp32");
+  const auto fp16 = precision_of("fp16");
+  EXPECT_NE(fp16.state, SettingState::kVerified) << "fp16 on a CPU cannot be read back";
+  const auto int8 = precision_of("int8");
+  EXPECT_EQ(int8.state, SettingState::kNotApplied);
+  EXPECT_NE(int8.note.find("ncnn2int8"), std::string::npos) << int8.note;
+}
+
+// No batch axis in ncnn: a batch of 3 is three extractions in a row, said in the settings, and
+// gives what ONNX Runtime gives at batch 3. A model whose weights or manifest are missing is
+// refused naming the file.
+TEST(Ncnn, BatchesRunSampleBySampleAndMissingFilesAreClearErrors) {
+  SKIP_UNLESS_BUILT("ncnn");
+  SKIP_UNLESS_BUILT("onnxruntime");
+  InputRequest request;
+  request.batch = 3;
+  auto session = backend("ncnn").open(kModels / "tiny_cnn.ncnn.param", {});
+  session->set_inputs(generate_inputs(session->input_specs(), request), 2);
+  session->run(1);
+  session->run(0);
+  const auto ncnn_out = session->outputs();
+  const auto ort_out = run_once("onnxruntime", kModels / "tiny_cnn.onnx", request);
+  ASSERT_EQ(ncnn_out.at(0).shape, (std::vector<std::int64_t>{3, 10}));
+  EXPECT_LT(stats::compare_outputs(ort_out, ncnn_out).at(0).max_abs_error, 1e-4);
+  const auto settings = session->effective_settings();
+  const auto batch = std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "batch_execution"; });
+  ASSERT_NE(batch, settings.end());
+  EXPECT_EQ(batch->effective, "3 extractions in a row");
+
+  const auto folder = std::filesystem::temp_directory_path() / "infermark_ncnn_test";
+  std::filesystem::create_directories(folder);
+  const auto lonely = folder / "lonely.ncnn.param";
+  std::filesystem::copy_file(kModels / "tiny_cnn.ncnn.param", lonely, std::filesystem::copy_options::overwrite_existing);
+  try {
+    backend("ncnn").open(lonely, {});
+    FAIL() << "opened without its weights";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lonely.ncnn.bin are missing"), std::string::npos) << e.what();
+  }
+  std::filesystem::copy_file(kModels / "tiny_cnn.ncnn.bin", folder / "lonely.ncnn.bin",
+                             std::filesystem::copy_options::overwrite_existing);
+  try {
+    backend("ncnn").open(lonely, {});
+    FAIL() << "opened without a manifest";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lonely.json"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(folder);
+}
+
+}  // namespace infermark

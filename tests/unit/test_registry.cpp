@@ -11,6 +11,8 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "core/model_manifest.hpp"
+#include "core/model_name.hpp"
 
 namespace infermark {
 
@@ -87,6 +89,14 @@ TEST(Registry, FormatsAndModelFiles) {
   EXPECT_TRUE(is_language_model("models/smollm2-135m_int4.genai/"));
   EXPECT_TRUE(is_language_model("m.gguf"));
   EXPECT_FALSE(is_language_model("m.onnx"));
+  // pnnx's ncnn pair is named as the ONNX file it came from, and shares its manifest.
+  EXPECT_EQ(model_format("models/efficientnet_lite0.ncnn.param"), "ncnn");
+  EXPECT_EQ(model_name("models/efficientnet_lite0.ncnn.param"), "efficientnet_lite0");
+  EXPECT_EQ(model_name("models/efficientnet_lite0.onnx"), "efficientnet_lite0");
+  EXPECT_EQ(model_name("models/x.param"), "x");
+  EXPECT_EQ(model_name("models/smollm2-135m_int4.genai/"), "smollm2-135m_int4");
+  EXPECT_EQ(model_name(".ncnn.param"), ".ncnn");
+  EXPECT_EQ(manifest_path("models/efficientnet_lite0.ncnn.param"), std::filesystem::path("models/efficientnet_lite0.json"));
   // Every declared extension means its format, and every declared format is read by a backend.
   for (const auto& format : declared_backends().formats) {
     EXPECT_FALSE(format.extensions.empty()) << format.name;

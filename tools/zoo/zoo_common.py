@@ -92,7 +92,8 @@ def _io_specs(entries, dim_ranges=None):
 
 
 def file_entry(path: pathlib.Path) -> dict:
-    """Path, size and checksum of a model file; an OpenVINO IR's .xml carries its .bin along, and a
+    """Path, size and checksum of a model file; an OpenVINO IR's .xml carries its .bin along (as an
+    ncnn .ncnn.param its .ncnn.bin), and a
     model folder (ONNX Runtime GenAI's *.genai) lists every file in it with its own checksum."""
     if path.is_dir():
         members = [{"path": f"{path.name}/{f.name}", "size": f.stat().st_size, "sha256": sha256(f)}
@@ -101,6 +102,8 @@ def file_entry(path: pathlib.Path) -> dict:
     entry = {"path": path.name, "size": path.stat().st_size, "sha256": sha256(path)}
     if path.suffix == ".xml":
         entry["weights"] = file_entry(path.with_suffix(".bin"))
+    if path.name.endswith(".ncnn.param"):  # pnnx's pair: <stem>.ncnn.param and <stem>.ncnn.bin
+        entry["weights"] = file_entry(path.with_name(path.name[: -len(".param")] + ".bin"))
     return entry
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from zoo_common import ONNX_OPSET, export_onnx, export_torchscript, write_manifest
 
 HERE = pathlib.Path(__file__).resolve().parent
-SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml"}
+SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param"}
 CALIBRATION_SEED, EVALUATION_SEED = 1, 2
 MAP_THRESHOLD = 0.3  # where a probability map counts as "text" (DB detection's binarisation threshold)
 
@@ -254,10 +254,22 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
                     "runtime": f"openvino {importlib.metadata.version('openvino')} CPU (inference precision {hint})",
                     "outputs": score(c, reference, variant)}
 
+    ncnn_check = None
+    if "ncnn" in formats and "fp32" in precisions:
+        import zoo_ncnn
+
+        log(f"{c.stem}: ncnn FP32 (pnnx from the FP32 ONNX), checked against ONNX Runtime")
+        feeds = evaluation or c.sample_inputs(c.evaluation_count, EVALUATION_SEED)
+        ncnn_check = zoo_ncnn.checked_conversion(fp32_onnx, out / f"{c.stem}{SUFFIX['ncnn']}", c.inputs, c.outputs, feeds,
+                                                 run_onnx(fp32_onnx, feeds), lambda ref, var: score(c, ref, var))
+        files["fp32"]["ncnn"] = out / f"{c.stem}{SUFFIX['ncnn']}"
+
     for p in precisions:
         if not files[p]:
             continue
         extra = {"family": c.stem, "precision": p, **c.extra}
+        if p == "fp32" and ncnn_check:
+            extra["ncnn_conversion"] = ncnn_check
         if p != "fp32":
             extra["accuracy"] = {"reference": f"{c.stem} FP32 in the same format, run by the same runtime",
                                  "inputs": f"{len(evaluation)} {c.inputs_note} (seed {EVALUATION_SEED})",
