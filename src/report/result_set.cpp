@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -58,17 +59,22 @@ std::vector<LoadedResult> load_results(const std::vector<std::string>& paths) {
 }
 
 std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results) {
-  std::map<std::string, std::vector<long long>> sizes_by_name;
+  // Sizes per (name, format): one network in several formats (resnet50.onnx, .xml, .pt,
+  // .ncnn.param: the zoo writes them from one export) has a size per format and stays one group;
+  // two files of one name and one format but different sizes are different models.
+  std::map<std::pair<std::string, std::string>, std::vector<long long>> sizes;
+  std::set<std::string> colliding;
   for (const auto& r : results) {
-    auto& sizes = sizes_by_name[r.result.model.name];
+    auto& known = sizes[{r.result.model.name, r.result.model.format}];
     // Size 0 means unknown (the file could not be read): it joins its name's group.
-    if (r.result.model.size_bytes > 0 && std::find(sizes.begin(), sizes.end(), r.result.model.size_bytes) == sizes.end())
-      sizes.push_back(r.result.model.size_bytes);
+    if (r.result.model.size_bytes > 0 && std::find(known.begin(), known.end(), r.result.model.size_bytes) == known.end())
+      known.push_back(r.result.model.size_bytes);
+    if (known.size() > 1) colliding.insert(r.result.model.name);
   }
   std::map<std::string, std::vector<LoadedResult>> groups;
   for (const auto& r : results) {
     const auto& name = r.result.model.name;
-    const auto key = sizes_by_name[name].size() > 1 ? name + " (" + std::to_string(r.result.model.size_bytes) + " bytes)" : name;
+    const auto key = colliding.count(name) ? name + " (" + std::to_string(r.result.model.size_bytes) + " bytes)" : name;
     groups[key].push_back(r);
   }
   return groups;

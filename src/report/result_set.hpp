@@ -21,8 +21,9 @@ struct LoadedResult {
 // result, or nothing found at all.
 std::vector<LoadedResult> load_results(const std::vector<std::string>& paths);
 
-// Results grouped by model name (then by model file size, so two different files of one name
-// stay apart); the key reads "resnet50" or "resnet50 (102146362 bytes)" when names collide.
+// Results grouped by model name, one group across formats (the zoo's resnet50.onnx, .xml, .pt and
+// .ncnn.param are one network); where one name has files of one format in different sizes, every
+// file of that name is a group of its own: "resnet50 (102146362 bytes)".
 std::map<std::string, std::vector<LoadedResult>> group_by_model(const std::vector<LoadedResult>& results);
 
 // The backend as tables name it: "onnxruntime", or "remote triton" for a remote server.

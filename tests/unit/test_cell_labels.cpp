@@ -6,6 +6,7 @@
 #include "harness/cross_check.hpp"
 #include "report/cell_labels.hpp"
 #include "report/model_families.hpp"
+#include "report/result_set.hpp"
 #include "synthetic_results.hpp"
 
 namespace infermark::report {
@@ -138,6 +139,25 @@ TEST(ModelFamilies, OneModelInTwoFormatsIsAFamilyOfTwo) {
   const auto families = model_families({"resnet50", "resnet50"});
   ASSERT_EQ(families.size(), 1u);
   EXPECT_EQ(families[0].members.size(), 2u);
+}
+
+// One network in several formats (the zoo's resnet50.onnx, .pt and .ncnn.param) is one group;
+// two files of one name and one format but different sizes are different models, kept apart.
+TEST(GroupByModel, FormatsOfOneNetworkShareAGroupSameFormatFilesOfOtherSizesDoNot) {
+  const auto cell = [](const std::string& backend, const std::string& format, long long bytes) {
+    auto c = synthetic_result(latency_samples(20, 5.0, 1), {.backend = backend, .model = "resnet50"});
+    c.result.model.format = format;
+    c.result.model.size_bytes = bytes;
+    return c;
+  };
+  const auto formats = group_by_model({cell("onnxruntime", "onnx", 100), cell("libtorch", "torchscript", 120),
+                                       cell("ncnn", "ncnn", 7), cell("openvino", "onnx", 100)});
+  ASSERT_EQ(formats.size(), 1u);
+  EXPECT_EQ(formats.at("resnet50").size(), 4u);
+  const auto two_onnx = group_by_model({cell("onnxruntime", "onnx", 100), cell("onnxruntime", "onnx", 200),
+                                        cell("libtorch", "torchscript", 120)});
+  EXPECT_EQ(two_onnx.size(), 3u);
+  EXPECT_TRUE(two_onnx.count("resnet50 (100 bytes)") && two_onnx.count("resnet50 (200 bytes)"));
 }
 
 }  // namespace
