@@ -4,8 +4,10 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 # A pretrained model on real inputs, so the first table shows accuracy against labels beside speed:
 # EfficientNet-Lite0 (ImageNet-1k) on the zoo's labelled photos, as the ONNX file every ONNX
-# framework here reads (opset 10, OpenCV DNN included) and as TorchScript for LibTorch.
-DEFAULT_MODEL := models/efficientnet_lite0_opencv.onnx models/efficientnet_lite0.pt
+# framework here reads (opset 10, OpenCV DNN included), as TorchScript for LibTorch, and in ncnn's
+# and MNN's formats.
+DEFAULT_MODEL := models/efficientnet_lite0_opencv.onnx models/efficientnet_lite0.pt \
+                 models/efficientnet_lite0.ncnn.param models/efficientnet_lite0.mnn
 MODEL  ?= $(DEFAULT_MODEL)
 ARGS   ?=
 ifeq ($(MODEL),$(DEFAULT_MODEL))

@@ -1,5 +1,5 @@
 // Corrupted model files through the frameworks: for each format (ONNX, OpenVINO IR with both its
-// .xml and .bin side, TorchScript, TFLite, GGUF, ncnn with both its .param and .bin side) seeded copies of a small real model are written
+// .xml and .bin side, TorchScript, TFLite, GGUF, ncnn with both its .param and .bin side, MNN) seeded copies of a small real model are written
 // empty, truncated, with a foreign header and with flipped bits, and one `infermark run` measures
 // them all. Whatever a framework does with them, the parent must not crash, every cell must end
 // as failed, crashed or timed out with a message naming the file and the cause (a flipped bit a
@@ -303,5 +303,11 @@ TEST_F(CorruptModels, GgufCopiesEndAsFailedCellsWithMessages) {
 TEST_F(CorruptModels, NcnnCopiesEndAsFailedCellsWithMessages) {
   if (!ready("ncnn")) return;
   write_ncnn_copies(kModels / "tiny_cnn.ncnn.param");
+  run_and_check();
+}
+
+TEST_F(CorruptModels, MnnCopiesEndAsFailedCellsWithMessages) {
+  if (!ready("mnn")) return;
+  write_copies(kModels / "tiny_cnn.mnn", "mnn");
   run_and_check();
 }

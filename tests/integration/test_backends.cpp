@@ -552,3 +552,56 @@ TEST(Ncnn, BatchesRunSampleBySampleAndMissingFilesAreClearErrors) {
 }
 
 }  // namespace infermark
+
+namespace infermark {
+
+// MNN (built from mnn-sys's vendored source by scripts/setup) on its converter's files: the ONNX
+// names kept, any batch (the session resized), the same function as ONNX Runtime.
+TEST(Mnn, RunsConvertedModelsAtAnyBatchAndMatchesOnnxRuntime) {
+  SKIP_UNLESS_BUILT("mnn");
+  SKIP_UNLESS_BUILT("onnxruntime");
+  for (const auto* stem : {"tiny_cnn", "efficientnet_lite0"})
+    for (const long long batch : {1LL, 3LL}) {
+      SCOPED_TRACE(std::string(stem) + " batch " + std::to_string(batch));
+      const auto model = kModels / (std::string(stem) + ".mnn");
+      if (!std::filesystem::exists(model)) GTEST_FAIL() << model << " missing: scripts/setup converts it";
+      InputRequest request;
+      request.batch = batch;
+      const auto mnn_out = run_once("mnn", model, request);
+      const auto ort_out = run_once("onnxruntime", kModels / (std::string(stem) + ".onnx"), request);
+      ASSERT_EQ(mnn_out.at(0).name, "logits");
+      ASSERT_EQ(mnn_out.at(0).shape, ort_out.at(0).shape);
+      const auto agreement = stats::compare_outputs(ort_out, mnn_out).at(0);
+      ASSERT_TRUE(agreement.comparable) << agreement.note;
+      EXPECT_LT(agreement.max_abs_error, 1e-3);
+    }
+}
+
+TEST(Mnn, AppliesAndReportsThreads) {
+  SKIP_UNLESS_BUILT("mnn");
+  expect_threads_verified("mnn", kModels / "tiny_cnn.mnn");
+}
+
+TEST(Mnn, ReportsThePrecisionItComputesInAndRefusesWhatIsNotAModel) {
+  SKIP_UNLESS_BUILT("mnn");
+  const auto precision_of = [](const std::string& requested) {
+    SessionOptions options;
+    options.precision = requested;
+    const auto settings = backend("mnn").open(kModels / "tiny_cnn.mnn", options)->effective_settings();
+    return *std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "precision"; });
+  };
+  EXPECT_EQ(precision_of("fp32").state, SettingState::kVerified);
+  EXPECT_EQ(precision_of("int8").state, SettingState::kNotApplied);
+  EXPECT_NE(precision_of("fp16").state, SettingState::kVerified);
+  const auto garbage = std::filesystem::temp_directory_path() / "infermark_not_a_model.mnn";
+  std::ofstream(garbage) << "not an MNN model at all";
+  try {
+    backend("mnn").open(garbage, {});
+    FAIL() << "opened a text file";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot load " + garbage.string()), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(garbage);
+}
+
+}  // namespace infermark

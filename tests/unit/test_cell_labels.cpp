@@ -154,8 +154,8 @@ TEST(GroupByModel, FormatsOfOneNetworkShareAGroupSameFormatFilesOfOtherSizesDoNo
                                        cell("ncnn", "ncnn", 7), cell("openvino", "onnx", 100)});
   ASSERT_EQ(formats.size(), 1u);
   EXPECT_EQ(formats.at("resnet50").size(), 4u);
-  const auto two_onnx = group_by_model({cell("onnxruntime", "onnx", 100), cell("onnxruntime", "onnx", 200),
-                                        cell("libtorch", "torchscript", 120)});
+  const auto two_onnx =
+      group_by_model({cell("onnxruntime", "onnx", 100), cell("onnxruntime", "onnx", 200), cell("libtorch", "torchscript", 120)});
   EXPECT_EQ(two_onnx.size(), 3u);
   EXPECT_TRUE(two_onnx.count("resnet50 (100 bytes)") && two_onnx.count("resnet50 (200 bytes)"));
 }

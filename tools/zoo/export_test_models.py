@@ -67,18 +67,22 @@ def with_format_version(source: pathlib.Path, target: pathlib.Path, version: int
     return target
 
 
-def tiny_ncnn(onnx_file: pathlib.Path, param: pathlib.Path, inputs: list, outputs: list) -> tuple:
-    """tiny_cnn as ncnn files (pnnx), checked against ONNX Runtime on 8 seeded random inputs."""
+def tiny_edge(onnx_file: pathlib.Path, out: pathlib.Path, inputs: list, outputs: list) -> tuple:
+    """tiny_cnn as ncnn files (pnnx) and as MNN (its converter), each checked against ONNX Runtime
+    on 8 seeded random inputs: ((param, check), (mnn, check))."""
     import numpy as np
 
-    from zoo_ncnn import checked_conversion
+    import zoo_mnn
+    import zoo_ncnn
     from zoo_variants import agreement, run_onnx
 
     random = np.random.default_rng(7)
     feeds = [{"input": random.standard_normal((1, 3, 32, 32), dtype=np.float32)} for _ in range(8)]
+    reference = run_onnx(onnx_file, feeds)
     score = lambda ref, var: [{"output": "logits", **agreement([r[0] for r in ref], [v[0] for v in var], "scores")}]  # noqa: E731
-    check = checked_conversion(onnx_file, param, inputs, outputs, feeds, run_onnx(onnx_file, feeds), score)
-    return param, check
+    ncnn = zoo_ncnn.checked_conversion(onnx_file, out / "tiny_cnn.ncnn.param", inputs, outputs, feeds, reference, score)
+    mnn = zoo_mnn.checked_conversion(onnx_file, out / "tiny_cnn.mnn", outputs, feeds, reference, score)
+    return (out / "tiny_cnn.ncnn.param", ncnn), (out / "tiny_cnn.mnn", mnn)
 
 
 def main() -> None:
@@ -96,10 +100,10 @@ def main() -> None:
     fixed = [("input", "float32", ["batch", 3, 32, 32])]
     path = export_onnx(model, example, args.out / "tiny_cnn.onnx", fixed, outputs)
     scripted = export_torchscript(model, example, args.out / "tiny_cnn.pt")
-    ncnn, ncnn_check = tiny_ncnn(path, args.out / "tiny_cnn.ncnn.param", fixed, outputs)
+    (ncnn, ncnn_check), (mnn, mnn_check) = tiny_edge(path, args.out, fixed, outputs)
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
-                   files={"onnx": path, "torchscript": scripted, "ncnn": ncnn}, inputs=fixed, outputs=outputs,
-                   weights="random (seed 7)", extra={"ncnn_conversion": ncnn_check})
+                   files={"onnx": path, "torchscript": scripted, "ncnn": ncnn, "mnn": mnn}, inputs=fixed, outputs=outputs,
+                   weights="random (seed 7)", extra={"ncnn_conversion": ncnn_check, "mnn_conversion": mnn_check})
     future = with_format_version(scripted, args.out / "tiny_cnn_future_version.pt", 99)
     write_manifest(args.out / "tiny_cnn_future_version.json", name="tiny_cnn_future_version", task="image-classification",
                    files={"torchscript": future}, inputs=fixed, outputs=outputs,

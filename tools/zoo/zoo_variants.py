@@ -21,7 +21,7 @@ import numpy as np
 from zoo_common import ONNX_OPSET, export_onnx, export_torchscript, write_manifest
 
 HERE = pathlib.Path(__file__).resolve().parent
-SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param"}
+SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param", "mnn": ".mnn"}
 CALIBRATION_SEED, EVALUATION_SEED = 1, 2
 MAP_THRESHOLD = 0.3  # where a probability map counts as "text" (DB detection's binarisation threshold)
 
@@ -264,12 +264,24 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
                                                  run_onnx(fp32_onnx, feeds), lambda ref, var: score(c, ref, var))
         files["fp32"]["ncnn"] = out / f"{c.stem}{SUFFIX['ncnn']}"
 
+    mnn_check = None
+    if "mnn" in formats and "fp32" in precisions:
+        import zoo_mnn
+
+        log(f"{c.stem}: MNN FP32 (MNN's converter from the FP32 ONNX), checked against ONNX Runtime")
+        feeds = evaluation or c.sample_inputs(c.evaluation_count, EVALUATION_SEED)
+        mnn_check = zoo_mnn.checked_conversion(fp32_onnx, out / f"{c.stem}{SUFFIX['mnn']}", c.outputs, feeds,
+                                               run_onnx(fp32_onnx, feeds), lambda ref, var: score(c, ref, var))
+        files["fp32"]["mnn"] = out / f"{c.stem}{SUFFIX['mnn']}"
+
     for p in precisions:
         if not files[p]:
             continue
         extra = {"family": c.stem, "precision": p, **c.extra}
         if p == "fp32" and ncnn_check:
             extra["ncnn_conversion"] = ncnn_check
+        if p == "fp32" and mnn_check:
+            extra["mnn_conversion"] = mnn_check
         if p != "fp32":
             extra["accuracy"] = {"reference": f"{c.stem} FP32 in the same format, run by the same runtime",
                                  "inputs": f"{len(evaluation)} {c.inputs_note} (seed {EVALUATION_SEED})",
