@@ -6,8 +6,9 @@ no benchncnn; mnn-sys vendors no tools), so the peers are plain timed loops over
 - ncnn: `ncnn C loop` (ncnn_c_timed_loop.py: ctypes over the very libncnn.so infermark loads, so the
   ratio is what the harness adds or hides) and `ncnn Python loop` (PyPI's ncnn module of the same
   version, its own build), each run one extractor made, fed and extracted, as benchncnn times it;
-- MNN: `MNN Python loop` (PyPI's MNN module of the same version, its own build: an Interpreter, one
-  CPU session at Precision_High, the input copied in once, runSession timed);
+- MNN: `MNN C++ loop` (mnn_timed_loop.cpp, compiled here against the very libMNN.so infermark
+  loads) and `MNN Python loop` (PyPI's MNN module of the same version, its own build), each an
+  Interpreter, one CPU session at Precision_High, the input copied in once, runSession timed;
 - `infermark <framework>`: `infermark run -b <framework> --threads T --warmup W --runs R --input NAME=INPUT.npy`.
 
   .venv/bin/python tools/peers/edge_fidelity.py --framework ncnn|mnn [--model M] [--rounds 5] [--threads 2]
@@ -30,7 +31,16 @@ from rounds import DEFAULT_ROUNDS, run_rounds, spread  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv/bin/python"
-PEERS = {"ncnn": ["ncnn C loop", "ncnn Python loop"], "mnn": ["MNN Python loop"]}
+PEERS = {"ncnn": ["ncnn C loop", "ncnn Python loop"], "mnn": ["MNN C++ loop", "MNN Python loop"]}
+MNN_DIR = ROOT / "third_party/mnn/install"
+
+
+def mnn_loop_binary(folder: pathlib.Path) -> pathlib.Path:
+    """mnn_timed_loop.cpp built against third_party/mnn's libMNN.so, as the backend is (-O3)."""
+    binary = folder / "mnn_timed_loop"
+    subprocess.run(["g++", "-std=c++20", "-O3", "-DNDEBUG", f"-I{MNN_DIR}/include", str(ROOT / "tools/peers/mnn_timed_loop.cpp"),
+                    "-o", str(binary), f"-L{MNN_DIR}/lib", "-lMNN", f"-Wl,-rpath,{MNN_DIR}/lib"], check=True)
+    return binary
 DEFAULT_MODEL = {"ncnn": "models/efficientnet_lite0.ncnn.param", "mnn": "models/efficientnet_lite0.mnn"}
 NCNN_LOOP = """
 import json, statistics, time, numpy as np, ncnn
@@ -112,11 +122,18 @@ def main() -> None:
                    "--out", str(out / "infermark")],
         }
 
+        if framework == "mnn":
+            raw = out / "input.raw"
+            np.load(value).astype(np.float32).tofile(raw)
+            commands["MNN C++ loop"] = [str(mnn_loop_binary(out)), str(model), spec["name"], str(raw), *map(str, shape),
+                                        str(args.threads), str(args.warmup), str(args.runs)]
+
         def measure(side):
             if side.endswith("Python loop"):
                 return python_loop(framework, model, value, spec["name"], args.threads, args.warmup, args.runs)
-            if side == "ncnn C loop":
-                figures = json.loads(subprocess.run(commands[side], capture_output=True, text=True, check=True).stdout)
+            if side in ("ncnn C loop", "MNN C++ loop"):
+                done = subprocess.run(commands[side], capture_output=True, text=True, check=True)
+                figures = json.loads(done.stdout.strip().splitlines()[-1])  # MNN prints its CPU features first
                 return figures["p50_ms"], figures["mean_ms"]
             started = time.time()
             subprocess.run(commands[side], capture_output=True, text=True, check=True)
