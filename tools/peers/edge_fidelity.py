@@ -8,7 +8,8 @@ no benchncnn; mnn-sys vendors no tools), so the peers are plain timed loops over
   version, its own build), each run one extractor made, fed and extracted, as benchncnn times it;
 - MNN: `MNN C++ loop` (mnn_timed_loop.cpp, compiled here against the very libMNN.so infermark
   loads) and `MNN Python loop` (PyPI's MNN module of the same version, its own build), each an
-  Interpreter, one CPU session at Precision_High, the input copied in once, runSession timed;
+  Interpreter, one CPU session at Precision_High, each timed run the input copied in (the session
+  reuses its input's memory during an inference, as infermark's backend does) and runSession;
 - `infermark <framework>`: `infermark run -b <framework> --threads T --warmup W --runs R --input NAME=INPUT.npy`.
 
   .venv/bin/python tools/peers/edge_fidelity.py --framework ncnn|mnn [--model M] [--rounds 5] [--threads 2]
@@ -63,9 +64,10 @@ session = interpreter.createSession({{"backend": "CPU", "precision": "high", "nu
 tensor = interpreter.getSessionInput(session, {input!r})
 interpreter.resizeTensor(tensor, value.shape)
 interpreter.resizeSession(session)
-tensor.copyFrom(MNN.Tensor(value.shape, MNN.Halide_Type_Float, value, MNN.Tensor_DimensionType_Caffe))
+host = MNN.Tensor(value.shape, MNN.Halide_Type_Float, value, MNN.Tensor_DimensionType_Caffe)
 def once():
     started = time.perf_counter()
+    tensor.copyFrom(host)
     interpreter.runSession(session)
     return (time.perf_counter() - started) * 1e3
 """

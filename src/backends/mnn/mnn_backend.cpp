@@ -1,7 +1,10 @@
 // MNN backend: Alibaba's MNN, built from the source the crates.io crate mnn-sys vendors, running
 // .mnn files MNN's own converter writes from the zoo's ONNX files (MNN keeps the ONNX tensor
-// names). One Interpreter and one CPU Session per infermark session; inputs are copied into the
-// session's tensors (MNN's own layout) once, when bound, so a timed run is runSession alone.
+// names). One Interpreter and one CPU Session per infermark session. MNN's CPU session reuses
+// its input tensors' memory for intermediate results during an inference, so an input copied in
+// once holds other data after the first run (a second run computes on it and gives other
+// outputs): each timed call copies the bound inputs in (NCHW host tensors made when bound) and
+// then runs the session, and the result says so (setting `input_copy`).
 //
 // MNN's Session is not safe to use from several threads, so concurrent clients get sessions of
 // their own (max_slots 1).
@@ -93,6 +96,9 @@ class MnnSession final : public Session {
          configured_state(options.inter_op_threads == 0),
          options.inter_op_threads == 0 ? "" : "MNN runs one operator at a time; it has no inter-op thread setting"});
     settings_.push_back({"device", options.device, "MNN_FORWARD_CPU", SettingState::kVerified, ""});
+    settings_.push_back({"input_copy", "", "in each timed call", SettingState::kVerified,
+                         "MNN's CPU session reuses its input tensors' memory during an inference, so each run copies the "
+                         "bound inputs into the session (NCHW to MNN's layout) before runSession"});
   }
 
   SessionCapabilities capabilities() const override { return {.in_place_inputs = false, .varying_shapes = false}; }
@@ -100,8 +106,8 @@ class MnnSession final : public Session {
   const std::vector<TensorSpec>& output_specs() const override { return outputs_; }
   int max_slots() const override { return 1; }
 
-  // Shapes other than the session's are resized first (MNN plans memory per shape), then each
-  // input is copied from an NCHW host tensor into the session's own layout.
+  // Shapes other than the session's are resized first (MNN plans memory per shape); each input's
+  // NCHW host tensor is made here, over a copy of its bytes, for run() to copy in.
   void set_inputs(const std::vector<Tensor>& inputs, int slots) override {
     if (slots != 1) throw Error("mnn: an MNN session serves one request at a time");
     bool resized = false;
@@ -116,16 +122,17 @@ class MnnSession final : public Session {
       }
     }
     if (resized) interpreter_->resizeSession(session_);
+    bound_.clear();
     for (const auto& tensor : inputs) {
-      auto* device = input_tensor(tensor.name);
-      std::unique_ptr<MNN::Tensor> host(MNN::Tensor::create(std::vector<int>(tensor.shape.begin(), tensor.shape.end()),
-                                                            halide_type_of<float>(), const_cast<std::byte*>(tensor.data.data()),
-                                                            MNN::Tensor::CAFFE));
-      if (!device->copyFromHostTensor(host.get())) throw Error("MNN could not copy input '" + tensor.name + "' into its session");
+      auto& input = bound_.emplace_back(BoundInput{input_tensor(tensor.name), tensor.data, nullptr});
+      input.host.reset(MNN::Tensor::create(std::vector<int>(tensor.shape.begin(), tensor.shape.end()), halide_type_of<float>(),
+                                           input.bytes.data(), MNN::Tensor::CAFFE));
     }
   }
 
   void run(int /*slot*/) override {
+    for (const auto& input : bound_)
+      if (!input.device->copyFromHostTensor(input.host.get())) throw Error("MNN could not copy an input into its session");
     if (const auto code = interpreter_->runSession(session_); code != MNN::NO_ERROR)
       throw Error("MNN inference failed (ErrorCode " + std::to_string(static_cast<int>(code)) + ")");
   }
@@ -172,7 +179,14 @@ class MnnSession final : public Session {
                     manifest_path(model).string() + " declares");
   }
 
+  struct BoundInput {
+    MNN::Tensor* device;                // the session's, owned by it
+    std::vector<std::byte> bytes;       // the host tensor's data
+    std::unique_ptr<MNN::Tensor> host;  // NCHW, over `bytes`
+  };
+
   std::unique_ptr<MNN::Interpreter, InterpreterDeleter> interpreter_;
+  std::vector<BoundInput> bound_;
   MNN::Session* session_ = nullptr;  // owned by the interpreter
   std::vector<TensorSpec> inputs_, outputs_;
   std::vector<EffectiveSetting> settings_;
