@@ -101,6 +101,22 @@ void expect_threads_verified(const std::string& name, const std::filesystem::pat
   }
 }
 
+// Outputs of a converted model against ONNX Runtime's on its ONNX original: same shape, within 1e-3.
+void expect_matches_onnxruntime(const std::vector<Tensor>& reference, const std::vector<Tensor>& outputs) {
+  ASSERT_EQ(outputs.at(0).shape, reference.at(0).shape);
+  const auto agreement = stats::compare_outputs(reference, outputs).at(0);
+  ASSERT_TRUE(agreement.comparable) << agreement.note;
+  EXPECT_LT(agreement.max_abs_error, 1e-3);
+}
+
+// The precision setting a backend reports for `model` opened at `requested`.
+EffectiveSetting precision_setting(const std::string& name, const std::filesystem::path& model, const std::string& requested) {
+  SessionOptions options;
+  options.precision = requested;
+  const auto settings = backend(name).open(model, options)->effective_settings();
+  return *std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "precision"; });
+}
+
 }  // namespace
 
 TEST_P(RealBackend, ReportsItsRealVersion) {
@@ -475,12 +491,7 @@ TEST(Ncnn, RunsPnnxConversionsWithManifestSpecsAndMatchesOnnxRuntime) {
     auto session = backend("ncnn").open(param, {});
     ASSERT_EQ(session->input_specs().at(0).name, "input");
     ASSERT_EQ(session->output_specs().at(0).name, "logits");
-    const auto ncnn_out = run_once("ncnn", param, {});
-    const auto ort_out = run_once("onnxruntime", kModels / (std::string(stem) + ".onnx"), {});
-    ASSERT_EQ(ncnn_out.at(0).shape, ort_out.at(0).shape);
-    const auto agreement = stats::compare_outputs(ort_out, ncnn_out).at(0);
-    ASSERT_TRUE(agreement.comparable) << agreement.note;
-    EXPECT_LT(agreement.max_abs_error, 1e-3);
+    expect_matches_onnxruntime(run_once("onnxruntime", kModels / (std::string(stem) + ".onnx"), {}), run_once("ncnn", param, {}));
   }
 }
 
@@ -494,10 +505,7 @@ TEST(Ncnn, AppliesAndReportsThreads) {
 TEST(Ncnn, ReportsThePrecisionItComputesIn) {
   SKIP_UNLESS_BUILT("ncnn");
   const auto precision_of = [](const std::string& requested) {
-    SessionOptions options;
-    options.precision = requested;
-    const auto settings = backend("ncnn").open(kModels / "tiny_cnn.ncnn.param", options)->effective_settings();
-    return *std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "precision"; });
+    return precision_setting("ncnn", kModels / "tiny_cnn.ncnn.param", requested);
   };
   const auto fp32 = precision_of("fp32");
   EXPECT_EQ(fp32.state, SettingState::kVerified);
@@ -575,10 +583,7 @@ TEST(Mnn, RunsConvertedModelsAtAnyBatchAndMatchesOnnxRuntime) {
       const auto mnn_out = session->outputs();
       const auto ort_out = run_once("onnxruntime", kModels / (std::string(stem) + ".onnx"), request);
       ASSERT_EQ(mnn_out.at(0).name, "logits");
-      ASSERT_EQ(mnn_out.at(0).shape, ort_out.at(0).shape);
-      const auto agreement = stats::compare_outputs(ort_out, mnn_out).at(0);
-      ASSERT_TRUE(agreement.comparable) << agreement.note;
-      EXPECT_LT(agreement.max_abs_error, 1e-3);
+      expect_matches_onnxruntime(ort_out, mnn_out);
     }
 }
 
@@ -590,10 +595,7 @@ TEST(Mnn, AppliesAndReportsThreads) {
 TEST(Mnn, ReportsThePrecisionItComputesInAndRefusesWhatIsNotAModel) {
   SKIP_UNLESS_BUILT("mnn");
   const auto precision_of = [](const std::string& requested) {
-    SessionOptions options;
-    options.precision = requested;
-    const auto settings = backend("mnn").open(kModels / "tiny_cnn.mnn", options)->effective_settings();
-    return *std::find_if(settings.begin(), settings.end(), [](const auto& s) { return s.key == "precision"; });
+    return precision_setting("mnn", kModels / "tiny_cnn.mnn", requested);
   };
   EXPECT_EQ(precision_of("fp32").state, SettingState::kVerified);
   EXPECT_EQ(precision_of("int8").state, SettingState::kNotApplied);
