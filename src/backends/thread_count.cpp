@@ -46,6 +46,11 @@ EffectiveSetting counted_pool_threads(int requested, int started, const std::str
       "counted: " + starter + " started " + std::to_string(started) + " pool thread(s) beside the calling thread" + note);
 }
 
+EffectiveSetting no_inter_op_threads(int requested, const std::string& why) {
+  const bool applied = requested == 0;
+  return {"inter_op_threads", count_or_empty(requested), "not applicable", configured_state(applied), applied ? "" : why};
+}
+
 EffectiveSetting unverified_threads(int requested, const std::string& effective, const std::string& why) {
   return {"intra_op_threads", count_or_empty(requested), effective, SettingState::kUnverified, why};
 }

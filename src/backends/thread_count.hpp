@@ -27,6 +27,10 @@ EffectiveSetting observed_threads(int requested, int observed, const std::string
 // are made): verified against the request by that count. `note` is added to the explanation.
 EffectiveSetting counted_pool_threads(int requested, int started, const std::string& starter, const std::string& note = "");
 
+// inter_op_threads of a framework that has no inter-op pool: not applicable, and a count asked
+// for is not applied, `why` says so.
+EffectiveSetting no_inter_op_threads(int requested, const std::string& why);
+
 // intra_op_threads set as asked where nothing can read the count back; `why` says so.
 EffectiveSetting unverified_threads(int requested, const std::string& effective, const std::string& why);
 

@@ -92,9 +92,7 @@ class MnnSession final : public Session {
       settings_.push_back(unverified_threads(options.intra_op_threads, std::to_string(config.numThread),
                                              "MNN did not report the session's thread count"));
     settings_.push_back(
-        {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "not applicable",
-         configured_state(options.inter_op_threads == 0),
-         options.inter_op_threads == 0 ? "" : "MNN runs one operator at a time; it has no inter-op thread setting"});
+        no_inter_op_threads(options.inter_op_threads, "MNN runs one operator at a time; it has no inter-op thread setting"));
     settings_.push_back({"device", options.device, "MNN_FORWARD_CPU", SettingState::kVerified, ""});
     settings_.push_back({"input_copy", "", "in each timed call", SettingState::kVerified,
                          "MNN's CPU session reuses its input tensors' memory during an inference, so each run copies the "

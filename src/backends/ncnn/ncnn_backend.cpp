@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <optional>
 #include <string_view>
 
@@ -33,12 +32,6 @@ namespace {
 constexpr const char* kName = "ncnn";
 constexpr int kMaxSlots = 256;  // a Net serves any number of Extractors at once
 
-std::string dims_text(const std::vector<std::int64_t>& shape) {
-  std::string text;
-  for (const auto d : shape) text += (text.empty() ? "" : "x") + std::to_string(d);
-  return text;
-}
-
 // Sample `n` of an ONNX-layout tensor [N, c, h, w] (or [N, w], [N, h, w], [N, c, d, h, w]) as a
 // Mat: the batch axis dropped, the others in ncnn's order. Copied channel by channel: a Mat's
 // channels are aligned to 16 bytes, so a packed buffer is not one.
@@ -47,7 +40,7 @@ ncnn::Mat to_mat(const Tensor& tensor, std::int64_t n) {
     throw Error("input '" + tensor.name + "' is " + std::string(dtype_name(tensor.dtype)) + ": ncnn takes float32 inputs only");
   const auto& s = tensor.shape;
   if (s.size() < 2 || s.size() > 5)
-    throw Error("input '" + tensor.name + "' is " + dims_text(s) +
+    throw Error("input '" + tensor.name + "' is " + format_shape(s) +
                 ": ncnn takes tensors of 2 to 5 dimensions, the first the batch");
   const auto d = [&](std::size_t i) { return static_cast<int>(s[i]); };
   ncnn::Mat mat;
@@ -65,7 +58,7 @@ ncnn::Mat to_mat(const Tensor& tensor, std::int64_t n) {
       mat.create(d(4), d(3), d(2), d(1));
       break;
   }
-  if (mat.empty()) throw Error("input '" + tensor.name + "': ncnn could not allocate a " + dims_text(s) + " Mat");
+  if (mat.empty()) throw Error("input '" + tensor.name + "': ncnn could not allocate a " + format_shape(s) + " Mat");
   const auto plane = static_cast<std::size_t>(mat.w) * mat.h * mat.d * sizeof(float);
   const auto* sample = tensor.data.data() + static_cast<std::size_t>(n) * plane * static_cast<std::size_t>(mat.c);
   for (int q = 0; q < mat.c; ++q) std::memcpy(mat.channel(q).data, sample + static_cast<std::size_t>(q) * plane, plane);
@@ -162,9 +155,7 @@ class NcnnSession final : public Session {
     });
     settings_.push_back(threads_setting(options.intra_op_threads, threads, started));
     settings_.push_back(
-        {"inter_op_threads", options.inter_op_threads > 0 ? std::to_string(options.inter_op_threads) : "", "not applicable",
-         configured_state(options.inter_op_threads == 0),
-         options.inter_op_threads == 0 ? "" : "ncnn runs one layer at a time; it has no inter-op thread setting"});
+        no_inter_op_threads(options.inter_op_threads, "ncnn runs one layer at a time; it has no inter-op thread setting"));
     settings_.push_back({"device", options.device, "CPU (ncnn built without Vulkan)", SettingState::kVerified, ""});
     settings_.push_back(
         {"isa", "", isa_text(), SettingState::kVerified, "ncnn::cpu_support_x86_*: the kernels ncnn dispatches to"});
@@ -254,9 +245,7 @@ class NcnnSession final : public Session {
       auto shape = spec.shape;
       for (auto& d : shape) d = d < 0 ? 1 : d;
       Tensor tensor{spec.name, DType::kFloat32, shape, {}};
-      tensor.data.resize(
-          static_cast<std::size_t>(std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>())) *
-          sizeof(float));
+      tensor.data.resize(element_count(shape) * sizeof(float));
       zeros.push_back(to_mat(tensor, 0));
     }
     for (std::size_t i = 0; i < zeros.size(); ++i) extractor.input(input_blobs_[i].c_str(), zeros[i]);

@@ -67,19 +67,11 @@ std::string parallel_framework() {
   return info.substr(begin, info.find('\n', begin) - begin);
 }
 
-std::string count_or_empty(int requested) { return requested > 0 ? std::to_string(requested) : ""; }
-
 // cv::setNumThreads is process-wide, so every session sets it: 0 restores OpenCV's default (-1)
 // instead of inheriting whatever an earlier session in this process chose.
 EffectiveSetting apply_intra_op_threads(int requested) {
   cv::setNumThreads(requested > 0 ? requested : -1);
   return observed_threads(requested, cv::getNumThreads(), "cv::getNumThreads(), read back after setting it");
-}
-
-EffectiveSetting inter_op_setting(int requested) {
-  const bool applied = requested == 0;
-  return {"inter_op_threads", count_or_empty(requested), "not applicable", configured_state(applied),
-          applied ? "" : "OpenCV DNN runs one layer at a time; it has no inter-op thread setting"};
 }
 
 EffectiveSetting precision_setting(const std::string& requested) {
@@ -122,7 +114,7 @@ class OpenCvSession final : public Session {
     check_outputs_are_layers(model);
     settings_ = {
         apply_intra_op_threads(options.intra_op_threads),
-        inter_op_setting(options.inter_op_threads),
+        no_inter_op_threads(options.inter_op_threads, "OpenCV DNN runs one layer at a time; it has no inter-op thread setting"),
         precision_setting(options.precision),
         {"device", options.device, "DNN_BACKEND_OPENCV, DNN_TARGET_CPU", SettingState::kUnverified, ""},
         {"parallel_framework", "", parallel_framework(), SettingState::kVerified, "OpenCV's build information"},

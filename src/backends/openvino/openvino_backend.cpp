@@ -288,9 +288,7 @@ class OpenVinoSession final : public Session {
         read_back("streams", asked("streams"), std::to_string(streams), from_compiled),
         read_back("pinning", asked_pinning, pinning ? "on" : "off", from_compiled),
         {"device", options_.device, "CPU", SettingState::kUnverified, ""},
-        {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
-         configured_state(options_.inter_op_threads == 0),
-         options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting; use --opt streams=N"},
+        no_inter_op_threads(options_.inter_op_threads, "OpenVINO has no inter-op thread setting; use --opt streams=N"),
         {"static_reshape", "", reshaped_to_.empty() ? "model already static" : "compiled for " + reshaped_to_,
          SettingState::kUnverified, ""},
     };

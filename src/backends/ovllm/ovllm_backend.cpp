@@ -285,9 +285,7 @@ class OvLlmGenerator final : public Generator {
     const auto precision = compiled_.get_property(ov::hint::inference_precision);
     settings_ = {
         observed_threads(options_.intra_op_threads, static_cast<int>(threads), "ov::inference_num_threads, " + from_compiled),
-        {"inter_op_threads", options_.inter_op_threads > 0 ? std::to_string(options_.inter_op_threads) : "", "not applicable",
-         configured_state(options_.inter_op_threads == 0),
-         options_.inter_op_threads == 0 ? "" : "OpenVINO has no inter-op thread setting"},
+        no_inter_op_threads(options_.inter_op_threads, "OpenVINO has no inter-op thread setting"),
         {"precision", options_.precision, folder_.weight_compression.empty() ? "as exported" : folder_.weight_compression,
          SettingState::kNotApplied, "weight precision is fixed by the export (the folder's openvino_model.bin)"},
         read_back("inference_precision", "", precision.get_type_name(), from_compiled + " (activations)"),
