@@ -223,11 +223,11 @@ int write_report(const study::EvaluationSuite& suite, bool quick, const fs::path
 
 int evaluate(const EvaluateOptions& o) {
   auto& world = scaleout::World::get();  // refuses several ranks when built without MPI
-  if (const auto refusal = EvaluationRanks::refusal(world, o.per_host); !refusal.empty()) {
-    if (world.is_root()) throw Error(refusal);
+  EvaluationRanks ranks(world, o.per_host);
+  if (!ranks.refusal().empty()) {
+    if (world.is_root()) throw Error(ranks.refusal());
     return 2;  // rank 0 says why
   }
-  EvaluationRanks ranks(world, o.per_host);
   const bool root = ranks.is_root();
   const auto suite = study::load_evaluation_suite(o.suite.empty() ? default_suite() : fs::path(o.suite));
   const auto folder = evaluation_folder(o.out, suite, o.quick);

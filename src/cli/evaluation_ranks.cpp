@@ -14,23 +14,24 @@ namespace infermark::cli {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string EvaluationRanks::refusal(scaleout::World& world, bool per_host) {
-  if (world.distributed() && !per_host)
-    return fmt::format(
+EvaluationRanks::EvaluationRanks(scaleout::World& world, bool per_host) : world_(world), per_host_(per_host) {
+  if (world.distributed() && !per_host) {
+    refusal_ = fmt::format(
         "`evaluate` under mpirun ({} ranks) needs --per-host: each host runs the whole evaluation and the report "
         "puts the machines side by side (sharing one evaluation's cells among hosts would mix machines in one table)",
         world.size());
-  try {
-    std::vector<std::string> hosts;
-    for (const auto& rank : scaleout::gather_roster(world)) hosts.push_back(rank.host);
-    return study::shared_host_error(hosts, false);
-  } catch (const Error& e) {
-    return e.what();  // different builds
+    return;
   }
+  try {
+    roster_ = scaleout::gather_roster(world);
+  } catch (const Error& e) {
+    refusal_ = e.what();  // different builds, on every rank
+    return;
+  }
+  std::vector<std::string> hosts;
+  for (const auto& rank : roster_) hosts.push_back(rank.host);
+  refusal_ = study::shared_host_error(hosts, false);
 }
-
-EvaluationRanks::EvaluationRanks(scaleout::World& world, bool per_host)
-    : world_(world), per_host_(per_host), roster_(scaleout::gather_roster(world)) {}
 
 fs::path EvaluationRanks::own_folder(const fs::path& evaluation) const {
   return per_host_ ? study::per_host_folder(evaluation / "hosts", world_.host()) : evaluation;

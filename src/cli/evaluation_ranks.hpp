@@ -33,12 +33,14 @@ struct ExperimentAcrossRanks {
 
 class EvaluationRanks {
  public:
+  // Gathers every rank's host and build once (collective).
+  EvaluationRanks(scaleout::World& world, bool per_host);
+
   // Why these ranks cannot run an evaluation together, "" when they can: several ranks without
   // --per-host (sharing one evaluation's cells among machines would mix them in one table), two
-  // ranks on one host, or different builds. Every rank gets the same answer.
-  static std::string refusal(scaleout::World& world, bool per_host);
-  // After refusal() said "".
-  EvaluationRanks(scaleout::World& world, bool per_host);
+  // ranks on one host, or different builds. Every rank has the same answer; nothing else may be
+  // called when it is not "".
+  const std::string& refusal() const { return refusal_; }
 
   bool per_host() const { return per_host_; }
   bool is_root() const { return world_.is_root(); }
@@ -84,6 +86,7 @@ class EvaluationRanks {
   scaleout::World& world_;
   bool per_host_ = false;
   std::vector<scaleout::RankInfo> roster_;
+  std::string refusal_;
 };
 
 }  // namespace infermark::cli
