@@ -81,7 +81,7 @@ def tiny_edge(onnx_file: pathlib.Path, out: pathlib.Path, inputs: list, outputs:
     reference = run_onnx(onnx_file, feeds)
     score = lambda ref, var: [{"output": "logits", **agreement([r[0] for r in ref], [v[0] for v in var], "scores")}]  # noqa: E731
     ncnn = zoo_ncnn.checked_conversion(onnx_file, out / "tiny_cnn.ncnn.param", inputs, outputs, feeds, reference, score)
-    mnn = zoo_mnn.checked_conversion(onnx_file, out / "tiny_cnn.mnn", outputs, feeds, reference, score)
+    mnn = zoo_mnn.checked_conversion(onnx_file, out / "tiny_cnn.mnn", inputs, outputs, feeds, reference, score)
     return (out / "tiny_cnn.ncnn.param", ncnn), (out / "tiny_cnn.mnn", mnn)
 
 

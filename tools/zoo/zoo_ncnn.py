@@ -15,9 +15,9 @@ import tempfile
 
 import numpy as np
 
+from zoo_conversion import checked_record
+
 PNNX = pathlib.Path(sys.executable).parent / "pnnx"
-# The largest difference of any output from ONNX Runtime's that still counts as the same network.
-MAX_ABS_ERROR = 1e-3
 NUMPY_TYPES = {"float32": "f32", "int64": "i64", "int32": "i32"}
 
 
@@ -81,19 +81,12 @@ def run_ncnn(param: pathlib.Path, feeds: list, output_count: int) -> list:
 
 def checked_conversion(onnx_file: pathlib.Path, param: pathlib.Path, inputs: list, outputs: list, feeds: list,
                        reference_runs: list, score) -> dict:
-    """Converts, runs ncnn on `feeds`, and returns the manifest's record of the check; refuses a
-    conversion whose outputs differ from ONNX Runtime's (`reference_runs`) beyond MAX_ABS_ERROR or
-    whose top-1 changes."""
+    """Converts, runs ncnn on `feeds`, and returns the manifest's record of the check against ONNX
+    Runtime's `reference_runs` (zoo_conversion.checked_record)."""
     convert(onnx_file, param, inputs)
     runs = run_ncnn(param, feeds, len(outputs))
     for run, reference in zip(runs, reference_runs):  # ncnn drops the batch axis of [1, N] outputs
         for i, value in enumerate(run):
             run[i] = value.reshape(reference[i].shape)
-    figures = score(reference_runs, runs)
-    for figure in figures:
-        if figure["max_abs_error"] > MAX_ABS_ERROR or figure.get("top1_agreement", 1.0) < 1.0:
-            raise SystemExit(f"{param.name}: ncnn's {figure['output']} differs from ONNX Runtime's: {figure}")
-    return {"converter": f"pnnx {importlib.metadata.version('pnnx')} (fp16=0)",
-            "runtime": f"ncnn {importlib.metadata.version('ncnn')} (PyPI module, fp16 options off)",
-            "reference": f"onnxruntime {importlib.metadata.version('onnxruntime')} on the FP32 ONNX file",
-            "inputs": len(feeds), "max_abs_error_allowed": MAX_ABS_ERROR, "outputs": figures}
+    return checked_record(param, "ncnn", score(reference_runs, runs), f"pnnx {importlib.metadata.version('pnnx')} (fp16=0)",
+                          f"ncnn {importlib.metadata.version('ncnn')} (PyPI module, fp16 options off)", len(feeds))

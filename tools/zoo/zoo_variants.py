@@ -8,6 +8,7 @@ the agreement of its outputs with the FP32 variant of the same format, run by th
 on a fixed set of inputs.
 """
 import dataclasses
+import importlib
 import importlib.metadata
 import pathlib
 import shutil
@@ -22,6 +23,8 @@ from zoo_common import ONNX_OPSET, export_onnx, export_torchscript, write_manife
 
 HERE = pathlib.Path(__file__).resolve().parent
 SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param", "mnn": ".mnn"}
+# Edge formats: the module that converts and checks each (imported when asked for), and its converter.
+EDGE_CONVERTERS = {"ncnn": ("zoo_ncnn", "pnnx"), "mnn": ("zoo_mnn", "MNN's converter")}
 CALIBRATION_SEED, EVALUATION_SEED = 1, 2
 MAP_THRESHOLD = 0.3  # where a probability map counts as "text" (DB detection's binarisation threshold)
 
@@ -254,34 +257,27 @@ def build_component(c: Component, out: pathlib.Path, formats: list, precisions: 
                     "runtime": f"openvino {importlib.metadata.version('openvino')} CPU (inference precision {hint})",
                     "outputs": score(c, reference, variant)}
 
-    ncnn_check = None
-    if "ncnn" in formats and "fp32" in precisions:
-        import zoo_ncnn
-
-        log(f"{c.stem}: ncnn FP32 (pnnx from the FP32 ONNX), checked against ONNX Runtime")
+    # The edge formats (FP32): each converted from the FP32 ONNX and checked against one ONNX
+    # Runtime reference run on the evaluation inputs, recorded as <format>_conversion.
+    conversions = {}
+    edge = [fmt for fmt in EDGE_CONVERTERS if fmt in formats] if "fp32" in precisions else []
+    if edge:
         feeds = evaluation or c.sample_inputs(c.evaluation_count, EVALUATION_SEED)
-        ncnn_check = zoo_ncnn.checked_conversion(fp32_onnx, out / f"{c.stem}{SUFFIX['ncnn']}", c.inputs, c.outputs, feeds,
-                                                 run_onnx(fp32_onnx, feeds), lambda ref, var: score(c, ref, var))
-        files["fp32"]["ncnn"] = out / f"{c.stem}{SUFFIX['ncnn']}"
-
-    mnn_check = None
-    if "mnn" in formats and "fp32" in precisions:
-        import zoo_mnn
-
-        log(f"{c.stem}: MNN FP32 (MNN's converter from the FP32 ONNX), checked against ONNX Runtime")
-        feeds = evaluation or c.sample_inputs(c.evaluation_count, EVALUATION_SEED)
-        mnn_check = zoo_mnn.checked_conversion(fp32_onnx, out / f"{c.stem}{SUFFIX['mnn']}", c.outputs, feeds,
-                                               run_onnx(fp32_onnx, feeds), lambda ref, var: score(c, ref, var))
-        files["fp32"]["mnn"] = out / f"{c.stem}{SUFFIX['mnn']}"
+        reference = run_onnx(fp32_onnx, feeds)
+    for fmt in edge:
+        module, converter = EDGE_CONVERTERS[fmt]
+        log(f"{c.stem}: {fmt} FP32 ({converter} from the FP32 ONNX), checked against ONNX Runtime")
+        target = out / f"{c.stem}{SUFFIX[fmt]}"
+        conversions[f"{fmt}_conversion"] = importlib.import_module(module).checked_conversion(
+            fp32_onnx, target, c.inputs, c.outputs, feeds, reference, lambda ref, var: score(c, ref, var))
+        files["fp32"][fmt] = target
 
     for p in precisions:
         if not files[p]:
             continue
         extra = {"family": c.stem, "precision": p, **c.extra}
-        if p == "fp32" and ncnn_check:
-            extra["ncnn_conversion"] = ncnn_check
-        if p == "fp32" and mnn_check:
-            extra["mnn_conversion"] = mnn_check
+        if p == "fp32":
+            extra.update(conversions)
         if p != "fp32":
             extra["accuracy"] = {"reference": f"{c.stem} FP32 in the same format, run by the same runtime",
                                  "inputs": f"{len(evaluation)} {c.inputs_note} (seed {EVALUATION_SEED})",
