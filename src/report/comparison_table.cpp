@@ -84,6 +84,17 @@ bool batch_worth_showing(const std::vector<result::RunResult>& results) {
   return std::any_of(results.begin(), results.end(), [](const result::RunResult& r) { return r.scenario.batch != 1; });
 }
 
+// The batch as it ran: a framework without a batch axis (ncnn) runs a batch of N as N
+// single-sample inferences in the timed call, which its `batch_execution` setting records; the
+// cell says so, since its latency is not one batched inference's.
+std::string batch_cell(const result::RunResult& r) {
+  const auto& settings = r.effective_settings;
+  const auto execution = std::find_if(settings.begin(), settings.end(), [](const EffectiveSetting& s) {
+    return s.key == "batch_execution" && s.effective.ends_with("in a row");
+  });
+  return std::to_string(r.scenario.batch) + (execution == settings.end() ? "" : " (one by one)");
+}
+
 }  // namespace
 
 std::string effective_setting(const result::RunResult& result, const std::string& key) {
@@ -125,8 +136,7 @@ std::string comparison_table(const std::vector<result::RunResult>& results) {
   }
   if (batch_worth_showing(results)) {
     columns.insert(columns.begin() + kBatchColumn, {"batch", true});
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      rows[i].insert(rows[i].begin() + kBatchColumn, std::to_string(results[i].scenario.batch));
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].insert(rows[i].begin() + kBatchColumn, batch_cell(results[i]));
   }
   // Several models in one run (`run a.onnx b.onnx`): each row says which, as the generation table does.
   std::set<std::string> names;

@@ -35,6 +35,15 @@ TEST(ComparisonTableBatch, CellsThatRanDifferentBatchesEachSayTheirs) {
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| openvino +\| 1\.0 +\| +- +\| +4 +\|)"))) << table;
 }
 
+// A framework without a batch axis (ncnn) runs the batch sample by sample; its row says so.
+TEST(ComparisonTableBatch, ABatchRunOneSampleAtATimeSaysSo) {
+  auto ncnn = cell("ncnn", 7);
+  ncnn.effective_settings.push_back({"batch_execution", "", "7 extractions in a row", SettingState::kVerified, ""});
+  const auto table = comparison_table({cell("onnxruntime", 7), ncnn});
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| ncnn +\| 1\.0 +\| +- +\| +7 \(one by one\) +\|)"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| onnxruntime +\| 1\.0 +\| +- +\| +7 +\|)"))) << table;
+}
+
 TEST(ComparisonTableBatch, BatchOneEverywhereKeepsTheTableAsItWas) {
   const auto table = comparison_table({cell("onnxruntime", 1), cell("openvino", 1)});
   EXPECT_EQ(table.find("batch"), std::string::npos) << table;
