@@ -50,6 +50,8 @@ Selection selection(DeploymentSituation situation, const DecisionTreeInputs& in)
       return {x86 && !gpu ? "results from an x86 CPU without a GPU" : "", "results from an x86 CPU without a GPU"};
     case kArmGpu:
       return {arm && gpu ? "results from an ARM CPU with a GPU" : "", "results from an ARM CPU with a GPU"};
+    case kArmEdgeCpu:
+      return {arm && !gpu ? "results from an ARM CPU without a GPU" : "", "results from an ARM CPU without a GPU"};
     case kDynamicShapes:
       return {c.dynamic_shapes ? "--dynamic-shapes" : "", "pass --dynamic-shapes"};
     case kMaximumPerformance:
@@ -97,27 +99,47 @@ std::map<std::string, Contender> best_per_backend(const std::vector<Contender>& 
   return best;
 }
 
-// Does the recommended backend's best come within the tolerance of every other backend's best?
+// The backends a branch names: "tflite+ncnn" is either of the two.
+std::vector<std::string> recommended_backends(std::string_view backend) {
+  std::vector<std::string> names;
+  for (std::size_t start = 0; start <= backend.size();) {
+    const auto plus = std::min(backend.find('+', start), backend.size());
+    names.emplace_back(backend.substr(start, plus - start));
+    start = plus + 1;
+  }
+  return names;
+}
+
+// Does the recommended backend's best (the better one's, for a pair) come within the tolerance of
+// every other backend's best?
 void judge(DecisionTreeCheck& check, const std::string& metric, const std::vector<Contender>& contenders,
            const std::string& how_to_measure) {
   const auto best = best_per_backend(contenders);
   const std::string backend(check.branch.backend);
-  const auto own = best.find(backend);
-  if (own == best.end()) {
+  const auto recommended = recommended_backends(backend);
+  const auto is_recommended = [&](const std::string& name) {
+    return std::find(recommended.begin(), recommended.end(), name) != recommended.end();
+  };
+  const Contender* own = nullptr;
+  std::vector<Contender> others;
+  for (const auto& [name, c] : best) {
+    if (!is_recommended(name))
+      others.push_back(c);
+    else if (!own || c.key < own->key)
+      own = &c;
+  }
+  if (!own) {
     check.verdict = BranchVerdict::kNotMeasuredHere;
     check.detail = "needs " + how_to_measure;
     return;
   }
-  const auto& mine = own->second;
-  if (best.size() == 1) {
+  const auto& mine = *own;
+  if (others.empty()) {
     check.verdict = BranchVerdict::kAgreesTrivially;
     check.detail =
         fmt::format("{}: only {} was measured ({} {}), so nothing can beat it", metric, backend, mine.label, mine.figure);
     return;
   }
-  std::vector<Contender> others;
-  for (const auto& [name, c] : best)
-    if (name != backend) others.push_back(c);
   std::sort(others.begin(), others.end(), [](const Contender& a, const Contender& b) { return a.key < b.key; });
   const auto& leader = others.front();
   const bool agrees = mine.key <= leader.key * (1.0 + kBranchAgreementTolerance);
@@ -265,7 +287,7 @@ std::string among(result::ResultOrigin origin) {
 
 void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {
   const auto& b = check.branch;
-  const std::string cell_of = fmt::format("a cell of this model run with -b {}", b.backend);
+  const std::string cell_of = fmt::format("a cell of this model run with -b {}", fmt::join(recommended_backends(b.backend), " or -b "));
   switch (b.evidence) {
     case BranchEvidence::kNotMeasurable:
       check.verdict = BranchVerdict::kNotMeasuredHere;
@@ -296,6 +318,7 @@ void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {
     }
   }
   if (check.verdict != BranchVerdict::kNotMeasuredHere) check.detail += configuration_caveat(check, in);
+  if (!b.needs.empty()) check.detail += fmt::format("; {}", b.needs);  // what the measurement here cannot show
 }
 
 std::vector<DecisionTreeCheck> checks_of_one_origin(const DecisionTreeInputs& in) {

@@ -23,9 +23,16 @@ constexpr std::array kBranches{
     DecisionTreeBranch{kFrameworkForScenario, kEdgeCpu, "edge CPU", "OpenVINO + 4-bit", "", kObjective, "openvino", "", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kArmGpu, "ARM GPU", "TensorRT", "", kNotMeasurable, "",
                        "an ARM board with an NVIDIA GPU (Jetson) and a TensorRT backend (infermark has none)", kNone},
+    // The edge pair on ARM without a GPU: judged on the better of the two against every other framework.
+    DecisionTreeBranch{kFrameworkForScenario, kArmEdgeCpu, "ARM edge CPU", "TFLite + ncnn", "", kObjective, "tflite+ncnn", "",
+                       kNone},
     // Which framework to choose, in priority order
-    DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kNotMeasurable, "",
-                       "domestic hardware and a Paddle Inference or MNN backend (infermark has neither)", kNone},
+    // MNN runs here (its CPU backend), so the branch is judged on the objective among the CPU cells;
+    // the accelerators it is about and Paddle Inference are not, which the detail says.
+    DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kObjective, "mnn",
+                       "judged on this machine's CPU: the domestic accelerators the branch is about (Ascend, Kunlun, Cambricon) "
+                       "and Paddle Inference are not measured here",
+                       kNone},
     DecisionTreeBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "",
                        kNone},
     DecisionTreeBranch{kFrameworkByPriority, kMaximumPerformance, "maximum performance", "TensorRT", "", kNotMeasurable, "",

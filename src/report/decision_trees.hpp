@@ -25,6 +25,7 @@ enum class DeploymentSituation {
   kDomesticHardware,
   kEdgeCpu,
   kArmGpu,
+  kArmEdgeCpu,
   kDynamicShapes,
   kMaximumPerformance,
   kFastIteration,
@@ -53,7 +54,7 @@ struct DecisionTreeBranch {
   std::string_view recommends;   // "TensorRT"
   std::string_view alternative;  // "FastDeploy, CUDA Graph on", or ""
   BranchEvidence evidence;
-  std::string_view backend;  // the infermark backend that stands for `recommends`, "" when none
+  std::string_view backend;  // the infermark backend(s) that stand for `recommends` ("tflite+ncnn": either), "" when none
   std::string_view needs;    // what measuring the branch would take (kNotMeasurable), or its caveat
   MeasuredContext context;
 };

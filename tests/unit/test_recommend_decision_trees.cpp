@@ -72,7 +72,7 @@ std::vector<report::LoadedResult> shape_pair(const std::string& backend, double 
 TEST(RecommendDecisionTrees, EveryBranchOfTheThreeTreesIsListedOnce) {
   const auto rec = report::recommend(three_backends(), {});
   const auto& branches = rec.models[0].decision_tree_branches;
-  EXPECT_EQ(branches.size(), 13u);  // 000 §5: 5, 002 §6: 4, 003 §6: 4
+  EXPECT_EQ(branches.size(), 14u);  // 000 §5: 6, 002 §6: 4, 003 §6: 4
   EXPECT_EQ(std::count_if(branches.begin(), branches.end(), [](const auto& b) { return b.branch.tree == kPriority; }), 4);
   EXPECT_EQ(branch(rec.models[0], kScenario, "latency-critical").branch.alternative, "FastDeploy, CUDA Graph on");
 }
@@ -142,11 +142,8 @@ TEST(RecommendDecisionTrees, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTh
   EXPECT_EQ(latency.verdict, BranchVerdict::kNotMeasuredHere);
   EXPECT_TRUE(latency.detail.starts_with("needs an NVIDIA GPU and a TensorRT backend")) << latency.detail;
   EXPECT_TRUE(contains(latency.detail, "lowest P99 of 3 cell(s): openvino t2")) << latency.detail;
-  const auto& domestic = branch(rec.models[0], kPriority, "domestic hardware");
-  EXPECT_TRUE(domestic.selected);
-  EXPECT_EQ(domestic.verdict, BranchVerdict::kNotMeasuredHere);
-  EXPECT_TRUE(contains(domestic.detail, "Paddle Inference or MNN")) << domestic.detail;
   // Domestic hardware comes first in the selection path, so maximum performance is not selected there.
+  EXPECT_TRUE(branch(rec.models[0], kPriority, "domestic hardware").selected);
   EXPECT_FALSE(branch(rec.models[0], kPriority, "maximum performance").selected);
 
   auto cells = three_backends();
@@ -158,6 +155,56 @@ TEST(RecommendDecisionTrees, FrameworksThatCannotRunHereAreNotMeasuredWithWhatTh
   EXPECT_TRUE(fast.detail.starts_with("needs a measure of development time")) << fast.detail;
   EXPECT_TRUE(contains(fast.detail, "LibTorch (PyTorch's runtime): libtorch t2 P99 3")) << fast.detail;
   EXPECT_TRUE(contains(fast.detail, "against the best, openvino t2 P99 1")) << fast.detail;
+}
+
+// The domestic-hardware branch names MNN, which runs here on the CPU: it is judged on the
+// objective among the measured frameworks, and says what this machine cannot show.
+TEST(RecommendDecisionTrees, DomesticHardwareIsJudgedOnMnnsMeasuredCellsAndSaysWhatIsNotMeasured) {
+  report::Constraints c;
+  c.domestic_hardware = true;
+  const auto without = branch(report::recommend(three_backends(), c).models[0], kPriority, "domestic hardware");  // a copy
+  EXPECT_EQ(without.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_TRUE(without.detail.starts_with("needs a cell of this model run with -b mnn")) << without.detail;
+
+  auto cells = three_backends();
+  cells.push_back(narrow_cell("mnn", 8.0, 400.0));
+  const auto leads = branch(report::recommend(cells, c).models[0], kPriority, "domestic hardware");
+  EXPECT_EQ(leads.verdict, BranchVerdict::kAgrees);
+  EXPECT_TRUE(contains(leads.detail, "measured lowest P99 latency: mnn t2 P99 ")) << leads.detail;
+  EXPECT_TRUE(contains(leads.detail, "Ascend, Kunlun, Cambricon) and Paddle Inference are not measured here")) << leads.detail;
+
+  cells.back() = narrow_cell("mnn", 40.0, 100.0);
+  const auto trails = branch(report::recommend(cells, c).models[0], kPriority, "domestic hardware");
+  EXPECT_EQ(trails.verdict, BranchVerdict::kContradicted);
+  EXPECT_TRUE(contains(trails.detail, "(openvino t2 is ")) << trails.detail;
+}
+
+// The ARM edge branch names a pair: either framework's best counts for it, against every other's.
+TEST(RecommendDecisionTrees, ArmEdgeCpuIsJudgedOnTheBetterOfTfliteAndNcnn) {
+  const auto on_arm = [](report::LoadedResult cell) {
+    cell.result.environment = {{"cpu_model", "Cortex-A76"}, {"cpu_flags_simd", "asimd asimdhp"}};
+    return cell;
+  };
+  const auto x86 = report::recommend(three_backends(), {});
+  const auto& unselected = branch(x86.models[0], kScenario, "ARM edge CPU");
+  EXPECT_FALSE(unselected.selected);
+  EXPECT_EQ(unselected.detail, "results from an ARM CPU without a GPU");
+
+  const std::vector<report::LoadedResult> ncnn_leads{on_arm(narrow_cell("onnxruntime", 20.0, 300.0)),
+                                                     on_arm(narrow_cell("tflite", 30.0, 300.0)),
+                                                     on_arm(narrow_cell("ncnn", 10.0, 300.0))};
+  const auto leads = report::recommend(ncnn_leads, {});
+  const auto& agrees = branch(leads.models[0], kScenario, "ARM edge CPU");
+  EXPECT_EQ(agrees.selected_by, "results from an ARM CPU without a GPU");
+  EXPECT_EQ(agrees.verdict, BranchVerdict::kAgrees);
+  EXPECT_TRUE(contains(agrees.detail, "measured lowest P99 latency: ncnn t2 P99 ")) << agrees.detail;
+  EXPECT_FALSE(contains(agrees.detail, "tflite t2")) << "the pair's weaker member is no rival: " << agrees.detail;
+
+  const std::vector<report::LoadedResult> neither{on_arm(narrow_cell("onnxruntime", 20.0, 300.0))};
+  const auto without = report::recommend(neither, {});
+  const auto& missing = branch(without.models[0], kScenario, "ARM edge CPU");
+  EXPECT_EQ(missing.verdict, BranchVerdict::kNotMeasuredHere);
+  EXPECT_EQ(missing.detail, "needs a cell of this model run with -b tflite or -b ncnn");
 }
 
 TEST(RecommendDecisionTrees, EdgeCpuAgreesWhenOpenVinoLeadsAndIsContradictedOtherwise) {
@@ -384,7 +431,7 @@ TEST(RecommendDecisionTrees, JsonCarriesEveryBranchWithTheAgreedNames) {
   c.p99_ms = 100.0;
   const auto json = report::to_json(report::recommend(three_backends(), c));
   const auto& branches = json["models"][0]["decision_tree_branches"];
-  ASSERT_EQ(branches.size(), 13u);
+  ASSERT_EQ(branches.size(), 14u);
   const auto& first = branches[0];
   for (const char* key :
        {"tree", "guide", "section", "branch", "recommends", "alternative", "selected", "selected_by", "verdict", "detail"})
