@@ -4,10 +4,10 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 # A pretrained model on real inputs, so the first table shows accuracy against labels beside speed:
 # EfficientNet-Lite0 (ImageNet-1k) on the zoo's labelled photos, as the ONNX file every ONNX
-# framework here reads (opset 10, OpenCV DNN included), as TorchScript for LibTorch, and in ncnn's
-# and MNN's formats.
+# framework here reads (opset 10, OpenCV DNN included), as TorchScript for LibTorch, and in ncnn's,
+# MNN's and Paddle Inference's formats (ExecuTorch's .pte needs PyTorch 2.x to export: on demand).
 DEFAULT_MODEL := models/efficientnet_lite0_opencv.onnx models/efficientnet_lite0.pt \
-                 models/efficientnet_lite0.ncnn.param models/efficientnet_lite0.mnn
+                 models/efficientnet_lite0.ncnn.param models/efficientnet_lite0.mnn models/efficientnet_lite0.paddle
 MODEL  ?= $(DEFAULT_MODEL)
 ARGS   ?=
 ifeq ($(MODEL),$(DEFAULT_MODEL))

@@ -60,7 +60,9 @@ std::string model_format(const std::filesystem::path& model) {
   return format ? std::string(format->name) : std::string();
 }
 
-bool is_folder_format(const std::string& format) { return format == "onnx-genai" || format == "openvino-llm"; }
+bool is_folder_format(const std::string& format) {
+  return format == "onnx-genai" || format == "openvino-llm" || format == "paddle";  // *.genai, *.ov, *.paddle
+}
 
 bool is_language_model(const std::filesystem::path& model) {
   const auto format = model_format(model);

@@ -58,4 +58,22 @@ std::vector<TensorSpec> read_manifest_tensors(const std::filesystem::path& model
   return specs;
 }
 
+std::optional<std::uintmax_t> read_manifest_member_size(const std::filesystem::path& model, const std::string& format,
+                                                        const std::string& member) {
+  const auto path = manifest_path(model);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    const auto manifest = nlohmann::json::parse(in);
+    const auto files = manifest.value("files", nlohmann::json::object());
+    if (!files.contains(format)) return std::nullopt;
+    for (const auto& entry : files[format].value("members", nlohmann::json::array()))
+      if (std::filesystem::path(entry.at("path").get<std::string>()).filename() == member)
+        return entry.at("size").get<std::uintmax_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string() + ": malformed model manifest: " + e.what());
+  }
+  return std::nullopt;
+}
+
 }  // namespace infermark

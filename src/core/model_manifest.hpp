@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,12 @@ std::map<std::string, std::pair<std::int64_t, std::int64_t>> read_value_ranges(c
 // with their names kept. Empty when there is no manifest; throws infermark::Error when malformed.
 // Formats without I/O metadata (TorchScript) take their specs from here.
 std::vector<TensorSpec> read_manifest_tensors(const std::filesystem::path& model, const std::string& which);
+
+// The size the manifest records for the file `member` (its file name) of the model folder it lists
+// under `format` ("files": {format: {"members": [...]}}). nullopt without a manifest, that entry
+// or that member; throws infermark::Error when the manifest is malformed.
+std::optional<std::uintmax_t> read_manifest_member_size(const std::filesystem::path& model, const std::string& format,
+                                                        const std::string& member);
 
 // Where the manifest of `model` would be.
 std::filesystem::path manifest_path(const std::filesystem::path& model);

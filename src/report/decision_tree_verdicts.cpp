@@ -287,7 +287,8 @@ std::string among(result::ResultOrigin origin) {
 
 void evaluate(DecisionTreeCheck& check, const DecisionTreeInputs& in) {
   const auto& b = check.branch;
-  const std::string cell_of = fmt::format("a cell of this model run with -b {}", fmt::join(recommended_backends(b.backend), " or -b "));
+  const std::string cell_of =
+      fmt::format("a cell of this model run with -b {}", fmt::join(recommended_backends(b.backend), " or -b "));
   switch (b.evidence) {
     case BranchEvidence::kNotMeasurable:
       check.verdict = BranchVerdict::kNotMeasuredHere;

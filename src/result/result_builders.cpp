@@ -77,9 +77,9 @@ void fill_latency_and_throughput(result::RunResult& result, const loadgen::Query
 void check_model_file(const std::filesystem::path& model) {
   if (!std::filesystem::exists(model)) throw Error(model.string() + ": no such file");
   const auto format = model_format(model);
-  const bool folder_format = is_folder_format(format);  // *.genai, *.ov
+  const bool folder_format = is_folder_format(format);  // *.genai, *.ov, *.paddle
   if (std::filesystem::is_directory(model) && !folder_format)
-    throw Error(model.string() + ": is a folder, not a model file (model folders are named *.genai or *.ov)");
+    throw Error(model.string() + ": is a folder, not a model file (model folders are named *.genai, *.ov or *.paddle)");
   if (folder_format && !std::filesystem::is_directory(model))
     throw Error(model.string() + ": a " + format + " model is a folder (build one with infermark zoo build)");
   if (model_format(model).empty())

@@ -157,6 +157,24 @@ class CorruptModels : public CliTest {
     }
   }
 
+  // A Paddle folder: each corruption of model.json beside the intact parameters, then the other
+  // way round, each folder with tiny_cnn's manifest beside it (X2Paddle renames the tensors).
+  void write_paddle_copies(const fs::path& folder) {
+    for (const auto& [side, corrupted, intact] :
+         {std::tuple{"json", "model.json", "model.pdiparams"}, std::tuple{"params", "model.pdiparams", "model.json"}}) {
+      const bool json_side = std::string_view(side) == "json";
+      for (auto& c : corruptions_of(read_bytes(folder / corrupted), json_side)) {
+        const auto name = "paddle" + std::string(side) + "-" + c.name;
+        const auto copy = models() / (name + ".paddle");
+        fs::create_directories(copy);
+        write_file(copy / corrupted, c.bytes);
+        fs::copy_file(folder / intact, copy / intact);
+        fs::copy_file(kModels / "tiny_cnn.json", models() / (name + ".json"));
+        add(copy, c);
+      }
+    }
+  }
+
   // `infermark run` over every copy, then the checks every outcome must pass.
   void run_and_check() {
     std::string files;
@@ -309,5 +327,19 @@ TEST_F(CorruptModels, NcnnCopiesEndAsFailedCellsWithMessages) {
 TEST_F(CorruptModels, MnnCopiesEndAsFailedCellsWithMessages) {
   if (!ready("mnn")) return;
   write_copies(kModels / "tiny_cnn.mnn", "mnn");
+  run_and_check();
+}
+
+TEST_F(CorruptModels, PaddleCopiesEndAsFailedCellsWithMessages) {
+  if (!ready("paddle")) return;
+  write_paddle_copies(kModels / "tiny_cnn.paddle");
+  run_and_check();
+}
+
+// The program the zoo exports (fixture executorch_models, tests/CMakeLists.txt), with tiny_cnn's
+// manifest beside each copy (a .pte names no tensors).
+TEST_F(CorruptModels, ExecutorchCopiesEndAsFailedCellsWithMessages) {
+  if (!ready("executorch")) return;
+  write_copies(kModels / "tiny_cnn.pte", "executorch");
   run_and_check();
 }

@@ -97,6 +97,11 @@ TEST(Registry, FormatsAndModelFiles) {
   EXPECT_EQ(model_name("models/smollm2-135m_int4.genai/"), "smollm2-135m_int4");
   EXPECT_EQ(model_name(".ncnn.param"), ".ncnn");
   EXPECT_EQ(manifest_path("models/efficientnet_lite0.ncnn.param"), std::filesystem::path("models/efficientnet_lite0.json"));
+  // ExecuTorch's programs and Paddle's folders (the zoo's, named as their ONNX original) share its manifest too.
+  EXPECT_EQ(model_format("models/efficientnet_lite0_int8.pte"), "executorch");
+  EXPECT_EQ(model_format("models/efficientnet_lite0.paddle/"), "paddle");
+  EXPECT_EQ(model_name("models/efficientnet_lite0.paddle/"), "efficientnet_lite0");
+  EXPECT_EQ(manifest_path("models/efficientnet_lite0.pte"), std::filesystem::path("models/efficientnet_lite0.json"));
   // Every declared extension means its format, and every declared format is read by a backend.
   for (const auto& format : declared_backends().formats) {
     EXPECT_FALSE(format.extensions.empty()) << format.name;

@@ -1,4 +1,4 @@
-"""Fidelity of infermark's edge backends (ncnn, MNN) against each framework's own API, on the same
+"""Fidelity of infermark's edge backends (ncnn, MNN, ExecuTorch, Paddle Inference) against each framework's own API, on the same
 model, input bytes, threads and fp32 options, sides in a rotated order every round (rounds.py).
 Neither source infermark builds from carries the framework's benchmark program (ncnn's sdist has
 no benchncnn; mnn-sys vendors no tools), so the peers are plain timed loops over its own API:
@@ -10,9 +10,17 @@ no benchncnn; mnn-sys vendors no tools), so the peers are plain timed loops over
   loads) and `MNN Python loop` (PyPI's MNN module of the same version, its own build), each an
   Interpreter, one CPU session at Precision_High, each timed run the input copied in (the session
   reuses its input's memory during an inference, as infermark's backend does) and runSession;
+- ExecuTorch: `ExecuTorch C++ loop` (executorch_timed_loop.cpp, compiled here against the very
+  libraries infermark loads, the executorch wheel's, driven as its executor_runner does) and
+  `ExecuTorch Python loop` (the same wheel's Python runtime, `executorch.runtime`, its own build of
+  the runtime, in third_party/llm-venv), each timed run the input set and the method executed;
+- Paddle Inference: `Paddle C++ loop` (paddle_timed_loop.cpp, compiled here against the very
+  libpaddle.so infermark loads, through the same declarations) and `Paddle Python loop` (the same
+  wheel's `paddle.inference` module in third_party/paddle-venv), each CPU with oneDNN, each timed
+  run the input reshaped, copied in and the predictor run;
 - `infermark <framework>`: `infermark run -b <framework> --threads T --warmup W --runs R --input NAME=INPUT.npy`.
 
-  .venv/bin/python tools/peers/edge_fidelity.py --framework ncnn|mnn [--model M] [--rounds 5] [--threads 2]
+  .venv/bin/python tools/peers/edge_fidelity.py --framework ncnn|mnn|executorch|paddle [--model M] [--rounds 5] [--threads 2]
 Prints each round, then each side's P50 and mean (median and range over rounds) and the ratios
 infermark / peer (median and range of the per-round ratios).
 """
@@ -32,17 +40,37 @@ from rounds import DEFAULT_ROUNDS, run_rounds, spread  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv/bin/python"
-PEERS = {"ncnn": ["ncnn C loop", "ncnn Python loop"], "mnn": ["MNN C++ loop", "MNN Python loop"]}
+LLM_PYTHON = ROOT / "third_party/llm-venv/bin/python"  # PyTorch 2.x and the executorch wheel
+PEERS = {"ncnn": ["ncnn C loop", "ncnn Python loop"], "mnn": ["MNN C++ loop", "MNN Python loop"],
+         "executorch": ["ExecuTorch C++ loop", "ExecuTorch Python loop"], "paddle": ["Paddle C++ loop", "Paddle Python loop"]}
+PADDLE_PYTHON = ROOT / "third_party/paddle-venv/bin/python"
+PADDLE_BASE = next((ROOT / "third_party/paddle-venv/lib").glob("python3.*/site-packages/paddle/base"), None)
 MNN_DIR = ROOT / "third_party/mnn/install"
+EXECUTORCH_DIR = ROOT / "third_party/executorch"
+# The C++ loops: source, and the compiler arguments that build it against the backend's own libraries.
+LOOPS = {
+    "mnn": ("mnn_timed_loop", [f"-I{MNN_DIR}/include", f"-L{MNN_DIR}/lib", "-lMNN", f"-Wl,-rpath,{MNN_DIR}/lib"]),
+    "executorch": ("executorch_timed_loop", [
+        f"-I{ROOT / 'src'}", f"-isystem{EXECUTORCH_DIR}/include",
+        f"-isystem{EXECUTORCH_DIR}/include/executorch/runtime/core/portable_type/c10",
+        "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED", "-DET_USE_THREADPOOL", "-Wl,--no-as-needed",
+        *(f"{EXECUTORCH_DIR}/lib/lib{lib}.so" for lib in ("executorch", "executorch_threadpool", "executorch_backend_xnnpack",
+                                                           "executorch_kernels_optimized", "executorch_kernels_quantized")),
+        f"-Wl,-rpath,{EXECUTORCH_DIR}/lib"]),
+    "paddle": ("paddle_timed_loop", [f"-I{ROOT / 'src'}", f"{PADDLE_BASE}/libpaddle.so", "-Wl,--no-as-needed", "-lpython3.11",
+                                     f"-Wl,-rpath,{PADDLE_BASE}"]),
+}
 
 
-def mnn_loop_binary(folder: pathlib.Path) -> pathlib.Path:
-    """mnn_timed_loop.cpp built against third_party/mnn's libMNN.so, as the backend is (-O3)."""
-    binary = folder / "mnn_timed_loop"
-    subprocess.run(["g++", "-std=c++20", "-O3", "-DNDEBUG", f"-I{MNN_DIR}/include", str(ROOT / "tools/peers/mnn_timed_loop.cpp"),
-                    "-o", str(binary), f"-L{MNN_DIR}/lib", "-lMNN", f"-Wl,-rpath,{MNN_DIR}/lib"], check=True)
+def loop_binary(framework: str, folder: pathlib.Path) -> pathlib.Path:
+    """The framework's C++ loop built against the library the backend loads, as the backend is (-O3)."""
+    name, flags = LOOPS[framework]
+    binary = folder / name
+    subprocess.run(["g++", "-std=c++20", "-O3", "-DNDEBUG", str(ROOT / "tools/peers" / f"{name}.cpp"), "-o", str(binary), *flags],
+                   check=True)
     return binary
-DEFAULT_MODEL = {"ncnn": "models/efficientnet_lite0.ncnn.param", "mnn": "models/efficientnet_lite0.mnn"}
+DEFAULT_MODEL = {"ncnn": "models/efficientnet_lite0.ncnn.param", "mnn": "models/efficientnet_lite0.mnn",
+                 "executorch": "models/efficientnet_lite0.pte", "paddle": "models/efficientnet_lite0.paddle"}
 NCNN_LOOP = """
 import json, statistics, time, numpy as np, ncnn
 net = ncnn.Net()
@@ -71,6 +99,32 @@ def once():
     interpreter.runSession(session)
     return (time.perf_counter() - started) * 1e3
 """
+PADDLE_LOOP = """
+import json, statistics, time, numpy as np, paddle.inference as pi
+config = pi.Config({model!r} + "/model.json", {model!r} + "/model.pdiparams")
+config.disable_gpu(); config.enable_mkldnn(); config.set_cpu_math_library_num_threads({threads}); config.disable_glog_info()
+config.delete_pass("operator_reshape_onednn_fuse_pass")  # as infermark's backend: it breaks EfficientNet in 3.3.1
+predictor = pi.create_predictor(config)
+handle = predictor.get_input_handle(predictor.get_input_names()[0])
+value = np.load({value!r}).astype(np.float32)
+def once():
+    started = time.perf_counter()
+    handle.reshape(value.shape); handle.copy_from_cpu(value); predictor.run()
+    return (time.perf_counter() - started) * 1e3
+"""
+EXECUTORCH_LOOP = """
+import json, statistics, time, numpy as np, torch
+from executorch.extension.pybindings import portable_lib
+from executorch.runtime import Runtime
+portable_lib._unsafe_reset_threadpool({threads})
+assert portable_lib._threadpool_get_thread_count() == {threads}
+method = Runtime.get().load_program({model!r}).load_method("forward")
+value = torch.from_numpy(np.load({value!r}).astype(np.float32))
+def once():
+    started = time.perf_counter()
+    method.execute([value])
+    return (time.perf_counter() - started) * 1e3
+"""
 TIMED = """
 for _ in range({warmup}): once()
 times = [once() for _ in range({runs})]
@@ -81,17 +135,26 @@ print(json.dumps({{"p50_ms": statistics.median(times), "mean_ms": statistics.fme
 def python_loop(framework: str, model: pathlib.Path, value: pathlib.Path, input_name: str, threads: int, warmup: int,
                 runs: int) -> tuple:
     """(P50 ms, mean ms) of the framework's PyPI module in a timed loop, in a child process of its own."""
-    code = (NCNN_LOOP if framework == "ncnn" else MNN_LOOP).format(model=str(model), value=str(value), threads=threads,
-                                                                  input=input_name)
+    loop = {"ncnn": NCNN_LOOP, "mnn": MNN_LOOP, "executorch": EXECUTORCH_LOOP, "paddle": PADDLE_LOOP}[framework]
+    code = loop.format(model=str(model), value=str(value), threads=threads, input=input_name)
     code += TIMED.format(warmup=warmup, runs=runs)
-    done = subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True)
+    python = {"executorch": LLM_PYTHON, "paddle": PADDLE_PYTHON}.get(framework, PYTHON)
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     return figures["p50_ms"], figures["mean_ms"]
 
 
+VERSION = {
+    "ncnn": lambda: f"{importlib.metadata.version('ncnn')} (the PyPI module's version; infermark's library is built from the same release)",
+    "mnn": lambda: f"{importlib.metadata.version('MNN')} (the PyPI module's version; infermark's library is built from the same release)",
+    "executorch": lambda: f"{(EXECUTORCH_DIR / 'VERSION').read_text().strip()} (the wheel both sides load)",
+    "paddle": lambda: f"{(ROOT / 'third_party/paddle-venv/SOURCE').read_text().split()[0]} (the wheel both sides load)",
+}
+
+
 def manifest_of(model: pathlib.Path) -> dict:
     name = model.name
-    stem = name[: -len(".ncnn.param")] if name.endswith(".ncnn.param") else model.stem
+    stem = name[: -len(".ncnn.param")] if name.endswith(".ncnn.param") else model.stem  # x.paddle/ -> x
     return json.loads(model.with_name(stem + ".json").read_text())
 
 
@@ -124,16 +187,19 @@ def main() -> None:
                    "--out", str(out / "infermark")],
         }
 
+        raw = out / "input.raw"
+        np.load(value).astype(np.float32).tofile(raw)
         if framework == "mnn":
-            raw = out / "input.raw"
-            np.load(value).astype(np.float32).tofile(raw)
-            commands["MNN C++ loop"] = [str(mnn_loop_binary(out)), str(model), spec["name"], str(raw), *map(str, shape),
+            commands["MNN C++ loop"] = [str(loop_binary(framework, out)), str(model), spec["name"], str(raw), *map(str, shape),
                                         str(args.threads), str(args.warmup), str(args.runs)]
+        if framework in ("executorch", "paddle"):
+            commands[PEERS[framework][0]] = [str(loop_binary(framework, out)), str(model), str(raw), *map(str, shape),
+                                               str(args.threads), str(args.warmup), str(args.runs)]
 
         def measure(side):
             if side.endswith("Python loop"):
                 return python_loop(framework, model, value, spec["name"], args.threads, args.warmup, args.runs)
-            if side in ("ncnn C loop", "MNN C++ loop"):
+            if side in ("ncnn C loop", "MNN C++ loop", "ExecuTorch C++ loop", "Paddle C++ loop"):
                 done = subprocess.run(commands[side], capture_output=True, text=True, check=True)
                 figures = json.loads(done.stdout.strip().splitlines()[-1])  # MNN prints its CPU features first
                 return figures["p50_ms"], figures["mean_ms"]
@@ -142,14 +208,14 @@ def main() -> None:
             result = max((json.loads(p.read_text()) for p in (out / "infermark").glob("*/*.json")
                           if p.stat().st_mtime >= started - 1), key=lambda r: r["started_at"])
             settings = {s["key"]: s for s in result["settings"]["effective"]}
-            if settings["intra_op_threads"]["effective"] != str(args.threads) or settings["precision"]["effective"] != "fp32":
+            if settings["intra_op_threads"]["effective"] != str(args.threads) or \
+                    settings["precision"]["effective"] not in ("fp32", "as the program's weights"):
                 sys.exit(f"infermark ran {settings['intra_op_threads']} / {settings['precision']}")
             return result["latency_ms"]["percentiles"]["p50"]["value"], result["latency_ms"]["mean"]
 
         rounds = run_rounds(sides, args.rounds, measure, lambda f: f"P50 {f[0]:.2f} ms, mean {f[1]:.2f} ms")
         print(f"model {model.name}, batch 1, {args.threads} threads, {args.warmup} warm-up + {args.runs} timed runs, "
-              f"{args.rounds} rounds; {framework} {importlib.metadata.version('ncnn' if framework == 'ncnn' else 'MNN')} "
-              "(the PyPI module's version; infermark's library is built from the same release)")
+              f"{args.rounds} rounds; {framework} {VERSION[framework]()}")
         print("\n| side | P50 ms, median (range) | mean ms, median (range) |\n|---|---:|---:|")
         for side in sides:
             print(f"| {side} | {spread([r[side][0] for r in rounds], 2)} | {spread([r[side][1] for r in rounds], 2)} |")

@@ -18,14 +18,14 @@ LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_llm_tools"
 OV_LLM_PYTHON = ROOT / "third_party" / "ov-llm-venv" / "bin" / "python"
 OV_LLM_TOOLS_INSTALLER = ROOT / "scripts" / "install_ov_llm_tools"
 
-FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai", "openvino-llm", "ncnn", "mnn")
+FORMATS = ("onnx", "torchscript", "openvino-ir", "tflite", "gguf", "onnx-genai", "openvino-llm", "ncnn", "mnn", "paddle", "executorch")
 PRECISIONS = ("fp32", "fp16", "int8", "q8_0", "q4_0", "int4", "int4_awq", "int4_gptq")
 ALL_THREE = ("fp32", "fp16", "int8")
 TORCH_DEFINED = {"onnx": ALL_THREE, "torchscript": ("fp32",), "openvino-ir": ALL_THREE}
 CARRIED_ONNX = {"onnx": ALL_THREE, "openvino-ir": ALL_THREE}
 # The vision models the edge frameworks run as well, FP32 (ncnn's INT8 needs ncnn2int8, which no
-# registry ships): ncnn through pnnx, MNN through its own converter.
-WITH_EDGE = {**TORCH_DEFINED, "ncnn": ("fp32",), "mnn": ("fp32",)}
+# registry ships): ncnn through pnnx, MNN through its own converter, Paddle Inference through X2Paddle.
+WITH_EDGE = {**TORCH_DEFINED, "ncnn": ("fp32",), "mnn": ("fp32",), "paddle": ("fp32",)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,6 +163,17 @@ CATALOG = {e.name: e for e in [
           "pretrained (Google MediaPipe), carried by PyPI mediapipe 0.10.21 (Apache-2.0)",
           ("mediapipe_face_detection", "mediapipe_selfie_segmentation"), "export_mediapipe.py", {"tflite": ("fp32",)},
           on_demand=False),
+    Entry("efficientnet-lite0-executorch", "the same EfficientNet-Lite0 and weights as ExecuTorch programs (.pte): the FP32 "
+          "network (the module its ONNX was exported from), torch.export (batch 1-8), lowered to the XNNPACK delegate; INT8 by the XNNPACK "
+          "quantizer (per-channel, 16 calibration photos); checked against ONNX Runtime on photos (build efficientnet-lite0 "
+          "first; PyTorch 2.x into third_party/llm-venv on first use)",
+          "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0", ("efficientnet_lite0",),
+          "export_executorch.py", {"executorch": ("fp32", "int8")}, fixed_args=("--model", "efficientnet_lite0", "--inputs", "photos", "--torch-from", "export_efficientnet_lite0"),
+          python=LLM_PYTHON, installer=LLM_TOOLS_INSTALLER),
+    Entry("tiny-cnn-executorch", "the tests' tiny_cnn (scripts/setup's test models) as ExecuTorch programs, FP32 and INT8, "
+          "as efficientnet-lite0-executorch; seconds after PyTorch is installed", "random (seed 7), as tiny_cnn", ("tiny_cnn",),
+          "export_executorch.py", {"executorch": ("fp32", "int8")}, fixed_args=("--model", "tiny_cnn", "--inputs", "random"),
+          python=LLM_PYTHON, installer=LLM_TOOLS_INSTALLER),
     Entry("efficientnet-lite0-tflite", "the same EfficientNet-Lite0 and weights as TFLite, converted from the FP32 ONNX by "
           "onnx2tf (FP32, and FP16 weights), NCHW input kept by a leading TRANSPOSE; checked against ONNX Runtime on photos",
           "pretrained (ImageNet-1k), as efficientnet-lite0; licence Apache-2.0", ("efficientnet_lite0_tflite",),

@@ -67,22 +67,25 @@ def with_format_version(source: pathlib.Path, target: pathlib.Path, version: int
     return target
 
 
-def tiny_edge(onnx_file: pathlib.Path, out: pathlib.Path, inputs: list, outputs: list) -> tuple:
-    """tiny_cnn as ncnn files (pnnx) and as MNN (its converter), each checked against ONNX Runtime
-    on 8 seeded random inputs: ((param, check), (mnn, check))."""
+def tiny_edge(onnx_file: pathlib.Path, out: pathlib.Path, inputs: list, outputs: list) -> dict:
+    """tiny_cnn as ncnn files (pnnx), as MNN (its converter) and as a Paddle inference folder
+    (X2Paddle), each checked against ONNX Runtime on 8 seeded random inputs: format -> (path, check)."""
     import numpy as np
 
     import zoo_mnn
     import zoo_ncnn
+    import zoo_paddle
     from zoo_variants import agreement, run_onnx
 
     random = np.random.default_rng(7)
     feeds = [{"input": random.standard_normal((1, 3, 32, 32), dtype=np.float32)} for _ in range(8)]
     reference = run_onnx(onnx_file, feeds)
     score = lambda ref, var: [{"output": "logits", **agreement([r[0] for r in ref], [v[0] for v in var], "scores")}]  # noqa: E731
-    ncnn = zoo_ncnn.checked_conversion(onnx_file, out / "tiny_cnn.ncnn.param", inputs, outputs, feeds, reference, score)
-    mnn = zoo_mnn.checked_conversion(onnx_file, out / "tiny_cnn.mnn", inputs, outputs, feeds, reference, score)
-    return (out / "tiny_cnn.ncnn.param", ncnn), (out / "tiny_cnn.mnn", mnn)
+    converted = {}
+    for fmt, module, name in (("ncnn", zoo_ncnn, "tiny_cnn.ncnn.param"), ("mnn", zoo_mnn, "tiny_cnn.mnn"),
+                              ("paddle", zoo_paddle, "tiny_cnn.paddle")):
+        converted[fmt] = (out / name, module.checked_conversion(onnx_file, out / name, inputs, outputs, feeds, reference, score))
+    return converted
 
 
 def main() -> None:
@@ -100,10 +103,11 @@ def main() -> None:
     fixed = [("input", "float32", ["batch", 3, 32, 32])]
     path = export_onnx(model, example, args.out / "tiny_cnn.onnx", fixed, outputs)
     scripted = export_torchscript(model, example, args.out / "tiny_cnn.pt")
-    (ncnn, ncnn_check), (mnn, mnn_check) = tiny_edge(path, args.out, fixed, outputs)
+    edge = tiny_edge(path, args.out, fixed, outputs)
     write_manifest(args.out / "tiny_cnn.json", name="tiny_cnn", task="image-classification",
-                   files={"onnx": path, "torchscript": scripted, "ncnn": ncnn, "mnn": mnn}, inputs=fixed, outputs=outputs,
-                   weights="random (seed 7)", extra={"ncnn_conversion": ncnn_check, "mnn_conversion": mnn_check})
+                   files={"onnx": path, "torchscript": scripted, **{fmt: file for fmt, (file, _) in edge.items()}},
+                   inputs=fixed, outputs=outputs, weights="random (seed 7)",
+                   extra={f"{fmt}_conversion": check for fmt, (_, check) in edge.items()})
     future = with_format_version(scripted, args.out / "tiny_cnn_future_version.pt", 99)
     write_manifest(args.out / "tiny_cnn_future_version.json", name="tiny_cnn_future_version", task="image-classification",
                    files={"torchscript": future}, inputs=fixed, outputs=outputs,

@@ -227,9 +227,12 @@ def remove_stale_staging(folder: pathlib.Path) -> None:
 
 
 def run_exporter(entry, staging: pathlib.Path, formats: list, precisions: list) -> None:
-    if not entry.python.exists() and entry.installer:
-        print(f"{entry.name}: installing its exporter's tools on demand ({entry.installer.relative_to(ROOT)})", flush=True)
-        if subprocess.run([str(entry.installer)]).returncode != 0:
+    # The installer runs every time (seconds when its venv is current), so that a venv made before
+    # the exporter's requirements grew is completed rather than failing in the exporter.
+    if entry.installer:
+        if not entry.python.exists():
+            print(f"{entry.name}: installing its exporter's tools on demand ({entry.installer.relative_to(ROOT)})", flush=True)
+        if subprocess.run([str(entry.installer)], stdout=subprocess.DEVNULL).returncode != 0:
             raise ZooError(f"{entry.name}: {entry.installer.relative_to(ROOT)} failed", 1)
     if not entry.python.exists():
         raise ZooError(f"{entry.name}: {entry.python} not found (run scripts/setup)")

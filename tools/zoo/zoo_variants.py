@@ -22,9 +22,9 @@ import numpy as np
 from zoo_common import ONNX_OPSET, export_onnx, export_torchscript, write_manifest
 
 HERE = pathlib.Path(__file__).resolve().parent
-SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param", "mnn": ".mnn"}
+SUFFIX = {"onnx": ".onnx", "torchscript": ".pt", "openvino-ir": ".xml", "ncnn": ".ncnn.param", "mnn": ".mnn", "paddle": ".paddle"}
 # Edge formats: the module that converts and checks each (imported when asked for), and its converter.
-EDGE_CONVERTERS = {"ncnn": ("zoo_ncnn", "pnnx"), "mnn": ("zoo_mnn", "MNN's converter")}
+EDGE_CONVERTERS = {"ncnn": ("zoo_ncnn", "pnnx"), "mnn": ("zoo_mnn", "MNN's converter"), "paddle": ("zoo_paddle", "X2Paddle")}
 CALIBRATION_SEED, EVALUATION_SEED = 1, 2
 MAP_THRESHOLD = 0.3  # where a probability map counts as "text" (DB detection's binarisation threshold)
 

@@ -1,0 +1,75 @@
+// Peer for infermark's executorch numbers on the same libraries: a plain timed loop over
+// ExecuTorch's runtime API, as its executor_runner drives it, against third_party/executorch's
+// libraries (the executorch wheel's). The program's "forward" method with its planned memory,
+// the thread pool at THREADS, each timed run the input set (Method::set_input copies it into the
+// planned memory, as infermark's backend does) and Method::execute. Compiled by
+// tools/peers/edge_fidelity.py. Prints {"p50_ms", "mean_ms", "runs", "threads"} as JSON.
+//   executorch_timed_loop MODEL.pte INPUT.raw N C H W THREADS WARMUP RUNS
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
+#include <executorch/extension/tensor/tensor_ptr_maker.h>
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "backends/executorch/executorch_threadpool.hpp"
+
+namespace et = executorch::runtime;
+
+int main(int argc, char** argv) {
+  if (argc != 10) {
+    std::fprintf(stderr, "usage: %s MODEL.pte INPUT.raw N C H W THREADS WARMUP RUNS\n", argv[0]);
+    return 2;
+  }
+  const std::vector<int> shape{std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6])};
+  const int threads = std::stoi(argv[7]), warmup = std::stoi(argv[8]), runs = std::stoi(argv[9]);
+  std::vector<float> data(static_cast<std::size_t>(shape[0]) * shape[1] * shape[2] * shape[3]);
+  std::ifstream(argv[2], std::ios::binary)
+      .read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  et::runtime_init();
+  auto* pool = executorch::extension::threadpool::get_threadpool();
+  pool->_unsafe_reset_threadpool(static_cast<std::uint32_t>(threads));
+  auto loader = executorch::extension::FileDataLoader::from(argv[1]);
+  if (!loader.ok()) return 1;
+  auto program = et::Program::load(&loader.get());
+  if (!program.ok()) return 1;
+  auto meta = program->method_meta("forward");
+  if (!meta.ok()) return 1;
+  std::vector<std::vector<std::uint8_t>> planned;
+  std::vector<et::Span<std::uint8_t>> spans;
+  for (std::size_t id = 0; id < meta->num_memory_planned_buffers(); ++id)
+    planned.emplace_back(static_cast<std::size_t>(meta->memory_planned_buffer_size(id).get()));
+  for (auto& buffer : planned) spans.emplace_back(buffer.data(), buffer.size());
+  et::HierarchicalAllocator planned_memory({spans.data(), spans.size()});
+  executorch::extension::MallocMemoryAllocator method_allocator, temp_allocator;
+  et::MemoryManager memory(&method_allocator, &planned_memory, &temp_allocator);
+  auto method = program->load_method("forward", &memory);
+  if (!method.ok()) return 1;
+  auto input = executorch::extension::from_blob(data.data(), {shape.begin(), shape.end()});
+  const auto once = [&] {
+    if (method->set_input(et::EValue(*input), 0) != et::Error::Ok || method->execute() != et::Error::Ok) std::exit(1);
+  };
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    once();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  }
+  auto sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  const double p50 =
+      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  std::printf("{\"p50_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %zu, \"threads\": %zu}\n", p50,
+              std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()), times.size(),
+              pool->get_thread_count());
+  return 0;
+}

@@ -1,0 +1,61 @@
+// Peer for infermark's paddle numbers on the same library: a plain timed loop over Paddle
+// Inference's C++ API (the declarations src/backends/paddle/ makes for 3.3.1) against
+// third_party/paddle-venv's libpaddle.so, configured as infermark's paddle backend configures it
+// (CPU, oneDNN, SetCpuMathLibraryNumThreads), each timed run the input reshaped and copied in and
+// Run(), as Paddle's own demo programs time it. Compiled by tools/peers/edge_fidelity.py.
+// Prints {"p50_ms", "mean_ms", "runs"} as JSON.
+//   paddle_timed_loop MODEL.paddle INPUT.raw N C H W THREADS WARMUP RUNS
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <new>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "backends/paddle/paddle_inference_api.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 10) {
+    std::fprintf(stderr, "usage: %s MODEL.paddle INPUT.raw N C H W THREADS WARMUP RUNS\n", argv[0]);
+    return 2;
+  }
+  const std::vector<int> shape{std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6])};
+  const int threads = std::stoi(argv[7]), warmup = std::stoi(argv[8]), runs = std::stoi(argv[9]);
+  std::vector<float> data(static_cast<std::size_t>(shape[0]) * shape[1] * shape[2] * shape[3]);
+  std::ifstream(argv[2], std::ios::binary)
+      .read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  alignas(64) static std::array<std::byte, 16384> room{};  // paddle::AnalysisConfig is about 1.6 KB in 3.3.1
+  auto* config = new (room.data()) paddle::AnalysisConfig();
+  const std::string folder = argv[1];
+  config->SetModel(folder + "/model.json", folder + "/model.pdiparams");
+  config->DisableGpu();
+  config->EnableMKLDNN();
+  config->DeletePass("operator_reshape_onednn_fuse_pass");  // as the backend: broken in 3.3.1
+  config->SetCpuMathLibraryNumThreads(threads);
+  config->DisableGlogInfo();
+  auto predictor = paddle_infer::CreatePredictor(*config);
+  auto input = predictor->GetInputHandle(predictor->GetInputNames().at(0));
+  const auto once = [&] {
+    input->Reshape(shape);
+    input->CopyFromCpu(data.data());
+    if (!predictor->Run()) std::exit(1);
+  };
+  for (int i = 0; i < warmup; ++i) once();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    once();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  }
+  auto sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  const double p50 =
+      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  std::printf("{\"p50_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %zu}\n", p50,
+              std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()), times.size());
+  config->~AnalysisConfig();
+  return 0;
+}
