@@ -19,7 +19,10 @@ constexpr std::array kBranches{
     DecisionTreeBranch{kFrameworkForScenario, kHighThroughputBatch, "high-throughput batch",
                        "ONNX Runtime + dynamic batching, max_batch_size 32", "", kHighestThroughput, "onnxruntime", "", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kDomesticHardware, "domestic hardware", "FastDeploy", "test on an Ascend NPU",
-                       kNotMeasurable, "", "an Ascend NPU and a FastDeploy backend (infermark has neither)", kNone},
+                       kNotMeasurable, "",
+                       "an Ascend NPU and FastDeploy on it (infermark runs FastDeploy's CPU runtime, Paddle Inference, on the "
+                       "CPU only)",
+                       kNone},
     DecisionTreeBranch{kFrameworkForScenario, kEdgeCpu, "edge CPU", "OpenVINO + 4-bit", "", kObjective, "openvino", "", kNone},
     DecisionTreeBranch{kFrameworkForScenario, kArmGpu, "ARM GPU", "TensorRT", "", kNotMeasurable, "",
                        "an ARM board with an NVIDIA GPU (Jetson) and a TensorRT backend (infermark has none)", kNone},
@@ -27,11 +30,12 @@ constexpr std::array kBranches{
     DecisionTreeBranch{kFrameworkForScenario, kArmEdgeCpu, "ARM edge CPU", "TFLite + ncnn", "", kObjective, "tflite+ncnn", "",
                        kNone},
     // Which framework to choose, in priority order
-    // MNN runs here (its CPU backend), so the branch is judged on the objective among the CPU cells;
-    // the accelerators it is about and Paddle Inference are not, which the detail says.
-    DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kObjective, "mnn",
+    // Paddle Inference and MNN run here on the CPU, so the branch is judged on the objective among
+    // the CPU cells (the better of the two against every other framework); the accelerators it is
+    // about are not measured, which the detail says.
+    DecisionTreeBranch{kFrameworkByPriority, kDomesticHardware, "domestic hardware", "Paddle / MNN", "", kObjective, "paddle+mnn",
                        "judged on this machine's CPU: the domestic accelerators the branch is about (Ascend, Kunlun, Cambricon) "
-                       "and Paddle Inference are not measured here",
+                       "are not measured here",
                        kNone},
     DecisionTreeBranch{kFrameworkByPriority, kDynamicShapes, "dynamic shapes", "ONNX Runtime", "", kShapeCliff, "onnxruntime", "",
                        kNone},

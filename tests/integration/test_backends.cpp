@@ -13,6 +13,7 @@
 #include "core/input_generator.hpp"
 #include "core/npy.hpp"
 #include "harness/measure_cell.hpp"
+#include "integration/loaded_backends.hpp"
 #include "report/comparison_table.hpp"
 #include "stats/output_agreement.hpp"
 
@@ -21,22 +22,13 @@ namespace {
 
 const std::filesystem::path kModels = INFERMARK_MODELS_DIR;
 
-const BackendRegistry& registry() {
-  static BackendRegistry r{INFERMARK_PLUGIN_DIR};
-  return r;
-}
+using test_support::backend;
+using test_support::registry;
 
 // The debug (sanitizer) preset builds without OpenVINO (see CMakePresets.json); tests of a
 // backend that is not built are skipped, and say so.
 #define SKIP_UNLESS_BUILT(name) \
   if (!registry().is_available(name)) GTEST_SKIP() << (name) << " is not built in this configuration"
-
-Backend& backend(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
-  auto& slot = loaded[name];
-  if (!slot) slot = registry().load(name);
-  return **slot;
-}
 
 std::vector<Tensor> run_once(const std::string& name, const std::filesystem::path& model, const InputRequest& request,
                              SessionOptions options = {}) {

@@ -12,6 +12,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "integration/loaded_backends.hpp"
 #include "stats/output_agreement.hpp"
 
 namespace infermark {
@@ -22,17 +23,8 @@ const fs::path kModels = INFERMARK_MODELS_DIR;
 const fs::path kFp32 = kModels / "tiny_cnn.pte";
 const fs::path kInt8 = kModels / "tiny_cnn_int8.pte";
 
-const BackendRegistry& registry() {
-  static BackendRegistry r{INFERMARK_PLUGIN_DIR};
-  return r;
-}
-
-Backend& backend(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
-  auto& slot = loaded[name];
-  if (!slot) slot = registry().load(name);
-  return **slot;
-}
+using test_support::backend;
+using test_support::registry;
 
 std::vector<Tensor> run(const std::string& name, const fs::path& model, const std::vector<Tensor>& inputs,
                         SessionOptions options = {}) {

@@ -9,6 +9,7 @@
 #include "backends/registry.hpp"
 #include "core/error.hpp"
 #include "core/input_generator.hpp"
+#include "integration/loaded_backends.hpp"
 #include "stats/output_agreement.hpp"
 
 namespace infermark {
@@ -18,17 +19,8 @@ namespace fs = std::filesystem;
 const fs::path kModels = INFERMARK_MODELS_DIR;
 const fs::path kFolder = kModels / "tiny_cnn.paddle";
 
-const BackendRegistry& registry() {
-  static BackendRegistry r{INFERMARK_PLUGIN_DIR};
-  return r;
-}
-
-Backend& backend(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
-  auto& slot = loaded[name];
-  if (!slot) slot = registry().load(name);
-  return **slot;
-}
+using test_support::backend;
+using test_support::registry;
 
 std::vector<Tensor> tiny_inputs(int batch) {
   InputRequest request;

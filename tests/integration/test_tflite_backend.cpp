@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "backends/registry.hpp"
+#include "integration/loaded_backends.hpp"
 #ifdef INFERMARK_TFLITE_C_LIBRARY
 #include "backends/tflite/tflite_c_api.hpp"
 #endif
@@ -31,16 +32,8 @@ const std::filesystem::path kTinyTflite = kModels / "tiny_cnn_tflite.tflite";
 
 class TfliteBackendTest : public ::testing::Test {
  protected:
-  static const BackendRegistry& registry() {
-    static BackendRegistry r{INFERMARK_PLUGIN_DIR};
-    return r;
-  }
-  static Backend& load(const std::string& name) {
-    static std::map<std::string, std::unique_ptr<LoadedBackend>> loaded;
-    auto& slot = loaded[name];
-    if (!slot) slot = registry().load(name);
-    return **slot;
-  }
+  static const BackendRegistry& registry() { return test_support::registry(); }
+  static Backend& load(const std::string& name) { return test_support::backend(name); }
   void SetUp() override {
     if (!registry().is_available("tflite")) GTEST_SKIP() << "tflite is not built in this configuration";
   }

@@ -3,7 +3,7 @@
 // libraries (the executorch wheel's). The program's "forward" method with its planned memory,
 // the thread pool at THREADS, each timed run the input set (Method::set_input copies it into the
 // planned memory, as infermark's backend does) and Method::execute. Compiled by
-// tools/peers/edge_fidelity.py. Prints {"p50_ms", "mean_ms", "runs", "threads"} as JSON.
+// tools/peers/edge_fidelity.py. Prints {"p50_ms", "mean_ms", "runs", "threads"} as JSON (timed_loop.hpp).
 //   executorch_timed_loop MODEL.pte INPUT.raw N C H W THREADS WARMUP RUNS
 #include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
@@ -12,15 +12,14 @@
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "backends/executorch/executorch_threadpool.hpp"
+#include "timed_loop.hpp"
 
 namespace et = executorch::runtime;
 
@@ -57,19 +56,6 @@ int main(int argc, char** argv) {
   const auto once = [&] {
     if (method->set_input(et::EValue(*input), 0) != et::Error::Ok || method->execute() != et::Error::Ok) std::exit(1);
   };
-  for (int i = 0; i < warmup; ++i) once();
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto started = std::chrono::steady_clock::now();
-    once();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  }
-  auto sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  const double p50 =
-      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("{\"p50_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %zu, \"threads\": %zu}\n", p50,
-              std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()), times.size(),
-              pool->get_thread_count());
+  print_timed_loop(once, warmup, runs, ", \"threads\": " + std::to_string(pool->get_thread_count()));
   return 0;
 }

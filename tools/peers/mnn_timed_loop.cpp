@@ -8,14 +8,13 @@
 #include <MNN/Interpreter.hpp>
 #include <MNN/Tensor.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <numeric>
 #include <string>
 #include <vector>
+
+#include "timed_loop.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 11) {
@@ -46,19 +45,6 @@ int main(int argc, char** argv) {
     input->copyFromHostTensor(host.get());
     net->runSession(session);
   };
-  for (int i = 0; i < warmup; ++i) once();
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto started = std::chrono::steady_clock::now();
-    once();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  }
-  auto sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  const double p50 =
-      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("{\"p50_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %zu, \"version\": \"%s\"}\n", p50,
-              std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()), times.size(),
-              MNN::getVersion());
+  print_timed_loop(once, warmup, runs, std::string(", \"version\": \"") + MNN::getVersion() + "\"");
   return 0;
 }

@@ -3,19 +3,18 @@
 // third_party/paddle-venv's libpaddle.so, configured as infermark's paddle backend configures it
 // (CPU, oneDNN, SetCpuMathLibraryNumThreads), each timed run the input reshaped and copied in and
 // Run(), as Paddle's own demo programs time it. Compiled by tools/peers/edge_fidelity.py.
-// Prints {"p50_ms", "mean_ms", "runs"} as JSON.
+// Prints {"p50_ms", "mean_ms", "runs"} as JSON (timed_loop.hpp).
 //   paddle_timed_loop MODEL.paddle INPUT.raw N C H W THREADS WARMUP RUNS
-#include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <new>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "backends/paddle/paddle_inference_api.hpp"
+#include "timed_loop.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 10) {
@@ -43,19 +42,7 @@ int main(int argc, char** argv) {
     input->CopyFromCpu(data.data());
     if (!predictor->Run()) std::exit(1);
   };
-  for (int i = 0; i < warmup; ++i) once();
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto started = std::chrono::steady_clock::now();
-    once();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-  }
-  auto sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  const double p50 =
-      sorted.size() % 2 ? sorted[sorted.size() / 2] : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("{\"p50_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %zu}\n", p50,
-              std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()), times.size());
+  print_timed_loop(once, warmup, runs);
   config->~AnalysisConfig();
   return 0;
 }
