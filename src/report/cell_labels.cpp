@@ -120,7 +120,7 @@ std::string text_of(LabelDimension dimension, const LoadedResult& loaded) {
     case LabelDimension::kDevice:
       return r.requested.device;
     case LabelDimension::kBatch:
-      return fmt::format("batch {}", r.scenario.batch);
+      return "batch " + batch_cell(r);
     case LabelDimension::kScenario:
       return scenario(r);
     case LabelDimension::kConcurrency:

@@ -84,9 +84,8 @@ bool batch_worth_showing(const std::vector<result::RunResult>& results) {
   return std::any_of(results.begin(), results.end(), [](const result::RunResult& r) { return r.scenario.batch != 1; });
 }
 
-// The batch as it ran: a framework without a batch axis (ncnn) runs a batch of N as N
-// single-sample inferences in the timed call, which its `batch_execution` setting records; the
-// cell says so, since its latency is not one batched inference's.
+}  // namespace
+
 std::string batch_cell(const result::RunResult& r) {
   const auto& settings = r.effective_settings;
   const auto execution = std::find_if(settings.begin(), settings.end(), [](const EffectiveSetting& s) {
@@ -94,8 +93,6 @@ std::string batch_cell(const result::RunResult& r) {
   });
   return std::to_string(r.scenario.batch) + (execution == settings.end() ? "" : " (one by one)");
 }
-
-}  // namespace
 
 std::string effective_setting(const result::RunResult& result, const std::string& key) {
   for (const auto& s : result.effective_settings)

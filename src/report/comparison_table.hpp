@@ -17,6 +17,11 @@ std::string effective_setting(const result::RunResult& result, const std::string
 // it back, "(asked N)" where the framework ran another; "-" when the result has none.
 std::string threads_cell(const result::RunResult& result);
 
+// The batch as it ran: a framework without a batch axis (ncnn) runs a batch of N as N
+// single-sample inferences in the timed call, which its `batch_execution` setting records; the
+// cell says so ("7 (one by one)"), since its latency is not one batched inference's.
+std::string batch_cell(const result::RunResult& result);
+
 std::string comparison_table(const std::vector<result::RunResult>& results);
 
 // What the scenario concluded for each result: SLA verdict, knee, highest rate within the SLA,

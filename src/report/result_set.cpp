@@ -100,7 +100,7 @@ std::string cell_label(const result::RunResult& r) {
   // asked for 3 and 4 threads read alike, nor hide that the request was not applied.
   if (const auto asked = requested_but_not_applied(r, "intra_op_threads"); !asked.empty()) label += " (asked " + asked + ")";
   if (r.requested.precision != "fp32") label += " " + r.requested.precision;
-  if (r.scenario.batch != 1) label += " batch " + std::to_string(r.scenario.batch);
+  if (r.scenario.batch != 1) label += " batch " + batch_cell(r);
   if (!result::ran(r.scenario, loadgen::Scenario::kSingleStream)) label += " " + result::scenario_label(r.scenario);
   if (const auto& varying = r.scenario.parameters.varying_shapes)
     for (const auto& [name, range] : varying->ranges) label += " " + name + "=" + range;

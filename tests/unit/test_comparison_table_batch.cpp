@@ -8,6 +8,7 @@
 #include "core/npy.hpp"
 #include "harness/planned_batch.hpp"
 #include "report/comparison_table.hpp"
+#include "report/result_set.hpp"
 
 namespace infermark::report {
 namespace {
@@ -42,6 +43,14 @@ TEST(ComparisonTableBatch, ABatchRunOneSampleAtATimeSaysSo) {
   const auto table = comparison_table({cell("onnxruntime", 7), ncnn});
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| ncnn +\| 1\.0 +\| +- +\| +7 \(one by one\) +\|)"))) << table;
   EXPECT_TRUE(std::regex_search(table, std::regex(R"(\| onnxruntime +\| 1\.0 +\| +- +\| +7 +\|)"))) << table;
+}
+
+// The report's and recommend's cell labels say it too ("ncnn batch 7 (one by one)").
+TEST(ComparisonTableBatch, CellLabelsOfABatchRunOneSampleAtATimeSaySo) {
+  auto ncnn = cell("ncnn", 7);
+  ncnn.effective_settings.push_back({"batch_execution", "", "7 extractions in a row", SettingState::kVerified, ""});
+  EXPECT_EQ(cell_label(ncnn), "ncnn batch 7 (one by one)");
+  EXPECT_EQ(cell_label(cell("onnxruntime", 7)), "onnxruntime batch 7");
 }
 
 TEST(ComparisonTableBatch, BatchOneEverywhereKeepsTheTableAsItWas) {
