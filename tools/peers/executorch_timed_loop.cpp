@@ -24,19 +24,14 @@
 namespace et = executorch::runtime;
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
-    std::fprintf(stderr, "usage: %s MODEL.pte INPUT.raw N C H W THREADS WARMUP RUNS\n", argv[0]);
-    return 2;
-  }
-  const std::vector<int> shape{std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6])};
-  const int threads = std::stoi(argv[7]), warmup = std::stoi(argv[8]), runs = std::stoi(argv[9]);
-  std::vector<float> data(static_cast<std::size_t>(shape[0]) * shape[1] * shape[2] * shape[3]);
-  std::ifstream(argv[2], std::ios::binary)
-      .read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  auto args = parse_loop_arguments(argc, argv, "MODEL.pte");
+  const auto& shape = args.shape;
+  auto& data = args.input;
+  const int threads = args.threads, warmup = args.warmup, runs = args.runs;
   et::runtime_init();
   auto* pool = executorch::extension::threadpool::get_threadpool();
   pool->_unsafe_reset_threadpool(static_cast<std::uint32_t>(threads));
-  auto loader = executorch::extension::FileDataLoader::from(argv[1]);
+  auto loader = executorch::extension::FileDataLoader::from(args.model);
   if (!loader.ok()) return 1;
   auto program = et::Program::load(&loader.get());
   if (!program.ok()) return 1;

@@ -17,18 +17,13 @@
 #include "timed_loop.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
-    std::fprintf(stderr, "usage: %s MODEL.paddle INPUT.raw N C H W THREADS WARMUP RUNS\n", argv[0]);
-    return 2;
-  }
-  const std::vector<int> shape{std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), std::stoi(argv[6])};
-  const int threads = std::stoi(argv[7]), warmup = std::stoi(argv[8]), runs = std::stoi(argv[9]);
-  std::vector<float> data(static_cast<std::size_t>(shape[0]) * shape[1] * shape[2] * shape[3]);
-  std::ifstream(argv[2], std::ios::binary)
-      .read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * 4));
+  auto args = parse_loop_arguments(argc, argv, "MODEL.paddle");
+  const auto& shape = args.shape;
+  auto& data = args.input;
+  const int threads = args.threads, warmup = args.warmup, runs = args.runs;
   alignas(64) static std::array<std::byte, 16384> room{};  // paddle::AnalysisConfig is about 1.6 KB in 3.3.1
   auto* config = new (room.data()) paddle::AnalysisConfig();
-  const std::string folder = argv[1];
+  const std::string folder = args.model;
   config->SetModel(folder + "/model.json", folder + "/model.pdiparams");
   config->DisableGpu();
   config->EnableMKLDNN();
