@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -64,7 +66,14 @@ StudyFolderLock::StudyFolderLock(const fs::path& folder) {
   if (fd_ < 0) throw Error(file.string() + ": cannot open the study's lock file: " + std::strerror(errno));
   if (try_lock(fd_)) return;
   auto holders = processes_with_open(file);
-  if (holders.empty() && try_lock(fd_)) return;  // its holder ended in between
+  // No process lists the file open but the lock is still held: a holder that is exiting (killed)
+  // has let go of its descriptors a moment before the kernel releases its lock, a window a loaded
+  // machine widens. Up to a second for it, then the refusal.
+  for (int attempt = 0; holders.empty() && attempt < 20; ++attempt) {
+    if (try_lock(fd_)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    holders = processes_with_open(file);
+  }
   ::close(fd_);
   std::string who;
   for (const auto& holder : holders) who += (who.empty() ? "" : ", ") + holder;
