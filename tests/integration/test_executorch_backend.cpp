@@ -24,21 +24,9 @@ const fs::path kFp32 = kModels / "tiny_cnn.pte";
 const fs::path kInt8 = kModels / "tiny_cnn_int8.pte";
 
 using test_support::backend;
+using test_support::onnx_inputs;
 using test_support::registry;
-
-std::vector<Tensor> run(const std::string& name, const fs::path& model, const std::vector<Tensor>& inputs,
-                        SessionOptions options = {}) {
-  auto session = backend(name).open(model, options);
-  session->set_inputs(inputs, 1);
-  session->run(0);
-  return session->outputs();
-}
-
-std::vector<Tensor> inputs_for(const fs::path& model, int batch) {
-  InputRequest request;
-  request.batch = batch;
-  return generate_inputs(backend("onnxruntime").open(model, {})->input_specs(), request);
-}
+using test_support::run_with;
 
 std::string setting(const Session& session, const std::string& key) {
   for (const auto& s : session.effective_settings())
@@ -65,9 +53,9 @@ TEST_F(Executorch, NamesTensorsFromTheZooManifestAndKeepsTheDynamicBatch) {
 
 TEST_F(Executorch, ComputesWhatOnnxRuntimeComputesOnTheSameWeights) {
   for (const int batch : {1, 4, 8}) {
-    const auto inputs = inputs_for(kModels / "tiny_cnn.onnx", batch);
-    const auto expected = run("onnxruntime", kModels / "tiny_cnn.onnx", inputs);
-    const auto actual = run("executorch", kFp32, inputs);
+    const auto inputs = onnx_inputs(kModels / "tiny_cnn.onnx", batch);
+    const auto expected = run_with("onnxruntime", kModels / "tiny_cnn.onnx", inputs);
+    const auto actual = run_with("executorch", kFp32, inputs);
     ASSERT_EQ(actual.at(0).shape, (std::vector<std::int64_t>{batch, 10}));
     const auto agreement = stats::compare_outputs(expected, actual).at(0);
     ASSERT_TRUE(agreement.comparable) << agreement.note;
@@ -79,7 +67,7 @@ TEST_F(Executorch, ComputesWhatOnnxRuntimeComputesOnTheSameWeights) {
 // three times must give the same outputs each time (each run sets the inputs again).
 TEST_F(Executorch, OneBindingRunThreeTimesGivesTheSameOutputs) {
   auto session = backend("executorch").open(kFp32, {});
-  session->set_inputs(inputs_for(kModels / "tiny_cnn.onnx", 3), 1);
+  session->set_inputs(onnx_inputs(kModels / "tiny_cnn.onnx", 3), 1);
   session->run(0);
   const auto first = session->outputs();
   for (int i = 0; i < 2; ++i) {
@@ -92,7 +80,7 @@ TEST_F(Executorch, OneBindingRunThreeTimesGivesTheSameOutputs) {
 TEST_F(Executorch, ABatchBeyondTheExportedBoundFailsNamingTheInput) {
   auto session = backend("executorch").open(kFp32, {});
   try {
-    session->set_inputs(inputs_for(kModels / "tiny_cnn.onnx", 9), 1);
+    session->set_inputs(onnx_inputs(kModels / "tiny_cnn.onnx", 9), 1);
     FAIL() << "a batch of 9 was bound to a program exported for 1..8";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("input 'input'"), std::string::npos) << e.what();
@@ -119,9 +107,9 @@ TEST_F(Executorch, SaysPrecisionIsTheProgramsOwn) {
 
 TEST_F(Executorch, Int8ProgramStaysCloseToFp32) {
   ASSERT_TRUE(fs::exists(kInt8));
-  const auto inputs = inputs_for(kModels / "tiny_cnn.onnx", 8);
-  const auto fp32 = run("executorch", kFp32, inputs);
-  const auto int8 = run("executorch", kInt8, inputs);
+  const auto inputs = onnx_inputs(kModels / "tiny_cnn.onnx", 8);
+  const auto fp32 = run_with("executorch", kFp32, inputs);
+  const auto int8 = run_with("executorch", kInt8, inputs);
   const auto agreement = stats::compare_outputs(fp32, int8).at(0);
   ASSERT_TRUE(agreement.comparable) << agreement.note;
   EXPECT_GT(agreement.max_abs_error, 0.0) << "the INT8 program computed exactly FP32's outputs";

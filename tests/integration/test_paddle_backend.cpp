@@ -21,20 +21,9 @@ const fs::path kFolder = kModels / "tiny_cnn.paddle";
 
 using test_support::backend;
 using test_support::registry;
+using test_support::run_with;
 
-std::vector<Tensor> tiny_inputs(int batch) {
-  InputRequest request;
-  request.batch = batch;
-  return generate_inputs(backend("onnxruntime").open(kModels / "tiny_cnn.onnx", {})->input_specs(), request);
-}
-
-std::vector<Tensor> run(const std::string& name, const fs::path& model, const std::vector<Tensor>& inputs,
-                        SessionOptions options = {}) {
-  auto session = backend(name).open(model, options);
-  session->set_inputs(inputs, 1);
-  session->run(0);
-  return session->outputs();
-}
+std::vector<Tensor> tiny_inputs(int batch) { return test_support::onnx_inputs(kModels / "tiny_cnn.onnx", batch); }
 
 const EffectiveSetting& setting(const std::vector<EffectiveSetting>& settings, const std::string& key) {
   for (const auto& s : settings)
@@ -71,11 +60,11 @@ TEST_F(Paddle, NamesTensorsAsTheOnnxOriginalFromTheManifest) {
 TEST_F(Paddle, ComputesWhatOnnxRuntimeComputesOnTheSameWeights) {
   for (const int batch : {1, 4, 16}) {
     const auto inputs = tiny_inputs(batch);
-    const auto expected = run("onnxruntime", kModels / "tiny_cnn.onnx", inputs);
+    const auto expected = run_with("onnxruntime", kModels / "tiny_cnn.onnx", inputs);
     for (const char* mkldnn : {"on", "off"}) {
       SessionOptions options;
       options.extras["mkldnn"] = mkldnn;
-      const auto actual = run("paddle", kFolder, inputs, options);
+      const auto actual = run_with("paddle", kFolder, inputs, options);
       ASSERT_EQ(actual.at(0).shape, (std::vector<std::int64_t>{batch, 10}));
       const auto agreement = stats::compare_outputs(expected, actual).at(0);
       ASSERT_TRUE(agreement.comparable) << agreement.note;
